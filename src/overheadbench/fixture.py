@@ -1,0 +1,199 @@
+"""The ``overhead`` fixture's object: ``compare`` (sync tests) and ``acompare`` (async tests).
+
+It checks how it is used, runs the sampling plan with the right driver, hands replication
+to :mod:`overheadbench.replicas` and judging to :mod:`overheadbench.results`; it measures
+nothing itself.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import random
+import time
+import warnings
+from contextlib import contextmanager
+from typing import Any, Awaitable, Callable, Iterator
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from .instruments.walltime import async_block, empty_async, empty_sync, sync_block
+from .marker import Budget
+from .options import Settings
+from .replicas import Launch, WorkerRequest, replicate, run_replicas
+from .results import OverheadResult, estimate_of, summarise
+from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, blame, drive_async, drive_sync, replica_plan
+
+HARNESS_WARN_SHARE = 0.10
+
+
+class OverheadUsageError(Exception):
+    """The fixture was used wrongly; the message names the test and the fix."""
+
+
+class OverheadHarnessWarning(UserWarning):
+    """The measuring loop's own cost is a large share of the baseline's time per call."""
+
+
+class OverheadFixture:
+    """Measures one baseline-versus-framework pair per test.
+
+    ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
+    for the time budget; a test may replace it before calling ``compare`` to drive the
+    whole machinery with synthetic costs.
+    """
+
+    def __init__(
+        self,
+        nodeid: str,
+        budget: Budget,
+        settings: Settings,
+        measuring: bool,
+        launch: Launch | None = None,
+        worker: WorkerRequest | None = None,
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.nodeid = nodeid
+        self.budget = budget
+        self.settings = settings
+        self.measuring = measuring or worker is not None
+        self.launch = launch
+        self.worker = worker
+        self.clock_ns = clock_ns
+        self.rng = rng or random.Random()
+        self.result: OverheadResult | None = None
+        self._called = False
+
+    def compare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
+        """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both async)."""
+        __tracebackhide__ = True
+        kind = self._begin(baseline, framework)
+        if kind == "async":
+            if _loop_running():
+                raise OverheadUsageError(
+                    f"{self.nodeid}: compare() was called inside a running event loop; "
+                    f"in an async test use `await overhead.acompare(baseline, framework)`"
+                )
+            return anyio.run(self._measure_async, baseline, framework, backend=self.settings.backend)
+        return self._measure_sync(baseline, framework)
+
+    async def acompare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
+        """Like :meth:`compare`, measured inside the test's own running event loop."""
+        __tracebackhide__ = True
+        if self._begin(baseline, framework) == "async":
+            return await self._measure_async(baseline, framework)
+        return self._measure_sync(baseline, framework)
+
+    def _begin(self, baseline: Any, framework: Any) -> str:
+        if self._called:
+            raise OverheadUsageError(f"{self.nodeid}: overhead.compare() was called twice; measure one pair per test")
+        self._called = True
+        for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
+            if not callable(fn):
+                raise OverheadUsageError(f"{self.nodeid}: the {side} must be a zero-argument callable, got {fn!r}")
+        kinds = {inspect.iscoroutinefunction(fn) for fn in (baseline, framework)}
+        if len(kinds) == 2:
+            raise OverheadUsageError(
+                f"{self.nodeid}: baseline and framework must both be plain functions or both `async def` "
+                f"functions; got one of each"
+            )
+        return "async" if kinds == {True} else "sync"
+
+    def _measure_sync(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
+        started = time.perf_counter()
+        for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
+            with blame(side):
+                value = fn()
+            if inspect.isawaitable(value):
+                getattr(value, "close", lambda: None)()
+                raise OverheadUsageError(
+                    f"{self.nodeid}: the {side} callable returned an awaitable; pass an `async def` "
+                    f"function instead (e.g. `async def {side}(): return await agent.process(msg)`)"
+                )
+        if not self.measuring:
+            return self._record(OverheadResult(self.nodeid, self.budget, "sync"))
+        clock = self.clock_ns
+        blocks = {BASELINE: sync_block(baseline, clock), FRAMEWORK: sync_block(framework, clock),
+                  HARNESS: sync_block(empty_sync, clock)}
+        with timing_conditions(self.settings):
+            first = drive_sync(self._plan(), blocks)
+        replicas = self._replicate(first, started)
+        return self._conclude("sync", replicas, started)
+
+    async def _measure_async(self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]) -> OverheadResult:
+        started = time.perf_counter()
+        for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
+            with blame(side):
+                await fn()
+        if not self.measuring:
+            return self._record(OverheadResult(self.nodeid, self.budget, "async"))
+        clock = self.clock_ns
+        blocks = {BASELINE: async_block(baseline, clock), FRAMEWORK: async_block(framework, clock),
+                  HARNESS: async_block(empty_async, clock)}
+        with timing_conditions(self.settings):
+            first = await drive_async(self._plan(), blocks)
+        replicas = await anyio.to_thread.run_sync(self._replicate, first, started)
+        return self._conclude("async", replicas, started)
+
+    def _plan(self) -> Any:
+        calls = self.worker.calls_per_block if self.worker else None
+        return replica_plan(self.settings, self.rng, self.clock_ns, calls)
+
+    def _replicate(self, first: ReplicaSamples, started: float) -> list[ReplicaSamples]:
+        if self.worker is not None:
+            self.worker.write(first)
+            pytest.skip("overheadbench replica process: samples written for the controller")
+        confidence = self._confidence()
+
+        def spawn(count: int) -> list[ReplicaSamples]:
+            assert self.launch is not None, "replica processes need a launch description"
+            return run_replicas(self.launch, self.nodeid, first.calls_per_block, self.settings, count)
+
+        def halfwidth(replicas: list[ReplicaSamples]) -> float:
+            return estimate_of(replicas, self.settings, confidence).halfwidth
+
+        return replicate(first, spawn, self.settings, halfwidth, started)
+
+    def _conclude(self, kind: str, replicas: list[ReplicaSamples], started: float) -> OverheadResult:
+        result = summarise(self.nodeid, self.budget, kind, replicas, self.settings, time.perf_counter() - started)
+        if not self.settings.subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
+            warnings.warn(OverheadHarnessWarning(
+                f"{self.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
+                f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
+                f"the overhead; batch more work per call or set overhead_subtract_harness=true"
+            ), stacklevel=2)
+        return self._record(result)
+
+    def _record(self, result: OverheadResult) -> OverheadResult:
+        self.result = result
+        return result
+
+    def _confidence(self) -> float:
+        return self.budget.confidence or self.settings.confidence
+
+
+@contextmanager
+def timing_conditions(settings: Settings) -> Iterator[None]:
+    """Pause the garbage collector while timing (unless asked not to), restore it after."""
+    was_enabled = gc.isenabled()
+    if not settings.gc_enabled:
+        gc.collect()
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _loop_running() -> bool:
+    try:
+        import sniffio
+
+        sniffio.current_async_library()
+    except Exception:
+        return False
+    return True

@@ -1,0 +1,134 @@
+"""Session settings: each one resolved in one place as "command line, else ini, else default".
+
+A :class:`Settings` is also what a replica worker process receives, so it stays a flat,
+JSON-serialisable dataclass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pytest
+
+from .durations import DurationError, parse_duration
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How pairs are measured and judged (units in the names: seconds, fractions)."""
+
+    time_budget_s: float = 2.0
+    """Wall time one pair may take, all replica processes included."""
+    target_halfwidth: float = 0.01
+    """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
+    confidence: float = 0.95
+    processes: int = 4
+    """Fresh processes the pair is measured in (this one included); 1 = in-process only."""
+    jobs: int = max(1, os.cpu_count() or 1)
+    """Replica worker processes run at once."""
+    backend: str = "asyncio"
+    gc_enabled: bool = False
+    """Leave the garbage collector on while timing (off by default: it fires at random)."""
+    inconclusive: str = "fail"
+    """What an inconclusive verdict does to the test: "fail" or "warn"."""
+    subtract_harness: bool = False
+    """Subtract the harness's own per-call loop cost from both sides before the ratio."""
+    min_block_s: float = 200e-6
+    """Calibration target: a timed block lasts at least this long."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        return cls(**data)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise ValueError("must be between 0 and 1")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return text
+
+    return parse
+
+
+def _boolean(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = parse_duration(text)
+    except DurationError as exc:
+        raise ValueError(str(exc)) from None
+    if value <= 0:
+        raise ValueError("must be more than zero")
+    return value
+
+
+# field name -> (ini/option suffix, parser, help)
+_OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
+    "time_budget_s": ("time-budget", _seconds, "wall time per pair, e.g. 2s or 500ms (default 2s)"),
+    "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
+    "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
+    "processes": ("processes", _positive_int, "fresh processes each pair is measured in (default 4; 1 = in-process only)"),
+    "jobs": ("jobs", _positive_int, "replica processes run at once (default: CPU count)"),
+    "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
+    "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
+    "inconclusive": ("inconclusive", _choice("fail", "warn"), "an inconclusive verdict fails the test or only warns (default fail)"),
+    "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call (default false)"),
+}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register ``--overhead*`` options and their ``overhead_*`` ini twins."""
+    group = parser.getgroup("overhead", "overhead benchmarking (overheadbench)")
+    group.addoption("--overhead", action="store_true", default=False,
+                    help="measure @pytest.mark.overhead tests and judge them against their budgets")
+    group.addoption("--overhead-json", metavar="PATH", default=None,
+                    help="write every measured pair (samples included) as JSON to PATH")
+    for suffix, _, help_text in _OPTIONS.values():
+        group.addoption(f"--overhead-{suffix}", default=None, help=help_text)
+        parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)
+
+
+def settings_from_config(config: pytest.Config) -> Settings:
+    """Resolve every setting: command line, else ini, else the dataclass default."""
+    values: dict[str, Any] = {}
+    for field, (suffix, parse, _) in _OPTIONS.items():
+        ini_name = f"overhead_{suffix.replace('-', '_')}"
+        raw = config.getoption(f"--overhead-{suffix}")
+        source = f"--overhead-{suffix}"
+        if raw is None:
+            raw = config.getini(ini_name)
+            source = f"ini option {ini_name}"
+        if raw is None or raw == "" or raw == []:
+            continue
+        try:
+            values[field] = parse(str(raw))
+        except ValueError as exc:
+            raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
+    return Settings(**values)

@@ -1,0 +1,139 @@
+"""The result of one measured pair, and its JSON form.
+
+All figures are computed once, here, from the raw replica samples; the report and the
+JSON only read them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .marker import Budget
+from .options import Settings
+from .sampling import ReplicaSamples
+from .stats import Estimate, combine, replica_ratio
+from .verdict import judge
+
+JSON_SCHEMA_VERSION = 1
+UNMEASURED = "unmeasured"
+
+
+@dataclass
+class OverheadResult:
+    """One baseline-versus-framework pair. Times in seconds per call; overheads as fractions."""
+
+    nodeid: str
+    budget: Budget
+    kind: str
+    """"sync" or "async"."""
+    ratio: float = math.nan
+    """framework / baseline."""
+    ci: tuple[float, float] = (math.nan, math.nan)
+    """Interval of the overhead (ratio - 1) at ``confidence``."""
+    confidence: float = math.nan
+    method: str = ""
+    baseline_s: float = math.nan
+    framework_s: float = math.nan
+    harness_s: float = math.nan
+    """The measuring loop's own cost per call (an empty callable through the same path)."""
+    harness_subtracted: bool = False
+    verdict: str = UNMEASURED
+    message: str = "not measured (run pytest with --overhead)"
+    calls_per_block: int = 0
+    wall_s: float = 0.0
+    samples: list[ReplicaSamples] = field(default_factory=list)
+    """Raw paired block costs, one entry per process."""
+
+    @property
+    def overhead(self) -> float:
+        return self.ratio - 1
+
+    @property
+    def abs_overhead_s(self) -> float:
+        return self.framework_s - self.baseline_s
+
+    @property
+    def abs_ci_s(self) -> tuple[float, float]:
+        return (self.ci[0] * self.baseline_s, self.ci[1] * self.baseline_s)
+
+    @property
+    def measured(self) -> bool:
+        return self.verdict != UNMEASURED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "kind": self.kind,
+            "budget": {"max": self.budget.max_overhead, "max_abs_s": self.budget.max_abs_s},
+            "ratio": self.ratio,
+            "overhead": self.overhead,
+            "ci": list(self.ci),
+            "confidence": self.confidence,
+            "method": self.method,
+            "baseline_s": self.baseline_s,
+            "framework_s": self.framework_s,
+            "abs_overhead_s": self.abs_overhead_s,
+            "harness_s": self.harness_s,
+            "harness_subtracted": self.harness_subtracted,
+            "verdict": self.verdict,
+            "message": self.message,
+            "calls_per_block": self.calls_per_block,
+            "processes": len(self.samples),
+            "wall_s": self.wall_s,
+            "samples": [replica.to_json() for replica in self.samples],
+        }
+
+
+def _harness_ns(replicas: list[ReplicaSamples], settings: Settings) -> tuple[float, float]:
+    """Harness cost per call (ns), and what to remove from every block (0 unless subtracting)."""
+    harness_ns = float(np.median([r.harness_ns_per_call for r in replicas]))
+    return harness_ns, harness_ns * replicas[0].calls_per_block if settings.subtract_harness else 0.0
+
+
+def estimate_of(replicas: list[ReplicaSamples], settings: Settings, confidence: float) -> Estimate:
+    """The pair's ratio and interval from all its replicas (see :mod:`overheadbench.stats`)."""
+    _, offset_ns = _harness_ns(replicas, settings)
+    return combine(
+        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, confidence) for r in replicas],
+        confidence,
+    )
+
+
+def summarise(
+    nodeid: str,
+    budget: Budget,
+    kind: str,
+    replicas: list[ReplicaSamples],
+    settings: Settings,
+    wall_s: float,
+) -> OverheadResult:
+    """Estimate, interval, per-call figures and verdict for a measured pair."""
+    confidence = budget.confidence or settings.confidence
+    calls = replicas[0].calls_per_block
+    harness_ns, offset_ns = _harness_ns(replicas, settings)
+    estimate = estimate_of(replicas, settings, confidence)
+    per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
+    baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
+    verdict = judge(estimate.overhead, estimate.overhead_ci, baseline_s, budget, confidence)
+    return OverheadResult(
+        nodeid=nodeid,
+        budget=budget,
+        kind=kind,
+        ratio=estimate.ratio,
+        ci=estimate.overhead_ci,
+        confidence=confidence,
+        method=estimate.method,
+        baseline_s=baseline_s,
+        framework_s=baseline_s * estimate.ratio,
+        harness_s=harness_ns / 1e9,
+        harness_subtracted=settings.subtract_harness,
+        verdict=verdict.status,
+        message=verdict.message,
+        calls_per_block=calls,
+        wall_s=wall_s,
+        samples=replicas,
+    )

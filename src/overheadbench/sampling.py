@@ -1,0 +1,188 @@
+"""Calibration, warm-up and interleaved paired sampling, written once for sync and async.
+
+The whole procedure is a generator (:func:`replica_plan`) that *asks* for blocks to be timed
+(``yield ("baseline", n)``) and is sent back their cost. A sync driver and an async driver
+each only run the requested block, so the logic that decides what to time and when to stop
+exists once, and tests drive it with synthetic costs and a fake clock (no real timing).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from contextlib import contextmanager
+from typing import Awaitable, Callable, Generator, Iterator
+
+import numpy as np
+
+from .options import Settings
+from .stats import median_interval
+
+BASELINE = "baseline"
+FRAMEWORK = "framework"
+HARNESS = "harness"
+
+Request = tuple[str, int]
+Plan = Generator[Request, int, "ReplicaSamples"]
+
+MAX_CALLS_PER_BLOCK = 10_000_000
+WARMUP_PAIRS = 5
+WARMUP_MIN_S = 0.02
+HARNESS_BLOCKS = 7
+MIN_PAIRS = 30
+MAX_PAIRS = 200_000
+CHECK_EVERY = 16
+
+
+class CallableError(Exception):
+    """A user's callable raised while being measured; ``side`` says which one."""
+
+    def __init__(self, side: str, error: BaseException) -> None:
+        super().__init__(f"the {side} callable raised {type(error).__name__}: {error}")
+        self.side = side
+
+
+@dataclass
+class ReplicaSamples:
+    """The raw paired samples of one process: block costs in ns, ``calls_per_block`` calls each."""
+
+    calls_per_block: int
+    baseline_ns: list[int] = field(default_factory=list)
+    framework_ns: list[int] = field(default_factory=list)
+    harness_ns_per_call: float = math.nan
+    wall_s: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "calls_per_block": self.calls_per_block,
+            "baseline_ns": self.baseline_ns,
+            "framework_ns": self.framework_ns,
+            "harness_ns_per_call": self.harness_ns_per_call,
+            "wall_s": self.wall_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> ReplicaSamples:
+        return cls(**data)
+
+
+def replica_slice_s(settings: Settings) -> float:
+    """Sampling time one process may spend: all of the budget alone, a share when replicated.
+
+    Half the budget is left for starting the worker processes, which costs more than
+    sampling on a 2-core machine (~0.6 s for a pytest process).
+    """
+    if settings.processes == 1:
+        return settings.time_budget_s
+    return max(0.05, settings.time_budget_s / (2 * settings.processes))
+
+
+def replica_plan(
+    settings: Settings,
+    rng: random.Random,
+    clock_ns: Callable[[], int],
+    calls_per_block: int | None = None,
+) -> Plan:
+    """Calibrate (unless ``calls_per_block`` is given), warm up, probe the harness, then sample.
+
+    Pairs are timed in random order (baseline first or framework first, a coin flip per
+    pair) so drift and periodic noise hit both sides alike. Sampling stops when the
+    median-of-ratios interval is narrow enough, or the time slice is spent, or after
+    ``MAX_PAIRS`` pairs, whichever comes first.
+    """
+    start = clock_ns()
+    slice_ns = replica_slice_s(settings) * 1e9
+    min_block_ns = settings.min_block_s * 1e9
+    if calls_per_block is None:
+        calls_per_block = yield from _calibrate(min_block_ns)
+    samples = ReplicaSamples(calls_per_block)
+
+    warm_until = clock_ns() + WARMUP_MIN_S * 1e9
+    pairs = 0
+    while pairs < WARMUP_PAIRS or clock_ns() < warm_until:
+        yield BASELINE, calls_per_block
+        yield FRAMEWORK, calls_per_block
+        pairs += 1
+
+    harness = []
+    for _ in range(HARNESS_BLOCKS):
+        harness.append((yield HARNESS, calls_per_block))
+    samples.harness_ns_per_call = float(np.median(harness)) / calls_per_block
+
+    # Each process is one of several replicas: its own interval only needs to be well
+    # inside the target, since the between-process spread is what the verdict uses.
+    target = settings.target_halfwidth / 2 if settings.processes > 1 else settings.target_halfwidth
+    while len(samples.baseline_ns) < MAX_PAIRS:
+        if rng.random() < 0.5:
+            baseline_ns = yield BASELINE, calls_per_block
+            framework_ns = yield FRAMEWORK, calls_per_block
+        else:
+            framework_ns = yield FRAMEWORK, calls_per_block
+            baseline_ns = yield BASELINE, calls_per_block
+        samples.baseline_ns.append(baseline_ns)
+        samples.framework_ns.append(framework_ns)
+        count = len(samples.baseline_ns)
+        if clock_ns() - start >= slice_ns:
+            break
+        if count >= MIN_PAIRS and count % CHECK_EVERY == 0:
+            ratios = np.asarray(samples.framework_ns, float) / np.maximum(samples.baseline_ns, 1)
+            _, low, high = median_interval(ratios, settings.confidence)
+            if (high - low) / 2 <= target:
+                break
+    samples.wall_s = (clock_ns() - start) / 1e9
+    return samples
+
+
+def _calibrate(min_block_ns: float) -> Generator[Request, int, int]:
+    """Smallest power-of-two call count whose blocks (both sides) last ``min_block_ns``.
+
+    Power-of-two steps keep the count reproducible across processes, so every replica
+    times blocks of the same length.
+    """
+    n = 1
+    while n < MAX_CALLS_PER_BLOCK:
+        shortest = min((yield BASELINE, n), (yield FRAMEWORK, n))
+        if shortest >= min_block_ns:
+            break
+        if shortest > 0:
+            # Jump close to the answer, then let the doubling finish it.
+            n = max(n * 2, 1 << max(0, int(math.log2(n * min_block_ns / shortest)) - 1))
+        else:
+            n *= 2
+    return min(n, MAX_CALLS_PER_BLOCK)
+
+
+def drive_sync(plan: Plan, blocks: dict[str, Callable[[int], int]]) -> ReplicaSamples:
+    """Run ``plan`` with sync blocks; a callable that raises becomes :class:`CallableError`."""
+    request, result = _advance(plan, None)
+    while request is not None:
+        with blame(request[0]):
+            cost = blocks[request[0]](request[1])
+        request, result = _advance(plan, cost)
+    return result
+
+
+async def drive_async(plan: Plan, blocks: dict[str, Callable[[int], Awaitable[int]]]) -> ReplicaSamples:
+    """Run ``plan`` with async blocks, awaited in the running loop (one loop for all calls)."""
+    request, result = _advance(plan, None)
+    while request is not None:
+        with blame(request[0]):
+            cost = await blocks[request[0]](request[1])
+        request, result = _advance(plan, cost)
+    return result
+
+
+def _advance(plan: Plan, cost: int | None) -> tuple[Request | None, ReplicaSamples | None]:
+    try:
+        return plan.send(cost), None  # type: ignore[arg-type]
+    except StopIteration as done:
+        return None, done.value
+
+
+@contextmanager
+def blame(side: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        raise CallableError(side, exc) from exc

@@ -1,0 +1,62 @@
+"""Shared helpers: a fake nanosecond clock that callables advance by synthetic costs."""
+
+from __future__ import annotations
+
+import pytest
+
+FAKE_CLOCK_CONFTEST = '''
+import random
+
+import pytest
+
+
+class FakeClock:
+    """Nanoseconds that only pass when a synthetic callable says so."""
+
+    def __init__(self):
+        self.now = 0
+
+    def __call__(self):
+        return self.now
+
+    def cost(self, mean_ns, jitter=0.02, seed=1):
+        rng = random.Random(seed)
+
+        def call():
+            self.now += int(mean_ns * (1 + rng.uniform(-jitter, jitter)))
+
+        return call
+
+    def acost(self, mean_ns, jitter=0.02, seed=1):
+        step = self.cost(mean_ns, jitter, seed)
+
+        async def call():
+            step()
+
+        return call
+
+
+@pytest.fixture
+def clock(overhead):
+    fake = FakeClock()
+    overhead.clock_ns = fake
+    return fake
+'''
+
+
+QUIET_INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
+@pytest.fixture(autouse=True)
+def _quiet_pytester_ini(request: pytest.FixtureRequest) -> None:
+    """Generated projects set pytest-asyncio's loop scope, so its deprecation warning stays out."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester").makeini(QUIET_INI)
+
+
+@pytest.fixture
+def fake_clock_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester project whose tests get a ``clock`` fixture driving ``overhead`` synthetically."""
+    pytester.makeconftest(FAKE_CLOCK_CONFTEST)
+    pytester.makeini(f"{QUIET_INI}overhead_processes = 1\n")
+    return pytester

@@ -1,0 +1,133 @@
+"""Every mistake a user can make gives a clear failure that names the test, never a deep traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import QUIET_INI
+
+CASES = {
+    "unknown_keyword": ("@pytest.mark.overhead(max=0.2, maximum=0.3)",
+                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, confidence"),
+    "max_not_a_number": ("@pytest.mark.overhead(max='25%')",
+                         "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'"),
+    "bad_duration": ("@pytest.mark.overhead(max_abs='fast')",
+                     "*test_case: @pytest.mark.overhead: max_abs 'fast' is not a duration*"),
+    "no_budget": ("@pytest.mark.overhead()", "*test_case: @pytest.mark.overhead needs a budget*"),
+    "positional": ("@pytest.mark.overhead(0.25)", "*test_case: @pytest.mark.overhead takes keyword arguments only*"),
+    "bad_confidence": ("@pytest.mark.overhead(max=0.2, confidence=95)",
+                       "*test_case: @pytest.mark.overhead: confidence must be a number between 0 and 1*"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_marker_arguments_name_the_test(pytester: pytest.Pytester, case: str) -> None:
+    marker, expected = CASES[case]
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        {marker}
+        def test_case(overhead):
+            overhead.compare(lambda: None, lambda: None)
+        """
+    )
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([expected])
+    result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_marked_test_that_never_compares_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.2)
+        def test_forgot():
+            pass
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_forgot: marked @pytest.mark.overhead but never called overhead.compare*"])
+
+
+def test_fixture_without_marker_fails_with_the_fix(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_unmarked(overhead):\n    overhead.compare(lambda: 1, lambda: 2)\n")
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*test_unmarked: the overhead fixture needs a budget: add @pytest.mark.overhead*"])
+
+
+USAGE_CASES = {
+    "twice": ("overhead.compare(f, f)\n            overhead.compare(f, f)", "*test_case: overhead.compare() was called twice*"),
+    "mixed": ("overhead.compare(f, af)", "*test_case: baseline and framework must both be plain functions or both `async def`*"),
+    "not_callable": ("overhead.compare(f, 42)", "*test_case: the framework must be a zero-argument callable, got 42"),
+    "returns_coroutine": ("overhead.compare(lambda: af(), lambda: af())", "*test_case: the baseline callable returned an awaitable; pass an `async def` function*"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USAGE_CASES))
+@pytest.mark.parametrize("flag", [[], ["--overhead"]], ids=["smoke", "measuring"])
+def test_fixture_misuse_names_the_test(pytester: pytest.Pytester, case: str, flag: list[str]) -> None:
+    body, expected = USAGE_CASES[case]
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        def f():
+            pass
+
+        async def af():
+            pass
+
+        @pytest.mark.overhead(max=0.2)
+        def test_case(overhead):
+            {body}
+        """
+    )
+    result = pytester.runpytest(*flag, "-o", "overhead_time_budget=50ms", "-o", "overhead_processes=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([expected])
+
+
+@pytest.mark.parametrize("flag", [[], ["--overhead"]], ids=["smoke", "measuring"])
+def test_a_callable_that_raises_is_the_tests_error_not_an_overhead(pytester: pytest.Pytester, flag: list[str]) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def broken():
+            raise KeyError("missing route")
+
+        @pytest.mark.overhead(max=0.2)
+        def test_case(overhead):
+            overhead.compare(lambda: None, broken)
+        """
+    )
+    result = pytester.runpytest(*flag, "-o", "overhead_processes=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*KeyError: 'missing route'*", "*CallableError: the framework callable raised KeyError*"])
+    result.stdout.no_fnmatch_line("*framework vs baseline*")
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("--overhead-confidence=95", "*--overhead-confidence='95': must be between 0 and 1*"),
+    ("--overhead-time-budget=soon", "*--overhead-time-budget='soon': 'soon' is not a duration*"),
+    ("--overhead-backend=curio", "*--overhead-backend='curio': must be one of asyncio, trio*"),
+    ("--overhead-processes=0", "*--overhead-processes='0': must be at least 1*"),
+])
+def test_bad_options_are_usage_errors(pytester: pytest.Pytester, option: str, message: str) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest(option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_bad_ini_value_names_the_ini_option(pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"{QUIET_INI}overhead_gc = maybe\n")
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option overhead_gc='maybe': must be true or false*"])

@@ -1,0 +1,145 @@
+"""Real pytest sessions (pytester) driven by a fake clock: verdicts, messages, the table, JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.25)
+        def test_retry(overhead, clock):
+            overhead.compare(baseline=clock.cost(673), framework=clock.cost(883, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*overhead 31.*% (95% CI 3*%..3*%) exceeds max 25.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns)",
+        "*overhead: framework vs baseline*",
+        "test_overhead_over_budget_fails_with_the_figures.py::test_retry *FAIL",
+        "*measured in one process only*",
+    ])
+    result.assert_outcomes(failed=1)
+
+
+def test_overhead_within_budget_passes_and_is_tabled(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.25, max_abs="500ns")
+        def test_metrics(overhead, clock):
+            result = overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+            assert result.verdict == "pass"
+            assert 0.09 < result.overhead < 0.11
+            assert result.ci[0] <= result.overhead <= result.ci[1]
+            assert abs(result.abs_overhead_s - 100e-9) < 10e-9
+            assert result.baseline_s == pytest.approx(1000e-9, rel=0.01)
+            assert result.samples and result.samples[0].baseline_ns
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*::test_metrics *10.*% (*..*)*+10* ns*≤25.0%, ≤500 ns/call*PASS"])
+
+
+INCONCLUSIVE_TEST = """
+import pytest
+
+@pytest.mark.overhead(max=0.25)
+def test_borderline(overhead, clock):
+    overhead.compare(clock.cost(1_000_000, jitter=0.9), clock.cost(1_250_000, jitter=0.9, seed=2))
+"""
+
+
+def test_inconclusive_fails_by_default_and_says_so(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(INCONCLUSIVE_TEST)
+    result = fake_clock_project.runpytest("--overhead", "--overhead-time-budget=40ms")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*inconclusive: overhead *straddles max 25.0%*cannot tell*"])
+
+
+def test_inconclusive_can_be_a_warning(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(INCONCLUSIVE_TEST)
+    result = fake_clock_project.runpytest("--overhead", "--overhead-time-budget=40ms",
+                                          "-o", "overhead_inconclusive=warn")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*OverheadInconclusiveWarning*test_borderline: inconclusive*", "*INCONCLUSIVE*"])
+
+
+def test_negative_budget_demands_a_speedup(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=-0.2)
+        def test_faster(overhead, clock):
+            overhead.compare(clock.cost(1000), clock.cost(900, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*overhead -10.*% * exceeds max -20.0%*"])
+
+
+def test_absolute_budget_alone(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max_abs="2us")
+        def test_abs(overhead, clock):
+            overhead.compare(clock.cost(10_000), clock.cost(13_000, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*overhead +3.0* µs (95% CI +*..+*) exceeds max_abs +2.00 µs*"])
+
+
+def test_without_the_flag_each_callable_runs_once_and_nothing_is_judged(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        calls = {"baseline": 0, "framework": 0}
+
+        @pytest.mark.overhead(max=0.0)
+        def test_smoke(overhead):
+            result = overhead.compare(lambda: calls.__setitem__("baseline", calls["baseline"] + 1),
+                                      lambda: calls.__setitem__("framework", calls["framework"] + 1))
+            assert calls == {"baseline": 1, "framework": 1}
+            assert result.verdict == "unmeasured" and not result.measured
+        """
+    )
+    result = pytester.runpytest("--strict-markers")
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*framework vs baseline*")
+
+
+def test_json_holds_every_result_with_samples(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.5)
+        @pytest.mark.parametrize("extra", [100, 200])
+        def test_pair(overhead, clock, extra):
+            overhead.compare(clock.cost(1000), clock.cost(1000 + extra, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead", "--overhead-json", "out/results.json")
+    result.assert_outcomes(passed=2)
+    data = json.loads((fake_clock_project.path / "out" / "results.json").read_text())
+    assert data["schema_version"] == 1
+    assert [r["nodeid"].split("::")[1] for r in data["results"]] == ["test_pair[100]", "test_pair[200]"]
+    first = data["results"][0]
+    assert first["verdict"] == "pass" and first["kind"] == "sync" and first["processes"] == 1
+    assert len(first["samples"][0]["baseline_ns"]) == len(first["samples"][0]["framework_ns"]) > 0
+    assert first["overhead"] == pytest.approx(0.1, abs=0.01)

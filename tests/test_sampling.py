@@ -1,0 +1,120 @@
+"""The sampling plan driven by synthetic block costs and a fake clock."""
+
+from __future__ import annotations
+
+import random
+
+import anyio
+import pytest
+
+from overheadbench.options import Settings
+from overheadbench.sampling import (BASELINE, FRAMEWORK, HARNESS, MAX_PAIRS, WARMUP_PAIRS, CallableError,
+                                    drive_async, drive_sync, replica_plan, replica_slice_s)
+
+
+class Synthetic:
+    """Blocks that cost ``per_call_ns[side] * n`` and advance a fake clock by that much."""
+
+    def __init__(self, per_call_ns: dict[str, float], noise: float = 0.0, seed: int = 3) -> None:
+        self.per_call_ns = per_call_ns
+        self.now = 0
+        self.log: list[tuple[str, int]] = []
+        self.rng = random.Random(seed)
+        self.noise = noise
+
+    def clock(self) -> int:
+        return self.now
+
+    def block(self, side: str):
+        def run(n: int) -> int:
+            cost = int(self.per_call_ns[side] * n * (1 + self.rng.uniform(-self.noise, self.noise)))
+            self.now += max(cost, 1)
+            self.log.append((side, n))
+            return cost
+        return run
+
+    def blocks(self) -> dict:
+        return {side: self.block(side) for side in (BASELINE, FRAMEWORK, HARNESS)}
+
+
+def run(synthetic: Synthetic, settings: Settings, calls: int | None = None, seed: int = 5):
+    return drive_sync(replica_plan(settings, random.Random(seed), synthetic.clock, calls), synthetic.blocks())
+
+
+def test_calibration_makes_blocks_at_least_the_minimum_long() -> None:
+    synthetic = Synthetic({BASELINE: 700, FRAMEWORK: 900, HARNESS: 20})
+    samples = run(synthetic, Settings(processes=1, min_block_s=200e-6))
+    assert samples.calls_per_block == 512  # 286 calls would do; power-of-two steps give 512
+    assert 700 * samples.calls_per_block >= 200_000
+    assert 700 * samples.calls_per_block // 2 < 200_000
+
+
+def test_slow_callables_use_one_call_per_block() -> None:
+    synthetic = Synthetic({BASELINE: 5e6, FRAMEWORK: 6e6, HARNESS: 20})
+    assert run(synthetic, Settings(processes=1)).calls_per_block == 1
+
+
+def test_warmup_and_harness_come_before_the_kept_pairs() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1000, HARNESS: 25})
+    samples = run(synthetic, Settings(processes=1), calls=256)
+    sides = [side for side, _ in synthetic.log]
+    first_harness = sides.index(HARNESS)
+    assert first_harness >= 2 * WARMUP_PAIRS
+    assert sides[first_harness:first_harness + 7] == [HARNESS] * 7
+    assert samples.harness_ns_per_call == pytest.approx(25, abs=1)
+    assert len(sides) - first_harness - 7 == 2 * len(samples.baseline_ns)
+
+
+def test_pairs_are_interleaved_in_random_order() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25}, noise=0.3)
+    run(synthetic, Settings(processes=1, target_halfwidth=0.001), calls=256)
+    sides = [side for side, _ in synthetic.log if side != HARNESS]
+    kept = list(zip(sides[2 * WARMUP_PAIRS + 20::2], sides[2 * WARMUP_PAIRS + 21::2]))
+    firsts = [first for first, second in kept if {first, second} == {BASELINE, FRAMEWORK}]
+    assert len(firsts) == len(kept) > 50
+    share = firsts.count(BASELINE) / len(firsts)
+    assert 0.35 < share < 0.65
+
+
+def test_sampling_stops_once_the_interval_is_narrow_enough() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1250, HARNESS: 25}, noise=0.001)
+    samples = run(synthetic, Settings(processes=1, time_budget_s=100.0), calls=256)
+    assert len(samples.baseline_ns) == 32  # first check after MIN_PAIRS, on a multiple of 16
+
+
+def test_sampling_stops_at_the_time_slice_when_noise_keeps_the_interval_wide() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1250, HARNESS: 25}, noise=0.9)
+    settings = Settings(processes=4, time_budget_s=0.5)
+    samples = run(synthetic, settings, calls=256)
+    assert replica_slice_s(settings) == 0.0625
+    assert samples.wall_s == pytest.approx(0.0625, abs=0.002)
+    assert len(samples.baseline_ns) < MAX_PAIRS
+
+
+def test_a_raising_block_names_its_side() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1000, HARNESS: 25})
+    blocks = synthetic.blocks()
+
+    def broken(n: int) -> int:
+        raise ZeroDivisionError("boom")
+
+    blocks[FRAMEWORK] = broken
+    with pytest.raises(CallableError, match="the framework callable raised ZeroDivisionError: boom"):
+        drive_sync(replica_plan(Settings(), random.Random(1), synthetic.clock), blocks)
+
+
+def test_async_driver_runs_the_same_plan() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 60}, noise=0.05)
+    sync_samples = run(synthetic, Settings(processes=1))
+    async_synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 60}, noise=0.05)
+
+    def wrap(block):
+        async def run_async(n: int) -> int:
+            return block(n)
+        return run_async
+
+    blocks = {side: wrap(block) for side, block in async_synthetic.blocks().items()}
+    plan = replica_plan(Settings(processes=1), random.Random(5), async_synthetic.clock)
+    async_samples = anyio.run(drive_async, plan, blocks)
+    assert async_samples.to_json() == sync_samples.to_json()
+    assert async_synthetic.log == synthetic.log

@@ -1,0 +1,70 @@
+"""The estimator and intervals on synthetic samples: deterministic, no timing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from overheadbench.stats import BETWEEN_PROCESSES, WITHIN_PROCESS, combine, median_interval, pair_ratios, t_quantile
+
+
+@pytest.mark.parametrize(("p", "df", "expected"), [
+    (0.975, 1, 12.7062), (0.975, 2, 4.3027), (0.975, 3, 3.1824), (0.975, 9, 2.2622),
+    (0.95, 5, 2.0150), (0.995, 4, 4.6041), (0.025, 3, -3.1824),
+])
+def test_t_quantile_matches_tables(p: float, df: int, expected: float) -> None:
+    assert t_quantile(p, df) == pytest.approx(expected, abs=2e-4)
+
+
+def test_pair_ratios_subtract_offset_and_never_divide_by_zero() -> None:
+    ratios = pair_ratios([1000, 2000, 5], [1300, 2600, 5], offset_ns=10)
+    assert ratios[:2] == pytest.approx([1290 / 990, 2590 / 1990])
+    assert ratios[2] == 1.0
+
+
+def test_median_interval_covers_the_true_median_at_the_stated_rate() -> None:
+    rng = np.random.default_rng(7)
+    trials, covered = 2000, 0
+    for _ in range(trials):
+        values = rng.lognormal(mean=0.2, sigma=0.3, size=60)
+        _, low, high = median_interval(values, 0.95)
+        covered += low <= np.exp(0.2) <= high
+    assert 0.93 <= covered / trials <= 0.985
+
+
+def test_median_interval_of_few_values_is_their_range() -> None:
+    median, low, high = median_interval(np.array([3.0, 1.0, 2.0]), 0.95)
+    assert (median, low, high) == (2.0, 1.0, 3.0)
+
+
+def test_one_replica_keeps_its_within_process_interval() -> None:
+    estimate = combine([(1.2, 1.19, 1.21)], 0.95)
+    assert (estimate.ratio, estimate.low, estimate.high, estimate.method) == (1.2, 1.19, 1.21, WITHIN_PROCESS)
+
+
+def test_replicas_give_a_t_interval_over_their_medians() -> None:
+    medians = [1.22, 1.24, 1.23, 1.25]
+    estimate = combine([(m, m - 0.001, m + 0.001) for m in medians], 0.95)
+    half = 3.1824 * np.std(medians, ddof=1) / 2
+    assert estimate.method == BETWEEN_PROCESSES
+    assert estimate.ratio == pytest.approx(1.235)
+    assert (estimate.low, estimate.high) == pytest.approx((1.235 - half, 1.235 + half), abs=1e-4)
+    assert estimate.overhead == pytest.approx(0.235)
+
+
+def test_between_process_interval_covers_a_layout_effect_the_within_interval_misses() -> None:
+    """Synthetic replicas whose true ratio shifts per process (as code layout does here)."""
+    rng = np.random.default_rng(11)
+    trials, covered_between, covered_within = 400, 0, 0
+    for _ in range(trials):
+        replicas = []
+        for _ in range(4):
+            shift = rng.normal(0, 0.01)
+            ratios = 1.25 + shift + rng.normal(0, 0.005, size=300)
+            replicas.append(median_interval(ratios, 0.95))
+        between = combine(replicas, 0.95)
+        within = combine(replicas[:1], 0.95)
+        covered_between += between.low <= 1.25 <= between.high
+        covered_within += within.low <= 1.25 <= within.high
+    assert covered_between / trials >= 0.92
+    assert covered_within / trials < 0.5
