@@ -6,57 +6,80 @@ import json
 
 import pytest
 
+import random
+
 from overheadbench.options import Settings
-from overheadbench.replicas import Launch, WorkerRequest, plugin_args, replicate
-from overheadbench.sampling import ReplicaSamples
+from overheadbench.replicas import Launch, WorkerRequest, pair_plan, plugin_args
+from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, CallableError, ReplicaSamples, drive_sync
+from test_sampling import Synthetic
 
 
-class Ticks:
-    def __init__(self) -> None:
-        self.now = 0.0
+class FakePool:
+    """Stands in for ReplicaPool: records the calls, advances the fake clock per sampled process."""
 
-    def __call__(self) -> float:
-        return self.now
+    def __init__(self, synthetic: Synthetic, per_process_ns: int) -> None:
+        self.synthetic, self.per_process_ns = synthetic, per_process_ns
+        self.calls: list[tuple] = []
+        self.started = 0
 
+    def start(self, count: int) -> None:
+        self.calls.append(("start", count))
+        self.started += count
 
-def make_spawner(ticks: Ticks, per_wave_s: float, jobs: int):
-    calls: list[int] = []
+    def wait_ready(self) -> None:
+        self.calls.append(("ready",))
 
-    def spawn(count: int) -> list[ReplicaSamples]:
-        calls.append(count)
-        ticks.now += per_wave_s * -(-count // jobs)
-        return [ReplicaSamples(8) for _ in range(count)]
+    def sample_each(self, calls_per_block: int) -> list[ReplicaSamples]:
+        self.calls.append(("sample", calls_per_block))
+        count, self.started = self.started, 0
+        self.synthetic.now += self.per_process_ns * count
+        return [ReplicaSamples(calls_per_block, [1000], [1100]) for _ in range(count)]
 
-    return spawn, calls
-
-
-def test_one_process_spawns_nothing() -> None:
-    ticks = Ticks()
-    spawn, calls = make_spawner(ticks, 0.5, 2)
-    assert len(replicate(ReplicaSamples(8), spawn, Settings(processes=1), lambda r: 1.0, 0.0, ticks)) == 1
-    assert calls == []
-
-
-def test_more_waves_while_wide_and_within_budget() -> None:
-    ticks = Ticks()
-    spawn, calls = make_spawner(ticks, 0.4, 2)
-    settings = Settings(processes=4, jobs=2, time_budget_s=2.0)
-    replicas = replicate(ReplicaSamples(8), spawn, settings, lambda r: 0.05, 0.0, ticks)
-    # 3 workers = 2 waves (0.8 s); each further wave of 2 takes 0.4 s; stop before 2.0 s
-    assert calls == [3, 2, 2, 2]
-    assert len(replicas) == 10
-    assert ticks.now <= 2.0
+    def close(self) -> None:
+        self.calls.append(("close",))
 
 
-def test_no_more_waves_once_narrow() -> None:
-    ticks = Ticks()
-    spawn, calls = make_spawner(ticks, 0.4, 2)
-    replicate(ReplicaSamples(8), spawn, Settings(processes=4, jobs=2), lambda r: 0.005, 0.0, ticks)
-    assert calls == [3]
+def run_pair(settings: Settings, halfwidth, per_process_ns: int = 200_000_000):
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
+    pool = FakePool(synthetic, per_process_ns)
+    plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, halfwidth)
+    return drive_sync(plan, synthetic.blocks()), pool, synthetic
+
+
+def test_one_process_starts_no_replica() -> None:
+    replicas, pool, _ = run_pair(Settings(processes=1), lambda r: 1.0)
+    assert len(replicas) == 1 and pool.calls == []
+
+
+def test_replicas_start_after_calibration_and_sample_after_this_process() -> None:
+    replicas, pool, synthetic = run_pair(Settings(processes=4), lambda r: 0.001)
+    assert pool.calls == [("start", 3), ("ready",), ("sample", replicas[0].calls_per_block), ("close",)]
+    assert len(replicas) == 4
+    sides = [side for side, _ in synthetic.log]
+    assert sides[0] == BASELINE and HARNESS in sides  # calibrated and sampled here
+
+
+def test_more_rounds_while_wide_and_within_budget() -> None:
+    # first round: 3 replicas x 0.2 s + this process's 0.1 s slice = 0.7 s of fake time;
+    # a further round is started only while elapsed + 0.7 s <= 2 s (rounds end at 1.1, 1.5)
+    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0), lambda r: 0.05)
+    assert [call for call in pool.calls if call[0] == "start"] == [("start", 3), ("start", 2), ("start", 2)]
+    assert len(replicas) == 8 and pool.calls[-1] == ("close",)
+    assert synthetic.now <= 2.0e9
+
+
+def test_replicas_are_closed_when_a_callable_raises() -> None:
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
+    pool = FakePool(synthetic, 1)
+    blocks = synthetic.blocks()
+    blocks[HARNESS] = lambda n: 1 // 0
+    with pytest.raises(CallableError):
+        drive_sync(pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, lambda r: 0.0), blocks)
+    assert pool.calls[-1] == ("close",)
 
 
 def test_worker_request_round_trips_through_the_environment(tmp_path) -> None:
-    request = WorkerRequest("tests/test_a.py::test_b[x]", 64, Settings(processes=3, backend="trio"), str(tmp_path / "o.json"))
+    request = WorkerRequest("tests/test_a.py::test_b[x]", Settings(processes=3, backend="trio"), str(tmp_path / "o.json"), 5, 6)
     assert WorkerRequest.from_env({"OVERHEADBENCH_WORKER": request.to_env()}) == request
     assert WorkerRequest.from_env({}) is None
 
@@ -110,5 +133,29 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
     result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-time-budget=200ms")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: "
-                                 "a replica process*exited with code 1 without measuring the pair*",
+                                 "a replica process*exited with code 1 before measuring the pair*",
                                  "*RuntimeError: only breaks in a fresh process*"])
+
+
+@pytest.mark.parametrize("plugins", ["needed", "all"])
+def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester, plugins: str) -> None:
+    pytester.makepyfile(
+        """
+        import os
+        import pytest
+
+        async def step():
+            return sum(range(20))
+
+        @pytest.mark.asyncio
+        @pytest.mark.overhead(max=5.0)
+        async def test_in_loop(overhead):
+            with open("pids.txt", "a") as log:
+                log.write(f"{os.getpid()}\\n")
+            await overhead.acompare(step, step)
+        """
+    )
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
+                                           "--overhead-time-budget=500ms", f"--overhead-replica-plugins={plugins}")
+    result.assert_outcomes(passed=1)
+    assert len(set((pytester.path / "pids.txt").read_text().split())) == 2

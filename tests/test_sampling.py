@@ -9,7 +9,7 @@ import pytest
 
 from overheadbench.options import Settings
 from overheadbench.sampling import (BASELINE, FRAMEWORK, HARNESS, MAX_PAIRS, WARMUP_PAIRS, CallableError,
-                                    drive_async, drive_sync, replica_plan, replica_slice_s)
+                                    calibrate, drive_async, drive_sync, replica_plan, replica_slice_s)
 
 
 class Synthetic:
@@ -37,21 +37,20 @@ class Synthetic:
         return {side: self.block(side) for side in (BASELINE, FRAMEWORK, HARNESS)}
 
 
-def run(synthetic: Synthetic, settings: Settings, calls: int | None = None, seed: int = 5):
+def run(synthetic: Synthetic, settings: Settings, calls: int = 256, seed: int = 5):
     return drive_sync(replica_plan(settings, random.Random(seed), synthetic.clock, calls), synthetic.blocks())
 
 
 def test_calibration_makes_blocks_at_least_the_minimum_long() -> None:
     synthetic = Synthetic({BASELINE: 700, FRAMEWORK: 900, HARNESS: 20})
-    samples = run(synthetic, Settings(processes=1, min_block_s=200e-6))
-    assert samples.calls_per_block == 512  # 286 calls would do; power-of-two steps give 512
-    assert 700 * samples.calls_per_block >= 200_000
-    assert 700 * samples.calls_per_block // 2 < 200_000
+    calls = drive_sync(calibrate(Settings(min_block_s=200e-6)), synthetic.blocks())
+    assert calls == 512  # 286 calls would do; power-of-two steps give 512
+    assert {side for side, _ in synthetic.log} == {BASELINE, FRAMEWORK}
 
 
 def test_slow_callables_use_one_call_per_block() -> None:
     synthetic = Synthetic({BASELINE: 5e6, FRAMEWORK: 6e6, HARNESS: 20})
-    assert run(synthetic, Settings(processes=1)).calls_per_block == 1
+    assert drive_sync(calibrate(Settings()), synthetic.blocks()) == 1
 
 
 def test_warmup_and_harness_come_before_the_kept_pairs() -> None:
@@ -84,10 +83,10 @@ def test_sampling_stops_once_the_interval_is_narrow_enough() -> None:
 
 def test_sampling_stops_at_the_time_slice_when_noise_keeps_the_interval_wide() -> None:
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1250, HARNESS: 25}, noise=0.9)
-    settings = Settings(processes=4, time_budget_s=0.5)
+    settings = Settings(processes=4, time_budget_s=1.0)
     samples = run(synthetic, settings, calls=256)
-    assert replica_slice_s(settings) == 0.0625
-    assert samples.wall_s == pytest.approx(0.0625, abs=0.002)
+    assert replica_slice_s(settings) == pytest.approx(0.05)
+    assert samples.wall_s == pytest.approx(0.05, abs=0.002)
     assert len(samples.baseline_ns) < MAX_PAIRS
 
 
@@ -100,7 +99,7 @@ def test_a_raising_block_names_its_side() -> None:
 
     blocks[FRAMEWORK] = broken
     with pytest.raises(CallableError, match="the framework callable raised ZeroDivisionError: boom"):
-        drive_sync(replica_plan(Settings(), random.Random(1), synthetic.clock), blocks)
+        drive_sync(replica_plan(Settings(), random.Random(1), synthetic.clock, 64), blocks)
 
 
 def test_async_driver_runs_the_same_plan() -> None:
@@ -114,7 +113,7 @@ def test_async_driver_runs_the_same_plan() -> None:
         return run_async
 
     blocks = {side: wrap(block) for side, block in async_synthetic.blocks().items()}
-    plan = replica_plan(Settings(processes=1), random.Random(5), async_synthetic.clock)
+    plan = replica_plan(Settings(processes=1), random.Random(5), async_synthetic.clock, 256)
     async_samples = anyio.run(drive_async, plan, blocks)
     assert async_samples.to_json() == sync_samples.to_json()
     assert async_synthetic.log == synthetic.log

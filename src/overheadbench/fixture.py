@@ -13,18 +13,17 @@ import random
 import time
 import warnings
 from contextlib import contextmanager
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, Awaitable, Callable, Generator, Iterator
 
 import anyio
-import anyio.to_thread
 import pytest
 
 from .instruments.walltime import async_block, empty_async, empty_sync, sync_block
 from .marker import Budget
 from .options import Settings
-from .replicas import Launch, WorkerRequest, replicate, run_replicas
+from .replicas import Launch, ReplicaPool, WorkerRequest, pair_plan, worker_plan
 from .results import OverheadResult, estimate_of, summarise
-from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, blame, drive_async, drive_sync, replica_plan
+from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
 
 HARNESS_WARN_SHARE = 0.10
 
@@ -119,8 +118,7 @@ class OverheadFixture:
         blocks = {BASELINE: sync_block(baseline, clock), FRAMEWORK: sync_block(framework, clock),
                   HARNESS: sync_block(empty_sync, clock)}
         with timing_conditions(self.settings):
-            first = drive_sync(self._plan(), blocks)
-        replicas = self._replicate(first, started)
+            replicas = drive_sync(self._plan(), blocks)
         return self._conclude("sync", replicas, started)
 
     async def _measure_async(self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]) -> OverheadResult:
@@ -134,30 +132,28 @@ class OverheadFixture:
         blocks = {BASELINE: async_block(baseline, clock), FRAMEWORK: async_block(framework, clock),
                   HARNESS: async_block(empty_async, clock)}
         with timing_conditions(self.settings):
-            first = await drive_async(self._plan(), blocks)
-        replicas = await anyio.to_thread.run_sync(self._replicate, first, started)
+            replicas = await drive_async(self._plan(), blocks)
         return self._conclude("async", replicas, started)
 
-    def _plan(self) -> Any:
-        calls = self.worker.calls_per_block if self.worker else None
-        return replica_plan(self.settings, self.rng, self.clock_ns, calls)
+    def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
+        """This process's procedure: a replica worker's, or the controller's for the whole pair.
 
-    def _replicate(self, first: ReplicaSamples, started: float) -> list[ReplicaSamples]:
+        Waiting for replica processes blocks the caller, an event loop included: nothing
+        else should run while a pair is measured.
+        """
         if self.worker is not None:
-            self.worker.write(first)
-            pytest.skip("overheadbench replica process: samples written for the controller")
+            return worker_plan(self.worker, self.rng, self.clock_ns)
+        pool = ReplicaPool(self.launch, self.nodeid, self.settings) if self.settings.processes > 1 else None
         confidence = self._confidence()
-
-        def spawn(count: int) -> list[ReplicaSamples]:
-            assert self.launch is not None, "replica processes need a launch description"
-            return run_replicas(self.launch, self.nodeid, first.calls_per_block, self.settings, count)
 
         def halfwidth(replicas: list[ReplicaSamples]) -> float:
             return estimate_of(replicas, self.settings, confidence).halfwidth
 
-        return replicate(first, spawn, self.settings, halfwidth, started)
+        return pair_plan(self.settings, self.rng, self.clock_ns, pool, halfwidth)
 
     def _conclude(self, kind: str, replicas: list[ReplicaSamples], started: float) -> OverheadResult:
+        if self.worker is not None:
+            pytest.skip("overheadbench replica process: samples written for the controller")
         result = summarise(self.nodeid, self.budget, kind, replicas, self.settings, time.perf_counter() - started)
         if not self.settings.subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
             warnings.warn(OverheadHarnessWarning(

@@ -7,7 +7,6 @@ JSON-serialisable dataclass.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -27,8 +26,10 @@ class Settings:
     confidence: float = 0.95
     processes: int = 4
     """Fresh processes the pair is measured in (this one included); 1 = in-process only."""
-    jobs: int = max(1, os.cpu_count() or 1)
-    """Replica worker processes run at once."""
+    extra_processes: int = 2
+    """Fresh processes added per further round while the interval is wider than the target."""
+    replica_plugins: str = "needed"
+    """Plugins a replica process loads: "needed" (fixtures it uses, async runners) or "all"."""
     backend: str = "asyncio"
     gc_enabled: bool = False
     """Leave the garbage collector on while timing (off by default: it fires at random)."""
@@ -95,7 +96,8 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
     "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
     "processes": ("processes", _positive_int, "fresh processes each pair is measured in (default 4; 1 = in-process only)"),
-    "jobs": ("jobs", _positive_int, "replica processes run at once (default: CPU count)"),
+    "extra_processes": ("extra-processes", _positive_int, "processes added per further round while the interval is too wide (default 2)"),
+    "replica_plugins": ("replica-plugins", _choice("needed", "all"), "plugins a replica process loads: needed (default) or all installed"),
     "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
     "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
     "inconclusive": ("inconclusive", _choice("fail", "warn"), "an inconclusive verdict fails the test or only warns (default fail)"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Generator
 
@@ -11,7 +12,7 @@ from .fixture import OverheadFixture, OverheadUsageError
 from .jsonio import write_json_atomic
 from .marker import MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
 from .options import Settings, add_options, settings_from_config
-from .replicas import Launch, ReplicaError, pending_request, plugin_args
+from .replicas import Launch, ReplicaError, needed_plugins, pending_request, plugin_args
 from .report import render_table
 from .results import JSON_SCHEMA_VERSION, OverheadResult
 from .verdict import FAIL, INCONCLUSIVE
@@ -46,6 +47,12 @@ class OverheadSession:
             plugin_args=plugin_args(config.invocation_params.args),
         )
 
+    def launch_for(self, item: pytest.Item) -> Launch:
+        """How a replica process re-runs ``item``."""
+        if self.settings.replica_plugins == "all":
+            return self.launch
+        return dataclasses.replace(self.launch, plugins=needed_plugins(item))
+
     def budget_for(self, item: pytest.Item) -> Budget | None:
         mark = item.get_closest_marker(MARKER_NAME)
         if mark is None:
@@ -65,7 +72,7 @@ class OverheadSession:
                         f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test", pytrace=False)
         worker = pending_request(item.nodeid)
         settings = worker.settings if worker else self.settings
-        return OverheadFixture(item.nodeid, budget, settings, self.measuring, self.launch, worker)
+        return OverheadFixture(item.nodeid, budget, settings, self.measuring, self.launch_for(item), worker)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from contextlib import contextmanager
-from typing import Awaitable, Callable, Generator, Iterator
+from contextlib import closing, contextmanager
+from typing import Awaitable, Callable, Generator, Iterator, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,7 @@ FRAMEWORK = "framework"
 HARNESS = "harness"
 
 Request = tuple[str, int]
+T = TypeVar("T")
 Plan = Generator[Request, int, "ReplicaSamples"]
 
 MAX_CALLS_PER_BLOCK = 10_000_000
@@ -33,6 +34,7 @@ HARNESS_BLOCKS = 7
 MIN_PAIRS = 30
 MAX_PAIRS = 200_000
 CHECK_EVERY = 16
+SAMPLING_SHARE = 0.2
 
 
 class CallableError(Exception):
@@ -70,21 +72,22 @@ class ReplicaSamples:
 def replica_slice_s(settings: Settings) -> float:
     """Sampling time one process may spend: all of the budget alone, a share when replicated.
 
-    Half the budget is left for starting the worker processes, which costs more than
-    sampling on a 2-core machine (~0.6 s for a pytest process).
+    Replica processes start in parallel but sample one after another, so the budget holds
+    one start-up (~0.6 s for a pytest process here) plus every process's slice: each
+    process gets ``SAMPLING_SHARE`` of the budget divided among them.
     """
     if settings.processes == 1:
         return settings.time_budget_s
-    return max(0.05, settings.time_budget_s / (2 * settings.processes))
+    return max(0.05, settings.time_budget_s * SAMPLING_SHARE / settings.processes)
 
 
 def replica_plan(
     settings: Settings,
     rng: random.Random,
     clock_ns: Callable[[], int],
-    calls_per_block: int | None = None,
+    calls_per_block: int,
 ) -> Plan:
-    """Calibrate (unless ``calls_per_block`` is given), warm up, probe the harness, then sample.
+    """Warm up, probe the harness, then sample pairs of ``calls_per_block`` calls per block.
 
     Pairs are timed in random order (baseline first or framework first, a coin flip per
     pair) so drift and periodic noise hit both sides alike. Sampling stops when the
@@ -93,9 +96,6 @@ def replica_plan(
     """
     start = clock_ns()
     slice_ns = replica_slice_s(settings) * 1e9
-    min_block_ns = settings.min_block_s * 1e9
-    if calls_per_block is None:
-        calls_per_block = yield from _calibrate(min_block_ns)
     samples = ReplicaSamples(calls_per_block)
 
     warm_until = clock_ns() + WARMUP_MIN_S * 1e9
@@ -134,12 +134,13 @@ def replica_plan(
     return samples
 
 
-def _calibrate(min_block_ns: float) -> Generator[Request, int, int]:
-    """Smallest power-of-two call count whose blocks (both sides) last ``min_block_ns``.
+def calibrate(settings: Settings) -> Generator[Request, int, int]:
+    """Smallest power-of-two call count whose blocks (both sides) last ``settings.min_block_s``.
 
-    Power-of-two steps keep the count reproducible across processes, so every replica
-    times blocks of the same length.
+    Power-of-two steps keep the count stable; the replica processes are given this
+    process's count, so every replica times blocks of the same length.
     """
+    min_block_ns = settings.min_block_s * 1e9
     n = 1
     while n < MAX_CALLS_PER_BLOCK:
         shortest = min((yield BASELINE, n), (yield FRAMEWORK, n))
@@ -153,29 +154,35 @@ def _calibrate(min_block_ns: float) -> Generator[Request, int, int]:
     return min(n, MAX_CALLS_PER_BLOCK)
 
 
-def drive_sync(plan: Plan, blocks: dict[str, Callable[[int], int]]) -> ReplicaSamples:
-    """Run ``plan`` with sync blocks; a callable that raises becomes :class:`CallableError`."""
-    request, result = _advance(plan, None)
-    while request is not None:
-        with blame(request[0]):
-            cost = blocks[request[0]](request[1])
-        request, result = _advance(plan, cost)
+def drive_sync(plan: Generator[Request, int, T], blocks: dict[str, Callable[[int], int]]) -> T:
+    """Run ``plan`` with sync blocks; a callable that raises becomes :class:`CallableError`.
+
+    The plan is closed whatever happens, so its ``finally`` clauses (stopping replica
+    processes) run at once, not whenever the generator is collected.
+    """
+    with closing(plan):
+        request, result = _advance(plan, None)
+        while request is not None:
+            with blame(request[0]):
+                cost = blocks[request[0]](request[1])
+            request, result = _advance(plan, cost)
     return result
 
 
-async def drive_async(plan: Plan, blocks: dict[str, Callable[[int], Awaitable[int]]]) -> ReplicaSamples:
+async def drive_async(plan: Generator[Request, int, T], blocks: dict[str, Callable[[int], Awaitable[int]]]) -> T:
     """Run ``plan`` with async blocks, awaited in the running loop (one loop for all calls)."""
-    request, result = _advance(plan, None)
-    while request is not None:
-        with blame(request[0]):
-            cost = await blocks[request[0]](request[1])
-        request, result = _advance(plan, cost)
+    with closing(plan):
+        request, result = _advance(plan, None)
+        while request is not None:
+            with blame(request[0]):
+                cost = await blocks[request[0]](request[1])
+            request, result = _advance(plan, cost)
     return result
 
 
-def _advance(plan: Plan, cost: int | None) -> tuple[Request | None, ReplicaSamples | None]:
+def _advance(plan: Generator[Request, int, T], cost: int | None) -> tuple[Request | None, T]:
     try:
-        return plan.send(cost), None  # type: ignore[arg-type]
+        return plan.send(cost), None  # type: ignore[arg-type, return-value]
     except StopIteration as done:
         return None, done.value
 

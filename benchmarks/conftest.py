@@ -1,0 +1,3 @@
+"""benchmarks/: validation/ holds scripts (run by hand), not tests."""
+
+collect_ignore = ["validation"]
