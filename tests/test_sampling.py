@@ -86,7 +86,9 @@ def test_sampling_stops_at_the_time_slice_when_noise_keeps_the_interval_wide() -
     settings = Settings(processes=4, time_budget_s=1.0)
     samples = run(synthetic, settings, calls=256)
     assert replica_slice_s(settings) == pytest.approx(0.05)
-    assert samples.wall_s == pytest.approx(0.05, abs=0.002)
+    sampled_ns = sum(samples.baseline_ns) + sum(samples.framework_ns)
+    one_pair_ns = 2 * 1125 * 256 * 1.9
+    assert 0.05e9 <= sampled_ns <= 0.05e9 + one_pair_ns  # the slice counts timed pairs only
     assert len(samples.baseline_ns) < MAX_PAIRS
 
 

@@ -37,7 +37,7 @@ class Settings:
     """What an inconclusive verdict does to the test: "fail" or "warn"."""
     subtract_harness: bool = False
     """Subtract the harness's own per-call loop cost from both sides before the ratio."""
-    min_block_s: float = 200e-6
+    min_block_s: float = 100e-6
     """Calibration target: a timed block lasts at least this long."""
 
     def to_json(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ WARMUP_PAIRS = 5
 WARMUP_MIN_S = 0.02
 HARNESS_BLOCKS = 7
 MIN_PAIRS = 30
+MIN_TIMED_PAIRS = 10
 MAX_PAIRS = 200_000
 CHECK_EVERY = 16
 SAMPLING_SHARE = 0.2
@@ -113,6 +114,7 @@ def replica_plan(
     # Each process is one of several replicas: its own interval only needs to be well
     # inside the target, since the between-process spread is what the verdict uses.
     target = settings.target_halfwidth / 2 if settings.processes > 1 else settings.target_halfwidth
+    sampling_from = clock_ns()
     while len(samples.baseline_ns) < MAX_PAIRS:
         if rng.random() < 0.5:
             baseline_ns = yield BASELINE, calls_per_block
@@ -123,7 +125,7 @@ def replica_plan(
         samples.baseline_ns.append(baseline_ns)
         samples.framework_ns.append(framework_ns)
         count = len(samples.baseline_ns)
-        if clock_ns() - start >= slice_ns:
+        if clock_ns() - sampling_from >= slice_ns and count >= MIN_TIMED_PAIRS:
             break
         if count >= MIN_PAIRS and count % CHECK_EVERY == 0:
             ratios = np.asarray(samples.framework_ns, float) / np.maximum(samples.baseline_ns, 1)
