@@ -47,12 +47,12 @@ def run_pair(settings: Settings, halfwidth, per_process_ns: int = 200_000_000):
 
 
 def test_one_process_starts_no_replica() -> None:
-    replicas, pool, _ = run_pair(Settings(processes=1), lambda r: 1.0)
+    replicas, pool, _ = run_pair(Settings(processes=1), lambda r: True)
     assert len(replicas) == 1 and pool.calls == []
 
 
 def test_replicas_start_after_calibration_and_sample_after_this_process() -> None:
-    replicas, pool, synthetic = run_pair(Settings(processes=4), lambda r: 0.001)
+    replicas, pool, synthetic = run_pair(Settings(processes=4), lambda r: False)
     assert pool.calls == [("start", 3), ("ready",), ("sample", replicas[0].calls_per_block), ("close",)]
     assert len(replicas) == 4
     sides = [side for side, _ in synthetic.log]
@@ -60,11 +60,12 @@ def test_replicas_start_after_calibration_and_sample_after_this_process() -> Non
 
 
 def test_more_rounds_while_wide_and_within_budget() -> None:
-    # first round: 3 replicas x 0.2 s + this process's 0.1 s slice = 0.7 s of fake time;
-    # a further round is started only while elapsed + 0.7 s <= 2 s (rounds end at 1.1, 1.5)
-    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0), lambda r: 0.05)
-    assert [call for call in pool.calls if call[0] == "start"] == [("start", 3), ("start", 2), ("start", 2)]
-    assert len(replicas) == 8 and pool.calls[-1] == ("close",)
+    # first round: this process's 0.1 s slice + 3 replicas x 0.2 s = ~0.7 s of fake time
+    # (start-up is instant here); a round of 2 is predicted at 2/4 of the sampling, ~0.35 s,
+    # so rounds end at ~1.1, 1.5, 1.9 s and a fourth would pass the 2 s budget
+    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0), lambda r: True)
+    assert [call for call in pool.calls if call[0] == "start"] == [("start", 3)] + [("start", 2)] * 3
+    assert len(replicas) == 10 and pool.calls[-1] == ("close",)
     assert synthetic.now <= 2.0e9
 
 
@@ -74,7 +75,7 @@ def test_replicas_are_closed_when_a_callable_raises() -> None:
     blocks = synthetic.blocks()
     blocks[HARNESS] = lambda n: 1 // 0
     with pytest.raises(CallableError):
-        drive_sync(pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, lambda r: 0.0), blocks)
+        drive_sync(pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, lambda r: False), blocks)
     assert pool.calls[-1] == ("close",)
 
 

@@ -22,7 +22,8 @@ from .instruments.walltime import async_block, empty_async, empty_sync, sync_blo
 from .marker import Budget
 from .options import Settings
 from .replicas import Launch, ReplicaPool, WorkerRequest, pair_plan, worker_plan
-from .results import OverheadResult, estimate_of, summarise
+from .results import OverheadResult, summarise
+from .verdict import INCONCLUSIVE
 from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
 
 HARNESS_WARN_SHARE = 0.10
@@ -144,12 +145,13 @@ class OverheadFixture:
         if self.worker is not None:
             return worker_plan(self.worker, self.rng, self.clock_ns)
         pool = ReplicaPool(self.launch, self.nodeid, self.settings) if self.settings.processes > 1 else None
-        confidence = self._confidence()
 
-        def halfwidth(replicas: list[ReplicaSamples]) -> float:
-            return estimate_of(replicas, self.settings, confidence).halfwidth
+        def more_needed(replicas: list[ReplicaSamples]) -> bool:
+            interim = summarise(self.nodeid, self.budget, "", replicas, self.settings, 0.0)
+            halfwidth = (interim.ci[1] - interim.ci[0]) / 2
+            return halfwidth > self.settings.target_halfwidth or interim.verdict == INCONCLUSIVE
 
-        return pair_plan(self.settings, self.rng, self.clock_ns, pool, halfwidth)
+        return pair_plan(self.settings, self.rng, self.clock_ns, pool, more_needed)
 
     def _conclude(self, kind: str, replicas: list[ReplicaSamples], started: float) -> OverheadResult:
         if self.worker is not None:
@@ -167,8 +169,6 @@ class OverheadFixture:
         self.result = result
         return result
 
-    def _confidence(self) -> float:
-        return self.budget.confidence or self.settings.confidence
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 import select
 import subprocess
@@ -236,30 +237,33 @@ def pair_plan(
     rng: Any,
     clock_ns: Callable[[], int],
     pool: ReplicaPool | Any,
-    halfwidth: Callable[[list[ReplicaSamples]], float],
+    more_needed: Callable[[list[ReplicaSamples]], bool],
 ) -> Generator[Request, int, list[ReplicaSamples]]:
     """The controller's whole procedure for a pair, as one plan for the sampling drivers.
 
     Calibrate; start ``processes - 1`` replicas; when all are ready, sample here, then in
-    each replica in turn. While the interval is wider than the target
-    and another round of ``extra_processes`` fits the time budget, run another round.
+    each replica in turn. While ``more_needed`` (interval too wide, or verdict not yet
+    decided) and another round of ``extra_processes`` is expected to fit the time budget,
+    run another round. A round's cost is predicted from the first: start-up scales with
+    the number of processes per core (2 here), sampling with the number of processes.
     """
     started = clock_ns()
     extra = settings.processes - 1
     try:
         calls = yield from calibrate(settings)  # a few ms, before the replicas load the machine
-        if extra:
-            pool.start(extra)
-            pool.wait_ready()
+        if not extra:
+            return [(yield from replica_plan(settings, rng, clock_ns, calls))]
+        pool.start(extra)
+        pool.wait_ready()
+        ready_at = clock_ns()
         replicas = [(yield from replica_plan(settings, rng, clock_ns, calls))]
-        if extra:
+        replicas += pool.sample_each(calls)
+        startup_ns = (ready_at - started) * math.ceil(settings.extra_processes / 2) / math.ceil(extra / 2)
+        round_ns = startup_ns + (clock_ns() - ready_at) * settings.extra_processes / settings.processes
+        while more_needed(replicas) and clock_ns() - started + round_ns <= settings.time_budget_s * 1e9:
+            pool.start(settings.extra_processes)
+            pool.wait_ready()
             replicas += pool.sample_each(calls)
-            round_ns = clock_ns() - started
-            while halfwidth(replicas) > settings.target_halfwidth and \
-                    clock_ns() - started + round_ns <= settings.time_budget_s * 1e9:
-                pool.start(settings.extra_processes)
-                pool.wait_ready()
-                replicas += pool.sample_each(calls)
         return replicas
     finally:
         if extra:

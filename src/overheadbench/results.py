@@ -94,15 +94,6 @@ def _harness_ns(replicas: list[ReplicaSamples], settings: Settings) -> tuple[flo
     return harness_ns, harness_ns * replicas[0].calls_per_block if settings.subtract_harness else 0.0
 
 
-def estimate_of(replicas: list[ReplicaSamples], settings: Settings, confidence: float) -> Estimate:
-    """The pair's ratio and interval from all its replicas (see :mod:`overheadbench.stats`)."""
-    _, offset_ns = _harness_ns(replicas, settings)
-    return combine(
-        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, confidence) for r in replicas],
-        confidence,
-    )
-
-
 def summarise(
     nodeid: str,
     budget: Budget,
@@ -115,7 +106,10 @@ def summarise(
     confidence = budget.confidence or settings.confidence
     calls = replicas[0].calls_per_block
     harness_ns, offset_ns = _harness_ns(replicas, settings)
-    estimate = estimate_of(replicas, settings, confidence)
+    estimate = combine(
+        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, confidence) for r in replicas],
+        confidence,
+    )
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
     verdict = judge(estimate.overhead, estimate.overhead_ci, baseline_s, budget, confidence)
