@@ -17,14 +17,15 @@ from typing import Any, Awaitable, Callable, Generator, Iterator
 
 import anyio
 import pytest
+import sniffio
 
 from .instruments.walltime import async_block, empty_async, empty_sync, sync_block
 from .marker import Budget
 from .options import Settings
 from .replicas import Launch, ReplicaPool, WorkerRequest, pair_plan, worker_plan
 from .results import OverheadResult, summarise
-from .verdict import INCONCLUSIVE
 from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
+from .verdict import INCONCLUSIVE
 
 HARNESS_WARN_SHARE = 0.10
 
@@ -170,7 +171,6 @@ class OverheadFixture:
         return result
 
 
-
 @contextmanager
 def timing_conditions(settings: Settings) -> Iterator[None]:
     """Pause the garbage collector while timing (unless asked not to), restore it after."""
@@ -186,10 +186,9 @@ def timing_conditions(settings: Settings) -> Iterator[None]:
 
 
 def _loop_running() -> bool:
+    """Whether an async library's loop runs in this thread (then ``anyio.run`` cannot)."""
     try:
-        import sniffio
-
         sniffio.current_async_library()
-    except Exception:
+    except sniffio.AsyncLibraryNotFoundError:
         return False
     return True
