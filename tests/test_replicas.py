@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -112,6 +113,9 @@ def test_pairs_are_replicated_in_fresh_processes(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=1)
     pids = set((pytester.path / "pids.txt").read_text().split())
     assert len(pids) == 3
+    for pid in pids:  # the controller and every replica are gone: nothing left running
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
     data = json.loads((pytester.path / "out.json").read_text())["results"][0]
     assert data["processes"] == 3 and data["method"] == "between-processes"
     assert len({replica["calls_per_block"] for replica in data["samples"]}) == 1
