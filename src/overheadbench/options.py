@@ -24,7 +24,7 @@ class Settings:
     target_halfwidth: float = 0.01
     """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
     confidence: float = 0.95
-    processes: int = 4
+    processes: int = 6
     """Fresh processes the pair is measured in (this one included); 1 = in-process only."""
     extra_processes: int = 2
     """Fresh processes added per further round while the interval is wider than the target."""

@@ -19,6 +19,8 @@ from typing import Sequence
 
 import numpy as np
 
+TRIM = 0.2
+"""Share of process medians trimmed from each end (g = floor(0.2 k))."""
 WITHIN_PROCESS = "within-process"
 BETWEEN_PROCESSES = "between-processes"
 
@@ -113,15 +115,23 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float) -
     """Pool per-process ``(median, low, high)`` into one estimate.
 
     One process: its own interval, labelled within-process (it does not see layout
-    effects and is optimistic). Several: mean of medians ± t·s/√k.
+    effects and is optimistic). Several: the 20%-trimmed mean of the process medians with
+    the Tukey–McLaughlin interval (winsorized variance, t with k − 2g − 1 degrees of
+    freedom). Fresh processes have a heavy tail (about one in twenty lands several points
+    away), and trimming keeps one such process from moving the estimate; with fewer than
+    five processes nothing is trimmed and this is the plain mean ± t·s/√k.
     """
     if not replicas:
         raise ValueError("no replicas")
     if len(replicas) == 1:
         median, low, high = replicas[0]
         return Estimate(median, low, high, confidence, WITHIN_PROCESS)
-    medians = np.array([r[0] for r in replicas])
-    k = medians.size
-    mean = float(medians.mean())
-    half = t_quantile((1 + confidence) / 2, k - 1) * float(medians.std(ddof=1)) / math.sqrt(k)
-    return Estimate(mean, mean - half, mean + half, confidence, BETWEEN_PROCESSES)
+    ordered = np.sort(np.array([r[0] for r in replicas]))
+    k = ordered.size
+    g = int(TRIM * k)
+    kept = ordered[g:k - g]
+    winsorized = np.clip(ordered, kept[0], kept[-1])
+    centre = float(kept.mean())
+    standard_error = float(winsorized.std(ddof=1)) / ((1 - 2 * g / k) * math.sqrt(k))
+    half = t_quantile((1 + confidence) / 2, k - 2 * g - 1) * standard_error
+    return Estimate(centre, centre - half, centre + half, confidence, BETWEEN_PROCESSES)
