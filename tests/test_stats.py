@@ -68,3 +68,15 @@ def test_between_process_interval_covers_a_layout_effect_the_within_interval_mis
         covered_within += within.low <= 1.25 <= within.high
     assert covered_between / trials >= 0.92
     assert covered_within / trials < 0.5
+
+
+def test_five_replicas_trim_the_extremes_tukey_mclaughlin() -> None:
+    medians = [1.22, 1.23, 1.24, 1.25, 1.40]  # one process from the heavy tail
+    estimate = combine([(m, m, m) for m in medians], 0.95)
+    assert estimate.ratio == pytest.approx(1.24)  # mean of the middle three
+    winsorized = [1.23, 1.23, 1.24, 1.25, 1.25]
+    standard_error = np.std(winsorized, ddof=1) / (0.6 * np.sqrt(5))
+    half = t_quantile(0.975, 2) * standard_error
+    assert (estimate.low, estimate.high) == pytest.approx((1.24 - half, 1.24 + half))
+    plain_mean = np.mean(medians)
+    assert abs(plain_mean - 1.24) > 0.02  # what the untrimmed mean would have reported
