@@ -5,9 +5,10 @@
   interval for that median.
 * Across processes the ratio itself moves: code and heap layout (ASLR, hash seed) make
   the same pair 1–3 points faster or slower in one fresh process than in the next, far
-  more than the within-process interval. So with several replica processes the estimate
-  is the mean of their medians, and the interval is a Student-t interval over those
-  replicas: it carries the between-process variance, as pyperf does for single means.
+  more than the within-process interval, with a heavy tail (a process in twenty lands
+  several points away). So with several replica processes the estimate is the 20%-trimmed
+  mean of their medians and the interval a Tukey–McLaughlin t interval over those replicas:
+  it carries the between-process variance, as pyperf's replicated means do.
 """
 
 from __future__ import annotations
