@@ -27,6 +27,7 @@ import select
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Generator
@@ -37,8 +38,6 @@ from .sampling import Request, ReplicaSamples, calibrate, replica_plan
 
 WORKER_ENV = "OVERHEADBENCH_WORKER"
 WORKER_TIMEOUT_S = 120.0
-READY = b"r"
-DONE = b"d"
 
 
 class ReplicaError(Exception):
@@ -69,15 +68,13 @@ class WorkerRequest:
 
     def ready_then_wait(self) -> int:
         """Tell the controller this process is ready; block until it says go; return calls per block."""
-        os.write(self.ready_fd, READY)
+        os.write(self.ready_fd, b"r")
+        os.close(self.ready_fd)
         with os.fdopen(self.go_fd, "rb") as go:
             return int(json.loads(go.read())["calls_per_block"])
 
     def write(self, samples: ReplicaSamples) -> None:
-        """Write the samples, then say so: the next replica may sample while this one tears down."""
         write_json_atomic(self.out, samples.to_json())
-        os.write(self.ready_fd, DONE)
-        os.close(self.ready_fd)
 
 
 def pending_request(nodeid: str, environ: Any = os.environ) -> WorkerRequest | None:
@@ -161,7 +158,6 @@ class ReplicaPool:
     settings: Settings
     _folder: tempfile.TemporaryDirectory[str] = field(default_factory=lambda: tempfile.TemporaryDirectory(prefix="overheadbench-"))
     _waiting: list[_Worker] = field(default_factory=list)
-    _finishing: list[_Worker] = field(default_factory=list)
     _started: int = 0
 
     def start(self, count: int) -> None:
@@ -185,47 +181,38 @@ class ReplicaPool:
 
     def wait_ready(self) -> None:
         """Block until every started process has reported ready (or fail with its output)."""
+        deadline = time.monotonic() + WORKER_TIMEOUT_S
         for worker in self._waiting:
-            self._expect(worker, READY, "before measuring the pair")
+            readable, _, _ = select.select([worker.ready_fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not readable:
+                self._fail(worker, f"did not get ready within {WORKER_TIMEOUT_S:.0f} s")
+            if os.read(worker.ready_fd, 1) != b"r":
+                worker.process.wait(timeout=WORKER_TIMEOUT_S)
+                self._fail(worker, f"exited with code {worker.process.returncode} before measuring the pair")
 
     def sample_each(self, calls_per_block: int) -> list[ReplicaSamples]:
-        """Let each ready process sample in turn; return their samples.
-
-        The next process is released as soon as the previous one has written its samples,
-        not when it has exited (a pytest process takes ~0.1 s to tear down and exit).
-        """
+        """Let each ready process sample in turn; return their samples."""
         results = []
         while self._waiting:
-            worker = self._waiting.pop(0)
-            self._finishing.append(worker)
+            worker = self._waiting[0]
             with os.fdopen(worker.go_fd, "wb") as go:
                 worker.go_fd = -1
                 go.write(json.dumps({"calls_per_block": calls_per_block}).encode())
-            self._expect(worker, DONE, "without writing its samples")
-            results.append(ReplicaSamples.from_json(json.loads(worker.out.read_text(encoding="utf-8"))))
-        return results
-
-    def close(self) -> None:
-        """Let sampled processes finish their teardown, stop the others, remove the files."""
-        for worker in self._finishing:
             try:
                 worker.process.wait(timeout=WORKER_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                pass
-        for worker in self._waiting + self._finishing:
+                self._fail(worker, f"did not finish within {WORKER_TIMEOUT_S:.0f} s")
+            if not worker.out.exists():
+                self._fail(worker, f"exited with code {worker.process.returncode} without writing its samples")
+            results.append(ReplicaSamples.from_json(json.loads(worker.out.read_text(encoding="utf-8"))))
             self._discard(worker)
-        self._waiting.clear()
-        self._finishing.clear()
-        self._folder.cleanup()
+        return results
 
-    def _expect(self, worker: _Worker, signal: bytes, otherwise: str) -> None:
-        """Wait for ``signal`` on the worker's pipe; a closed pipe means the process ended."""
-        readable, _, _ = select.select([worker.ready_fd], [], [], WORKER_TIMEOUT_S)
-        if not readable:
-            self._fail(worker, f"sent nothing within {WORKER_TIMEOUT_S:.0f} s")
-        if os.read(worker.ready_fd, 1) != signal:
-            worker.process.wait(timeout=WORKER_TIMEOUT_S)
-            self._fail(worker, f"exited with code {worker.process.returncode} {otherwise}")
+    def close(self) -> None:
+        """Stop whatever still runs and remove the temporary files; safe to call twice."""
+        while self._waiting:
+            self._discard(self._waiting[0])
+        self._folder.cleanup()
 
     def _fail(self, worker: _Worker, what: str) -> None:
         worker.log.flush()
@@ -235,13 +222,13 @@ class ReplicaPool:
                            f"Its output ended:\n{tail}")
 
     def _discard(self, worker: _Worker) -> None:
+        self._waiting.remove(worker)
         if worker.process.poll() is None:
             worker.process.kill()
             worker.process.wait()
         for fd in (worker.ready_fd, worker.go_fd):
             if fd >= 0:
                 os.close(fd)
-        worker.ready_fd = worker.go_fd = -1
         worker.log.close()
 
 
