@@ -116,9 +116,7 @@ class OverheadFixture:
                 )
         if not self.measuring:
             return self._record(OverheadResult(self.nodeid, self.budget, "sync"))
-        clock = self.clock_ns
-        blocks = {BASELINE: sync_block(baseline, clock), FRAMEWORK: sync_block(framework, clock),
-                  HARNESS: sync_block(empty_sync, clock)}
+        blocks = self._blocks(sync_block, baseline, framework, empty_sync)
         with timing_conditions(self.settings):
             replicas = drive_sync(self._plan(), blocks)
         return self._conclude("sync", replicas, started)
@@ -130,12 +128,15 @@ class OverheadFixture:
                 await fn()
         if not self.measuring:
             return self._record(OverheadResult(self.nodeid, self.budget, "async"))
-        clock = self.clock_ns
-        blocks = {BASELINE: async_block(baseline, clock), FRAMEWORK: async_block(framework, clock),
-                  HARNESS: async_block(empty_async, clock)}
+        blocks = self._blocks(async_block, baseline, framework, empty_async)
         with timing_conditions(self.settings):
             replicas = await drive_async(self._plan(), blocks)
         return self._conclude("async", replicas, started)
+
+    def _blocks(self, instrument: Callable[..., Any], baseline: Any, framework: Any, empty: Any) -> dict[str, Any]:
+        """The three timed blocks of a pair, built by one instrument on this fixture's clock."""
+        return {side: instrument(fn, self.clock_ns)
+                for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework), (HARNESS, empty))}
 
     def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
         """This process's procedure: a replica worker's, or the controller's for the whole pair.

@@ -17,7 +17,7 @@ from typing import Awaitable, Callable, Generator, Iterator, TypeVar
 import numpy as np
 
 from .options import Settings
-from .stats import median_interval
+from .stats import median_interval, pair_ratios
 
 BASELINE = "baseline"
 FRAMEWORK = "framework"
@@ -128,8 +128,7 @@ def replica_plan(
         if clock_ns() - sampling_from >= slice_ns and count >= MIN_TIMED_PAIRS:
             break
         if count >= MIN_PAIRS and count % CHECK_EVERY == 0:
-            ratios = np.asarray(samples.framework_ns, float) / np.maximum(samples.baseline_ns, 1)
-            _, low, high = median_interval(ratios, settings.confidence)
+            _, low, high = median_interval(pair_ratios(samples.baseline_ns, samples.framework_ns), settings.confidence)
             if (high - low) / 2 <= target:
                 break
     samples.wall_s = (clock_ns() - start) / 1e9
