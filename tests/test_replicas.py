@@ -10,7 +10,7 @@ import pytest
 import random
 
 from overheadbench.options import Settings
-from overheadbench.replicas import Launch, WorkerRequest, pair_plan, plugin_args
+from overheadbench.replicas import Launch, WorkerRequest, order_like, pair_plan, plugin_args
 from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, CallableError, ReplicaSamples, drive_sync
 from test_sampling import Synthetic
 
@@ -18,108 +18,100 @@ from test_sampling import Synthetic
 class FakePool:
     """Stands in for ReplicaPool: records the calls, advances the fake clock per sampled process."""
 
-    def __init__(self, synthetic: Synthetic, per_process_ns: int) -> None:
-        self.synthetic, self.per_process_ns = synthetic, per_process_ns
+    def __init__(self, synthetic: Synthetic, per_process_ns: int, startup_ns: int = 0, size: int = 0) -> None:
+        self.synthetic, self.per_process_ns, self.startup_per_two_ns = synthetic, per_process_ns, startup_ns
         self.calls: list[tuple] = []
-        self.started = 0
+        self.size = size
 
-    def start(self, count: int) -> None:
-        self.calls.append(("start", count))
-        self.started += count
+    def startup_ns(self, count: int) -> float:
+        return self.startup_per_two_ns * -(-count // 2)
 
-    def wait_ready(self) -> None:
-        self.calls.append(("ready",))
+    def ensure(self, count: int, nodeid: str) -> None:
+        self.calls.append(("ensure", count, nodeid))
+        self.synthetic.now += self.startup_ns(max(0, count - self.size))
+        self.size = max(self.size, count)
 
-    def sample_each(self, calls_per_block: int) -> list[ReplicaSamples]:
-        self.calls.append(("sample", calls_per_block))
-        count, self.started = self.started, 0
-        self.synthetic.now += self.per_process_ns * count
-        return [ReplicaSamples(calls_per_block, [1000], [1100]) for _ in range(count)]
+    def sample(self, index: int, calls_per_block: int) -> ReplicaSamples:
+        self.calls.append(("sample", index))
+        self.synthetic.now += self.per_process_ns
+        return ReplicaSamples(calls_per_block, [1000], [1100])
 
-    def close(self) -> None:
-        self.calls.append(("close",))
+    def release(self) -> None:
+        self.calls.append(("release",))
 
 
-def run_pair(settings: Settings, halfwidth, per_process_ns: int = 200_000_000):
+def run_pair(settings: Settings, more_needed, per_process_ns: int = 200_000_000, **pool_args):
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
-    pool = FakePool(synthetic, per_process_ns)
-    plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, halfwidth)
+    pool = FakePool(synthetic, per_process_ns, **pool_args) if settings.processes > 1 else None
+    plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, "t.py::x", more_needed)
     return drive_sync(plan, synthetic.blocks()), pool, synthetic
 
 
-def test_one_process_starts_no_replica() -> None:
+def test_one_process_needs_no_pool() -> None:
     replicas, pool, _ = run_pair(Settings(processes=1), lambda r: True)
-    assert len(replicas) == 1 and pool.calls == []
+    assert len(replicas) == 1 and pool is None
 
 
-def test_replicas_start_after_calibration_and_sample_after_this_process() -> None:
+def test_replicas_are_parked_before_anything_is_timed_and_this_process_only_calibrates() -> None:
     replicas, pool, synthetic = run_pair(Settings(processes=4), lambda r: False)
-    assert pool.calls == [("start", 3), ("ready",), ("sample", replicas[0].calls_per_block), ("close",)]
+    assert pool.calls == [("ensure", 4, "t.py::x"), ("sample", 0), ("sample", 1), ("sample", 2), ("sample", 3),
+                          ("release",)]
     assert len(replicas) == 4
-    sides = [side for side, _ in synthetic.log]
-    assert sides[0] == BASELINE and HARNESS in sides  # calibrated and sampled here
+    assert {side for side, _ in synthetic.log} == {BASELINE, FRAMEWORK}  # calibration only, no harness probe
 
 
 def test_more_rounds_while_wide_and_within_budget() -> None:
-    # first round: this process's 0.1 s slice + 3 replicas x 0.2 s = ~0.7 s of fake time
-    # (start-up is instant here); a round of 2 is predicted at 2/4 of the sampling, ~0.35 s,
-    # so rounds end at ~1.1, 1.5, 1.9 s and a fourth would pass the 2 s budget
-    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0), lambda r: True)
-    assert [call for call in pool.calls if call[0] == "start"] == [("start", 3)] + [("start", 2)] * 3
-    assert len(replicas) == 10 and pool.calls[-1] == ("close",)
+    # 4 replicas x 0.2 s after a few ms of calibration; a round of 2 is predicted at 0.4 s
+    # (sampling only: the pool already has the processes), so rounds end just after 1.2 and
+    # 1.6 s, and a third would pass the 2 s budget
+    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0),
+                                         lambda r: True, size=20)
+    assert [call for call in pool.calls if call[0] == "ensure"] == [("ensure", count, "t.py::x") for count in (4, 6, 8)]
+    assert [call[1] for call in pool.calls if call[0] == "sample"] == list(range(8))
+    assert len(replicas) == 8 and pool.calls[-1] == ("release",)
     assert synthetic.now <= 2.0e9
 
 
-def test_replicas_are_closed_when_a_callable_raises() -> None:
+def test_start_up_of_missing_processes_counts_against_the_budget() -> None:
+    # the same pair, but processes must start first (0.3 s per two): the first round takes
+    # 1.4 s (0.6 s start-up, 4 x 0.2 s), a further one 0.3 + 0.4 s would pass 2 s
+    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0),
+                                         lambda r: True, startup_ns=300_000_000)
+    assert [call[1] for call in pool.calls if call[0] == "ensure"] == [4]
+    assert len(replicas) == 4 and synthetic.now <= 2.0e9
+
+
+def test_replicas_are_released_when_a_callable_raises() -> None:
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
     pool = FakePool(synthetic, 1)
     blocks = synthetic.blocks()
-    blocks[HARNESS] = lambda n: 1 // 0
+    blocks[BASELINE] = lambda n: 1 // 0
     with pytest.raises(CallableError):
-        drive_sync(pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, lambda r: False), blocks)
-    assert pool.calls[-1] == ("close",)
+        drive_sync(pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, "t.py::x",
+                             lambda r: False), blocks)
+    assert pool.calls[-1] == ("release",)
 
 
-def test_worker_request_round_trips_through_the_environment(tmp_path) -> None:
-    request = WorkerRequest("tests/test_a.py::test_b[x]", Settings(processes=3, backend="trio"), str(tmp_path / "o.json"), 5, 6)
+def test_replicas_run_the_marked_tests_in_the_controllers_order() -> None:
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    items = [Item(n) for n in ("a::1", "a::2", "b::1", "b::2")]
+    kept, rest = order_like(items, ("b::2", "a::1", "b::1"))
+    assert [i.nodeid for i in kept] == ["b::2", "a::1", "b::1"] and [i.nodeid for i in rest] == ["a::2"]
+
+
+def test_worker_request_round_trips_through_the_environment() -> None:
+    request = WorkerRequest(("tests/test_a.py::test_b[x]", "t.py::c"), Settings(processes=3, backend="trio"), 5, 6)
     assert WorkerRequest.from_env({"OVERHEADBENCH_WORKER": request.to_env()}) == request
     assert WorkerRequest.from_env({}) is None
 
 
 def test_plugin_args_carry_explicit_plugins() -> None:
     assert plugin_args(["-p", "asyncio", "-pxdist", "--overhead", "tests/", "-q"]) == ("-p", "asyncio", "-p", "xdist")
-    command = Launch(rootdir=__import__("pathlib").Path("/r"), inifile=None, plugin_args=("-p", "asyncio")).command("t.py::x")
+    command = Launch(rootdir=__import__("pathlib").Path("/r"), inifile=None, plugin_args=("-p", "asyncio")).command(["t.py::x"])
     assert command[1:4] == ["-m", "pytest", "t.py::x"] and command[-2:] == ["-p", "asyncio"]
-
-
-def test_pairs_are_replicated_in_fresh_processes(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        """
-        import os
-        import pytest
-
-        def work(n):
-            return sum(range(n))
-
-        @pytest.mark.overhead(max=5.0)
-        def test_pair(overhead):
-            with open("pids.txt", "a") as log:
-                log.write(f"{os.getpid()}\\n")
-            overhead.compare(lambda: work(20), lambda: work(30))
-        """
-    )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=3", "--overhead-target=0.5",
-                                           "--overhead-time-budget=1s", "--overhead-json=out.json")
-    result.assert_outcomes(passed=1)
-    pids = set((pytester.path / "pids.txt").read_text().split())
-    assert len(pids) == 3
-    for pid in pids:  # the controller and every replica are gone: nothing left running
-        with pytest.raises(ProcessLookupError):
-            os.kill(int(pid), 0)
-    data = json.loads((pytester.path / "out.json").read_text())["results"][0]
-    assert data["processes"] == 3 and data["method"] == "between-processes"
-    assert len({replica["calls_per_block"] for replica in data["samples"]}) == 1
-    result.stdout.fnmatch_lines(["*over 3 fresh process(es)*"])
 
 
 def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pytester) -> None:
@@ -133,13 +125,25 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
             if "OVERHEADBENCH_WORKER" in os.environ:
                 raise RuntimeError("only breaks in a fresh process")
             overhead.compare(lambda: None, lambda: None)
+
+        @pytest.mark.overhead(max=5.0)
+        def test_next(overhead):
+            overhead.compare(lambda: sum(range(20)), lambda: sum(range(30)))
+
+        @pytest.mark.overhead(max=5.0)
+        def test_last(overhead):
+            if "OVERHEADBENCH_WORKER" in os.environ:
+                os._exit(3)
+            overhead.compare(lambda: None, lambda: None)
         """
     )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-time-budget=200ms")
-    result.assert_outcomes(failed=1)
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
+                                           "--overhead-time-budget=300ms")
+    result.assert_outcomes(failed=2, passed=1)
     result.stdout.fnmatch_lines(["*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: "
-                                 "a replica process*exited with code 1 before measuring the pair*",
+                                 "a replica process*ran *test_pair without reaching overhead.compare*",
                                  "*RuntimeError: only breaks in a fresh process*"])
+    result.stdout.fnmatch_lines(["*::test_last: a replica process*exited with code 3 before measuring the pair*"])
 
 
 @pytest.mark.parametrize("plugins", ["needed", "all"])
@@ -163,4 +167,83 @@ def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester, pl
     result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
                                            "--overhead-time-budget=500ms", f"--overhead-replica-plugins={plugins}")
     result.assert_outcomes(passed=1)
-    assert len(set((pytester.path / "pids.txt").read_text().split())) == 2
+    assert len(set((pytester.path / "pids.txt").read_text().split())) == 3  # this process and 2 replicas
+
+
+PID_LOGGING_TESTS = """
+import os
+import pytest
+
+def work(n):
+    return sum(range(n))
+
+def log_pid(name):
+    with open(f"pids-{name}.txt", "a") as log:
+        log.write(f"{os.getpid()}\\n")
+
+@pytest.mark.overhead(max=5.0)
+def test_one(overhead):
+    log_pid("one")
+    overhead.compare(lambda: work(20), lambda: work(30))
+
+def test_unmarked():
+    log_pid("unmarked")
+
+@pytest.mark.overhead(max=5.0)
+def test_two(overhead):
+    log_pid("two")
+    overhead.compare(lambda: work(20), lambda: work(25))
+"""
+
+
+def test_one_pool_of_replicas_serves_every_pair_of_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(PID_LOGGING_TESTS)
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=3", "--overhead-target=0.5",
+                                           "--overhead-time-budget=1s")
+    result.assert_outcomes(passed=3)
+    read = lambda name: (pytester.path / f"pids-{name}.txt").read_text().split()  # noqa: E731
+    assert len(read("one")) == 4 and set(read("one")) == set(read("two"))  # the same 3 replicas + this one
+    assert len(read("unmarked")) == 1  # replicas run only the marked tests
+    for pid in read("one"):  # the controller and every replica are gone: nothing left running
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
+
+
+def test_replicas_follow_the_controllers_order(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        import os
+
+        def pytest_collection_modifyitems(items):
+            if "OVERHEADBENCH_WORKER" not in os.environ:
+                items.reverse()
+        """
+    )
+    pytester.makepyfile(PID_LOGGING_TESTS)
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
+                                           "--overhead-time-budget=500ms", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*test_two PASSED*", "*test_unmarked PASSED*", "*test_one PASSED*"])
+
+
+def test_a_pair_skipped_here_is_passed_over_by_the_replicas(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import os
+        import pytest
+
+        @pytest.mark.overhead(max=5.0)
+        def test_skipped_here(overhead):
+            if "OVERHEADBENCH_WORKER" not in os.environ:
+                pytest.skip("not measured in the controller")
+            overhead.compare(lambda: None, lambda: None)
+
+        @pytest.mark.overhead(max=5.0)
+        def test_measured(overhead):
+            overhead.compare(lambda: sum(range(20)), lambda: sum(range(30)))
+        """
+    )
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
+                                           "--overhead-time-budget=500ms", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1, skipped=1)
+    assert json.loads((pytester.path / "out.json").read_text())["results"][0]["processes"] == 2

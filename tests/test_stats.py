@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from overheadbench.stats import BETWEEN_PROCESSES, WITHIN_PROCESS, combine, median_interval, pair_ratios, t_quantile
+from overheadbench.stats import (BETWEEN_PROCESSES, WITHIN_PROCESS, combine, median_interval, median_ranks,
+                                 pair_ratios, t_quantile)
 
 
 @pytest.mark.parametrize(("p", "df", "expected"), [
@@ -37,12 +38,24 @@ def test_median_interval_of_few_values_is_their_range() -> None:
     assert (median, low, high) == (2.0, 1.0, 3.0)
 
 
+@pytest.mark.parametrize(("n", "expected"), [(5, None), (6, (0, 5)), (9, (1, 7)), (10, (1, 8)), (13, (2, 10)), (20, (5, 14))])
+def test_median_ranks_are_the_exact_binomial_ones(n: int, expected) -> None:
+    # e.g. n = 9: P(B <= 1) = 10/512 = 0.0195 <= 0.025 < P(B <= 2) = 46/512, so x(2)..x(8)
+    assert median_ranks(n, 0.95) == expected
+
+
+def test_exact_and_approximate_ranks_meet_at_the_switch() -> None:
+    exact = median_ranks(1000, 0.95)
+    approximate = median_ranks(1001, 0.95)
+    assert abs(exact[0] - approximate[0]) <= 1 and abs(exact[1] + 1 - approximate[1]) <= 1
+
+
 def test_one_replica_keeps_its_within_process_interval() -> None:
     estimate = combine([(1.2, 1.19, 1.21)], 0.95)
     assert (estimate.ratio, estimate.low, estimate.high, estimate.method) == (1.2, 1.19, 1.21, WITHIN_PROCESS)
 
 
-def test_replicas_give_a_t_interval_over_their_medians() -> None:
+def test_few_replicas_give_a_t_interval_over_their_medians() -> None:
     medians = [1.22, 1.24, 1.23, 1.25]
     estimate = combine([(m, m - 0.001, m + 0.001) for m in medians], 0.95)
     half = 3.1824 * np.std(medians, ddof=1) / 2
@@ -52,13 +65,22 @@ def test_replicas_give_a_t_interval_over_their_medians() -> None:
     assert estimate.overhead == pytest.approx(0.235)
 
 
+def test_enough_replicas_give_the_median_of_medians_and_order_statistics() -> None:
+    medians = [1.22, 1.23, 1.40, 1.24, 1.25, 1.21, 1.26, 1.23, 1.10]  # two from the heavy tail
+    estimate = combine([(m, m, m) for m in medians], 0.95)
+    assert estimate.method == BETWEEN_PROCESSES
+    assert estimate.ratio == pytest.approx(1.23)
+    assert (estimate.low, estimate.high) == pytest.approx((1.21, 1.26))  # 2nd smallest, 2nd largest
+    assert abs(np.mean(medians) - 1.23) > 0.005  # what a plain mean would have reported
+
+
 def test_between_process_interval_covers_a_layout_effect_the_within_interval_misses() -> None:
     """Synthetic replicas whose true ratio shifts per process (as code layout does here)."""
     rng = np.random.default_rng(11)
     trials, covered_between, covered_within = 400, 0, 0
     for _ in range(trials):
         replicas = []
-        for _ in range(4):
+        for _ in range(9):
             shift = rng.normal(0, 0.01)
             ratios = 1.25 + shift + rng.normal(0, 0.005, size=300)
             replicas.append(median_interval(ratios, 0.95))
@@ -68,15 +90,3 @@ def test_between_process_interval_covers_a_layout_effect_the_within_interval_mis
         covered_within += within.low <= 1.25 <= within.high
     assert covered_between / trials >= 0.92
     assert covered_within / trials < 0.5
-
-
-def test_five_replicas_trim_the_extremes_tukey_mclaughlin() -> None:
-    medians = [1.22, 1.23, 1.24, 1.25, 1.40]  # one process from the heavy tail
-    estimate = combine([(m, m, m) for m in medians], 0.95)
-    assert estimate.ratio == pytest.approx(1.24)  # mean of the middle three
-    winsorized = [1.23, 1.23, 1.24, 1.25, 1.25]
-    standard_error = np.std(winsorized, ddof=1) / (0.6 * np.sqrt(5))
-    half = t_quantile(0.975, 2) * standard_error
-    assert (estimate.low, estimate.high) == pytest.approx((1.24 - half, 1.24 + half))
-    plain_mean = np.mean(medians)
-    assert abs(plain_mean - 1.24) > 0.02  # what the untrimmed mean would have reported

@@ -22,7 +22,7 @@ import sniffio
 from .instruments.walltime import async_block, empty_async, empty_sync, sync_block
 from .marker import Budget
 from .options import Settings
-from .replicas import Launch, ReplicaPool, WorkerRequest, pair_plan, worker_plan
+from .replicas import ReplicaPool, WorkerChannel, pair_plan, worker_plan
 from .results import OverheadResult, summarise
 from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
 from .verdict import INCONCLUSIVE
@@ -43,7 +43,8 @@ class OverheadFixture:
 
     ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
     for the time budget; a test may replace it before calling ``compare`` to drive the
-    whole machinery with synthetic costs.
+    whole machinery with synthetic costs. ``pool`` gives the session's replica pool (made
+    on first use); ``worker`` is set in a replica process, whose fixture samples on request.
     """
 
     def __init__(
@@ -52,8 +53,8 @@ class OverheadFixture:
         budget: Budget,
         settings: Settings,
         measuring: bool,
-        launch: Launch | None = None,
-        worker: WorkerRequest | None = None,
+        pool: Callable[[], ReplicaPool] | None = None,
+        worker: WorkerChannel | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
     ) -> None:
@@ -61,7 +62,7 @@ class OverheadFixture:
         self.budget = budget
         self.settings = settings
         self.measuring = measuring or worker is not None
-        self.launch = launch
+        self.pool = pool
         self.worker = worker
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
@@ -145,19 +146,19 @@ class OverheadFixture:
         else should run while a pair is measured.
         """
         if self.worker is not None:
-            return worker_plan(self.worker, self.rng, self.clock_ns)
-        pool = ReplicaPool(self.launch, self.nodeid, self.settings) if self.settings.processes > 1 else None
+            return worker_plan(self.worker, self.nodeid, self.rng, self.clock_ns)
+        pool = self.pool() if self.pool is not None and self.settings.processes > 1 else None
 
         def more_needed(replicas: list[ReplicaSamples]) -> bool:
             interim = summarise(self.nodeid, self.budget, "", replicas, self.settings, 0.0)
             halfwidth = (interim.ci[1] - interim.ci[0]) / 2
             return halfwidth > self.settings.target_halfwidth or interim.verdict == INCONCLUSIVE
 
-        return pair_plan(self.settings, self.rng, self.clock_ns, pool, more_needed)
+        return pair_plan(self.settings, self.rng, self.clock_ns, pool, self.nodeid, more_needed)
 
     def _conclude(self, kind: str, replicas: list[ReplicaSamples], started: float) -> OverheadResult:
         if self.worker is not None:
-            pytest.skip("overheadbench replica process: samples written for the controller")
+            pytest.skip("overheadbench replica process: samples sent to the controller")
         result = summarise(self.nodeid, self.budget, kind, replicas, self.settings, time.perf_counter() - started)
         if not self.settings.subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
             warnings.warn(OverheadHarnessWarning(

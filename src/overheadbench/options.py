@@ -24,8 +24,8 @@ class Settings:
     target_halfwidth: float = 0.01
     """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
     confidence: float = 0.95
-    processes: int = 5
-    """Fresh processes the pair is measured in (this one included); 1 = in-process only."""
+    processes: int = 9
+    """Fresh replica processes the pair is measured in; 1 = in this process only, no replicas."""
     extra_processes: int = 2
     """Fresh processes added per further round while the interval is wider than the target."""
     replica_plugins: str = "needed"
@@ -95,7 +95,7 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "time_budget_s": ("time-budget", _seconds, "wall time per pair, e.g. 2s or 500ms (default 2s)"),
     "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
     "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
-    "processes": ("processes", _positive_int, "fresh processes each pair is measured in (default 5; 1 = in-process only)"),
+    "processes": ("processes", _positive_int, "fresh replica processes each pair is measured in (default 9; 1 = in this process only)"),
     "extra_processes": ("extra-processes", _positive_int, "processes added per further round while the interval is too wide (default 2)"),
     "replica_plugins": ("replica-plugins", _choice("needed", "all"), "plugins a replica process loads: needed (default) or all installed"),
     "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),

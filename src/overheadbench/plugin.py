@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Generator
 
@@ -12,7 +11,8 @@ from .fixture import OverheadFixture, OverheadUsageError
 from .jsonio import write_json_atomic
 from .marker import MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
 from .options import Settings, add_options, settings_from_config
-from .replicas import Launch, ReplicaError, needed_plugins, pending_request, plugin_args
+from .replicas import (ControllerGone, Launch, ReplicaError, ReplicaPool, WorkerChannel, WorkerRequest,
+                       needed_plugins, order_like, plugin_args)
 from .report import render_table
 from .results import JSON_SCHEMA_VERSION, OverheadResult
 from .verdict import FAIL, INCONCLUSIVE
@@ -34,24 +34,44 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class OverheadSession:
-    """Session state: resolved settings and every measured pair, for the table and JSON."""
+    """Session state: resolved settings, the replica pool (or, in a replica, the channel to
+    the controller) and every measured pair, for the table and JSON."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.settings: Settings = settings_from_config(config)
+        request = WorkerRequest.from_env()
+        self.worker: WorkerChannel | None = WorkerChannel(request) if request else None
+        self.settings: Settings = request.settings if request else settings_from_config(config)
         self.measuring: bool = config.getoption("--overhead")
         self.results: list[OverheadResult] = []
-        self.launch = Launch(
-            rootdir=config.rootpath,
-            inifile=config.inipath,
-            plugin_args=plugin_args(config.invocation_params.args),
-        )
+        self.marked: list[pytest.Item] = []
+        self._pool: ReplicaPool | None = None
 
-    def launch_for(self, item: pytest.Item) -> Launch:
-        """How a replica process re-runs ``item``."""
-        if self.settings.replica_plugins == "all":
-            return self.launch
-        return dataclasses.replace(self.launch, plugins=needed_plugins(item))
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Remember the marked tests (replicas run them); in a replica, run only those, in order."""
+        if self.worker is not None:
+            kept, rest = order_like(items, self.worker.request.nodeids)
+            if rest:
+                config.hook.pytest_deselected(items=rest)
+            items[:] = kept
+        self.marked = [item for item in items if item.get_closest_marker(MARKER_NAME) is not None]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """In a replica, print a failure at once: the controller quotes the replica's output."""
+        if self.worker is not None and report.failed:
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"{report.nodeid} failed in {report.when}:\n{report.longreprtext}")
+
+    def pool(self) -> ReplicaPool:
+        """The session's replica processes, started on the first pair that needs them."""
+        if self._pool is None:
+            plugins = None if self.settings.replica_plugins == "all" else needed_plugins(self.marked)
+            launch = Launch(rootdir=self.config.rootpath, inifile=self.config.inipath,
+                            plugin_args=plugin_args(self.config.invocation_params.args), plugins=plugins)
+            self._pool = ReplicaPool(launch, tuple(item.nodeid for item in self.marked), self.settings)
+        return self._pool
 
     def budget_for(self, item: pytest.Item) -> Budget | None:
         mark = item.get_closest_marker(MARKER_NAME)
@@ -70,9 +90,7 @@ class OverheadSession:
         if budget is None:
             pytest.fail(f"{item.nodeid}: the overhead fixture needs a budget: add "
                         f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test", pytrace=False)
-        worker = pending_request(item.nodeid)
-        settings = worker.settings if worker else self.settings
-        return OverheadFixture(item.nodeid, budget, settings, self.measuring, self.launch_for(item), worker)
+        return OverheadFixture(item.nodeid, budget, self.settings, self.measuring, self.pool, self.worker)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -80,7 +98,9 @@ class OverheadSession:
         try:
             outcome = yield
         except (OverheadUsageError, ReplicaError) as exc:
-            pytest.fail(str(exc), pytrace=False)
+            raise pytest.fail.Exception(str(exc), pytrace=False) from None  # the message says it all
+        except ControllerGone as exc:
+            pytest.exit(str(exc), returncode=0)
         if budget is None:
             return outcome
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
@@ -114,6 +134,8 @@ class OverheadSession:
             terminalreporter.write_line(f"overhead results written to {path}")
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self._pool is not None:
+            self._pool.close()
         path = self.config.getoption("--overhead-json")
         if path:
             write_json_atomic(path, {

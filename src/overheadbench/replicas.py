@@ -1,20 +1,26 @@
-"""Replica processes: the same test re-run in fresh interpreters, each timing the pair once more.
+"""Replica processes: fresh interpreters that re-run the session's overhead tests, each timing
+every pair once more.
 
 Why fresh processes: a pair's ratio depends on where code and objects land in memory
 (ASLR, hash seed). Here it moved 1–3 points between fresh processes while one process's own
 interval was ±0.3 points, and a forked child did not reproduce the spread. Like pyperf, we
 re-run the measurement in new processes and let the interval include the spread between them.
 
+Why one pool for the whole session: a replica is a pytest process, ~0.35 s of CPU to start.
+Started per pair, four of them cost ~0.7 s of every pair's 2 s budget on 2 cores. A replica
+that runs *all* the session's overhead tests, in the controller's order, pays that once.
+
 Why one at a time: replica processes sampling *at the same time* on a 2-core machine
 disturbed each other (A/A replica sd 1.2–1.6 points with -5% outliers, against 0.3 alone).
-So the replicas start together (their ~0.6 s start-up overlaps), report ready, and wait;
-the controller samples its own replica, then lets each worker sample in turn.
+So every live replica is parked (blocked on a pipe) at the pair's ``compare`` while anything
+is timed; the controller samples here, then lets one replica at a time sample; only when the
+pair is done are all of them released to run on to the next pair together.
 
-Protocol: the controller re-runs exactly one node (``python -m pytest NODEID``) with a JSON
-request in ``OVERHEADBENCH_WORKER`` naming two inherited pipe descriptors. In the worker the
-``overhead`` fixture calls the pair once, writes a byte to the *ready* pipe, blocks reading the
-*go* pipe (which carries the controller's calls per block), samples, writes its samples to
-the file named in the request, and skips the rest of the test.
+Protocol (JSON lines over two inherited pipes, named in ``OVERHEADBENCH_WORKER`` with the
+node ids to run): the worker's ``overhead`` fixture calls the pair once and sends
+``{"ready": nodeid}``; the controller answers ``{"go": calls_per_block}`` (sample; the worker
+answers ``{"samples": ...}`` and waits again) or ``{"next": true}`` (run on). End of file on
+the command pipe means the controller has finished: the worker stops its session.
 """
 
 from __future__ import annotations
@@ -30,32 +36,35 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Generator
+from typing import IO, Any, Callable, Generator, Iterable, Sequence
 
-from .jsonio import write_json_atomic
 from .options import Settings
 from .sampling import Request, ReplicaSamples, calibrate, replica_plan
 
 WORKER_ENV = "OVERHEADBENCH_WORKER"
 WORKER_TIMEOUT_S = 120.0
+EXIT_GRACE_S = 5.0
 
 
 class ReplicaError(Exception):
     """A replica process failed; the message carries the end of its output."""
 
 
+class ControllerGone(Exception):
+    """In a worker: the controller closed the command pipe, so this session should stop."""
+
+
 @dataclass(frozen=True)
 class WorkerRequest:
     """What a replica process is asked to do, passed as JSON in ``OVERHEADBENCH_WORKER``."""
 
-    nodeid: str
+    nodeids: tuple[str, ...]
     settings: Settings
-    out: str
     ready_fd: int
     go_fd: int
 
     def to_env(self) -> str:
-        return json.dumps({"nodeid": self.nodeid, "settings": self.settings.to_json(), "out": self.out,
+        return json.dumps({"nodeids": list(self.nodeids), "settings": self.settings.to_json(),
                            "ready_fd": self.ready_fd, "go_fd": self.go_fd})
 
     @classmethod
@@ -64,28 +73,42 @@ class WorkerRequest:
         if not raw:
             return None
         data = json.loads(raw)
-        return cls(data["nodeid"], Settings.from_json(data["settings"]), data["out"], data["ready_fd"], data["go_fd"])
-
-    def ready_then_wait(self) -> int:
-        """Tell the controller this process is ready; block until it says go; return calls per block."""
-        os.write(self.ready_fd, b"r")
-        os.close(self.ready_fd)
-        with os.fdopen(self.go_fd, "rb") as go:
-            return int(json.loads(go.read())["calls_per_block"])
-
-    def write(self, samples: ReplicaSamples) -> None:
-        write_json_atomic(self.out, samples.to_json())
+        return cls(tuple(data["nodeids"]), Settings.from_json(data["settings"]), data["ready_fd"], data["go_fd"])
 
 
-def pending_request(nodeid: str, environ: Any = os.environ) -> WorkerRequest | None:
-    """The worker request for ``nodeid`` when this process is a replica worker for it."""
-    request = WorkerRequest.from_env(environ)
-    return request if request is not None and request.nodeid == nodeid else None
+class WorkerChannel:
+    """The worker's end of the protocol, opened once per replica process."""
+
+    def __init__(self, request: WorkerRequest) -> None:
+        self.request = request
+        self._out = os.fdopen(request.ready_fd, "wb")
+        self._in = os.fdopen(request.go_fd, "rb")
+
+    def send(self, **message: Any) -> None:
+        self._out.write(json.dumps(message).encode() + b"\n")
+        self._out.flush()
+
+    def receive(self) -> dict[str, Any]:
+        line = self._in.readline()
+        if not line:
+            raise ControllerGone("the overheadbench controller has finished")
+        return json.loads(line)
+
+
+def order_like(items: list[Any], nodeids: Sequence[str]) -> tuple[list[Any], list[Any]]:
+    """``items`` kept and reordered as ``nodeids`` lists them, and the rest (to deselect).
+
+    A replica must meet the pairs in the controller's order, whatever order its own
+    collection produced.
+    """
+    position = {nodeid: index for index, nodeid in enumerate(nodeids)}
+    kept = sorted((item for item in items if item.nodeid in position), key=lambda item: position[item.nodeid])
+    return kept, [item for item in items if item.nodeid not in position]
 
 
 @dataclass(frozen=True)
 class Launch:
-    """How to start pytest again on one node: interpreter, root, ini, plugins.
+    """How to start pytest again on some nodes: interpreter, root, ini, plugins.
 
     ``plugins`` None means "autoload every installed plugin, as the first run did";
     a tuple means "autoload nothing and load these modules": starting a replica with
@@ -97,8 +120,8 @@ class Launch:
     plugin_args: tuple[str, ...]
     plugins: tuple[str, ...] | None = None
 
-    def command(self, nodeid: str) -> list[str]:
-        command = [sys.executable, "-m", "pytest", nodeid, "-q", "--no-header", "-p", "no:cacheprovider",
+    def command(self, nodeids: Iterable[str]) -> list[str]:
+        command = [sys.executable, "-m", "pytest", *nodeids, "-q", "--no-header", "-p", "no:cacheprovider",
                    "-p", "no:xdist", "-p", "no:randomly", "-o", "addopts=", "--rootdir", str(self.rootdir)]
         if self.inifile is not None:
             command += ["-c", str(self.inifile)]
@@ -113,18 +136,20 @@ class Launch:
         return environ
 
 
-def needed_plugins(item: Any) -> tuple[str, ...]:
-    """The installed (entry-point) plugins a replica of ``item`` needs: those that define a
-    fixture the test uses, and, for an ``async def`` test, those that run test functions
+def needed_plugins(items: Iterable[Any]) -> tuple[str, ...]:
+    """The installed (entry-point) plugins replicas of ``items`` need: those that define a
+    fixture a test uses, and, for ``async def`` tests, those that run test functions
     (``pytest_pyfunc_call``: pytest-asyncio, anyio's plugin). Others are left out."""
-    manager = item.config.pluginmanager
-    installed = {getattr(plugin, "__name__", ""): plugin for plugin, _ in manager.list_plugin_distinfo()}
     top = lambda name: name.split(".")[0]  # noqa: E731
     wanted = {"overheadbench"}
-    for definitions in item._fixtureinfo.name2fixturedefs.values():
-        wanted.update(top(getattr(d.func, "__module__", "") or "") for d in definitions)
-    if inspect.iscoroutinefunction(getattr(item, "obj", None)):
-        wanted.update(top(getattr(impl.plugin, "__name__", "")) for impl in manager.hook.pytest_pyfunc_call.get_hookimpls())
+    installed: set[str] = set()
+    for item in items:
+        manager = item.config.pluginmanager
+        installed = {getattr(plugin, "__name__", "") for plugin, _ in manager.list_plugin_distinfo()}
+        for definitions in item._fixtureinfo.name2fixturedefs.values():
+            wanted.update(top(getattr(d.func, "__module__", "") or "") for d in definitions)
+        if inspect.iscoroutinefunction(getattr(item, "obj", None)):
+            wanted.update(top(getattr(impl.plugin, "__name__", "")) for impl in manager.hook.pytest_pyfunc_call.get_hookimpls())
     return tuple(sorted(name for name in installed if name and top(name) in wanted))
 
 
@@ -143,138 +168,220 @@ def plugin_args(invocation_args: tuple[str, ...] | list[str]) -> tuple[str, ...]
 @dataclass
 class _Worker:
     process: subprocess.Popen[bytes]
-    out: Path
     log: IO[bytes]
-    ready_fd: int
-    go_fd: int
+    messages_fd: int
+    commands: IO[bytes]
+    first: int
+    """Index (in the pool's node ids) of the first pair this worker runs."""
+    at: str | None = None
+    """The node id whose ``compare`` the worker is parked at, if any."""
+    buffer: bytes = b""
 
 
 @dataclass
 class ReplicaPool:
-    """Fresh pytest processes for one pair: started together, sampled one at a time."""
+    """Fresh pytest processes for a session's pairs: started on demand, kept for later pairs,
+    sampled one at a time, stopped when the session ends."""
 
     launch: Launch
-    nodeid: str
+    nodeids: tuple[str, ...]
     settings: Settings
-    _folder: tempfile.TemporaryDirectory[str] = field(default_factory=lambda: tempfile.TemporaryDirectory(prefix="overheadbench-"))
-    _waiting: list[_Worker] = field(default_factory=list)
-    _started: int = 0
+    clock_ns: Callable[[], int] = time.perf_counter_ns
+    _workers: list[_Worker] = field(default_factory=list)
+    _startup_ns: float = 0.0
+    """Last measured wall time for two processes (one per core) to start and get ready."""
+    _current: str = ""
+    """The pair being measured, for error messages."""
 
-    def start(self, count: int) -> None:
-        for _ in range(count):
-            self._started += 1
-            out = Path(self._folder.name, f"replica-{self._started}.json")
-            ready_read, ready_write = os.pipe()
-            go_read, go_write = os.pipe()
-            request = WorkerRequest(self.nodeid, self.settings, str(out), ready_write, go_read)
-            log = open(Path(self._folder.name, f"replica-{self._started}.log"), "w+b")
-            try:
-                process = subprocess.Popen(
-                    self.launch.command(self.nodeid), cwd=self.launch.rootdir, stdin=subprocess.DEVNULL,
-                    stdout=log, stderr=subprocess.STDOUT, pass_fds=(ready_write, go_read),
-                    env=self.launch.environ(request),
-                )
-            finally:
-                os.close(ready_write)
-                os.close(go_read)
-            self._waiting.append(_Worker(process, out, log, ready_read, go_write))
+    @property
+    def size(self) -> int:
+        return len(self._workers)
 
-    def wait_ready(self) -> None:
-        """Block until every started process has reported ready (or fail with its output)."""
-        deadline = time.monotonic() + WORKER_TIMEOUT_S
-        for worker in self._waiting:
-            readable, _, _ = select.select([worker.ready_fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not readable:
-                self._fail(worker, f"did not get ready within {WORKER_TIMEOUT_S:.0f} s")
-            if os.read(worker.ready_fd, 1) != b"r":
-                worker.process.wait(timeout=WORKER_TIMEOUT_S)
-                self._fail(worker, f"exited with code {worker.process.returncode} before measuring the pair")
+    def startup_ns(self, count: int) -> float:
+        """Predicted wall time to start ``count`` more processes and have them ready."""
+        return self._startup_ns * math.ceil(count / 2)
 
-    def sample_each(self, calls_per_block: int) -> list[ReplicaSamples]:
-        """Let each ready process sample in turn; return their samples."""
-        results = []
-        while self._waiting:
-            worker = self._waiting[0]
-            with os.fdopen(worker.go_fd, "wb") as go:
-                worker.go_fd = -1
-                go.write(json.dumps({"calls_per_block": calls_per_block}).encode())
-            try:
-                worker.process.wait(timeout=WORKER_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self._fail(worker, f"did not finish within {WORKER_TIMEOUT_S:.0f} s")
-            if not worker.out.exists():
-                self._fail(worker, f"exited with code {worker.process.returncode} without writing its samples")
-            results.append(ReplicaSamples.from_json(json.loads(worker.out.read_text(encoding="utf-8"))))
-            self._discard(worker)
-        return results
+    def ensure(self, count: int, nodeid: str) -> None:
+        """Have at least ``count`` processes parked at ``nodeid``: start the missing ones,
+        then wait until every live process is parked there (so nothing runs while timing)."""
+        first = self._index(nodeid)
+        self._current = nodeid
+        started = self.clock_ns()
+        new = max(0, count - len(self._workers))
+        for _ in range(new):
+            self._start(first)
+        for worker in list(self._workers):
+            self._park(worker, nodeid)
+        if new:
+            self._startup_ns = (self.clock_ns() - started) / math.ceil(new / 2)
+
+    def sample(self, index: int, calls_per_block: int) -> ReplicaSamples:
+        """Let the ``index``-th process sample the pair it is parked at; return its samples."""
+        worker = self._workers[index]
+        self._send(worker, go=calls_per_block)
+        message = self._receive(worker)
+        if message is None or "samples" not in message:
+            self._drop(worker, f"exited with code {self._exit_code(worker)} while measuring the pair")
+        return ReplicaSamples.from_json(message["samples"])
+
+    def release(self) -> None:
+        """Let every parked process run on to its next pair (they do so together, untimed)."""
+        for worker in self._workers:
+            if worker.at is not None:
+                worker.at = None
+                self._send(worker, next=True)
 
     def close(self) -> None:
-        """Stop whatever still runs and remove the temporary files; safe to call twice."""
-        while self._waiting:
-            self._discard(self._waiting[0])
-        self._folder.cleanup()
+        """Tell every process to stop, give them a moment, then kill what is left; safe twice."""
+        for worker in self._workers:
+            worker.commands.close()
+        deadline = time.monotonic() + EXIT_GRACE_S
+        for worker in self._workers:
+            try:
+                worker.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                worker.process.kill()
+                worker.process.wait()
+            os.close(worker.messages_fd)
+            worker.log.close()
+        self._workers.clear()
 
-    def _fail(self, worker: _Worker, what: str) -> None:
-        worker.log.flush()
-        worker.log.seek(0)
-        tail = "\n".join(worker.log.read().decode(errors="replace").strip().splitlines()[-15:])
-        raise ReplicaError(f"{self.nodeid}: a replica process (a fresh `pytest {self.nodeid}`) {what}. "
-                           f"Its output ended:\n{tail}")
+    def _index(self, nodeid: str) -> int:
+        try:
+            return self.nodeids.index(nodeid)
+        except ValueError:
+            raise ReplicaError(f"{nodeid}: not among the session's @pytest.mark.overhead tests when the session "
+                               f"started (was the marker added at run time?); replicas cannot re-run it") from None
 
-    def _discard(self, worker: _Worker) -> None:
-        self._waiting.remove(worker)
+    def _start(self, first: int) -> None:
+        messages_read, messages_write = os.pipe()
+        commands_read, commands_write = os.pipe()
+        request = WorkerRequest(self.nodeids[first:], self.settings, messages_write, commands_read)
+        log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
+        try:
+            process = subprocess.Popen(
+                self.launch.command(request.nodeids), cwd=self.launch.rootdir, stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, pass_fds=(messages_write, commands_read),
+                env=self.launch.environ(request),
+            )
+        except BaseException:
+            for fd in (messages_read, commands_write):
+                os.close(fd)
+            log.close()
+            raise
+        finally:
+            os.close(messages_write)
+            os.close(commands_read)
+        self._workers.append(_Worker(process, log, messages_read, os.fdopen(commands_write, "wb"), first))
+
+    def _park(self, worker: _Worker, nodeid: str) -> None:
+        """Read the worker's messages until it is parked at ``nodeid``, moving it past earlier pairs."""
+        wanted = self._index(nodeid)
+        while worker.at != nodeid:
+            if worker.at is not None:
+                if self._index(worker.at) > wanted:
+                    self._drop(worker, f"ran {nodeid} without reaching overhead.compare (it failed or was "
+                                       f"skipped there) and went on to {worker.at}")
+                worker.at = None
+                self._send(worker, next=True)
+            message = self._receive(worker)
+            if message is None:
+                self._drop(worker, f"exited with code {self._exit_code(worker)} before measuring the pair")
+            worker.at = message.get("ready")
+
+    def _send(self, worker: _Worker, **message: Any) -> None:
+        try:
+            worker.commands.write(json.dumps(message).encode() + b"\n")
+            worker.commands.flush()
+        except BrokenPipeError:
+            self._drop(worker, f"exited with code {self._exit_code(worker)}")
+
+    def _receive(self, worker: _Worker) -> dict[str, Any] | None:
+        """The worker's next message, or None once it has exited."""
+        deadline = time.monotonic() + WORKER_TIMEOUT_S
+        while b"\n" not in worker.buffer:
+            readable, _, _ = select.select([worker.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not readable:
+                self._drop(worker, f"sent nothing for {WORKER_TIMEOUT_S:.0f} s")
+            chunk = os.read(worker.messages_fd, 1 << 16)
+            if not chunk:
+                return None
+            worker.buffer += chunk
+        line, _, worker.buffer = worker.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def _exit_code(self, worker: _Worker) -> int | None:
+        try:
+            return worker.process.wait(timeout=EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _drop(self, worker: _Worker, what: str) -> None:
+        """Remove a worker that cannot go on, and raise its story with the end of its output."""
+        self._workers.remove(worker)
         if worker.process.poll() is None:
             worker.process.kill()
             worker.process.wait()
-        for fd in (worker.ready_fd, worker.go_fd):
-            if fd >= 0:
-                os.close(fd)
+        worker.log.seek(0)
+        tail = "\n".join(worker.log.read().decode(errors="replace").strip().splitlines()[-15:])
+        worker.commands.close()
+        os.close(worker.messages_fd)
         worker.log.close()
+        raise ReplicaError(f"{self._current}: a replica process (a fresh pytest run of the session's "
+                           f"overhead tests) {what}. Its output ended:\n{tail}")
 
 
 def pair_plan(
     settings: Settings,
     rng: Any,
     clock_ns: Callable[[], int],
-    pool: ReplicaPool | Any,
+    pool: ReplicaPool | Any | None,
+    nodeid: str,
     more_needed: Callable[[list[ReplicaSamples]], bool],
 ) -> Generator[Request, int, list[ReplicaSamples]]:
     """The controller's whole procedure for a pair, as one plan for the sampling drivers.
 
-    Calibrate; start ``processes - 1`` replicas; when all are ready, sample here, then in
-    each replica in turn. While ``more_needed`` (interval too wide, or verdict not yet
-    decided) and another round of ``extra_processes`` is expected to fit the time budget,
-    run another round. A round's cost is predicted from the first: start-up scales with
-    the number of processes per core (2 here), sampling with the number of processes.
+    Without a pool (``processes = 1``) the pair is calibrated and sampled here. Otherwise
+    this process only calibrates: it is no fresh process (it has run other tests, loaded
+    every plugin), and its ratio was biased against the replicas' (+0.4 points on an A/A
+    pair, with a wider spread). ``processes`` replicas, parked at this pair (any missing
+    are started), sample in turn. While ``more_needed`` (interval too wide, or verdict not
+    yet decided) and another round of ``extra_processes`` is predicted to fit the time
+    budget, another round runs: its cost is the sampling time per process seen so far,
+    plus start-up for processes the pool does not have yet.
     """
+    if pool is None:
+        calls = yield from calibrate(settings)
+        return [(yield from replica_plan(settings, rng, clock_ns, calls))]
     started = clock_ns()
-    extra = settings.processes - 1
     try:
-        calls = yield from calibrate(settings)  # a few ms, before the replicas load the machine
-        if not extra:
-            return [(yield from replica_plan(settings, rng, clock_ns, calls))]
-        pool.start(extra)
-        pool.wait_ready()
-        ready_at = clock_ns()
-        replicas = [(yield from replica_plan(settings, rng, clock_ns, calls))]
-        replicas += pool.sample_each(calls)
-        startup_ns = (ready_at - started) * math.ceil(settings.extra_processes / 2) / math.ceil(extra / 2)
-        round_ns = startup_ns + (clock_ns() - ready_at) * settings.extra_processes / settings.processes
-        while more_needed(replicas) and clock_ns() - started + round_ns <= settings.time_budget_s * 1e9:
-            pool.start(settings.extra_processes)
-            pool.wait_ready()
-            replicas += pool.sample_each(calls)
+        pool.ensure(settings.processes, nodeid)
+        calls = yield from calibrate(settings)
+        sampling_from = clock_ns()
+        replicas = [pool.sample(index, calls) for index in range(settings.processes)]
+        per_process_ns = (clock_ns() - sampling_from) / settings.processes
+        while more_needed(replicas):
+            want = len(replicas) + settings.extra_processes
+            round_ns = per_process_ns * settings.extra_processes + pool.startup_ns(max(0, want - pool.size))
+            if clock_ns() - started + round_ns > settings.time_budget_s * 1e9:
+                break
+            pool.ensure(want, nodeid)
+            replicas += [pool.sample(index, calls) for index in range(len(replicas), want)]
         return replicas
     finally:
-        if extra:
-            pool.close()
+        pool.release()
 
 
 def worker_plan(
-    request: WorkerRequest, rng: Any, clock_ns: Callable[[], int]
+    channel: WorkerChannel, nodeid: str, rng: Any, clock_ns: Callable[[], int]
 ) -> Generator[Request, int, list[ReplicaSamples]]:
-    """A replica process's procedure: ready, wait for go, sample, write the samples."""
-    calls = request.ready_then_wait()
-    samples = yield from replica_plan(request.settings, rng, clock_ns, calls)
-    request.write(samples)
+    """A replica's procedure for one pair: park, then sample if told to, then park again
+    until the controller has finished the pair. No samples when told to run on."""
+    channel.send(ready=nodeid)
+    command = channel.receive()
+    if "go" not in command:
+        return []
+    samples = yield from replica_plan(channel.request.settings, rng, clock_ns, int(command["go"]))
+    channel.send(samples=samples.to_json())
+    channel.receive()
     return [samples]

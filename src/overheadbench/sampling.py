@@ -73,9 +73,8 @@ class ReplicaSamples:
 def replica_slice_s(settings: Settings) -> float:
     """Sampling time one process may spend: all of the budget alone, a share when replicated.
 
-    Replica processes start in parallel but sample one after another, so the budget holds
-    one start-up (~0.6 s for a pytest process here) plus every process's slice: each
-    process gets ``SAMPLING_SHARE`` of the budget divided among them.
+    Replicas sample one after another, and the budget must also hold their warm-up and
+    any further rounds, so each gets ``SAMPLING_SHARE`` of the budget divided among them.
     """
     if settings.processes == 1:
         return settings.time_budget_s

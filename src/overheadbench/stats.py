@@ -5,10 +5,12 @@
   interval for that median.
 * Across processes the ratio itself moves: code and heap layout (ASLR, hash seed) make
   the same pair 1–3 points faster or slower in one fresh process than in the next, far
-  more than the within-process interval, with a heavy tail (a process in twenty lands
-  several points away). So with several replica processes the estimate is the 20%-trimmed
-  mean of their medians and the interval a Tukey–McLaughlin t interval over those replicas:
-  it carries the between-process variance, as pyperf's replicated means do.
+  more than the within-process interval, in clusters and with a heavy tail (a process in
+  twenty lands several points away). So with several replica processes the estimate is
+  the **median of their medians**, with the same distribution-free interval over the
+  processes: it carries the between-process variance, as pyperf's replicated means do,
+  and assumes nothing about the shape of that clustered, heavy-tailed spread (a trimmed
+  mean's t interval did, and its intervals were half as wide as the run-to-run spread).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
-TRIM = 0.2
-"""Share of process medians trimmed from each end (g = floor(0.2 k))."""
+EXACT_RANKS_UP_TO = 1000
+"""Up to this many values the interval's ranks come from the exact binomial distribution."""
 WITHIN_PROCESS = "within-process"
 BETWEEN_PROCESSES = "between-processes"
 
@@ -35,7 +37,7 @@ class Estimate:
     high: float
     confidence: float
     method: str
-    """``between-processes`` (t over replica medians) or ``within-process`` (one process only)."""
+    """``between-processes`` (over replica medians) or ``within-process`` (one process only)."""
 
     @property
     def overhead(self) -> float:
@@ -57,23 +59,36 @@ def pair_ratios(baseline_ns: Sequence[float], framework_ns: Sequence[float], off
     return framework / baseline
 
 
-def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """Median and a distribution-free interval from order statistics.
+def median_ranks(n: int, confidence: float) -> tuple[int, int] | None:
+    """0-based ranks of the sorted values bounding a distribution-free interval for the median.
 
-    The number of values below the true median is Binomial(n, 1/2); the ranks
-    ``n/2 ± z·√n/2`` bound it at the requested confidence (normal approximation,
-    good from ~10 values; below that the interval is the full range).
+    The number of values below the true median is Binomial(n, 1/2); the interval from the
+    r-th smallest to the r-th largest misses the median with probability 2·P(B ≤ r − 1).
+    r is the largest with that at most ``1 - confidence`` (exact up to
+    ``EXACT_RANKS_UP_TO`` values, the normal approximation above). None when even the full
+    range cannot reach the confidence (fewer than 6 values at 95%).
     """
+    tail = (1 - confidence) / 2
+    if n > EXACT_RANKS_UP_TO:
+        spread = NormalDist().inv_cdf(1 - tail) * math.sqrt(n) / 2
+        r = max(1, math.floor(n / 2 - spread))
+        return r - 1, n - r
+    r, cumulative, total = 0, 0, 2 ** n
+    while r < n // 2:
+        cumulative += math.comb(n, r)
+        if cumulative > tail * total:
+            break
+        r += 1
+    return (r - 1, n - r) if r else None
+
+
+def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Median and its distribution-free interval; the full range when too few values for one."""
     ordered = np.sort(np.asarray(values, float))
-    n = ordered.size
-    if n == 0:
+    if ordered.size == 0:
         raise ValueError("no samples")
-    median = float(np.median(ordered))
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
-    spread = z * math.sqrt(n) / 2
-    low_rank = max(0, math.floor(n / 2 - spread) - 1)
-    high_rank = min(n - 1, math.ceil(n / 2 + spread))
-    return median, float(ordered[low_rank]), float(ordered[high_rank])
+    low, high = median_ranks(ordered.size, confidence) or (0, ordered.size - 1)
+    return float(np.median(ordered)), float(ordered[low]), float(ordered[high])
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -116,23 +131,19 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float) -
     """Pool per-process ``(median, low, high)`` into one estimate.
 
     One process: its own interval, labelled within-process (it does not see layout
-    effects and is optimistic). Several: the 20%-trimmed mean of the process medians with
-    the Tukey–McLaughlin interval (winsorized variance, t with k − 2g − 1 degrees of
-    freedom). Fresh processes have a heavy tail (about one in twenty lands several points
-    away), and trimming keeps one such process from moving the estimate; with fewer than
-    five processes nothing is trimmed and this is the plain mean ± t·s/√k.
+    effects and is optimistic). Enough processes for an order-statistic interval at this
+    confidence (6 at 95%): the median of the process medians with that interval. Fewer:
+    the plain mean ± t·s/√k, which needs an assumption about the spread but exists.
     """
     if not replicas:
         raise ValueError("no replicas")
     if len(replicas) == 1:
         median, low, high = replicas[0]
         return Estimate(median, low, high, confidence, WITHIN_PROCESS)
-    ordered = np.sort(np.array([r[0] for r in replicas]))
-    k = ordered.size
-    g = int(TRIM * k)
-    kept = ordered[g:k - g]
-    winsorized = np.clip(ordered, kept[0], kept[-1])
-    centre = float(kept.mean())
-    standard_error = float(winsorized.std(ddof=1)) / ((1 - 2 * g / k) * math.sqrt(k))
-    half = t_quantile((1 + confidence) / 2, k - 2 * g - 1) * standard_error
+    medians = np.array([r[0] for r in replicas], float)
+    if median_ranks(medians.size, confidence) is not None:
+        centre, low, high = median_interval(medians, confidence)
+        return Estimate(centre, low, high, confidence, BETWEEN_PROCESSES)
+    centre = float(medians.mean())
+    half = t_quantile((1 + confidence) / 2, medians.size - 1) * float(medians.std(ddof=1)) / math.sqrt(medians.size)
     return Estimate(centre, centre - half, centre + half, confidence, BETWEEN_PROCESSES)
