@@ -1,29 +1,19 @@
 """overheadbench: is the framework path's overhead over the bare path within budget?
 
 Use ``@pytest.mark.overhead(max=0.25)`` and the ``overhead`` fixture; run ``pytest --overhead``.
+The names below load their module on first use (see :mod:`overheadbench.lazy`).
 """
 
 from __future__ import annotations
 
-from .durations import DurationError, format_seconds, parse_duration
-from .fixture import OverheadFixture, OverheadHarnessWarning, OverheadUsageError
-from .marker import Budget, MarkerError
-from .options import Settings
-from .results import OverheadResult
-from .sampling import CallableError, ReplicaSamples
+from .lazy import lazy_attributes
 
 __version__ = "0.1.0"
-__all__ = [
-    "Budget",
-    "CallableError",
-    "DurationError",
-    "MarkerError",
-    "OverheadFixture",
-    "OverheadHarnessWarning",
-    "OverheadResult",
-    "OverheadUsageError",
-    "ReplicaSamples",
-    "Settings",
-    "format_seconds",
-    "parse_duration",
-]
+_HOMES = {
+    "Budget": "marker", "CallableError": "sampling", "DurationError": "durations", "MarkerError": "marker",
+    "OverheadFixture": "fixture", "OverheadHarnessWarning": "fixture", "OverheadResult": "results",
+    "OverheadUsageError": "fixture", "ReplicaSamples": "sampling", "Settings": "options",
+    "format_seconds": "durations", "parse_duration": "durations",
+}
+__all__ = sorted(_HOMES)
+__getattr__ = lazy_attributes(__name__, _HOMES)

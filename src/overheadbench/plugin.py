@@ -8,6 +8,7 @@ from typing import Generator
 import pytest
 
 from .fixture import OverheadFixture, OverheadUsageError
+from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
 from .jsonio import write_json_atomic
 from .marker import MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
 from .options import Settings, add_options, settings_from_config

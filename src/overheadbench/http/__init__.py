@@ -1,0 +1,21 @@
+"""Local HTTP/1.1 and h2c servers for any ASGI app, built-in echo/delay/SSE apps, and load
+and streaming measurements.
+
+Names load on first use, so the pytest plugin (which registers the ``asgi_server``
+fixture from here) does not import httpx and hypercorn into every test session.
+"""
+
+from __future__ import annotations
+
+from ..lazy import lazy_attributes
+
+_HOMES = {
+    "LatencyStats": "load", "Throughput": "load", "alatency": "load", "latency": "load", "throughput": "load",
+    "PROTOCOLS": "server", "ProtocolMismatch": "server", "Server": "server", "ServerError": "server",
+    "start_server": "server",
+    "EventTimer": "streaming", "StreamStats": "streaming", "astream": "streaming", "stream": "streaming",
+    "ConcurrencyNotReached": "sweeps", "SizePoint": "sweeps", "concurrency_sweep": "sweeps",
+    "in_flight_probe": "sweeps", "size_sweep": "sweeps",
+}
+__all__ = sorted(_HOMES)
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -1,0 +1,124 @@
+"""Built-in ASGI apps for transport measurements: echo, simulated work, an SSE streaming agent.
+
+Plain ASGI (no framework), so a measurement of them is a measurement of the transport.
+One app serves every endpoint; ``app`` is the instance a server process imports
+(``"overheadbench.http.apps:app"``):
+
+* ``POST /echo``: the request body back, as ``application/json``.
+* ``GET|POST /delay?ms=N``: N ms of simulated work (an async sleep), then a small JSON body.
+* ``GET /stream?chunks=10&size=100&delay_ms=0``: a server-sent-events stream of ``chunks``
+  events of ``size`` payload bytes, one every ``delay_ms`` (the agent "thinks" before each).
+* ``GET /batch?...``: the same bytes in one response, after the same total delay.
+* ``GET /_stats``: requests served, in flight now, most in flight at once;
+  ``POST /_stats/reset`` zeroes them. This is how a concurrency level is verified on the
+  server's side of the wire.
+* ``GET /fail``: raises, so the server answers 500 (to see errors reported).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs
+
+import anyio
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def sse_event(index: int, size: int) -> bytes:
+    """One event: ``data: `` + ``size`` payload bytes (the index, zero-padded) + a blank line."""
+    payload = str(index).encode().rjust(max(size, 1), b"0")[-max(size, 1):]
+    return b"data: " + payload + b"\n\n"
+
+
+class AgentApp:
+    """The built-in endpoints, with a gauge of requests in flight."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await self._route(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Read the whole request first, on every route: answering an h2c request before its
+        # (even empty) body was read made hypercorn drop the connection (KeyError on the stream).
+        body = await _body(receive)
+        path, query = scope["path"], {k: v[-1] for k, v in parse_qs(scope["query_string"].decode()).items()}
+        if path == "/echo":
+            await _respond(send, 200, body, b"application/json")
+        elif path == "/delay":
+            await anyio.sleep(float(query.get("ms", "0")) / 1000)
+            await _respond(send, 200, json.dumps({"slept_ms": float(query.get("ms", "0"))}).encode(), b"application/json")
+        elif path in ("/stream", "/batch"):
+            await self._events(send, path == "/stream", int(query.get("chunks", "10")),
+                               int(query.get("size", "100")), float(query.get("delay_ms", "0")) / 1000)
+        elif path == "/_stats":
+            if scope["method"] == "POST":
+                self.requests = self.max_in_flight = 0
+            stats = {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight}
+            await _respond(send, 200, json.dumps(stats).encode(), b"application/json")
+        elif path == "/fail":
+            raise RuntimeError("the /fail endpoint always raises")
+        else:
+            await _respond(send, 404, b'{"error": "not found"}', b"application/json")
+
+    async def _events(self, send: Send, streaming: bool, chunks: int, size: int, delay_s: float) -> None:
+        content_type = b"text/event-stream" if streaming else b"text/plain"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", content_type), (b"cache-control", b"no-cache")]})
+        batch = []
+        started = anyio.current_time()
+        for index in range(chunks):
+            if delay_s:
+                # On a schedule, not sleep after sleep: each sleep overshot ~1 ms here and
+                # 10 events "50 ms apart" took 512 ms, an artefact of the simulation.
+                await anyio.sleep_until(started + (index + 1) * delay_s)
+            if streaming:
+                await send({"type": "http.response.body", "body": sse_event(index, size), "more_body": True})
+            else:
+                batch.append(sse_event(index, size))
+        await send({"type": "http.response.body", "body": b"".join(batch), "more_body": False})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _body(receive: Receive) -> bytes:
+    parts = []
+    while True:
+        message = await receive()
+        parts.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(parts)
+
+
+async def _respond(send: Send, status: int, body: bytes, content_type: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
+    await send({"type": "http.response.body", "body": body})
+
+
+app = AgentApp()

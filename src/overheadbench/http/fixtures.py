@@ -1,0 +1,29 @@
+"""The ``asgi_server`` fixture: start servers for a test, stop them whatever the outcome."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import pytest
+
+BUILTIN_APP = "overheadbench.http.apps:app"
+
+
+@pytest.fixture
+def asgi_server() -> Iterator[Callable[..., Any]]:
+    """Start an ASGI app on 127.0.0.1 (free port) in its own process: ``asgi_server(app,
+    protocol="http1"|"h2c")`` returns a :class:`~overheadbench.http.server.Server`; ``app`` is
+    ``"module:attribute"`` (default: the built-in echo/delay/SSE app). Every server started
+    is stopped at teardown, also when the test fails."""
+    from .server import start_server  # httpx and hypercorn load only for tests that serve
+
+    servers: list[Any] = []
+
+    def start(app: str = BUILTIN_APP, protocol: str = "http1") -> Any:
+        server = start_server(app, protocol)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
