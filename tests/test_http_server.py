@@ -58,6 +58,17 @@ def test_streams_are_timed_per_event_sync_and_async() -> None:
         server.close()
 
 
+def test_stopping_with_a_stream_in_flight_is_prompt() -> None:
+    server = start_server()
+    client = server.client()
+    with client.stream("GET", "/stream?chunks=100&delay_ms=100") as response:
+        next(response.iter_raw())  # the stream is open and has 10 s to go
+        started = time.monotonic()
+        server.close()
+        assert time.monotonic() - started < 2.5  # 0.2 s grace for open streams, not hypercorn's 3 s
+    assert server.process.returncode is not None
+
+
 def test_the_probe_sees_requests_really_in_flight_together() -> None:
     server = start_server(protocol="http1")
     try:
