@@ -150,7 +150,10 @@ def _wait_ready(server: Server) -> None:
                           timeout=START_TIMEOUT_S) as client:
             server.check(client.get("/"))
     except httpx.HTTPError as exc:
-        code = server.process.poll()
+        try:  # a crashing server resets the connection a moment before it has exited
+            code: int | None = server.process.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            code = None
         state = f"exited with code {code}" if code is not None else "did not answer"
         raise ServerError(f"the server for {server.app} ({server.protocol}) {state} "
                           f"({type(exc).__name__}: {exc}). Its output:\n{server.output()[-3000:]}") from None
