@@ -112,6 +112,18 @@ def add_options(parser: pytest.Parser) -> None:
                     help="measure @pytest.mark.overhead tests and judge them against their budgets")
     group.addoption("--overhead-json", metavar="PATH", default=None,
                     help="write every measured pair (samples included) as JSON to PATH")
+    group.addoption("--overhead-save", metavar="NAME", default=None,
+                    help="store this run as NNNN_NAME.json in the storage folder (never replacing a file)")
+    group.addoption("--overhead-autosave", action="store_true", default=False,
+                    help="store this run, named after the git commit")
+    group.addoption("--overhead-storage", metavar="PATH", default=None,
+                    help="folder of stored runs (default: baselines/ under the rootdir)")
+    parser.addini("overhead_storage", "folder of stored runs (default: baselines/)", default=None)
+    group.addoption("--overhead-compare", metavar="NAME", nargs="?", const="", default=None,
+                    help="compare each pair with a stored run: its name, number or path (default: the newest)")
+    group.addoption("--overhead-compare-fail", metavar="POINTS", type=float, default=None,
+                    help="fail a test whose overhead grew by more than POINTS percentage points, significantly, "
+                         "against the stored run (implies --overhead-compare)")
     for suffix, _, help_text in _OPTIONS.values():
         group.addoption(f"--overhead-{suffix}", default=None, help=help_text)
         parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)

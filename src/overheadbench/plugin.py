@@ -7,6 +7,8 @@ from typing import Generator
 
 import pytest
 
+from .baselines import Baselines, StorageError
+from .environment import environment
 from .fixture import OverheadFixture, OverheadUsageError
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
 from .jsonio import write_json_atomic
@@ -14,7 +16,8 @@ from .marker import MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_m
 from .options import Settings, add_options, settings_from_config
 from .replicas import (ControllerGone, Launch, ReplicaError, ReplicaPool, WorkerChannel, WorkerRequest,
                        needed_plugins, order_like, plugin_args)
-from .report import render_table
+from .report import render_comparison, render_table
+from .storage import Storage
 from .results import JSON_SCHEMA_VERSION, OverheadResult
 from .verdict import FAIL, INCONCLUSIVE
 
@@ -47,6 +50,36 @@ class OverheadSession:
         self.results: list[OverheadResult] = []
         self.marked: list[pytest.Item] = []
         self._pool: ReplicaPool | None = None
+        self._environment: dict | None = None
+        self.baselines: Baselines | None = None
+
+    def environment(self) -> dict:
+        if self._environment is None:
+            self._environment = environment(self.config)
+        return self._environment
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        option = self.config.getoption
+        wanted = option("--overhead-save") or option("--overhead-autosave") or option("--overhead-compare") is not None \
+            or option("--overhead-compare-fail") is not None
+        if not wanted or self.worker is not None:
+            return
+        folder = option("--overhead-storage") or self.config.getini("overhead_storage") or "baselines"
+        try:
+            self.baselines = Baselines.from_options(
+                Storage(self.config.rootpath / folder), self.environment(), option("--overhead-save"),
+                option("--overhead-autosave"), option("--overhead-compare"), option("--overhead-compare-fail"))
+        except StorageError as exc:
+            raise pytest.UsageError(f"overheadbench: {exc}") from None
+        self._warn_environment()
+
+    def _warn_environment(self) -> None:
+        """Say at the start and again at the end that the stored run came from elsewhere."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.baselines and self.baselines.environment_differences and reporter is not None:
+            reporter.write_line(f"WARNING: overhead compared with {self.baselines.compare_with.name}, measured in "
+                                f"another environment: {'; '.join(self.baselines.environment_differences)}",
+                                yellow=True, bold=True)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -115,8 +148,11 @@ class OverheadSession:
         if not result.measured:
             return
         self.results.append(result)
+        regression = self.baselines.check(result.to_json()) if self.baselines else None
         if result.verdict == FAIL:
-            pytest.fail(result.message, pytrace=False)
+            pytest.fail(result.message + (f"\n{regression}" if regression else ""), pytrace=False)
+        if regression:
+            pytest.fail(regression, pytrace=False)
         if result.verdict == INCONCLUSIVE:
             if self.settings.inconclusive == "fail":
                 pytest.fail(f"inconclusive: {result.message}", pytrace=False)
@@ -133,14 +169,30 @@ class OverheadSession:
         path = self.config.getoption("--overhead-json")
         if path:
             terminalreporter.write_line(f"overhead results written to {path}")
+        if self.baselines and self.baselines.compare_with and self.baselines.changes:
+            terminalreporter.write_sep("-", f"overhead: compared with {self.baselines.compare_with.name}")
+            for line in render_comparison(self.baselines.changes, self.baselines.compare_with.name):
+                terminalreporter.write_line(line)
+            terminalreporter.write_line("~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)")
+            self._warn_environment()
+        if self.baselines and self.baselines.saved:
+            terminalreporter.write_line(f"overhead run saved to {self.baselines.saved}")
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._pool is not None:
             self._pool.close()
         path = self.config.getoption("--overhead-json")
         if path:
-            write_json_atomic(path, {
-                "schema_version": JSON_SCHEMA_VERSION,
-                "settings": self.settings.to_json(),
-                "results": [result.to_json() for result in self.results],
-            })
+            write_json_atomic(path, self.run_document())
+        finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        if self.baselines and self.results and finished:
+            self.baselines.save(self.run_document())
+
+    def run_document(self) -> dict:
+        """This session as one JSON document: what --overhead-json writes and a stored run holds."""
+        return {
+            "schema_version": JSON_SCHEMA_VERSION,
+            "environment": self.environment(),
+            "settings": self.settings.to_json(),
+            "results": [result.to_json() for result in self.results],
+        }

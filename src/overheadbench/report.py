@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .comparison import Change
 from .durations import format_fraction, format_seconds
 from .results import OverheadResult
 from .stats import WITHIN_PROCESS
@@ -33,12 +34,25 @@ def table_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
     return rows
 
 
-def render_table(results: Sequence[OverheadResult]) -> list[str]:
-    """The table as text lines, columns padded; a footnote explains ``*`` intervals."""
-    rows = [HEADERS, *table_rows(results)]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(HEADERS))]
+def padded(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as text lines with padded columns, a rule under the first (the headers)."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
+    return lines
+
+
+def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
+    """Old and new overhead per test; "~" marks a change that is not significant (p >= 0.05)."""
+    rows = [("test", f"old ({old_name})", "new", "change", "p")]
+    rows += [(c.nodeid, format_fraction(c.old), format_fraction(c.new),
+              f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points", f"{c.p_value:.3g}") for c in changes]
+    return padded(rows)
+
+
+def render_table(results: Sequence[OverheadResult]) -> list[str]:
+    """The table as text lines, columns padded; a footnote explains ``*`` intervals."""
+    lines = padded([HEADERS, *table_rows(results)])
     confidences = sorted({f"{r.confidence * 100:g}%" for r in results})
     lines.append(f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in results)} "
                  f"fresh process(es) per pair at most")

@@ -1,0 +1,65 @@
+"""Saving this session's results, and comparing them with a stored run as they come in.
+
+The plugin hands each measured result to :meth:`Baselines.check` (a regression past
+``--overhead-compare-fail`` then fails that test, so it is reported like any failure) and
+calls :meth:`Baselines.save` at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .comparison import Change, compare_result
+from .environment import differences, environment
+from .storage import Storage, StorageError, load_run
+
+
+@dataclass
+class Baselines:
+    storage: Storage
+    environment: dict[str, Any]
+    save_as: str | None = None
+    compare_with: Path | None = None
+    fail_points: float | None = None
+    old: dict[str, dict[str, Any]] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+    saved: Path | None = None
+    environment_differences: list[str] = field(default_factory=list)
+    """What differs between the stored run's environment and this one (printed loudly)."""
+
+    @classmethod
+    def from_options(cls, storage: Storage, env: dict[str, Any], save: str | None, autosave: bool,
+                     compare: str | None, fail_points: float | None) -> Baselines:
+        """Resolve the options; a stored run that cannot be found or read is a :class:`StorageError`."""
+        if autosave and not save:
+            commit = env.get("commit_info", {})
+            save = f"{str(commit.get('id') or 'unversioned')[:12]}{'-dirty' if commit.get('dirty') else ''}"
+        if fail_points is not None and compare is None:
+            compare = ""
+        baselines = cls(storage, env, save, storage.find(compare or None) if compare is not None else None, fail_points)
+        if baselines.compare_with is not None:
+            run = load_run(baselines.compare_with)
+            baselines.old = {r["nodeid"]: r for r in run["results"] if r.get("verdict") != "unmeasured"}
+            baselines.environment_differences = differences(run.get("environment", {}), env)
+        return baselines
+
+    def check(self, result: dict[str, Any]) -> str | None:
+        """Compare one result with the stored run; the failure message if it regressed too far."""
+        old = self.old.get(result["nodeid"])
+        if old is None or self.compare_with is None:
+            return None
+        change = compare_result(old, result)
+        self.changes.append(change)
+        if self.fail_points is not None and change.regressed_by_more_than(self.fail_points):
+            return (f"{result['nodeid']}: overhead regressed against {self.compare_with.name}: {change.describe()}, "
+                    f"more than --overhead-compare-fail={self.fail_points:g} points")
+        return None
+
+    def save(self, run: dict[str, Any]) -> None:
+        if self.save_as:
+            self.saved = self.storage.save(run, self.save_as)
+
+
+__all__ = ["Baselines", "StorageError"]

@@ -1,0 +1,66 @@
+"""What a stored run was measured on, and what differs between two runs' environments.
+
+Machine and commit information come from pytest-benchmark's hooks
+(``pytest_benchmark_generate_machine_info``, ``pytest_benchmark_update_machine_info``,
+``pytest_benchmark_generate_commit_info``), so a project that customises them gets the
+same metadata in both tools. overheadbench adds the CPU count, the versions of the
+packages that shape a measurement, and the date.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from importlib import metadata
+from typing import Any
+
+PACKAGES = ("overheadbench", "pytest", "pytest-benchmark", "numpy", "anyio", "httpx", "hypercorn")
+COMPARED = (
+    ("machine_info", "python_implementation"), ("machine_info", "python_version"), ("machine_info", "system"),
+    ("machine_info", "machine"), ("machine_info", "cpu", "brand_raw"), ("cpu_count",), ("packages",),
+)
+"""The fields whose difference makes two runs' overheads not comparable as they stand."""
+
+
+def environment(config: Any) -> dict[str, Any]:
+    """The environment of this session, from pytest-benchmark's hooks when its plugin is loaded."""
+    hook = config.hook
+    machine: dict[str, Any] = {}
+    commit: dict[str, Any] = {}
+    if hasattr(hook, "pytest_benchmark_generate_machine_info"):
+        machine = hook.pytest_benchmark_generate_machine_info(config=config)
+        hook.pytest_benchmark_update_machine_info(config=config, machine_info=machine)
+        commit = hook.pytest_benchmark_generate_commit_info(config=config)
+    return {
+        "machine_info": machine,
+        "commit_info": commit,
+        "cpu_count": os.cpu_count(),
+        "packages": {name: _version(name) for name in PACKAGES},
+        "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+    }
+
+
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Human-readable differences in the fields that matter, e.g. ``python_version: 3.11.7 -> 3.12.1``."""
+    found = []
+    for path in COMPARED:
+        before, after = _get(old, path), _get(new, path)
+        if isinstance(before, dict) and isinstance(after, dict):
+            found += [f"{key}: {before.get(key)} -> {after.get(key)}" for key in sorted(set(before) | set(after))
+                      if before.get(key) != after.get(key)]
+        elif before != after:
+            found.append(f"{path[-1]}: {before} -> {after}")
+    return found
+
+
+def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:
+    for key in path:
+        data = data.get(key, {}) if isinstance(data, dict) else {}
+    return data if data != {} else None
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,133 @@
+"""Stored runs and comparisons: storage rules, the significance test, and real sessions that
+save, compare and fail (fake clock, so every figure is deterministic)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from overheadbench.comparison import Change, compare_runs, mann_whitney_p
+from overheadbench.environment import differences
+from overheadbench.storage import Storage, StorageError, load_run
+
+
+def run(overheads: dict[str, float], schema: int = 1) -> dict:
+    return {"schema_version": schema, "results": [{"nodeid": k, "overhead": v, "verdict": "pass", "samples": []}
+                                                  for k, v in overheads.items()]}
+
+
+def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> None:
+    storage = Storage(tmp_path / "baselines")
+    first = storage.save(run({"t::a": 0.1}), "base")
+    first_bytes = first.read_bytes()
+    second = storage.save(run({"t::a": 0.2}), "base")
+    third = storage.save(run({"t::a": 0.3}), "feature-x")
+    assert [p.name for p in storage.runs()] == ["0001_base.json", "0002_base.json", "0003_feature-x.json"]
+    assert first.read_bytes() == first_bytes
+    assert storage.find() == third and storage.find("base") == second and storage.find("1") == first
+    assert storage.find(str(first)) == first
+    assert list((tmp_path / "baselines").glob("*.tmp")) == []  # written atomically, nothing left over
+    with pytest.raises(StorageError, match="no stored run matches 'nope' in"):
+        storage.find("nope")
+    with pytest.raises(StorageError, match="run name 'a/b'"):
+        storage.save(run({}), "a/b")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"schema_version": 1, "results": [', "corrupt or truncated JSON"),
+    ("[1, 2]", "not an overheadbench run"),
+    ('{"schema_version": 99, "results": []}', "schema version 99 was written by a newer overheadbench"),
+])
+def test_a_bad_stored_file_is_a_clear_error_naming_it(tmp_path, content: str, message: str) -> None:
+    path = tmp_path / "0001_x.json"
+    path.write_text(content)
+    with pytest.raises(StorageError, match=message) as error:
+        load_run(path)
+    assert str(path) in str(error.value)
+
+
+def test_mann_whitney_matches_the_textbook_value() -> None:
+    # U = 0 for two separated groups of 5: z = (12.5 - 0.5) / sqrt(25 * 11 / 12), p = 0.0122
+    assert mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(0.01219, abs=1e-4)
+    assert mann_whitney_p([1, 2, 3], [1, 2, 3]) == 1.0
+    assert mann_whitney_p([1.0] * 5, [1.0] * 5) == 1.0  # all tied: no evidence of a change
+
+
+def test_changes_are_matched_by_test_and_described_like_benchstat() -> None:
+    changes = compare_runs(run({"t::a": 0.10, "t::gone": 0.2})["results"], run({"t::a": 0.31, "t::new": 0.1})["results"])
+    assert [c.nodeid for c in changes] == ["t::a"]
+    assert Change("t::a", 0.12, 0.315, 0.001).describe() == "12.0% -> 31.5% (+19.5 points, p=0.001)"
+    quiet = Change("t::a", 0.12, 0.123, 0.62)
+    assert quiet.describe() == "12.0% -> 12.3% (~ +0.3 points, p=0.62)" and not quiet.regressed_by_more_than(0.1)
+
+
+def test_environment_differences_name_the_field() -> None:
+    old = {"machine_info": {"python_version": "3.11.7", "cpu": {"brand_raw": "X"}}, "cpu_count": 2,
+           "packages": {"numpy": "2.4.0", "pytest": "9.2.0"}}
+    new = {"machine_info": {"python_version": "3.12.1", "cpu": {"brand_raw": "X"}}, "cpu_count": 2,
+           "packages": {"numpy": "2.4.1", "pytest": "9.2.0"}}
+    assert differences(old, new) == ["python_version: 3.11.7 -> 3.12.1", "numpy: 2.4.0 -> 2.4.1"]
+    assert differences(old, old) == []
+
+
+SLOWABLE_PAIR = """
+import os
+import pytest
+
+@pytest.mark.overhead(max=1.0)
+def test_middleware(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(int(os.environ.get("FRAMEWORK_NS", "1100")), seed=2))
+"""
+FIVE = ("-o", "overhead_processes=5", "--overhead-time-budget=3s")
+
+
+def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: pytest.Pytester, monkeypatch) -> None:
+    fake_clock_project.makepyfile(SLOWABLE_PAIR)
+    first = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-save", "base")
+    first.assert_outcomes(passed=1)
+    first.stdout.fnmatch_lines(["overhead run saved to *baselines/0001_base.json"])
+    stored = json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text())
+    assert stored["schema_version"] == 1 and len(stored["results"][0]["samples"]) == 5
+    assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
+
+    same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")
+    same.assert_outcomes(passed=1)
+    same.stdout.fnmatch_lines(["*overhead: compared with 0001_base.json*",
+                               "*::test_middleware*10.0%*10.0%*~ +0.0 points*"])
+
+    monkeypatch.setenv("FRAMEWORK_NS", "1300")
+    slowed = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5", "--overhead-autosave")
+    slowed.assert_outcomes(failed=1)
+    assert slowed.ret == pytest.ExitCode.TESTS_FAILED
+    slowed.stdout.fnmatch_lines([
+        "*::test_middleware: overhead regressed against 0001_base.json: 10.0% -> 30.0% (+20.0 points, p=0.00*), "
+        "more than --overhead-compare-fail=5 points",
+        "FAILED *::test_middleware*",
+    ])
+    assert (fake_clock_project.path / "baselines" / "0001_base.json").read_text() == json.dumps(stored, indent=1) \
+        or json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text()) == stored
+    assert len(list((fake_clock_project.path / "baselines").glob("0002_*.json"))) == 1  # the failing run is kept too
+
+
+def test_comparing_with_a_corrupt_run_is_a_usage_error_naming_it(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(SLOWABLE_PAIR)
+    (fake_clock_project.path / "baselines").mkdir()
+    (fake_clock_project.path / "baselines" / "0001_base.json").write_text('{"schema_version": 1, "resu')
+    result = fake_clock_project.runpytest("--overhead", "--overhead-compare")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*overheadbench: *0001_base.json: not a valid overheadbench run (corrupt or truncated*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_another_environment_is_named_in_a_warning(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(SLOWABLE_PAIR)
+    fake_clock_project.runpytest("--overhead", "--overhead-save", "base").assert_outcomes(passed=1)
+    path = fake_clock_project.path / "baselines" / "0001_base.json"
+    stored = json.loads(path.read_text())
+    stored["environment"]["machine_info"]["python_version"] = "2.7.18"
+    path.write_text(json.dumps(stored))
+    result = fake_clock_project.runpytest("--overhead", "--overhead-compare", "base")
+    result.assert_outcomes(passed=1)
+    warning = "WARNING: overhead compared with 0001_base.json, measured in another environment: python_version: 2.7.18 -> *"
+    result.stdout.fnmatch_lines([warning, "*collected 1 item*", "*compared with 0001_base.json*", warning])
