@@ -131,3 +131,51 @@ def test_another_environment_is_named_in_a_warning(fake_clock_project: pytest.Py
     result.assert_outcomes(passed=1)
     warning = "WARNING: overhead compared with 0001_base.json, measured in another environment: python_version: 2.7.18 -> *"
     result.stdout.fnmatch_lines([warning, "*collected 1 item*", "*compared with 0001_base.json*", warning])
+
+
+def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("framework_ns", [1100, 1200, 1300, 1400])
+        @pytest.mark.overhead(max=1.0)
+        def test_pair(overhead, clock, framework_ns):
+            overhead.compare(clock.cost(1000), clock.cost(framework_ns, seed=2))
+
+        def test_plain():
+            pass
+        """
+    )
+    result = fake_clock_project.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "--overhead",
+                                                     "--overhead-json=out.json", "--overhead-save=x")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*overhead: framework vs baseline*", "*overhead run saved to *0001_x.json"])
+    gathered = json.loads((fake_clock_project.path / "out.json").read_text())["results"]
+    assert sorted(round(r["overhead"], 2) for r in gathered) == [0.1, 0.2, 0.3, 0.4]
+    assert len(list((fake_clock_project.path / "baselines").glob("*.json"))) == 1  # saved once, by the controller
+
+    loose = fake_clock_project.runpytest_subprocess("-n", "2", "--overhead")
+    loose.assert_outcomes(passed=5)
+    loose.stdout.fnmatch_lines(["WARNING: overheadbench under pytest-xdist without --dist loadgroup*"])
+
+
+def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.25, group="middleware")
+        def test_pair(overhead, clock):
+            overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+
+        def test_bench(benchmark):
+            benchmark(sum, range(10))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead", "--overhead-md=report.md", "--benchmark-json=bench.json")
+    result.assert_outcomes(passed=2)
+    report = (fake_clock_project.path / "report.md").read_text()
+    assert "## middleware" in report and "| ✅ |" in report and "| Python | CPython" in report
+    carried = json.loads((fake_clock_project.path / "bench.json").read_text())["overheadbench"]["results"]
+    assert [r["nodeid"].split("::")[1] for r in carried] == ["test_pair"] and carried[0]["group"] == "middleware"

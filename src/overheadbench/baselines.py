@@ -1,8 +1,8 @@
 """Saving this session's results, and comparing them with a stored run as they come in.
 
-The plugin hands each measured result to :meth:`Baselines.check` (a regression past
-``--overhead-compare-fail`` then fails that test, so it is reported like any failure) and
-calls :meth:`Baselines.save` at the end.
+The plugin asks :meth:`Baselines.regression` about each measured result (a regression past
+``--overhead-compare-fail`` then fails that test, so it is reported like any failure),
+prints :meth:`Baselines.changes` at the end and calls :meth:`Baselines.save`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .comparison import Change, compare_result
+from .comparison import Change, compare_result, compare_runs
 from .environment import differences, environment
 from .storage import Storage, StorageError, load_run
 
@@ -24,7 +24,6 @@ class Baselines:
     compare_with: Path | None = None
     fail_points: float | None = None
     old: dict[str, dict[str, Any]] = field(default_factory=dict)
-    changes: list[Change] = field(default_factory=list)
     saved: Path | None = None
     environment_differences: list[str] = field(default_factory=list)
     """What differs between the stored run's environment and this one (printed loudly)."""
@@ -45,17 +44,20 @@ class Baselines:
             baselines.environment_differences = differences(run.get("environment", {}), env)
         return baselines
 
-    def check(self, result: dict[str, Any]) -> str | None:
-        """Compare one result with the stored run; the failure message if it regressed too far."""
+    def regression(self, result: dict[str, Any]) -> str | None:
+        """The failure message when ``result`` regressed past ``--overhead-compare-fail``, else None."""
         old = self.old.get(result["nodeid"])
-        if old is None or self.compare_with is None:
+        if old is None or self.fail_points is None or self.compare_with is None:
             return None
         change = compare_result(old, result)
-        self.changes.append(change)
-        if self.fail_points is not None and change.regressed_by_more_than(self.fail_points):
-            return (f"{result['nodeid']}: overhead regressed against {self.compare_with.name}: {change.describe()}, "
-                    f"more than --overhead-compare-fail={self.fail_points:g} points")
-        return None
+        if not change.regressed_by_more_than(self.fail_points):
+            return None
+        return (f"{result['nodeid']}: overhead regressed against {self.compare_with.name}: {change.describe()}, "
+                f"more than --overhead-compare-fail={self.fail_points:g} points")
+
+    def changes(self, results: list[dict[str, Any]]) -> list[Change]:
+        """Every test of this session that the stored run has too."""
+        return compare_runs(list(self.old.values()), results) if self.compare_with is not None else []
 
     def save(self, run: dict[str, Any]) -> None:
         if self.save_as:

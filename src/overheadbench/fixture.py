@@ -57,6 +57,7 @@ class OverheadFixture:
         worker: WorkerChannel | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
+        group: str | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.budget = budget
@@ -67,6 +68,7 @@ class OverheadFixture:
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
         self.result: OverheadResult | None = None
+        self.group = group
         self._called = False
 
     def compare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
@@ -169,6 +171,7 @@ class OverheadFixture:
         return self._record(result)
 
     def _record(self, result: OverheadResult) -> OverheadResult:
+        result.group = self.group
         self.result = result
         return result
 

@@ -1,4 +1,4 @@
-"""Atomic JSON files: a reader never sees half a file, and a failed write never clobbers one."""
+"""Atomic files: a reader never sees half a file, and a failed write never clobbers one."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 
-def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
-    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename over ``path``."""
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to a temporary file beside ``path``, fsync it, then rename over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=1, allow_nan=True)
+            stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, target)
@@ -24,3 +24,8 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
         os.unlink(temporary)
         raise
     return target
+
+
+def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
+    """:func:`write_text_atomic` of ``data`` as indented JSON."""
+    return write_text_atomic(path, json.dumps(data, indent=1, allow_nan=True))

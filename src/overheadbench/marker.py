@@ -18,7 +18,8 @@ MARKER_HELP = (
     "given to the `overhead` fixture is slower than the baseline by more than `max` "
     "(a fraction: 0.25 = 25%) or `max_abs` (seconds per call, or a string such as '2us')"
 )
-_KEYWORDS = ("max", "max_abs", "confidence")
+_KEYWORDS = ("max", "max_abs", "confidence", "group")
+"""``group`` names the report table the test appears in (as pytest-benchmark's ``group``)."""
 
 
 class MarkerError(Exception):
@@ -79,6 +80,8 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
     confidence = kwargs.get("confidence")
     if confidence is not None:
         confidence = check_confidence(confidence, where)
+    if kwargs.get("group") is not None and not isinstance(kwargs["group"], str):
+        raise MarkerError(f"{where}: group must be a string, got {kwargs['group']!r}")
     return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence)
 
 

@@ -112,6 +112,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="measure @pytest.mark.overhead tests and judge them against their budgets")
     group.addoption("--overhead-json", metavar="PATH", default=None,
                     help="write every measured pair (samples included) as JSON to PATH")
+    group.addoption("--overhead-md", metavar="PATH", default=None,
+                    help="write a markdown report (environment, one table per group) to PATH at the end")
     group.addoption("--overhead-save", metavar="NAME", default=None,
                     help="store this run as NNNN_NAME.json in the storage folder (never replacing a file)")
     group.addoption("--overhead-autosave", action="store_true", default=False,

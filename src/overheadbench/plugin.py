@@ -11,17 +11,32 @@ from .baselines import Baselines, StorageError
 from .environment import environment
 from .fixture import OverheadFixture, OverheadUsageError
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
-from .jsonio import write_json_atomic
+from .jsonio import write_json_atomic, write_text_atomic
 from .marker import MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
 from .options import Settings, add_options, settings_from_config
 from .replicas import (ControllerGone, Launch, ReplicaError, ReplicaPool, WorkerChannel, WorkerRequest,
                        needed_plugins, order_like, plugin_args)
-from .report import render_comparison, render_table
+from .report import render_comparison, render_markdown, render_table
 from .storage import Storage
 from .results import JSON_SCHEMA_VERSION, OverheadResult
 from .verdict import FAIL, INCONCLUSIVE
 
 FIXTURE_NAME = "overhead"
+REPORT_ATTRIBUTE = "overheadbench"
+"""The test report attribute carrying its measured pair: pytest serialises extra report
+attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
+it stays out of JUnit XML)."""
+RESULT_KEY = pytest.StashKey[dict]()
+XDIST_GROUP = "overheadbench"
+
+
+def group_for(item: pytest.Item) -> str | None:
+    """The report group: the overhead marker's ``group``, else pytest-benchmark's."""
+    for name in (MARKER_NAME, "benchmark"):
+        mark = item.get_closest_marker(name)
+        if mark is not None and mark.kwargs.get("group"):
+            return str(mark.kwargs["group"])
+    return None
 
 
 class OverheadInconclusiveWarning(UserWarning):
@@ -52,6 +67,8 @@ class OverheadSession:
         self._pool: ReplicaPool | None = None
         self._environment: dict | None = None
         self.baselines: Baselines | None = None
+        self.xdist_worker = hasattr(config, "workerinput")
+        """In an xdist worker the controller gathers the results and writes every output."""
 
     def environment(self) -> dict:
         if self._environment is None:
@@ -59,6 +76,7 @@ class OverheadSession:
         return self._environment
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._warn_xdist()
         option = self.config.getoption
         wanted = option("--overhead-save") or option("--overhead-autosave") or option("--overhead-compare") is not None \
             or option("--overhead-compare-fail") is not None
@@ -72,6 +90,16 @@ class OverheadSession:
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {exc}") from None
         self._warn_environment()
+
+    def _warn_xdist(self) -> None:
+        """Under xdist, overhead tests belong on one worker (``--dist loadgroup``); say so when not."""
+        options = self.config.option
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.measuring and getattr(options, "numprocesses", None) and getattr(options, "dist", "no") != "loadgroup" \
+                and reporter is not None and not self.xdist_worker:
+            reporter.write_line("WARNING: overheadbench under pytest-xdist without --dist loadgroup: overhead tests may "
+                                "be measured on several workers at once, disturbing each other; add --dist loadgroup "
+                                "(they are grouped onto one worker) or run them without -n", yellow=True, bold=True)
 
     def _warn_environment(self) -> None:
         """Say at the start and again at the end that the stored run came from elsewhere."""
@@ -90,9 +118,16 @@ class OverheadSession:
                 config.hook.pytest_deselected(items=rest)
             items[:] = kept
         self.marked = [item for item in items if item.get_closest_marker(MARKER_NAME) is not None]
+        if config.pluginmanager.hasplugin("xdist"):
+            for item in self.marked:  # one worker measures them all, one at a time (with --dist loadgroup)
+                item.add_marker(pytest.mark.xdist_group(XDIST_GROUP))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """In a replica, print a failure at once: the controller quotes the replica's output."""
+        """Gather measured pairs from the reports (here or from xdist workers alike); in a replica,
+        print a failure at once: the controller quotes the replica's output."""
+        data = getattr(report, REPORT_ATTRIBUTE, None)
+        if report.when == "call" and data:
+            self.results.append(OverheadResult.from_json(data))
         if self.worker is not None and report.failed:
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:
@@ -114,7 +149,7 @@ class OverheadSession:
         try:
             return budget_from_marker(mark.args, mark.kwargs, item.nodeid)
         except MarkerError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            raise pytest.fail.Exception(str(exc), pytrace=False) from None
 
     @pytest.fixture(name=FIXTURE_NAME)
     def overhead_fixture(self, request: pytest.FixtureRequest) -> OverheadFixture:
@@ -124,7 +159,8 @@ class OverheadSession:
         if budget is None:
             pytest.fail(f"{item.nodeid}: the overhead fixture needs a budget: add "
                         f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test", pytrace=False)
-        return OverheadFixture(item.nodeid, budget, self.settings, self.measuring, self.pool, self.worker)
+        return OverheadFixture(item.nodeid, budget, self.settings, self.measuring, self.pool, self.worker,
+                               group=group_for(item))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -141,14 +177,22 @@ class OverheadSession:
         if fixture is None or fixture.result is None:
             pytest.fail(f"{item.nodeid}: marked @pytest.mark.overhead but never called "
                         f"overhead.compare(baseline, framework)", pytrace=False)
-        self._judge(fixture.result)
+        self._judge(item, fixture.result)
         return outcome
 
-    def _judge(self, result: OverheadResult) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "call" and RESULT_KEY in item.stash:
+            setattr(report, REPORT_ATTRIBUTE, item.stash[RESULT_KEY])
+        return report
+
+    def _judge(self, item: pytest.Item, result: OverheadResult) -> None:
         if not result.measured:
             return
-        self.results.append(result)
-        regression = self.baselines.check(result.to_json()) if self.baselines else None
+        data = result.to_json()
+        item.stash[RESULT_KEY] = data  # travels on the call's report (also from xdist workers)
+        regression = self.baselines.regression(data) if self.baselines else None
         if result.verdict == FAIL:
             pytest.fail(result.message + (f"\n{regression}" if regression else ""), pytrace=False)
         if regression:
@@ -159,6 +203,8 @@ class OverheadSession:
             warnings.warn(OverheadInconclusiveWarning(f"{result.nodeid}: inconclusive: {result.message}"))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.xdist_worker:
+            return
         if not self.results:
             if self.measuring:
                 terminalreporter.write_sep("-", "overhead: no pair was measured")
@@ -166,12 +212,13 @@ class OverheadSession:
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
         for line in render_table(self.results):
             terminalreporter.write_line(line)
-        path = self.config.getoption("--overhead-json")
-        if path:
-            terminalreporter.write_line(f"overhead results written to {path}")
-        if self.baselines and self.baselines.compare_with and self.baselines.changes:
+        for option in ("--overhead-json", "--overhead-md"):
+            if self.config.getoption(option):
+                terminalreporter.write_line(f"overhead results written to {self.config.getoption(option)}")
+        changes = self.baselines.changes([r.to_json() for r in self.results]) if self.baselines else []
+        if changes:
             terminalreporter.write_sep("-", f"overhead: compared with {self.baselines.compare_with.name}")
-            for line in render_comparison(self.baselines.changes, self.baselines.compare_with.name):
+            for line in render_comparison(changes, self.baselines.compare_with.name):
                 terminalreporter.write_line(line)
             terminalreporter.write_line("~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)")
             self._warn_environment()
@@ -181,12 +228,22 @@ class OverheadSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._pool is not None:
             self._pool.close()
+        if self.xdist_worker:
+            return
         path = self.config.getoption("--overhead-json")
         if path:
             write_json_atomic(path, self.run_document())
+        markdown = self.config.getoption("--overhead-md")
+        if markdown:
+            write_text_atomic(markdown, render_markdown(self.results, self.environment()))
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if self.baselines and self.results and finished:
             self.baselines.save(self.run_document())
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_benchmark_update_json(self, config: pytest.Config, benchmarks: list, output_json: dict) -> None:
+        """pytest-benchmark's ``--benchmark-json`` file carries this session's pairs too."""
+        output_json["overheadbench"] = self.run_document()
 
     def run_document(self) -> dict:
         """This session as one JSON document: what --overhead-json writes and a stored run holds."""

@@ -60,3 +60,50 @@ def render_table(results: Sequence[OverheadResult]) -> list[str]:
         lines.append("* measured in one process only: the interval leaves out between-process "
                      "variance and is optimistic (use overhead_processes >= 3)")
     return lines
+
+
+MARKDOWN_STATUS = {"pass": "✅", "fail": "❌", "inconclusive": "⚠ inconclusive"}
+CSV_HEADERS = ("group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s",
+               "budget_max", "budget_max_abs_s", "verdict", "processes")
+
+
+def environment_lines(env: dict) -> list[str]:
+    """The environment as a two-column markdown table (Python, OS, CPU, commit, packages, date)."""
+    machine, commit = env.get("machine_info") or {}, env.get("commit_info") or {}
+    cpu = (machine.get("cpu") or {}).get("brand_raw") or machine.get("processor") or "?"
+    packages = ", ".join(f"{name} {version}" for name, version in (env.get("packages") or {}).items() if version)
+    rows = [
+        ("Python", f"{machine.get('python_implementation', '?')} {machine.get('python_version', '?')}"),
+        ("OS", f"{machine.get('system', '?')} {machine.get('release', '')} {machine.get('machine', '')}".strip()),
+        ("CPU", f"{cpu} ({env.get('cpu_count', '?')} cores)"),
+        ("Commit", f"{commit.get('id', '?')}{' (dirty)' if commit.get('dirty') else ''} on {commit.get('branch', '?')}"),
+        ("Packages", packages or "?"),
+        ("Date", str(env.get("datetime", "?"))),
+    ]
+    return ["| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in rows)]
+
+
+def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
+    """A report in the style of published benchmark baselines: the environment, then one
+    table per group. Ready for a PR comment or a CI step summary."""
+    lines = ["# Overhead report", "", *environment_lines(env)]
+    groups: dict[str | None, list[OverheadResult]] = {}
+    for result in results:
+        groups.setdefault(result.group, []).append(result)
+    for group, members in groups.items():
+        lines += ["", f"## {group or 'Ungrouped'}", "",
+                  "| Test | Baseline/call | Framework/call | Overhead (95% CI) | Budget | Status |",
+                  "|---|---|---|---|---|---|"]
+        for result in members:
+            low, high = result.ci
+            lines.append(f"| `{result.nodeid}` | {format_seconds(result.baseline_s)} | {format_seconds(result.framework_s)} "
+                         f"| {format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)}) "
+                         f"| {result.budget.describe()} | {MARKDOWN_STATUS.get(result.verdict, result.verdict)} |")
+    return "\n".join(lines) + "\n"
+
+
+def csv_rows(results: Sequence[OverheadResult]) -> list[tuple]:
+    """One row per pair, in seconds and fractions (no formatting), headed by ``CSV_HEADERS``."""
+    return [CSV_HEADERS, *((r.group or "", r.nodeid, r.baseline_s, r.framework_s, r.overhead, r.ci[0], r.ci[1],
+                            r.abs_overhead_s, r.budget.max_overhead, r.budget.max_abs_s, r.verdict, len(r.samples))
+                           for r in results)]

@@ -47,6 +47,8 @@ class OverheadResult:
     wall_s: float = 0.0
     samples: list[ReplicaSamples] = field(default_factory=list)
     """Raw paired block costs, one entry per process."""
+    group: str | None = None
+    """The report table this pair belongs to (the marker's or pytest-benchmark's ``group``)."""
 
     @property
     def overhead(self) -> float:
@@ -68,7 +70,9 @@ class OverheadResult:
         return {
             "nodeid": self.nodeid,
             "kind": self.kind,
-            "budget": {"max": self.budget.max_overhead, "max_abs_s": self.budget.max_abs_s},
+            "group": self.group,
+            "budget": {"max": self.budget.max_overhead, "max_abs_s": self.budget.max_abs_s,
+                       "confidence": self.budget.confidence},
             "ratio": self.ratio,
             "overhead": self.overhead,
             "ci": list(self.ci),
@@ -86,6 +90,20 @@ class OverheadResult:
             "wall_s": self.wall_s,
             "samples": [replica.to_json() for replica in self.samples],
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OverheadResult:
+        """The result back from :meth:`to_json` (as it travels from an xdist worker or a file)."""
+        budget = data["budget"]
+        return cls(
+            nodeid=data["nodeid"], kind=data["kind"], group=data.get("group"),
+            budget=Budget(budget.get("max"), budget.get("max_abs_s"), budget.get("confidence")),
+            ratio=data["ratio"], ci=tuple(data["ci"]), confidence=data["confidence"], method=data["method"],
+            baseline_s=data["baseline_s"], framework_s=data["framework_s"], harness_s=data["harness_s"],
+            harness_subtracted=data["harness_subtracted"], verdict=data["verdict"], message=data["message"],
+            calls_per_block=data["calls_per_block"], wall_s=data["wall_s"],
+            samples=[ReplicaSamples.from_json(sample) for sample in data["samples"]],
+        )
 
 
 def _harness_ns(replicas: list[ReplicaSamples], settings: Settings) -> tuple[float, float]:

@@ -1,0 +1,115 @@
+"""The ``overheadbench`` command: compare stored runs, print reports, draw plots.
+
+    overheadbench compare OLD NEW [--fail-above POINTS]
+    overheadbench report RUN [--format markdown|csv|json] [-o FILE]
+    overheadbench plot RUN -o FILE.svg|png          (per-pair ratio distributions)
+    overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
+
+RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--storage,
+default baselines/). Exit codes: 0 fine, 1 a regression past --fail-above, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .comparison import compare_runs
+from .environment import differences
+from .jsonio import write_text_atomic
+from . import plots
+from .plots import PlotUnavailable
+from .report import csv_rows, render_comparison, render_markdown
+from .results import OverheadResult
+from .storage import Storage, StorageError, load_run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="overheadbench", description="Compare, report and plot overheadbench runs.")
+    parser.add_argument("--storage", type=Path, default=Path("baselines"), help="folder of stored runs (default baselines/)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    compare = commands.add_parser("compare", help="per-test change between two runs, with significance")
+    compare.add_argument("old")
+    compare.add_argument("new")
+    compare.add_argument("--fail-above", type=float, default=None, metavar="POINTS",
+                         help="exit 1 when a test's overhead grew significantly by more than POINTS points")
+    report = commands.add_parser("report", help="a run as markdown, CSV or JSON")
+    report.add_argument("run")
+    report.add_argument("--format", choices=("markdown", "csv", "json"), default="markdown")
+    report.add_argument("-o", "--output", type=Path, default=None, help="write to FILE instead of standard output")
+    plot = commands.add_parser("plot", help="per-pair ratio distributions of a run, or the trend over stored runs")
+    plot.add_argument("run", nargs="?")
+    plot.add_argument("--trend", action="store_true", help="overhead of each test across every stored run")
+    plot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
+    args = parser.parse_args(argv)
+    storage = Storage(args.storage)
+    try:
+        if args.command == "compare":
+            return _compare(storage, args.old, args.new, args.fail_above)
+        if args.command == "report":
+            return _report(storage, args.run, args.format, args.output)
+        return _plot(storage, args.run, args.trend, args.output)
+    except (StorageError, PlotUnavailable) as exc:
+        print(f"overheadbench: {exc}", file=sys.stderr)
+        return 2
+
+
+def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | None) -> int:
+    old_path, new_path = storage.find(old_ref), storage.find(new_ref)
+    old, new = load_run(old_path), load_run(new_path)
+    for difference in differences(old.get("environment", {}), new.get("environment", {})):
+        print(f"WARNING: the runs were measured in different environments: {difference}", file=sys.stderr)
+    changes = compare_runs(old["results"], new["results"])
+    if not changes:
+        print(f"no test was measured in both {old_path.name} and {new_path.name}")
+        return 0
+    print("\n".join(render_comparison(changes, old_path.name)))
+    print("~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)")
+    regressed = [c for c in changes if fail_above is not None and c.regressed_by_more_than(fail_above)]
+    for change in regressed:
+        print(f"REGRESSION {change.nodeid}: {change.describe()}, more than {fail_above:g} points", file=sys.stderr)
+    return 1 if regressed else 0
+
+
+def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> int:
+    run = load_run(storage.find(reference))
+    results = [OverheadResult.from_json(r) for r in run["results"]]
+    if fmt == "markdown":
+        text = render_markdown(results, run.get("environment", {}))
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(csv_rows(results))
+        text = buffer.getvalue()
+    else:
+        text = json.dumps(run, indent=1) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(output, text)
+    return 0
+
+
+def _plot(storage: Storage, reference: str | None, trend: bool, output: Path) -> int:
+    if output.suffix.lower() not in (".svg", ".png"):
+        raise StorageError(f"{output}: the plot is written as .svg or .png")
+    if trend:
+        paths = storage.runs()
+        if not paths:
+            raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
+        plots.trend([(path.name, load_run(path)) for path in paths], output)
+    else:
+        if reference is None:
+            raise StorageError("plot needs a RUN (or --trend)")
+        path = storage.find(reference)
+        plots.distributions(path.name, load_run(path), output)
+    print(f"plot written to {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The ``overheadbench`` command against golden files (two stored runs in tests/golden/)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from overheadbench.cli import main
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Path:
+    for name in ("0001_old.json", "0002_new.json"):
+        shutil.copy(GOLDEN / name, tmp_path / name)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("fmt", "golden"), [("markdown", "report.md"), ("csv", "report.csv")])
+def test_report_matches_its_golden_file(storage: Path, capsys, fmt: str, golden: str) -> None:
+    assert main(["--storage", str(storage), "report", "new", "--format", fmt]) == 0
+    assert capsys.readouterr().out == (GOLDEN / golden).read_text()
+
+
+def test_report_as_json_is_the_run_and_can_go_to_a_file(storage: Path, tmp_path: Path) -> None:
+    assert main(["--storage", str(storage), "report", "0002", "--format", "json", "-o", str(tmp_path / "r.json")]) == 0
+    assert "tests/test_mw.py::test_retry" in (tmp_path / "r.json").read_text()
+
+
+def test_compare_prints_the_table_and_fails_above_the_threshold(storage: Path, capsys) -> None:
+    assert main(["--storage", str(storage), "compare", "old", "new"]) == 0
+    assert capsys.readouterr().out == (GOLDEN / "compare.txt").read_text()
+    assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "5"]) == 1
+    assert "REGRESSION tests/test_mw.py::test_retry: 12.0% -> 31.5% (+19.5 points" in capsys.readouterr().err
+    assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "25"]) == 0
+
+
+def test_a_corrupt_run_is_exit_code_2_with_the_file_named(storage: Path, capsys) -> None:
+    (storage / "0003_broken.json").write_text('{"schema_version": 1, "res')
+    assert main(["--storage", str(storage), "compare", "old", "broken"]) == 2
+    assert "0003_broken.json: not a valid overheadbench run (corrupt or truncated JSON" in capsys.readouterr().err
+
+
+def test_plots_are_written_as_svg_and_png(storage: Path, tmp_path: Path) -> None:
+    assert main(["--storage", str(storage), "plot", "new", "-o", str(tmp_path / "d.svg")]) == 0
+    assert "<svg" in (tmp_path / "d.svg").read_text()
+    assert main(["--storage", str(storage), "plot", "--trend", "-o", str(tmp_path / "t.png")]) == 0
+    assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_without_matplotlib_plot_says_how_to_get_it(storage: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["--storage", str(storage), "plot", "new", "-o", str(tmp_path / "d.svg")]) == 2
+    assert "pip install 'overheadbench[plot]'" in capsys.readouterr().err
+
+
+def test_the_console_command_runs(storage: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "overheadbench.cli", "--storage", str(storage), "compare", "1", "2"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "~ +0.3 points" in done.stdout
