@@ -8,7 +8,7 @@ from conftest import QUIET_INI
 
 CASES = {
     "unknown_keyword": ("@pytest.mark.overhead(max=0.2, maximum=0.3)",
-                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, confidence, group"),
+                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, confidence, group, work"),
     "max_not_a_number": ("@pytest.mark.overhead(max='25%')",
                          "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'"),
     "bad_duration": ("@pytest.mark.overhead(max_abs='fast')",
@@ -17,6 +17,8 @@ CASES = {
     "positional": ("@pytest.mark.overhead(0.25)", "*test_case: @pytest.mark.overhead takes keyword arguments only*"),
     "bad_confidence": ("@pytest.mark.overhead(max=0.2, confidence=95)",
                        "*test_case: @pytest.mark.overhead: confidence must be a number between 0 and 1*"),
+    "bad_work": ("@pytest.mark.overhead(max=0.2, work='soon')", "*test_case: @pytest.mark.overhead: work 'soon' is not a duration*"),
+    "bad_group": ("@pytest.mark.overhead(max=0.2, group=3)", "*test_case: @pytest.mark.overhead: group must be a string, got 3"),
 }
 
 

@@ -143,3 +143,32 @@ def test_json_holds_every_result_with_samples(fake_clock_project: pytest.Pyteste
     assert first["verdict"] == "pass" and first["kind"] == "sync" and first["processes"] == 1
     assert len(first["samples"][0]["baseline_ns"]) == len(first["samples"][0]["framework_ns"]) > 0
     assert first["overhead"] == pytest.approx(0.1, abs=0.01)
+
+
+def test_declared_real_work_gives_the_impact_column(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.5, work="500ms")
+        def test_llm_call(overhead, clock):
+            result = overhead.compare(clock.cost(1000), clock.cost(1400, seed=2))
+            assert result.impact == pytest.approx(400e-9 / 0.5, rel=0.05)
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead", "--overhead-md=r.md")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_llm_call*+40* ns*8e-05% of 500 ms*PASS"])
+    assert "| Impact on real work |" in (fake_clock_project.path / "r.md").read_text()
+
+
+def test_the_quick_profile_shrinks_the_defaults_but_explicit_options_win(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_settings(request):
+            settings = request.config.pluginmanager.get_plugin("overheadbench-session").settings
+            print("SETTINGS", settings.processes, settings.time_budget_s, settings.target_halfwidth)
+        """
+    )
+    pytester.runpytest("--overhead-quick", "-s").stdout.fnmatch_lines(["*SETTINGS 3 0.5 0.03"])
+    pytester.runpytest("--overhead-quick", "--overhead-processes=7", "-s").stdout.fnmatch_lines(["*SETTINGS 7 0.5 0.03"])

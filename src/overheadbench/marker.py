@@ -18,8 +18,10 @@ MARKER_HELP = (
     "given to the `overhead` fixture is slower than the baseline by more than `max` "
     "(a fraction: 0.25 = 25%) or `max_abs` (seconds per call, or a string such as '2us')"
 )
-_KEYWORDS = ("max", "max_abs", "confidence", "group")
-"""``group`` names the report table the test appears in (as pytest-benchmark's ``group``)."""
+_KEYWORDS = ("max", "max_abs", "confidence", "group", "work")
+"""``group`` names the report table the test appears in (as pytest-benchmark's ``group``);
+``work`` is the typical real work per call (``"500ms"`` for an LLM call), against which the
+report shows the absolute overhead's share."""
 
 
 class MarkerError(Exception):
@@ -33,11 +35,14 @@ class Budget:
     ``max_overhead`` is a fraction of the baseline's time per call (0.25 = 25%; negative
     demands a speed-up); ``max_abs_s`` is extra seconds per call; ``confidence`` is the
     two-sided level of the interval the verdict is made on (None: the session default).
+    ``work_s`` is not a limit: the real work a call does in production, for the report's
+    "impact" column (the absolute overhead as a share of it).
     """
 
     max_overhead: float | None = None
     max_abs_s: float | None = None
     confidence: float | None = None
+    work_s: float | None = None
 
     def describe(self) -> str:
         """The budget as the report prints it, e.g. ``≤25.0%, ≤2.00 µs``."""
@@ -82,7 +87,15 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
         confidence = check_confidence(confidence, where)
     if kwargs.get("group") is not None and not isinstance(kwargs["group"], str):
         raise MarkerError(f"{where}: group must be a string, got {kwargs['group']!r}")
-    return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence)
+    work_s = kwargs.get("work")
+    if work_s is not None:
+        try:
+            work_s = parse_duration(work_s)
+        except DurationError as exc:
+            raise MarkerError(f"{where}: work {exc}") from None
+        if work_s <= 0:
+            raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
+    return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence, work_s=work_s)
 
 
 def check_confidence(value: Any, where: str) -> float:

@@ -110,6 +110,8 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("overhead", "overhead benchmarking (overheadbench)")
     group.addoption("--overhead", action="store_true", default=False,
                     help="measure @pytest.mark.overhead tests and judge them against their budgets")
+    group.addoption("--overhead-quick", action="store_true", default=False,
+                    help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win)")
     group.addoption("--overhead-json", metavar="PATH", default=None,
                     help="write every measured pair (samples included) as JSON to PATH")
     group.addoption("--overhead-md", metavar="PATH", default=None,
@@ -131,9 +133,15 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)
 
 
+QUICK = {"processes": 3, "time_budget_s": 0.5, "target_halfwidth": 0.03}
+"""``--overhead-quick``: a CI profile, about a quarter of the default time per pair, with
+wider intervals (3 processes: the interval is the mean ± t, see measurement.md)."""
+
+
 def settings_from_config(config: pytest.Config) -> Settings:
-    """Resolve every setting: command line, else ini, else the dataclass default."""
-    values: dict[str, Any] = {}
+    """Resolve every setting: command line, else ini, else the quick profile if asked, else
+    the dataclass default."""
+    values: dict[str, Any] = dict(QUICK) if config.getoption("--overhead-quick") else {}
     for field, (suffix, parse, _) in _OPTIONS.items():
         ini_name = f"overhead_{suffix.replace('-', '_')}"
         raw = config.getoption(f"--overhead-{suffix}")

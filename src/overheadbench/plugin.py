@@ -212,6 +212,9 @@ class OverheadSession:
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
         for line in render_table(self.results):
             terminalreporter.write_line(line)
+        if self.config.getoption("--overhead-quick"):
+            terminalreporter.write_line("quick profile (--overhead-quick): fewer processes and less time per pair, so "
+                                        "intervals are wider and verdicts more often inconclusive")
         for option in ("--overhead-json", "--overhead-md"):
             if self.config.getoption(option):
                 terminalreporter.write_line(f"overhead results written to {self.config.getoption(option)}")

@@ -9,7 +9,8 @@ from .durations import format_fraction, format_seconds
 from .results import OverheadResult
 from .stats import WITHIN_PROCESS
 
-HEADERS = ("test", "baseline/call", "framework/call", "overhead (CI)", "abs/call", "harness/call", "budget", "status")
+HEADERS = ("test", "baseline/call", "framework/call", "overhead (CI)", "abs/call", "harness/call", "budget", "impact",
+           "status")
 STATUS_MARKS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 
 
@@ -29,9 +30,17 @@ def table_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
             format_seconds(result.abs_overhead_s, signed=True),
             format_seconds(result.harness_s),
             result.budget.describe(),
+            impact(result),
             STATUS_MARKS.get(result.verdict, result.verdict),
         ))
     return rows
+
+
+def impact(result: OverheadResult) -> str:
+    """``0.03% of 500 ms``: the absolute overhead against the real work per call, if declared."""
+    if result.impact is None or result.budget.work_s is None:
+        return ""
+    return f"{100 * result.impact:.2g}% of {format_seconds(result.budget.work_s)}"
 
 
 def padded(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -91,14 +100,17 @@ def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
     for result in results:
         groups.setdefault(result.group, []).append(result)
     for group, members in groups.items():
+        with_impact = any(r.impact is not None for r in members)
         lines += ["", f"## {group or 'Ungrouped'}", "",
-                  "| Test | Baseline/call | Framework/call | Overhead (95% CI) | Budget | Status |",
-                  "|---|---|---|---|---|---|"]
+                  "| Test | Baseline/call | Framework/call | Overhead (95% CI) | Budget |"
+                  + (" Impact on real work |" if with_impact else "") + " Status |",
+                  "|---|---|---|---|---|" + ("---|" if with_impact else "") + "---|"]
         for result in members:
             low, high = result.ci
             lines.append(f"| `{result.nodeid}` | {format_seconds(result.baseline_s)} | {format_seconds(result.framework_s)} "
                          f"| {format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)}) "
-                         f"| {result.budget.describe()} | {MARKDOWN_STATUS.get(result.verdict, result.verdict)} |")
+                         f"| {result.budget.describe()} |" + (f" {impact(result)} |" if with_impact else "")
+                         + f" {MARKDOWN_STATUS.get(result.verdict, result.verdict)} |")
     return "\n".join(lines) + "\n"
 
 

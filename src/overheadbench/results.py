@@ -63,6 +63,11 @@ class OverheadResult:
         return (self.ci[0] * self.baseline_s, self.ci[1] * self.baseline_s)
 
     @property
+    def impact(self) -> float | None:
+        """The absolute overhead as a share of the marker's ``work`` per call (None without it)."""
+        return self.abs_overhead_s / self.budget.work_s if self.budget.work_s else None
+
+    @property
     def measured(self) -> bool:
         return self.verdict != UNMEASURED
 
@@ -72,7 +77,8 @@ class OverheadResult:
             "kind": self.kind,
             "group": self.group,
             "budget": {"max": self.budget.max_overhead, "max_abs_s": self.budget.max_abs_s,
-                       "confidence": self.budget.confidence},
+                       "confidence": self.budget.confidence, "work_s": self.budget.work_s},
+            "impact": self.impact,
             "ratio": self.ratio,
             "overhead": self.overhead,
             "ci": list(self.ci),
@@ -97,7 +103,7 @@ class OverheadResult:
         budget = data["budget"]
         return cls(
             nodeid=data["nodeid"], kind=data["kind"], group=data.get("group"),
-            budget=Budget(budget.get("max"), budget.get("max_abs_s"), budget.get("confidence")),
+            budget=Budget(budget.get("max"), budget.get("max_abs_s"), budget.get("confidence"), budget.get("work_s")),
             ratio=data["ratio"], ci=tuple(data["ci"]), confidence=data["confidence"], method=data["method"],
             baseline_s=data["baseline_s"], framework_s=data["framework_s"], harness_s=data["harness_s"],
             harness_subtracted=data["harness_subtracted"], verdict=data["verdict"], message=data["message"],
