@@ -58,6 +58,19 @@ def transport_report() -> TransportReport:
     return REPORT
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session) -> None:
+    """Append the transport tables to the --overhead-md report (written just before)."""
+    path = session.config.getoption("--overhead-md", None)
+    if path and (REPORT.requests or REPORT.streams):
+        from overheadbench.jsonio import write_text_atomic
+
+        with open(path, encoding="utf-8") as report:
+            text = report.read()
+        write_text_atomic(path, text + "\n## Transport (server in its own process, httpx client here)\n\n"
+                          + "\n".join(REPORT.lines()) + "\n")
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if REPORT.requests or REPORT.streams:
         terminalreporter.write_sep("-", "transport (server in its own process, httpx client here)")

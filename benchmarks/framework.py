@@ -2,15 +2,17 @@
 
 An example, not the product: it has the shapes agent frameworks publish overhead tables for.
 Every agent has an async ``process(message) -> message`` and a sync twin ``handle``.
-Middleware wraps an agent and is itself an agent; compositions combine agents.
+Middleware wraps an agent and is itself an agent; compositions combine agents. Async code
+uses anyio, so it runs on asyncio and trio alike.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
+
+import anyio
 
 Message = dict[str, Any]
 
@@ -83,7 +85,7 @@ class Retry:
                 if attempt == self.attempts - 1:
                     raise
                 if self.backoff_s:
-                    await asyncio.sleep(self.backoff_s * 2 ** attempt)
+                    await anyio.sleep(self.backoff_s * 2 ** attempt)
         raise AssertionError("unreachable")
 
 
@@ -193,7 +195,7 @@ class RateLimiter:
 
 
 class Timeout:
-    """Async: cancels a call after ``seconds`` (asyncio.TimeoutError). Sync: checks after the call."""
+    """Async: cancels a call after ``seconds`` (TimeoutError). Sync: checks after the call."""
 
     def __init__(self, agent: Agent, seconds: float) -> None:
         self.agent, self.seconds = agent, seconds
@@ -206,7 +208,8 @@ class Timeout:
         return result
 
     async def process(self, message: Message) -> Message:
-        return await asyncio.wait_for(self.agent.process(message), self.seconds)
+        with anyio.fail_after(self.seconds):
+            return await self.agent.process(message)
 
 
 class Batching:
@@ -267,7 +270,15 @@ class Parallel:
         return {**message, "results": [agent.handle(message) for agent in self.agents]}
 
     async def process(self, message: Message) -> Message:
-        return {**message, "results": list(await asyncio.gather(*(a.process(message) for a in self.agents)))}
+        results: list[Message | None] = [None] * len(self.agents)
+
+        async def run(index: int, agent: Agent) -> None:
+            results[index] = await agent.process(message)
+
+        async with anyio.create_task_group() as group:
+            for index, agent in enumerate(self.agents):
+                group.start_soon(run, index, agent)
+        return {**message, "results": results}
 
 
 @dataclass

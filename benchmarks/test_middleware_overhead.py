@@ -1,102 +1,89 @@
-"""The project's own overhead benchmarks: run with `pytest --overhead benchmarks/`.
+"""Middleware overhead: each decorator alone, a minimal stack and a full stack, sync and async.
 
-A first, small suite: a retry wrapper and a metrics wrapper around a fast handler, sync
-and async. It shows the marker, the fixture and the report on code shaped like an agent
-framework's middleware.
+Every pair times the bare agent (baseline) against the agent wrapped in middleware
+(framework). Budgets are absolute (``max_abs``: what a maintainer can promise per call,
+whatever the agent costs) and, for the stacks, relative too; ``work="500ms"`` puts the
+absolute overhead beside a typical LLM call in the report's impact column.
+
+``OVERHEADBENCH_EXAMPLE_SLOWDOWN=N`` slows the metrics middleware by N loop iterations per
+call: a deliberate regression, for trying ``--overhead-compare-fail`` (docs/baselines.md).
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
-
-
-class FastAgent:
-    """Does a little real work per message, like a cheap routing or parsing step."""
-
-    def handle(self, message: dict) -> dict:
-        return {"reply": message["text"].upper(), "tokens": len(message["text"].split())}
-
-    async def process(self, message: dict) -> dict:
-        return self.handle(message)
-
-
-class RetryMiddleware:
-    """Retries a handler on ConnectionError; on the success path it only adds the loop."""
-
-    def __init__(self, agent: FastAgent, attempts: int = 3) -> None:
-        self.agent, self.attempts = agent, attempts
-
-    def handle(self, message: dict) -> dict:
-        for attempt in range(self.attempts):
-            try:
-                return self.agent.handle(message)
-            except ConnectionError:
-                if attempt == self.attempts - 1:
-                    raise
-        raise AssertionError("unreachable")
-
-    async def process(self, message: dict) -> dict:
-        for attempt in range(self.attempts):
-            try:
-                return await self.agent.process(message)
-            except ConnectionError:
-                if attempt == self.attempts - 1:
-                    raise
-        raise AssertionError("unreachable")
-
-
-class MetricsMiddleware:
-    """Counts calls and accumulates time spent: two clock reads and a dict update per call.
-
-    ``OVERHEADBENCH_EXAMPLE_SLOWDOWN=N`` adds N loop iterations of extra work per call: a
-    deliberately slowed framework path, to see a regression caught (docs/baselines.md).
-    """
-
-    def __init__(self, agent: FastAgent) -> None:
-        self.agent = agent
-        self.counters = {"calls": 0, "seconds": 0.0}
-        self.extra_work = range(int(os.environ.get("OVERHEADBENCH_EXAMPLE_SLOWDOWN", "0")))
-
-    def handle(self, message: dict) -> dict:
-        start = time.perf_counter()
-        for _ in self.extra_work:
-            pass
-        try:
-            return self.agent.handle(message)
-        finally:
-            self.counters["calls"] += 1
-            self.counters["seconds"] += time.perf_counter() - start
-
+from framework import Batching, CircuitBreaker, EchoAgent, FlakyAgent, Metrics, RateLimiter, Retry, Timeout, stack
 
 MESSAGE = {"text": "route this message to the billing agent please"}
+SLOWDOWN = range(int(os.environ.get("OVERHEADBENCH_EXAMPLE_SLOWDOWN", "0")))
 
 
-@pytest.mark.overhead(max=0.50, max_abs="1us", group="middleware")
-def test_retry_overhead(overhead):
-    agent, wrapped = FastAgent(), RetryMiddleware(FastAgent())
-    result = overhead.compare(baseline=lambda: agent.handle(MESSAGE), framework=lambda: wrapped.handle(MESSAGE))
-    assert wrapped.handle(MESSAGE) == agent.handle(MESSAGE)
-    assert result.kind == "sync"
+class SlowedMetrics(Metrics):
+    def handle(self, message):
+        for _ in SLOWDOWN:
+            pass
+        return super().handle(message)
 
 
-@pytest.mark.overhead(max=1.0, max_abs="2us", group="middleware")
-def test_metrics_overhead(overhead):
-    agent, wrapped = FastAgent(), MetricsMiddleware(FastAgent())
-    overhead.compare(baseline=lambda: agent.handle(MESSAGE), framework=lambda: wrapped.handle(MESSAGE))
-    assert wrapped.counters["calls"] >= 1
+MIDDLEWARE = {
+    # name: (how to wrap an agent, budget per call)
+    "retry": (lambda agent: Retry(agent), "2us"),
+    "metrics": (lambda agent: SlowedMetrics(agent), "2us"),
+    "circuit_breaker": (lambda agent: CircuitBreaker(agent), "2us"),
+    "rate_limiter": (lambda agent: RateLimiter(agent, rate=1e12, burst=10**12), "2us"),
+    "timeout": (lambda agent: Timeout(agent, seconds=30), "50us"),
+    "batching": (lambda agent: Batching(agent, size=8), "3us"),
+}
 
 
-@pytest.mark.overhead(max=0.50, max_abs="1us", group="middleware")
-def test_retry_overhead_async(overhead):
-    agent, wrapped = FastAgent(), RetryMiddleware(FastAgent())
+def pair(overhead, framework_agent, baseline_agent, kind: str):
+    if kind == "sync":
+        return overhead.compare(lambda: baseline_agent.handle(MESSAGE), lambda: framework_agent.handle(MESSAGE))
 
     async def baseline():
-        return await agent.process(MESSAGE)
+        return await baseline_agent.process(MESSAGE)
 
     async def framework():
-        return await wrapped.process(MESSAGE)
+        return await framework_agent.process(MESSAGE)
 
-    overhead.compare(baseline, framework)
+    return overhead.compare(baseline, framework)
+
+
+ALONE = [pytest.param(name, kind, id=f"{name}-{kind}",
+                      marks=pytest.mark.overhead(max_abs=budget, work="500ms", group=f"middleware alone ({kind})"))
+         for name, (_, budget) in MIDDLEWARE.items() for kind in ("sync", "async")]
+
+
+@pytest.mark.parametrize(("name", "kind"), ALONE)
+def test_each_middleware_alone(overhead, name: str, kind: str):
+    agent = EchoAgent()
+    pair(overhead, MIDDLEWARE[name][0](agent), agent, kind)
+
+
+@pytest.mark.overhead(max_abs="1ms", work="500ms", group="middleware alone (sync)")
+def test_retry_with_failures_and_backoff(overhead):
+    """One transient failure per message and a 100 µs backoff: the failure path's cost."""
+    agent = EchoAgent()
+    pair(overhead, Retry(FlakyAgent(agent, failures=1), attempts=3, backoff_s=0.0001), agent, "sync")
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.overhead(max=1.5, max_abs="3us", work="500ms", group="stacks")
+def test_minimal_stack_metrics_and_retry(overhead, kind: str):
+    agent = EchoAgent()
+    pair(overhead, stack(agent, SlowedMetrics, Retry), agent, kind)
+
+
+@pytest.mark.parametrize("kind", [
+    pytest.param("sync", marks=pytest.mark.overhead(max=4.0, max_abs="10us", work="500ms", group="stacks")),
+    # async: the timeout layer's cancel scope alone costs ~8 µs (anyio.fail_after), many times
+    # a 0.7 µs agent, so only an absolute budget means something here
+    pytest.param("async", marks=pytest.mark.overhead(max_abs="15us", work="500ms", group="stacks")),
+])
+def test_full_stack_five_layers(overhead, kind: str):
+    agent = EchoAgent()
+    full = stack(agent, Metrics, Retry, CircuitBreaker, lambda a: RateLimiter(a, rate=1e12, burst=10**12),
+                 lambda a: Timeout(a, seconds=30))
+    pair(overhead, full, agent, kind)

@@ -99,7 +99,7 @@ def test_rate_limiter_spends_and_refills_tokens() -> None:
 
 
 def test_timeout_cancels_a_slow_async_call_and_passes_a_fast_one() -> None:
-    with pytest.raises(asyncio.TimeoutError):
+    with pytest.raises(TimeoutError):
         asyncio.run(Timeout(Slow(), seconds=0.01).process(MESSAGE))
     assert both(Timeout(EchoAgent(), seconds=5))["reply"] == "ROUTE THIS"
 
