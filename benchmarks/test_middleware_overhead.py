@@ -78,9 +78,9 @@ def test_minimal_stack_metrics_and_retry(overhead, kind: str):
 
 @pytest.mark.parametrize("kind", [
     pytest.param("sync", marks=pytest.mark.overhead(max=4.0, max_abs="10us", work="500ms", group="stacks")),
-    # async: the timeout layer's cancel scope alone costs ~8 µs (anyio.fail_after), many times
-    # a 0.7 µs agent, so only an absolute budget means something here
-    pytest.param("async", marks=pytest.mark.overhead(max_abs="15us", work="500ms", group="stacks")),
+    # async: the timeout layer's cancel scope alone costs ~8 µs on asyncio and ~17 µs on trio
+    # (anyio.fail_after), many times a 0.7 µs agent, so only an absolute budget means something
+    pytest.param("async", marks=pytest.mark.overhead(max_abs="40us", work="500ms", group="stacks")),
 ])
 def test_full_stack_five_layers(overhead, kind: str):
     agent = EchoAgent()

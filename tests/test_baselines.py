@@ -4,6 +4,7 @@ save, compare and fail (fake clock, so every figure is deterministic)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -28,6 +29,9 @@ def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> N
     assert storage.find() == third and storage.find("base") == second and storage.find("1") == first
     assert storage.find(str(first)) == first
     assert list((tmp_path / "baselines").glob("*.tmp")) == []  # written atomically, nothing left over
+    mask = os.umask(0)
+    os.umask(mask)
+    assert first.stat().st_mode & 0o777 == 0o666 & ~mask  # permissions of an ordinary file, not mkstemp's 0600
     with pytest.raises(StorageError, match="no stored run matches 'nope' in"):
         storage.find("nope")
     with pytest.raises(StorageError, match="run name 'a/b'"):

@@ -167,8 +167,8 @@ def test_the_quick_profile_shrinks_the_defaults_but_explicit_options_win(pyteste
         """
         def test_settings(request):
             settings = request.config.pluginmanager.get_plugin("overheadbench-session").settings
-            print("SETTINGS", settings.processes, settings.time_budget_s, settings.target_halfwidth)
+            print("SETTINGS", settings.processes, settings.time_budget_s, settings.target_halfwidth, settings.inconclusive)
         """
     )
-    pytester.runpytest("--overhead-quick", "-s").stdout.fnmatch_lines(["*SETTINGS 3 0.5 0.03"])
-    pytester.runpytest("--overhead-quick", "--overhead-processes=7", "-s").stdout.fnmatch_lines(["*SETTINGS 7 0.5 0.03"])
+    pytester.runpytest("--overhead-quick", "-s").stdout.fnmatch_lines(["*SETTINGS 3 0.5 0.03 warn"])
+    pytester.runpytest("--overhead-quick", "--overhead-processes=7", "-s").stdout.fnmatch_lines(["*SETTINGS 7 0.5 0.03 warn"])

@@ -15,6 +15,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()
@@ -24,6 +25,12 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
         os.unlink(temporary)
         raise
     return target
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:

@@ -214,7 +214,7 @@ class OverheadSession:
             terminalreporter.write_line(line)
         if self.config.getoption("--overhead-quick"):
             terminalreporter.write_line("quick profile (--overhead-quick): fewer processes and less time per pair, so "
-                                        "intervals are wider and verdicts more often inconclusive")
+                                        "intervals are wider; inconclusive verdicts warn instead of failing")
         for option in ("--overhead-json", "--overhead-md"):
             if self.config.getoption(option):
                 terminalreporter.write_line(f"overhead results written to {self.config.getoption(option)}")
