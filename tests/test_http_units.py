@@ -3,6 +3,8 @@ accounting, the protocol check. Fake clocks and fake requests; no timing asserts
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import httpx
 import pytest
@@ -127,3 +129,24 @@ def test_an_h2c_server_answering_over_http1_fails_loudly() -> None:
     with pytest.raises(ProtocolMismatch, match="started for h2c, but a response came over HTTP/1.1"):
         server.check(httpx.Response(200, extensions={"http_version": b"HTTP/1.1"}))
     assert server.versions == {"HTTP/2": 1, "HTTP/1.1": 1}
+
+
+def test_the_hold_barrier_releases_when_all_are_in_flight_or_at_its_timeout() -> None:
+    async def main() -> tuple[list, dict]:
+        async with asgi_client() as client:
+            answers = []
+
+            async def one() -> None:
+                answers.append((await client.get("/hold?n=3&timeout_ms=10000")).json()["max_in_flight"])
+
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(one)
+            await client.post("/_stats")  # reset the gauge
+            alone = (await client.get("/hold?n=2&timeout_ms=20")).json()  # nobody joins: the timeout ends it
+            return answers, alone
+
+    started = time.monotonic()
+    answers, alone = anyio.run(main)
+    assert answers == [3, 3, 3] and alone == {"max_in_flight": 1}
+    assert time.monotonic() - started < 5  # released together at the third, not by the 10 s timeout

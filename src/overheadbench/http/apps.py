@@ -9,6 +9,8 @@ One app serves every endpoint; ``app`` is the instance a server process imports
 * ``GET /stream?chunks=10&size=100&delay_ms=0``: a server-sent-events stream of ``chunks``
   events of ``size`` payload bytes, one every ``delay_ms`` (the agent "thinks" before each).
 * ``GET /batch?...``: the same bytes in one response, after the same total delay.
+* ``GET /hold?n=N&timeout_ms=2000``: waits until N requests have been in flight at once since
+  the last reset (or the timeout), then answers: the concurrency check's barrier.
 * ``GET /_stats``: requests served, in flight now, most in flight at once;
   ``POST /_stats/reset`` zeroes them. This is how a concurrency level is verified on the
   server's side of the wire.
@@ -69,6 +71,9 @@ class AgentApp:
         elif path in ("/stream", "/batch"):
             await self._events(send, path == "/stream", int(query.get("chunks", "10")),
                                int(query.get("size", "100")), float(query.get("delay_ms", "0")) / 1000)
+        elif path == "/hold":
+            await self._hold(int(query.get("n", "1")), float(query.get("timeout_ms", "2000")) / 1000)
+            await _respond(send, 200, json.dumps({"max_in_flight": self.max_in_flight}).encode(), b"application/json")
         elif path == "/_stats":
             if scope["method"] == "POST":
                 self.requests = self.max_in_flight = 0
@@ -78,6 +83,15 @@ class AgentApp:
             raise RuntimeError("the /fail endpoint always raises")
         else:
             await _respond(send, 404, b'{"error": "not found"}', b"application/json")
+
+    async def _hold(self, n: int, timeout_s: float) -> None:
+        """Wait until ``n`` requests have been in flight together since the last
+        ``POST /_stats`` (or the timeout): a barrier that proves a client really has ``n`` on
+        the wire, however long it takes to send them. (Waiting for ``in_flight >= n`` itself
+        would keep the others waiting once the first released one has left.)"""
+        with anyio.move_on_after(timeout_s):
+            while self.max_in_flight < n:
+                await anyio.sleep(0.002)
 
     async def _events(self, send: Send, streaming: bool, chunks: int, size: int, delay_s: float) -> None:
         content_type = b"text/event-stream" if streaming else b"text/plain"

@@ -22,7 +22,7 @@ from .load import LatencyStats, Throughput, alatency, throughput
 from .server import Server
 
 PER_CLIENT = {"http1": 5, "h2c": 20}
-PROBE_DELAY_MS = 100
+HOLD_TIMEOUT_MS = 2000
 
 
 class ConcurrencyNotReached(AssertionError):
@@ -40,18 +40,21 @@ def _clients(server: Server, concurrency: int, per_client: int | None) -> list:
 
 
 async def in_flight_probe(server: Server, concurrency: int, per_client: int | None = None) -> int:
-    """Send ``concurrency`` slow requests at once (``/delay``) and return the most the server
-    had in flight: it proves the client really puts that many on the wire."""
+    """Send ``concurrency`` requests to the ``/hold`` barrier at once and return the most the
+    server had in flight: each request is held until all are in flight (or 2 s pass), so
+    the answer is ``concurrency`` exactly when the client really puts that many on the wire,
+    however slowly it sends them; a client that serialises them stops at the deadline."""
     clients = _clients(server, concurrency, per_client)
     try:
         await clients[0].post("/_stats")
 
         async def one(index: int) -> None:
-            await clients[index % len(clients)].get(f"/delay?ms={PROBE_DELAY_MS}")
+            await clients[index % len(clients)].get(f"/hold?n={concurrency}&timeout_ms={HOLD_TIMEOUT_MS}")
 
-        async with anyio.create_task_group() as group:
-            for index in range(concurrency):
-                group.start_soon(one, index)
+        with anyio.move_on_after(2 * HOLD_TIMEOUT_MS / 1000):  # bounded even for a serialising client
+            async with anyio.create_task_group() as group:
+                for index in range(concurrency):
+                    group.start_soon(one, index)
         return int((await clients[0].get("/_stats")).json()["max_in_flight"])
     finally:
         for client in clients:
