@@ -76,26 +76,26 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
         if not math.isfinite(max_overhead) or max_overhead <= -1:
             raise MarkerError(f"{where}: max must be a finite fraction above -1, got {max_overhead!r}")
         max_overhead = float(max_overhead)
-    max_abs_s = kwargs.get("max_abs")
-    if max_abs_s is not None:
-        try:
-            max_abs_s = parse_duration(max_abs_s)
-        except DurationError as exc:
-            raise MarkerError(f"{where}: max_abs {exc}") from None
+    max_abs_s = _duration(kwargs, "max_abs", where)
     confidence = kwargs.get("confidence")
     if confidence is not None:
         confidence = check_confidence(confidence, where)
     if kwargs.get("group") is not None and not isinstance(kwargs["group"], str):
         raise MarkerError(f"{where}: group must be a string, got {kwargs['group']!r}")
-    work_s = kwargs.get("work")
-    if work_s is not None:
-        try:
-            work_s = parse_duration(work_s)
-        except DurationError as exc:
-            raise MarkerError(f"{where}: work {exc}") from None
-        if work_s <= 0:
-            raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
+    work_s = _duration(kwargs, "work", where)
+    if work_s is not None and work_s <= 0:
+        raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
     return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence, work_s=work_s)
+
+
+def _duration(kwargs: dict[str, Any], key: str, where: str) -> float | None:
+    """The marker's ``key`` as seconds (a number or a string such as "2us"), None if absent."""
+    if kwargs.get(key) is None:
+        return None
+    try:
+        return parse_duration(kwargs[key])
+    except DurationError as exc:
+        raise MarkerError(f"{where}: {key} {exc}") from None
 
 
 def check_confidence(value: Any, where: str) -> float:
