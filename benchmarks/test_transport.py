@@ -35,7 +35,7 @@ def bare_client(server) -> httpx.Client:
     return httpx.Client(base_url=server.url, http1=server.protocol == "http1", http2=server.protocol == "h2c")
 
 
-@pytest.mark.overhead(max=0.10)
+@pytest.mark.overhead(max=0.10, group="transport")
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_fixture_client_adds_nothing_to_the_stack(overhead, asgi_server, protocol):
     server = asgi_server(protocol=protocol)
@@ -45,7 +45,7 @@ def test_the_fixture_client_adds_nothing_to_the_stack(overhead, asgi_server, pro
                          framework=lambda: ours.post("/echo", content=BODY))
 
 
-@pytest.mark.overhead(max_abs="5ms")  # a local round trip may cost at most 5 ms per call
+@pytest.mark.overhead(max_abs="5ms", group="transport")  # a local round trip may cost at most 5 ms per call
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_http_round_trip_vs_in_process_call(overhead, asgi_server, protocol):
     server = asgi_server(protocol=protocol)
@@ -54,7 +54,7 @@ def test_http_round_trip_vs_in_process_call(overhead, asgi_server, protocol):
                      framework=lambda: client.post("/echo", content=BODY).json())
 
 
-@pytest.mark.overhead(max=1.0)
+@pytest.mark.overhead(max=1.0, group="transport")
 def test_h2c_vs_http1_round_trip(overhead, asgi_server):
     http1, h2c = asgi_server(protocol="http1").client(), asgi_server(protocol="h2c").client()
     overhead.compare(baseline=lambda: http1.post("/echo", content=BODY),
@@ -62,7 +62,7 @@ def test_h2c_vs_http1_round_trip(overhead, asgi_server):
 
 
 @pytest.mark.anyio
-@pytest.mark.overhead(max=1.5)  # 50 events cost more than one body; published agent figures: ~1.5x
+@pytest.mark.overhead(max=1.5, group="transport")  # 50 events cost more than one body; published agent figures: ~1.5x
 async def test_streaming_vs_batch_same_payload(overhead, asgi_server):
     server = asgi_server(protocol="http1")
     url = "/{}?chunks=50&size=100"
@@ -77,7 +77,7 @@ async def test_streaming_vs_batch_same_payload(overhead, asgi_server):
         await overhead.acompare(baseline=batch, framework=streamed)
 
 
-@pytest.mark.overhead(max=0.5)
+@pytest.mark.overhead(max=0.5, group="transport")
 def test_transport_as_a_share_of_10ms_of_work(overhead, asgi_server):
     """A "realistic" agent that works 10 ms per call, in process vs behind HTTP. The share
     measured 21-34% over runs here (the round trip costs 2-3.5 ms with the machine's state);
