@@ -13,7 +13,7 @@ from typing import Any
 
 from .comparison import Change, compare_result, compare_runs
 from .environment import differences, environment
-from .storage import Storage, StorageError, load_run
+from .storage import Storage, load_run
 
 
 @dataclass
@@ -63,5 +63,3 @@ class Baselines:
         if self.save_as:
             self.saved = self.storage.save(run, self.save_as)
 
-
-__all__ = ["Baselines", "StorageError"]

@@ -69,7 +69,6 @@ def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | N
         print(f"no test was measured in both {old_path.name} and {new_path.name}")
         return 0
     print("\n".join(render_comparison(changes, old_path.name)))
-    print("~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)")
     regressed = [c for c in changes if fail_above is not None and c.regressed_by_more_than(fail_above)]
     for change in regressed:
         print(f"REGRESSION {change.nodeid}: {change.describe()}, more than {fail_above:g} points", file=sys.stderr)

@@ -7,7 +7,7 @@ from typing import Generator
 
 import pytest
 
-from .baselines import Baselines, StorageError
+from .baselines import Baselines
 from .environment import environment
 from .fixture import OverheadFixture, OverheadUsageError
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
@@ -17,7 +17,7 @@ from .options import Settings, add_options, settings_from_config
 from .replicas import (ControllerGone, Launch, ReplicaError, ReplicaPool, WorkerChannel, WorkerRequest,
                        needed_plugins, order_like, plugin_args)
 from .report import render_comparison, render_markdown, render_table
-from .storage import Storage
+from .storage import Storage, StorageError
 from .results import JSON_SCHEMA_VERSION, OverheadResult
 from .verdict import FAIL, INCONCLUSIVE
 
@@ -223,7 +223,6 @@ class OverheadSession:
             terminalreporter.write_sep("-", f"overhead: compared with {self.baselines.compare_with.name}")
             for line in render_comparison(changes, self.baselines.compare_with.name):
                 terminalreporter.write_line(line)
-            terminalreporter.write_line("~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)")
             self._warn_environment()
         if self.baselines and self.baselines.saved:
             terminalreporter.write_line(f"overhead run saved to {self.baselines.saved}")

@@ -56,7 +56,7 @@ def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
     rows = [("test", f"old ({old_name})", "new", "change", "p")]
     rows += [(c.nodeid, format_fraction(c.old), format_fraction(c.new),
               f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points", f"{c.p_value:.3g}") for c in changes]
-    return padded(rows)
+    return [*padded(rows), "~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)"]
 
 
 def render_table(results: Sequence[OverheadResult]) -> list[str]:
