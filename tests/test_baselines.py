@@ -11,6 +11,7 @@ import pytest
 from overheadbench.comparison import Change, compare_runs, mann_whitney_p
 from overheadbench.environment import differences
 from overheadbench.storage import Storage, StorageError, load_run
+from overheadbench.results import JSON_SCHEMA_VERSION
 
 
 def run(overheads: dict[str, float], schema: int = 1) -> dict:
@@ -92,7 +93,7 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     first.assert_outcomes(passed=1)
     first.stdout.fnmatch_lines(["overhead run saved to *baselines/0001_base.json"])
     stored = json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text())
-    assert stored["schema_version"] == 1 and len(stored["results"][0]["samples"]) == 5
+    assert stored["schema_version"] == JSON_SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
     assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
 
     same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")

@@ -8,7 +8,7 @@ from conftest import QUIET_INI
 
 CASES = {
     "unknown_keyword": ("@pytest.mark.overhead(max=0.2, maximum=0.3)",
-                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, confidence, group, work"),
+                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work"),
     "max_not_a_number": ("@pytest.mark.overhead(max='25%')",
                          "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'"),
     "bad_duration": ("@pytest.mark.overhead(max_abs='fast')",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from overheadbench.results import JSON_SCHEMA_VERSION
 
 import pytest
 
@@ -20,7 +21,7 @@ def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.
     result = fake_clock_project.runpytest("--overhead")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
-        "*overhead 31.*% (95% CI 3*%..3*%) exceeds max 25.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns)",
+        "*overhead 31.*% (95% CI 3*%..3*%) exceeds max 25.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns); peak memory *",
         "*overhead: framework vs baseline*",
         "test_overhead_over_budget_fails_with_the_figures.py::test_retry *FAIL",
         "*measured in one process only*",
@@ -137,7 +138,7 @@ def test_json_holds_every_result_with_samples(fake_clock_project: pytest.Pyteste
     result = fake_clock_project.runpytest("--overhead", "--overhead-json", "out/results.json")
     result.assert_outcomes(passed=2)
     data = json.loads((fake_clock_project.path / "out" / "results.json").read_text())
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == JSON_SCHEMA_VERSION
     assert [r["nodeid"].split("::")[1] for r in data["results"]] == ["test_pair[100]", "test_pair[200]"]
     first = data["results"][0]
     assert first["verdict"] == "pass" and first["kind"] == "sync" and first["processes"] == 1

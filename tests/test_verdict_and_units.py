@@ -6,19 +6,19 @@ import pytest
 
 from overheadbench.durations import DurationError, format_seconds, parse_duration
 from overheadbench.marker import Budget
-from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge
+from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge_time
 
 
 @pytest.mark.parametrize(("ci", "expected"), [
     ((0.10, 0.20), PASS), ((0.10, 0.25), PASS), ((0.26, 0.30), FAIL), ((0.24, 0.26), INCONCLUSIVE),
 ])
 def test_relative_verdict_needs_the_whole_interval_on_one_side(ci: tuple[float, float], expected: str) -> None:
-    verdict = judge(sum(ci) / 2, ci, 1e-6, Budget(max_overhead=0.25), 0.95)
+    verdict = judge_time(sum(ci) / 2, ci, 1e-6, Budget(max_overhead=0.25), 0.95)
     assert verdict.status == expected
 
 
 def test_fail_message_names_every_figure() -> None:
-    verdict = judge(0.312, (0.298, 0.325), 673e-9, Budget(max_overhead=0.25), 0.95)
+    verdict = judge_time(0.312, (0.298, 0.325), 673e-9, Budget(max_overhead=0.25), 0.95)
     assert verdict.message == (
         "overhead 31.2% (95% CI 29.8%..32.5%) exceeds max 25.0%: "
         "baseline 673 ns/call, framework 883 ns/call (+210 ns)"
@@ -27,16 +27,16 @@ def test_fail_message_names_every_figure() -> None:
 
 def test_absolute_budget_is_judged_on_the_same_interval() -> None:
     # 10% of 20 µs = 2 µs extra per call; interval 1.8..2.2 µs against 2.5 µs -> pass
-    assert judge(0.10, (0.09, 0.11), 20e-6, Budget(max_abs_s=2.5e-6), 0.95).status == PASS
-    verdict = judge(0.10, (0.09, 0.11), 20e-6, Budget(max_overhead=0.5, max_abs_s=1e-6), 0.9)
+    assert judge_time(0.10, (0.09, 0.11), 20e-6, Budget(max_abs_s=2.5e-6), 0.95).status == PASS
+    verdict = judge_time(0.10, (0.09, 0.11), 20e-6, Budget(max_overhead=0.5, max_abs_s=1e-6), 0.9)
     assert verdict.status == FAIL
     assert verdict.message.startswith("overhead +2.00 µs (90% CI +1.80 µs..+2.20 µs) exceeds max_abs +1.00 µs")
 
 
 def test_any_failing_budget_fails_and_inconclusive_outranks_pass() -> None:
     both = Budget(max_overhead=0.25, max_abs_s=1e-6)
-    assert judge(0.2, (0.19, 0.30), 1e-6, both, 0.95).status == INCONCLUSIVE
-    assert judge(0.2, (0.19, 0.21), 10e-6, both, 0.95).status == FAIL
+    assert judge_time(0.2, (0.19, 0.30), 1e-6, both, 0.95).status == INCONCLUSIVE
+    assert judge_time(0.2, (0.19, 0.21), 10e-6, both, 0.95).status == FAIL
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -68,9 +68,11 @@ def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
     fixture = OverheadFixture("t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1), measuring=True)
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
     with pytest.warns(OverheadHarnessWarning, match=r"t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%"):
-        result = fixture._conclude("sync", [samples], 0.0)
+        fixture._replicas = [samples]
+        result = fixture._conclude("sync", 0.0)
     assert result.harness_s == pytest.approx(30e-9)
     quiet = OverheadFixture("t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1, subtract_harness=True), True)
-    subtracted = quiet._conclude("sync", [samples], 0.0)
+    quiet._replicas = [samples]
+    subtracted = quiet._conclude("sync", 0.0)
     assert subtracted.overhead == pytest.approx(1000 / 7000)
     assert subtracted.baseline_s == pytest.approx(70e-9)

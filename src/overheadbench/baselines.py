@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .comparison import Change, compare_result, compare_runs
-from .environment import differences, environment
+from .environment import differences
 from .storage import Storage, load_run
 
 

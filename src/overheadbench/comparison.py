@@ -29,6 +29,8 @@ class Change:
     old: float
     new: float
     p_value: float
+    exact: bool = False
+    """Count mode: both figures are exact counts, so any difference is a real change."""
 
     @property
     def delta_points(self) -> float:
@@ -36,7 +38,12 @@ class Change:
 
     @property
     def significant(self) -> bool:
-        return self.p_value < ALPHA
+        return self.new != self.old if self.exact else self.p_value < ALPHA
+
+    @property
+    def evidence(self) -> str:
+        """The p-value as printed, or "exact" for counts."""
+        return "exact" if self.exact else f"{self.p_value:.3g}"
 
     def regressed_by_more_than(self, points: float) -> bool:
         return self.significant and self.delta_points > points
@@ -45,7 +52,7 @@ class Change:
         """e.g. ``12.0% -> 31.5% (+19.5 points, p=0.001)`` or ``... (~ +0.3 points, p=0.62)``."""
         mark = "" if self.significant else "~ "
         return (f"{100 * self.old:.1f}% -> {100 * self.new:.1f}% "
-                f"({mark}{self.delta_points:+.1f} points, p={self.p_value:.3g})")
+                f"({mark}{self.delta_points:+.1f} points, {'exact counts' if self.exact else f'p={self.evidence}'})")
 
 
 def process_ratios(result: dict[str, Any]) -> list[float]:
@@ -83,11 +90,19 @@ def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
 
 
 def compare_runs(old_results: list[dict[str, Any]], new_results: list[dict[str, Any]]) -> list[Change]:
-    """A :class:`Change` for every test measured in both runs (by node id), in the new run's order."""
+    """A :class:`Change` for every test measured in both runs (by node id) in the same mode
+    (a time overhead and an instruction overhead are different figures), in the new run's order."""
     old_by_id = {r["nodeid"]: r for r in old_results if r.get("verdict") != "unmeasured"}
-    return [compare_result(old_by_id[r["nodeid"]], r) for r in new_results if r["nodeid"] in old_by_id]
+    return [compare_result(old_by_id[r["nodeid"]], r) for r in new_results
+            if r["nodeid"] in old_by_id and _mode(old_by_id[r["nodeid"]]) == _mode(r)]
 
 
 def compare_result(old: dict[str, Any], new: dict[str, Any]) -> Change:
+    if _mode(new) == "count":
+        return Change(new["nodeid"], float(old["overhead"]), float(new["overhead"]), math.nan, exact=True)
     return Change(new["nodeid"], float(old["overhead"]), float(new["overhead"]),
                   mann_whitney_p(process_ratios(old), process_ratios(new)))
+
+
+def _mode(result: dict[str, Any]) -> str:
+    return result.get("mode") or "time"  # stored runs of schema 1 were all timed

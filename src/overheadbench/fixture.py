@@ -13,17 +13,20 @@ import random
 import time
 import warnings
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, Awaitable, Callable, Generator, Iterator
 
 import anyio
 import pytest
 import sniffio
 
-from .instruments.walltime import async_block, empty_async, empty_sync, sync_block
-from .marker import Budget
+from .counting import INSTRUCTIONS, CountSamples, count_calls, count_plan
+from .instruments import allocations, instructions, walltime
+from .instruments.walltime import empty_async, empty_sync
+from .marker import COUNT, Budget
 from .options import Settings
 from .replicas import ReplicaPool, WorkerChannel, pair_plan, worker_plan
-from .results import OverheadResult, summarise
+from .results import OverheadResult, summarise, summarise_counts
 from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
 from .verdict import INCONCLUSIVE
 
@@ -69,7 +72,11 @@ class OverheadFixture:
         self.rng = rng or random.Random()
         self.result: OverheadResult | None = None
         self.group = group
+        self.mode = budget.mode or settings.mode
         self._called = False
+        self._slowest_call_s = 0.0
+        self._replicas: list[ReplicaSamples] = []
+        self._counts: CountSamples | None = None
 
     def compare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both async)."""
@@ -109,7 +116,7 @@ class OverheadFixture:
     def _measure_sync(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         started = time.perf_counter()
         for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
-            with blame(side):
+            with blame(side), self._first_call():
                 value = fn()
             if inspect.isawaitable(value):
                 getattr(value, "close", lambda: None)()
@@ -119,26 +126,65 @@ class OverheadFixture:
                 )
         if not self.measuring:
             return self._record(OverheadResult(self.nodeid, self.budget, "sync"))
-        blocks = self._blocks(sync_block, baseline, framework, empty_sync)
         with timing_conditions(self.settings):
-            replicas = drive_sync(self._plan(), blocks)
-        return self._conclude("sync", replicas, started)
+            for plan, blocks, keep in self._stages("sync", baseline, framework):
+                keep(drive_sync(plan, blocks))
+        return self._conclude("sync", started)
 
     async def _measure_async(self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]) -> OverheadResult:
         started = time.perf_counter()
         for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
-            with blame(side):
+            with blame(side), self._first_call():
                 await fn()
         if not self.measuring:
             return self._record(OverheadResult(self.nodeid, self.budget, "async"))
-        blocks = self._blocks(async_block, baseline, framework, empty_async)
         with timing_conditions(self.settings):
-            replicas = await drive_async(self._plan(), blocks)
-        return self._conclude("async", replicas, started)
+            for plan, blocks, keep in self._stages("async", baseline, framework):
+                keep(await drive_async(plan, blocks))
+        return self._conclude("async", started)
 
-    def _blocks(self, instrument: Callable[..., Any], baseline: Any, framework: Any, empty: Any) -> dict[str, Any]:
-        """The three timed blocks of a pair, built by one instrument on this fixture's clock."""
-        return {side: instrument(fn, self.clock_ns)
+    @contextmanager
+    def _first_call(self) -> Iterator[None]:
+        """Time a first call (real clock): slow callables get fewer calls per counted block."""
+        started = time.perf_counter()
+        yield
+        self._slowest_call_s = max(self._slowest_call_s, time.perf_counter() - started)
+
+    def _counting(self) -> bool:
+        """Count mode always counts; time mode counts allocations after timing, unless turned
+        off (and the marker has no allocation budget). Replica processes only time."""
+        if self.worker is not None:
+            return False
+        return self.mode == COUNT or self.settings.allocations or self.budget.max_alloc is not None \
+            or self.budget.max_alloc_bytes is not None
+
+    def _stages(self, kind: str, baseline: Any, framework: Any) -> Iterator[tuple[Generator[Request, Any, Any], dict[str, Any], Callable[[Any], None]]]:
+        """What measuring the pair takes, stage by stage: a plan, the blocks it asks for, and
+        where its result goes. Timing (time mode); then, in this process only, counting:
+        instructions (count mode), then allocations, in separate passes so the allocation
+        tracer's own work is never counted as instructions."""
+        sync = kind == "sync"
+        empty = empty_sync if sync else empty_async
+        if self.mode != COUNT:
+            timed = walltime.sync_block if sync else walltime.async_block
+            yield self._plan(), self._blocks(lambda fn: timed(fn, self.clock_ns), baseline, framework, empty), \
+                self._replicas.extend
+        if not self._counting():
+            return
+        counts = self._counts = CountSamples(count_calls(self._slowest_call_s))
+        if self.mode == COUNT:
+            counter = instructions.InstructionCounter()
+            counted = instructions.sync_block if sync else instructions.async_block
+            yield count_plan(counts.calls_per_block, harness=False), \
+                self._blocks(lambda fn: counted(fn, counter), baseline, framework, empty), \
+                partial(counts.add, (INSTRUCTIONS,))
+        traced = allocations.sync_block if sync else allocations.async_block
+        yield count_plan(counts.calls_per_block, harness=True), self._blocks(traced, baseline, framework, empty), \
+            partial(counts.add, allocations.Allocations._fields)
+
+    def _blocks(self, instrument: Callable[[Any], Any], baseline: Any, framework: Any, empty: Any) -> dict[str, Any]:
+        """The three blocks of a pair (baseline, framework, harness), built by one instrument."""
+        return {side: instrument(fn)
                 for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework), (HARNESS, empty))}
 
     def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
@@ -158,10 +204,14 @@ class OverheadFixture:
 
         return pair_plan(self.settings, self.rng, self.clock_ns, pool, self.nodeid, more_needed)
 
-    def _conclude(self, kind: str, replicas: list[ReplicaSamples], started: float) -> OverheadResult:
+    def _conclude(self, kind: str, started: float) -> OverheadResult:
         if self.worker is not None:
             pytest.skip("overheadbench replica process: samples sent to the controller")
-        result = summarise(self.nodeid, self.budget, kind, replicas, self.settings, time.perf_counter() - started)
+        wall_s = time.perf_counter() - started
+        if self.mode == COUNT:
+            assert self._counts is not None
+            return self._record(summarise_counts(self.nodeid, self.budget, kind, self._counts, wall_s))
+        result = summarise(self.nodeid, self.budget, kind, self._replicas, self.settings, wall_s, self._counts)
         if not self.settings.subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
             warnings.warn(OverheadHarnessWarning(
                 f"{self.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "

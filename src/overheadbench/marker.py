@@ -11,17 +11,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from .durations import DurationError, format_fraction, format_seconds, parse_duration
+from .sizes import SizeError, format_bytes, format_count, parse_size
 
 MARKER_NAME = "overhead"
 MARKER_HELP = (
-    "overhead(max=None, max_abs=None, confidence=None): fail when the framework callable "
-    "given to the `overhead` fixture is slower than the baseline by more than `max` "
-    "(a fraction: 0.25 = 25%) or `max_abs` (seconds per call, or a string such as '2us')"
+    "overhead(max=None, max_abs=None, max_alloc=None, max_alloc_bytes=None, mode=None, confidence=None): "
+    "fail when the framework callable given to the `overhead` fixture costs more than the baseline by more "
+    "than `max` (a fraction: 0.25 = 25% more time, or more instructions with mode='count') or `max_abs` "
+    "(seconds per call, or a string such as '2us'), or keeps more memory blocks (`max_alloc`) or needs more "
+    "peak memory per call (`max_alloc_bytes`, bytes or a string such as '1KiB')"
 )
-_KEYWORDS = ("max", "max_abs", "confidence", "group", "work")
+TIME = "time"
+COUNT = "count"
+MODES = (TIME, COUNT)
+_KEYWORDS = ("max", "max_abs", "max_alloc", "max_alloc_bytes", "mode", "confidence", "group", "work")
 """``group`` names the report table the test appears in (as pytest-benchmark's ``group``);
 ``work`` is the typical real work per call (``"500ms"`` for an LLM call), against which the
-report shows the absolute overhead's share."""
+report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test."""
+_BUDGETS = ("max", "max_abs", "max_alloc", "max_alloc_bytes")
 
 
 class MarkerError(Exception):
@@ -32,9 +39,12 @@ class MarkerError(Exception):
 class Budget:
     """What the framework path may cost on top of the baseline.
 
-    ``max_overhead`` is a fraction of the baseline's time per call (0.25 = 25%; negative
-    demands a speed-up); ``max_abs_s`` is extra seconds per call; ``confidence`` is the
-    two-sided level of the interval the verdict is made on (None: the session default).
+    ``max_overhead`` is a fraction of the baseline's cost per call (0.25 = 25%; negative
+    demands a speed-up): of its time, or of its instructions in count mode; ``max_abs_s``
+    is extra seconds per call (a time budget: count mode cannot judge it); ``max_alloc`` is
+    extra memory blocks kept per call and ``max_alloc_bytes`` extra peak bytes per call
+    (both modes); ``confidence`` is the two-sided level of the interval the time verdict is
+    made on (None: the session default). ``mode`` is "time", "count" or None (the session's).
     ``work_s`` is not a limit: the real work a call does in production, for the report's
     "impact" column (the absolute overhead as a share of it).
     """
@@ -43,14 +53,21 @@ class Budget:
     max_abs_s: float | None = None
     confidence: float | None = None
     work_s: float | None = None
+    max_alloc: float | None = None
+    max_alloc_bytes: float | None = None
+    mode: str | None = None
 
-    def describe(self) -> str:
-        """The budget as the report prints it, e.g. ``≤25.0%, ≤2.00 µs``."""
+    def describe(self, mode: str = TIME) -> str:
+        """The budget as the report prints it, e.g. ``≤25.0%, ≤2.00 µs/call`` or ``≤25.0% instr``."""
         parts = []
         if self.max_overhead is not None:
-            parts.append(f"≤{format_fraction(self.max_overhead)}")
-        if self.max_abs_s is not None:
+            parts.append(f"≤{format_fraction(self.max_overhead)}" + (" instr" if mode == COUNT else ""))
+        if self.max_abs_s is not None and mode == TIME:
             parts.append(f"≤{format_seconds(self.max_abs_s)}/call")
+        if self.max_alloc is not None:
+            parts.append(f"≤{format_count(self.max_alloc, signed=True)} blocks kept")
+        if self.max_alloc_bytes is not None:
+            parts.append(f"≤{format_bytes(self.max_alloc_bytes, signed=True)} peak")
         return ", ".join(parts)
 
 
@@ -65,8 +82,15 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
             f"{where} got unknown argument(s) {', '.join(unknown)}; "
             f"it accepts {', '.join(_KEYWORDS)}"
         )
-    if kwargs.get("max") is None and kwargs.get("max_abs") is None:
-        raise MarkerError(f"{where} needs a budget: max=0.25 (relative) and/or max_abs='2us'")
+    if all(kwargs.get(key) is None for key in _BUDGETS):
+        raise MarkerError(f"{where} needs a budget: max=0.25 (relative), max_abs='2us', max_alloc=0 "
+                          f"or max_alloc_bytes='1KiB'")
+    mode = kwargs.get("mode")
+    if mode is not None and mode not in MODES:
+        raise MarkerError(f"{where}: mode must be 'time' or 'count', got {mode!r}")
+    if mode == COUNT and all(kwargs.get(key) is None for key in _BUDGETS if key != "max_abs"):
+        raise MarkerError(f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
+                          f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'")
     max_overhead = kwargs.get("max")
     if max_overhead is not None:
         if isinstance(max_overhead, bool) or not isinstance(max_overhead, (int, float)):
@@ -85,7 +109,19 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
     work_s = _duration(kwargs, "work", where)
     if work_s is not None and work_s <= 0:
         raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
-    return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence, work_s=work_s)
+    max_alloc = kwargs.get("max_alloc")
+    if max_alloc is not None and (isinstance(max_alloc, bool) or not isinstance(max_alloc, (int, float))
+                                  or not math.isfinite(max_alloc)):
+        raise MarkerError(f"{where}: max_alloc must be a number of memory blocks per call (e.g. 0), got {max_alloc!r}")
+    max_alloc_bytes = None
+    if kwargs.get("max_alloc_bytes") is not None:
+        try:
+            max_alloc_bytes = parse_size(kwargs["max_alloc_bytes"])
+        except SizeError as exc:
+            raise MarkerError(f"{where}: max_alloc_bytes {exc}") from None
+    return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence, work_s=work_s,
+                  max_alloc=None if max_alloc is None else float(max_alloc), max_alloc_bytes=max_alloc_bytes,
+                  mode=mode)
 
 
 def _duration(kwargs: dict[str, Any], key: str, where: str) -> float | None:

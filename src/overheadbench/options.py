@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from .durations import DurationError, parse_duration
+from .marker import MODES
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ class Settings:
     """Subtract the harness's own per-call loop cost from both sides before the ratio."""
     min_block_s: float = 100e-6
     """Calibration target: a timed block lasts at least this long."""
+    mode: str = "time"
+    """"time" (wall clock, replicated, with intervals) or "count" (instructions and
+    allocations, exact, in this process); a marker's ``mode=`` overrides it per test."""
+    allocations: bool = True
+    """In time mode, also count allocations per call (a short tracemalloc pass after timing)."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -102,6 +108,10 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
     "inconclusive": ("inconclusive", _choice("fail", "warn"), "an inconclusive verdict fails the test or only warns (default fail)"),
     "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call (default false)"),
+    "mode": ("mode", _choice(*MODES), "what a pair is measured in: time (wall clock, default) or count "
+                                              "(executed instructions and allocations, the same on every run)"),
+    "allocations": ("allocations", _boolean, "in time mode, count allocations per call too, in a short pass after "
+                                             "timing (default true)"),
 }
 
 

@@ -12,7 +12,7 @@ from .environment import environment
 from .fixture import OverheadFixture, OverheadUsageError
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
 from .jsonio import write_json_atomic, write_text_atomic
-from .marker import MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
+from .marker import COUNT, MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
 from .options import Settings, add_options, settings_from_config
 from .replicas import (ControllerGone, Launch, ReplicaError, ReplicaPool, WorkerChannel, WorkerRequest,
                        needed_plugins, order_like, plugin_args)
@@ -37,6 +37,12 @@ def group_for(item: pytest.Item) -> str | None:
         if mark is not None and mark.kwargs.get("group"):
             return str(mark.kwargs["group"])
     return None
+
+
+def _mode_of(item: pytest.Item, settings: Settings) -> str:
+    """The test's mode: its marker's ``mode``, else the session's (replicas only re-run timed tests)."""
+    mark = item.get_closest_marker(MARKER_NAME)
+    return (mark.kwargs.get("mode") if mark is not None else None) or settings.mode
 
 
 class OverheadInconclusiveWarning(UserWarning):
@@ -139,7 +145,8 @@ class OverheadSession:
             plugins = None if self.settings.replica_plugins == "all" else needed_plugins(self.marked)
             launch = Launch(rootdir=self.config.rootpath, inifile=self.config.inipath,
                             plugin_args=plugin_args(self.config.invocation_params.args), plugins=plugins)
-            self._pool = ReplicaPool(launch, tuple(item.nodeid for item in self.marked), self.settings)
+            timed = [item for item in self.marked if _mode_of(item, self.settings) != COUNT]
+            self._pool = ReplicaPool(launch, tuple(item.nodeid for item in timed), self.settings)
         return self._pool
 
     def budget_for(self, item: pytest.Item) -> Budget | None:

@@ -1,39 +1,75 @@
-"""The end-of-session table: formatting only, every figure read from the results."""
+"""The end-of-session table and the markdown report: formatting only, every figure read
+from the results."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from .comparison import Change
+from .counting import INSTRUCTIONS, KEPT_BLOCKS, KEPT_BYTES, PEAK_BYTES
 from .durations import format_fraction, format_seconds
-from .results import OverheadResult
+from .marker import TIME
+from .results import COUNTED, OverheadResult
+from .sampling import BASELINE, FRAMEWORK
+from .sizes import format_bytes, format_count
 from .stats import WITHIN_PROCESS
 
-HEADERS = ("test", "baseline/call", "framework/call", "overhead (CI)", "abs/call", "harness/call", "budget", "impact",
-           "status")
-STATUS_MARKS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
+STATUS_MARKS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "unjudged": "NOT JUDGED"}
+MARKDOWN_STATUS = {"pass": "✅", "fail": "❌", "inconclusive": "⚠ inconclusive", "unjudged": "— (no count budget)"}
+COUNT_FOOTNOTE = ("count mode: the overhead is in executed bytecode instructions per call, median over the repeats; "
+                  "\"exact\" = every repeat gave the same count, a..b = their range (the code is not deterministic)")
+ALLOCATION_FOOTNOTE = ("memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
+                       "blocks a call left allocated")
+CSV_HEADERS = ("group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s",
+               "budget_max", "budget_max_abs_s", "verdict", "processes", "mode",
+               *(f"{side}_{figure}" for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES)
+                 for side in (BASELINE, FRAMEWORK)))
 
 
-def table_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
-    """One row per measured pair, in the order of ``HEADERS``."""
-    rows = []
-    for result in results:
-        low, high = result.ci
-        interval = f"{format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)})"
-        if result.method == WITHIN_PROCESS:
-            interval += "*"
-        rows.append((
-            result.nodeid,
-            format_seconds(result.baseline_s),
-            format_seconds(result.framework_s),
-            interval,
-            format_seconds(result.abs_overhead_s, signed=True),
-            format_seconds(result.harness_s),
-            result.budget.describe(),
-            impact(result),
-            STATUS_MARKS.get(result.verdict, result.verdict),
-        ))
-    return rows
+@dataclass(frozen=True)
+class Column:
+    """A report column: its headers (terminal, markdown), its cell for one result, and for
+    which results it applies (a table shows it only if some result has the figure, so a
+    time-only run prints no count columns)."""
+
+    header: str
+    markdown: str
+    cell: Callable[[OverheadResult], str]
+    shown: Callable[[OverheadResult], bool] = lambda result: True
+    terminal_only: bool = False
+
+
+def _timed(result: OverheadResult) -> bool:
+    return result.mode == TIME
+
+
+def _counted(figure: str) -> Callable[[OverheadResult], bool]:
+    return lambda result: result.counts is not None and result.counts.has(figure)
+
+
+def overhead_cell(result: OverheadResult) -> str:
+    """``31.5% (30.5%..32.7%)``; in count mode ``25.0% instr (exact)`` when every repeat agreed."""
+    low, high = result.ci
+    if result.method == COUNTED:
+        spread = "exact" if low == high else f"{format_fraction(low)}..{format_fraction(high)}"
+        return f"{format_fraction(result.overhead)} instr ({spread})"
+    text = f"{format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)})"
+    return text + ("*" if result.method == WITHIN_PROCESS else "")
+
+
+def sides_cell(figure: str, show: Callable[..., str]) -> Callable[[OverheadResult], str]:
+    """``1,234 -> 1,500 (+266)``: each side's median per call, and their difference (its
+    range when the repeats disagreed)."""
+
+    def cell(result: OverheadResult) -> str:
+        counts = result.counts
+        assert counts is not None
+        middle, low, high = counts.difference(figure)
+        difference = show(middle, signed=True) if low == high else f"{show(low, signed=True)}..{show(high, signed=True)}"
+        return f"{show(counts.median(BASELINE, figure))} -> {show(counts.median(FRAMEWORK, figure))} ({difference})"
+
+    return cell
 
 
 def impact(result: OverheadResult) -> str:
@@ -41,6 +77,36 @@ def impact(result: OverheadResult) -> str:
     if result.impact is None or result.budget.work_s is None:
         return ""
     return f"{100 * result.impact:.2g}% of {format_seconds(result.budget.work_s)}"
+
+
+COLUMNS = (
+    Column("baseline/call", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
+    Column("framework/call", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
+    Column("overhead (CI)", "Overhead (95% CI)", overhead_cell),
+    Column("abs/call", "", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed, terminal_only=True),
+    Column("harness/call", "", lambda r: format_seconds(r.harness_s), _timed, terminal_only=True),
+    Column("instructions/call", "Instructions/call", sides_cell(INSTRUCTIONS, format_count), _counted(INSTRUCTIONS)),
+    Column("peak memory/call", "Peak memory/call", sides_cell(PEAK_BYTES, format_bytes), _counted(PEAK_BYTES)),
+    Column("blocks kept/call", "Blocks kept/call", sides_cell(KEPT_BLOCKS, format_count), _counted(KEPT_BLOCKS)),
+    Column("budget", "Budget", lambda r: r.budget.describe(r.mode)),
+    Column("impact", "Impact on real work", impact, lambda r: r.impact is not None),
+)
+
+
+def _columns(results: Sequence[OverheadResult], markdown: bool) -> list[Column]:
+    return [c for c in COLUMNS if any(c.shown(r) for r in results) and not (markdown and c.terminal_only)]
+
+
+def _cell(column: Column, result: OverheadResult) -> str:
+    return column.cell(result) if column.shown(result) else ""
+
+
+def table_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
+    """The header row, then one row per measured pair: test, the columns that apply, status."""
+    columns = _columns(results, markdown=False)
+    rows = [("test", *(c.header for c in columns), "status")]
+    rows += [(r.nodeid, *(_cell(c, r) for c in columns), STATUS_MARKS.get(r.verdict, r.verdict)) for r in results]
+    return rows
 
 
 def padded(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -55,25 +121,26 @@ def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
     """Old and new overhead per test; "~" marks a change that is not significant (p >= 0.05)."""
     rows = [("test", f"old ({old_name})", "new", "change", "p")]
     rows += [(c.nodeid, format_fraction(c.old), format_fraction(c.new),
-              f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points", f"{c.p_value:.3g}") for c in changes]
+              f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points", c.evidence) for c in changes]
     return [*padded(rows), "~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)"]
 
 
 def render_table(results: Sequence[OverheadResult]) -> list[str]:
-    """The table as text lines, columns padded; a footnote explains ``*`` intervals."""
-    lines = padded([HEADERS, *table_rows(results)])
-    confidences = sorted({f"{r.confidence * 100:g}%" for r in results})
-    lines.append(f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in results)} "
-                 f"fresh process(es) per pair at most")
+    """The table as text lines, columns padded, with footnotes for what needs explaining."""
+    lines = padded(table_rows(results))
+    timed = [r for r in results if r.mode == TIME]
+    if timed:
+        confidences = sorted({f"{r.confidence * 100:g}%" for r in timed})
+        lines.append(f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
+                     f"fresh process(es) per pair at most")
+    if len(timed) < len(results):
+        lines.append(COUNT_FOOTNOTE)
+    if any(_counted(PEAK_BYTES)(r) for r in results):
+        lines.append(ALLOCATION_FOOTNOTE)
     if any(r.method == WITHIN_PROCESS for r in results):
         lines.append("* measured in one process only: the interval leaves out between-process "
                      "variance and is optimistic (use overhead_processes >= 3)")
     return lines
-
-
-MARKDOWN_STATUS = {"pass": "✅", "fail": "❌", "inconclusive": "⚠ inconclusive"}
-CSV_HEADERS = ("group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s",
-               "budget_max", "budget_max_abs_s", "verdict", "processes")
 
 
 def environment_lines(env: dict) -> list[str]:
@@ -100,22 +167,24 @@ def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
     for result in results:
         groups.setdefault(result.group, []).append(result)
     for group, members in groups.items():
-        with_impact = any(r.impact is not None for r in members)
+        columns = _columns(members, markdown=True)
         lines += ["", f"## {group or 'Ungrouped'}", "",
-                  "| Test | Baseline/call | Framework/call | Overhead (95% CI) | Budget |"
-                  + (" Impact on real work |" if with_impact else "") + " Status |",
-                  "|---|---|---|---|---|" + ("---|" if with_impact else "") + "---|"]
-        for result in members:
-            low, high = result.ci
-            lines.append(f"| `{result.nodeid}` | {format_seconds(result.baseline_s)} | {format_seconds(result.framework_s)} "
-                         f"| {format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)}) "
-                         f"| {result.budget.describe()} |" + (f" {impact(result)} |" if with_impact else "")
-                         + f" {MARKDOWN_STATUS.get(result.verdict, result.verdict)} |")
+                  "| Test | " + "".join(f"{c.markdown} | " for c in columns) + "Status |",
+                  "|---|" + "---|" * len(columns) + "---|"]
+        lines += [f"| `{r.nodeid}` | " + "".join(f"{_cell(c, r)} | " for c in columns)
+                  + f"{MARKDOWN_STATUS.get(r.verdict, r.verdict)} |" for r in members]
     return "\n".join(lines) + "\n"
 
 
 def csv_rows(results: Sequence[OverheadResult]) -> list[tuple]:
-    """One row per pair, in seconds and fractions (no formatting), headed by ``CSV_HEADERS``."""
+    """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
+    headed by ``CSV_HEADERS``; a figure that was not measured is empty."""
     return [CSV_HEADERS, *((r.group or "", r.nodeid, r.baseline_s, r.framework_s, r.overhead, r.ci[0], r.ci[1],
-                            r.abs_overhead_s, r.budget.max_overhead, r.budget.max_abs_s, r.verdict, len(r.samples))
-                           for r in results)]
+                            r.abs_overhead_s, r.budget.max_overhead, r.budget.max_abs_s, r.verdict, len(r.samples),
+                            r.mode, *_count_cells(r)) for r in results)]
+
+
+def _count_cells(result: OverheadResult) -> list[float | str]:
+    counts = result.counts
+    return [counts.median(side, figure) if counts is not None and counts.has(figure) else ""
+            for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES) for side in (BASELINE, FRAMEWORK)]

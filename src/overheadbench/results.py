@@ -12,19 +12,24 @@ from typing import Any
 
 import numpy as np
 
-from .marker import Budget
+from .counting import INSTRUCTIONS, CountSamples
+from .marker import COUNT, TIME, Budget
 from .options import Settings
-from .sampling import ReplicaSamples
-from .stats import Estimate, combine, replica_ratio
-from .verdict import judge
+from .sampling import BASELINE, ReplicaSamples
+from .stats import combine, replica_ratio
+from .verdict import judge_counts, judge_time
 
-JSON_SCHEMA_VERSION = 1
+JSON_SCHEMA_VERSION = 2
+"""2 added ``mode`` and ``counts``; version 1 files (time mode, no counts) still load."""
 UNMEASURED = "unmeasured"
+COUNTED = "count"
+"""The ``method`` of a count-mode result: its interval is the range over the repeats."""
 
 
 @dataclass
 class OverheadResult:
-    """One baseline-versus-framework pair. Times in seconds per call; overheads as fractions."""
+    """One baseline-versus-framework pair. Times in seconds per call; overheads as fractions
+    (of time, or of instructions in count mode)."""
 
     nodeid: str
     budget: Budget
@@ -49,6 +54,9 @@ class OverheadResult:
     """Raw paired block costs, one entry per process."""
     group: str | None = None
     """The report table this pair belongs to (the marker's or pytest-benchmark's ``group``)."""
+    mode: str = TIME
+    counts: CountSamples | None = None
+    """Per-call counts: instructions (count mode) and allocations (both modes, unless off)."""
 
     @property
     def overhead(self) -> float:
@@ -65,7 +73,9 @@ class OverheadResult:
     @property
     def impact(self) -> float | None:
         """The absolute overhead as a share of the marker's ``work`` per call (None without it)."""
-        return self.abs_overhead_s / self.budget.work_s if self.budget.work_s else None
+        if not self.budget.work_s or math.isnan(self.abs_overhead_s):
+            return None
+        return self.abs_overhead_s / self.budget.work_s
 
     @property
     def measured(self) -> bool:
@@ -77,7 +87,9 @@ class OverheadResult:
             "kind": self.kind,
             "group": self.group,
             "budget": {"max": self.budget.max_overhead, "max_abs_s": self.budget.max_abs_s,
-                       "confidence": self.budget.confidence, "work_s": self.budget.work_s},
+                       "confidence": self.budget.confidence, "work_s": self.budget.work_s,
+                       "max_alloc": self.budget.max_alloc, "max_alloc_bytes": self.budget.max_alloc_bytes,
+                       "mode": self.budget.mode},
             "impact": self.impact,
             "ratio": self.ratio,
             "overhead": self.overhead,
@@ -95,6 +107,8 @@ class OverheadResult:
             "processes": len(self.samples),
             "wall_s": self.wall_s,
             "samples": [replica.to_json() for replica in self.samples],
+            "mode": self.mode,
+            "counts": self.counts.to_json() if self.counts else None,
         }
 
     @classmethod
@@ -103,12 +117,14 @@ class OverheadResult:
         budget = data["budget"]
         return cls(
             nodeid=data["nodeid"], kind=data["kind"], group=data.get("group"),
-            budget=Budget(budget.get("max"), budget.get("max_abs_s"), budget.get("confidence"), budget.get("work_s")),
+            budget=Budget(budget.get("max"), budget.get("max_abs_s"), budget.get("confidence"), budget.get("work_s"),
+                          budget.get("max_alloc"), budget.get("max_alloc_bytes"), budget.get("mode")),
             ratio=data["ratio"], ci=tuple(data["ci"]), confidence=data["confidence"], method=data["method"],
             baseline_s=data["baseline_s"], framework_s=data["framework_s"], harness_s=data["harness_s"],
             harness_subtracted=data["harness_subtracted"], verdict=data["verdict"], message=data["message"],
             calls_per_block=data["calls_per_block"], wall_s=data["wall_s"],
             samples=[ReplicaSamples.from_json(sample) for sample in data["samples"]],
+            mode=data.get("mode", TIME), counts=CountSamples.from_json(data["counts"]) if data.get("counts") else None,
         )
 
 
@@ -125,8 +141,10 @@ def summarise(
     replicas: list[ReplicaSamples],
     settings: Settings,
     wall_s: float,
+    counts: CountSamples | None = None,
 ) -> OverheadResult:
-    """Estimate, interval, per-call figures and verdict for a measured pair."""
+    """Estimate, interval, per-call figures and verdict for a pair measured in time mode
+    (``counts``: its allocations, from the pass after timing, if any)."""
     confidence = budget.confidence or settings.confidence
     calls = replicas[0].calls_per_block
     harness_ns, offset_ns = _harness_ns(replicas, settings)
@@ -136,7 +154,7 @@ def summarise(
     )
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
-    verdict = judge(estimate.overhead, estimate.overhead_ci, baseline_s, budget, confidence)
+    verdict = judge_time(estimate.overhead, estimate.overhead_ci, baseline_s, budget, confidence, counts)
     return OverheadResult(
         nodeid=nodeid,
         budget=budget,
@@ -154,4 +172,18 @@ def summarise(
         calls_per_block=calls,
         wall_s=wall_s,
         samples=replicas,
+        counts=counts,
+    )
+
+
+def summarise_counts(nodeid: str, budget: Budget, kind: str, counts: CountSamples, wall_s: float) -> OverheadResult:
+    """The instruction overhead, its range over the repeats, and the verdict, for a pair
+    measured in count mode."""
+    has_bytecode = counts.median(BASELINE, INSTRUCTIONS) >= 1
+    ratio, low, high = counts.ratio(INSTRUCTIONS) if has_bytecode else (math.nan,) * 3
+    verdict = judge_counts(counts, budget)
+    return OverheadResult(
+        nodeid=nodeid, budget=budget, kind=kind, ratio=ratio, ci=(low - 1, high - 1), method=COUNTED,
+        verdict=verdict.status, message=verdict.message, calls_per_block=counts.calls_per_block, wall_s=wall_s,
+        mode=COUNT, counts=counts,
     )

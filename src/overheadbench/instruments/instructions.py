@@ -1,0 +1,142 @@
+"""Executed bytecode instructions, counted in this thread while a block runs.
+
+Python 3.12+ counts with ``sys.monitoring`` INSTRUCTION events (one tool id, taken for the
+block and given back after); 3.10 and 3.11 with ``sys.settrace`` and ``f_trace_opcodes``.
+Either way the count covers everything this thread executes in Python while the block
+runs: the callable, what it calls, coroutines it awaits and, when an async callable
+suspends, the event loop's own Python code. Instructions of other threads are not counted.
+
+A block has the wall-clock blocks' shape (``block(n) -> count``): the same loop, with the
+counter read where the clock was. The harness's own code (that loop, the counter's entry
+and exit) is left out of the count, so what is counted is exactly the callable's own
+instructions and everything below it: an empty function counts 2 or 3.
+
+Counts are per interpreter version: 3.12's specialising interpreter and 3.11's execute
+different bytecode, and the two backends see frames differently (``settrace`` does not
+trace a frame that was already running when it was switched on, such as an event loop's
+own loop). Compare counts within one Python version only.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from functools import partial
+from types import CodeType, FrameType
+from typing import Any, Awaitable, Callable
+
+from . import walltime
+
+_FREE_TOOL_IDS = (2, 3, 4, 5)
+"""sys.monitoring tool ids tried in turn (0 is debuggers', 1 coverage's)."""
+
+
+class CounterBusy(RuntimeError):
+    """No sys.monitoring tool id is free (other tools hold them all)."""
+
+
+class InstructionCounter:
+    """Counts instructions while entered (``with counter:``), except in the harness's code.
+
+    ``read`` is a C-level callable (no bytecode of its own) returning the running total.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.read: Callable[[], int] = partial(getattr, self, "count")
+        self._skip: set[int] = {id(code) for code in _own_codes()}
+        self._thread = threading.get_ident()
+
+    def skip(self, code: CodeType) -> None:
+        """Leave ``code`` (a harness loop) out of the count."""
+        self._skip.add(id(code))
+
+    def __enter__(self) -> InstructionCounter:
+        self._thread = threading.get_ident()
+        self._start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    if sys.version_info >= (3, 12):
+        _tool: int = -1
+
+        def _start(self) -> None:
+            monitoring = sys.monitoring
+            self._tool = next((tool for tool in _FREE_TOOL_IDS if monitoring.get_tool(tool) is None), -1)
+            if self._tool < 0:
+                raise CounterBusy("count mode needs a free sys.monitoring tool id (2-5); other tools hold them all")
+            monitoring.use_tool_id(self._tool, "overheadbench")
+            thread, get_ident, skip, disable = self._thread, threading.get_ident, self._skip, monitoring.DISABLE
+
+            def on_instruction(code: CodeType, offset: int) -> Any:
+                if id(code) in skip:
+                    return disable  # never called back for this harness location again
+                if get_ident() == thread:
+                    self.count += 1
+                return None
+
+            monitoring.register_callback(self._tool, monitoring.events.INSTRUCTION, on_instruction)
+            monitoring.set_events(self._tool, monitoring.events.INSTRUCTION)
+
+        def _stop(self) -> None:
+            monitoring = sys.monitoring
+            monitoring.set_events(self._tool, 0)
+            monitoring.register_callback(self._tool, monitoring.events.INSTRUCTION, None)
+            monitoring.free_tool_id(self._tool)
+    else:
+        _previous: Any = None
+
+        def _start(self) -> None:
+            skip = self._skip
+
+            def on_opcode(frame: FrameType, event: str, arg: Any) -> Any:
+                if event == "opcode":
+                    self.count += 1
+                return on_opcode
+
+            def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+                if id(frame.f_code) in skip:
+                    return None
+                frame.f_trace_opcodes = True
+                frame.f_trace_lines = False
+                return on_opcode
+
+            self._previous = sys.gettrace()
+            sys.settrace(on_call)
+
+        def _stop(self) -> None:
+            sys.settrace(self._previous)
+
+
+def _own_codes() -> list[CodeType]:
+    return [InstructionCounter.__enter__.__code__, InstructionCounter.__exit__.__code__,
+            InstructionCounter._start.__code__, InstructionCounter._stop.__code__]
+
+
+def sync_block(fn: Callable[[], Any], counter: InstructionCounter) -> walltime.SyncBlock:
+    """A block that calls ``fn`` ``n`` times and returns the instructions executed below it."""
+    timed = walltime.sync_block(fn, counter.read)
+
+    def block(n: int) -> int:
+        with counter:
+            return timed(n)
+
+    counter.skip(timed.__code__)
+    counter.skip(block.__code__)
+    return block
+
+
+def async_block(fn: Callable[[], Awaitable[Any]], counter: InstructionCounter) -> walltime.AsyncBlock:
+    """A block that awaits ``fn()`` ``n`` times in the running loop and returns the
+    instructions executed below it (the event loop's included while ``fn`` waits)."""
+    timed = walltime.async_block(fn, counter.read)
+
+    async def block(n: int) -> int:
+        with counter:
+            return await timed(n)
+
+    counter.skip(timed.__code__)
+    counter.skip(block.__code__)
+    return block
