@@ -19,6 +19,16 @@ CASES = {
                        "*test_case: @pytest.mark.overhead: confidence must be a number between 0 and 1*"),
     "bad_work": ("@pytest.mark.overhead(max=0.2, work='soon')", "*test_case: @pytest.mark.overhead: work 'soon' is not a duration*"),
     "bad_group": ("@pytest.mark.overhead(max=0.2, group=3)", "*test_case: @pytest.mark.overhead: group must be a string, got 3"),
+    "bad_mode": ("@pytest.mark.overhead(max=0.2, mode='instructions')",
+                 "*test_case: @pytest.mark.overhead: mode must be 'time' or 'count', got 'instructions'"),
+    "count_mode_with_a_time_budget_only": ("@pytest.mark.overhead(max_abs='2us', mode='count')",
+                                           "*test_case: @pytest.mark.overhead: max_abs is a time budget, which "
+                                           "mode='count' cannot judge*"),
+    "bad_alloc_count": ("@pytest.mark.overhead(max_alloc='two')",
+                        "*test_case: @pytest.mark.overhead: max_alloc must be a number of memory blocks per call*"),
+    "bad_size": ("@pytest.mark.overhead(max_alloc_bytes='1 KB please')",
+                 "*test_case: @pytest.mark.overhead: max_alloc_bytes '1 KB please' is not a size: write a number of "
+                 "bytes or a number with one of the units B, KB, MB, GB, KiB, MiB, GiB*"),
 }
 
 
@@ -119,6 +129,8 @@ def test_a_callable_that_raises_is_the_tests_error_not_an_overhead(pytester: pyt
     ("--overhead-time-budget=soon", "*--overhead-time-budget='soon': 'soon' is not a duration*"),
     ("--overhead-backend=curio", "*--overhead-backend='curio': must be one of asyncio, trio*"),
     ("--overhead-processes=0", "*--overhead-processes='0': must be at least 1*"),
+    ("--overhead-mode=cycles", "*--overhead-mode='cycles': must be one of time, count*"),
+    ("--overhead-allocations=sometimes", "*--overhead-allocations='sometimes': must be true or false*"),
 ])
 def test_bad_options_are_usage_errors(pytester: pytest.Pytester, option: str, message: str) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")

@@ -45,6 +45,12 @@ class Check:
     low: float
     high: float
     show: Callable[[float], str]
+    interval: str
+    """What ``low..high`` is: "95% CI" (time) or "range over 5 repeats" (counts)."""
+
+    @property
+    def counted(self) -> bool:
+        return not self.interval.endswith("CI")
 
     @property
     def status(self) -> str:
@@ -54,25 +60,25 @@ class Check:
             return FAIL
         return INCONCLUSIVE
 
-    def sentence(self, interval: str) -> str:
+    def sentence(self) -> str:
         if math.isnan(self.value):
             return f"{self.what} cannot be judged: the baseline executes no Python bytecode to compare with"
         verb = {PASS: "is within", FAIL: "exceeds", INCONCLUSIVE: "straddles"}[self.status]
-        spread = f"{interval} {self.show(self.low)}..{self.show(self.high)}"
-        if not interval.endswith("CI") and self.low == self.high:
-            spread = interval.replace("range over", "the same on all")
+        spread = f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
+        if self.counted and self.low == self.high:
+            spread = self.interval.replace("range over", "the same on all")
         return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"
 
 
-def judge(checks: Sequence[Check], interval: str, figures: str) -> Verdict:
-    """The worst check's status, and a message naming that check, the interval and the figures."""
+def judge(checks: Sequence[Check], figures: str) -> Verdict:
+    """The worst check's status, and a message naming that check, its interval and the figures."""
     if not checks:
         return Verdict(UNJUDGED, f"no budget of this test applies in count mode (max_abs is a time budget): {figures}")
     statuses = [check.status for check in checks]
     status = FAIL if FAIL in statuses else INCONCLUSIVE if INCONCLUSIVE in statuses else PASS
     worst = next(check for check in checks if check.status == status)
-    message = f"{worst.sentence(interval)}: {figures}"
-    if status == INCONCLUSIVE and interval.endswith("CI"):
+    message = f"{worst.sentence()}: {figures}"
+    if status == INCONCLUSIVE and not worst.counted:
         message += (
             "; the interval contains the budget, so this run cannot tell. Give the pair more "
             "time (overhead_time_budget), more processes (overhead_processes), or set "
@@ -90,8 +96,8 @@ def judge_time(overhead: float, overhead_ci: tuple[float, float], baseline_s: fl
     the allocations counted after timing (``counts``) against the allocation budgets."""
     figures = (f"baseline {format_seconds(baseline_s)}/call, framework {format_seconds(baseline_s * (1 + overhead))}"
                f"/call ({format_seconds(overhead * baseline_s, signed=True)})" + allocation_figures(counts))
-    return judge(time_checks(overhead, overhead_ci, baseline_s, budget) + allocation_checks(counts, budget),
-                 f"{confidence * 100:g}% CI", figures)
+    return judge(time_checks(overhead, overhead_ci, baseline_s, budget, f"{confidence * 100:g}% CI")
+                 + allocation_checks(counts, budget), figures)
 
 
 def judge_counts(counts: CountSamples, budget: Budget) -> Verdict:
@@ -100,8 +106,7 @@ def judge_counts(counts: CountSamples, budget: Budget) -> Verdict:
     base, framework = counts.median(BASELINE, INSTRUCTIONS), counts.median(FRAMEWORK, INSTRUCTIONS)
     figures = (f"baseline {format_count(base)} instructions/call, framework {format_count(framework)}/call "
                f"({format_count(framework - base, signed=True)})" + allocation_figures(counts))
-    return judge(instruction_checks(counts, budget) + allocation_checks(counts, budget),
-                 f"range over {len(counts.baseline[INSTRUCTIONS])} repeats", figures)
+    return judge(instruction_checks(counts, budget) + allocation_checks(counts, budget), figures)
 
 
 def allocation_figures(counts: CountSamples | None) -> str:
@@ -113,16 +118,17 @@ def allocation_figures(counts: CountSamples | None) -> str:
     return f"; peak memory {peak[0]} -> {peak[1]}, blocks kept {kept[0]} -> {kept[1]} per call"
 
 
-def time_checks(overhead: float, overhead_ci: tuple[float, float], baseline_s: float, budget: Budget) -> list[Check]:
+def time_checks(overhead: float, overhead_ci: tuple[float, float], baseline_s: float, budget: Budget,
+                interval: str) -> list[Check]:
     """The time budgets: the relative overhead, and the absolute one (relative times the
     baseline's time per call, so both are judged on the same paired estimate)."""
     checks = []
     if budget.max_overhead is not None:
-        checks.append(Check("max", "overhead", budget.max_overhead, overhead, *overhead_ci, format_fraction))
+        checks.append(Check("max", "overhead", budget.max_overhead, overhead, *overhead_ci, format_fraction, interval))
     if budget.max_abs_s is not None:
         low, high = overhead_ci
         checks.append(Check("max_abs", "overhead", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
-                            high * baseline_s, lambda s: format_seconds(s, signed=True)))
+                            high * baseline_s, lambda s: format_seconds(s, signed=True), interval))
     return checks
 
 
@@ -130,10 +136,17 @@ def instruction_checks(counts: CountSamples, budget: Budget) -> list[Check]:
     """Count mode's relative budget: extra instructions per call as a fraction of the baseline's."""
     if budget.max_overhead is None:
         return []
+    interval = repeats(counts)
     if counts.median(BASELINE, INSTRUCTIONS) < 1:
-        return [Check("max", "instruction overhead", budget.max_overhead, math.nan, math.nan, math.nan, format_fraction)]
+        return [Check("max", "instruction overhead", budget.max_overhead, math.nan, math.nan, math.nan,
+                      format_fraction, interval)]
     ratio, low, high = counts.ratio(INSTRUCTIONS)
-    return [Check("max", "instruction overhead", budget.max_overhead, ratio - 1, low - 1, high - 1, format_fraction)]
+    return [Check("max", "instruction overhead", budget.max_overhead, ratio - 1, low - 1, high - 1,
+                  format_fraction, interval)]
+
+
+def repeats(counts: CountSamples) -> str:
+    return f"range over {len(next(iter(counts.baseline.values())))} repeats"
 
 
 def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check]:
@@ -141,8 +154,8 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
     checks = []
     if counts is not None and budget.max_alloc is not None:
         checks.append(Check("max_alloc", "extra memory blocks kept per call", budget.max_alloc,
-                            *counts.difference(KEPT_BLOCKS), lambda n: format_count(n, signed=True)))
+                            *counts.difference(KEPT_BLOCKS), lambda n: format_count(n, signed=True), repeats(counts)))
     if counts is not None and budget.max_alloc_bytes is not None:
         checks.append(Check("max_alloc_bytes", "extra peak memory per call", budget.max_alloc_bytes,
-                            *counts.difference(PEAK_BYTES), lambda b: format_bytes(b, signed=True)))
+                            *counts.difference(PEAK_BYTES), lambda b: format_bytes(b, signed=True), repeats(counts)))
     return checks

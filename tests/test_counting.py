@@ -1,0 +1,182 @@
+"""Count mode's parts without pytest sessions: the instruction counter, the allocation
+tracer, the count plan and the figures drawn from it. Counts are exact, so these tests
+assert exact numbers where the interpreter version does not change them, and exact
+*relations* (linear in the work done, equal across repeats) where it does."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+
+import pytest
+
+from overheadbench.counting import (COUNT_REPEATS, COUNT_WARMUP_BLOCKS, INSTRUCTIONS, KEPT_BLOCKS, PEAK_BYTES,
+                                    CountSamples, count_calls, count_plan)
+from overheadbench.instruments import allocations, instructions
+from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, drive_sync
+
+
+def loop(iterations: int):
+    def work() -> int:
+        total = 0
+        for value in range(iterations):
+            total += value
+        return total
+    return work
+
+
+def count(fn, calls: int = 8) -> int:
+    return instructions.sync_block(fn, instructions.InstructionCounter())(calls)
+
+
+def test_instructions_grow_exactly_with_the_work_done() -> None:
+    per_iteration = (count(loop(20)) - count(loop(10))) / 8 / 10
+    assert per_iteration == int(per_iteration) and per_iteration >= 3
+    assert count(loop(30)) - count(loop(10)) == 2 * (count(loop(20)) - count(loop(10)))
+
+
+def test_the_same_callable_counts_the_same_every_time() -> None:
+    fn = loop(50)
+    count(fn)  # the first block may instrument code objects
+    assert len({count(fn) for _ in range(10)}) == 1
+
+
+def test_the_harness_loop_is_not_counted() -> None:
+    def empty() -> None:
+        pass
+
+    # an empty function executes two or three instructions of its own; the loop none
+    assert 1 <= count(empty, calls=1) <= 3
+    assert count(empty, calls=100) == 100 * count(empty, calls=1)
+
+
+def test_callees_are_counted_and_other_threads_are_not() -> None:
+    inner = loop(40)
+    assert count(lambda: inner()) > count(inner)
+
+    stop = threading.Event()
+    busy = threading.Thread(target=lambda: [loop(100)() for _ in iter(stop.is_set, True)])
+    quiet = count(loop(25), calls=64)
+    busy.start()
+    try:
+        assert count(loop(25), calls=64) == quiet
+    finally:
+        stop.set()
+        busy.join()
+
+
+def test_a_tracer_already_installed_is_put_back() -> None:
+    if sys.version_info >= (3, 12):
+        pytest.skip("3.12+ counts with sys.monitoring and leaves sys.settrace alone")
+    previous = sys.gettrace()
+    try:
+        def tracer(frame, event, arg):
+            return None
+
+        sys.settrace(tracer)
+        count(loop(3))
+        assert sys.gettrace() is tracer
+    finally:
+        sys.settrace(previous)
+
+
+def test_async_callables_are_counted_with_what_they_await() -> None:
+    async def inner() -> int:
+        return loop(30)()
+
+    async def outer() -> int:
+        return await inner()
+
+    async def main() -> tuple[int, int]:
+        counter = instructions.InstructionCounter()
+        first, second = instructions.async_block(inner, counter), instructions.async_block(outer, counter)
+        await first(4), await second(4)
+        return await first(4), await second(4)
+
+    alone, wrapped = asyncio.run(main())
+    assert wrapped > alone > 4 * 30
+
+
+def test_allocations_see_what_a_call_keeps_and_its_peak() -> None:
+    store: list[object] = [None] * 64
+    position = iter(range(64))
+
+    def keeps_one_object() -> None:
+        store[next(position)] = object()
+
+    def uses_a_temporary_buffer() -> int:
+        return len(bytes(10_000))
+
+    block = allocations.sync_block(keeps_one_object)
+    kept = block(8)
+    assert kept.kept_blocks == 8
+    temporary = allocations.sync_block(uses_a_temporary_buffer)(4)
+    assert temporary.kept_blocks == 0 and temporary.kept_bytes == 0
+    assert temporary.peak_bytes >= 4 * 10_000
+
+
+def test_allocation_blocks_repeat_exactly_after_a_warm_up() -> None:
+    def builds_a_dict() -> int:
+        return len({"a": [1, 2, 3], "b": str(12345)})
+
+    block = allocations.sync_block(builds_a_dict)
+    block(16)
+    assert len({block(16) for _ in range(5)}) == 1
+
+
+def test_count_calls_shrinks_for_slow_callables() -> None:
+    assert count_calls(1e-6) == 16
+    assert count_calls(1e-3) == 8
+    assert count_calls(0.5) == 1
+
+
+def test_the_count_plan_warms_up_then_alternates_the_order() -> None:
+    asked: list[str] = []
+
+    def block(side: str):
+        def run(n: int) -> int:
+            asked.append(side)
+            return {BASELINE: 10, FRAMEWORK: 13, HARNESS: 2}[side] * n
+        return run
+
+    raw = drive_sync(count_plan(4, harness=True), {side: block(side) for side in (BASELINE, FRAMEWORK, HARNESS)})
+    warm = 2 * COUNT_WARMUP_BLOCKS
+    assert asked[:warm] == [BASELINE, FRAMEWORK] * COUNT_WARMUP_BLOCKS and asked[warm] == HARNESS
+    assert asked[warm + 1:warm + 5] == [BASELINE, FRAMEWORK, FRAMEWORK, BASELINE]
+    assert len(raw[BASELINE]) == len(raw[FRAMEWORK]) == COUNT_REPEATS
+    samples = CountSamples(4)
+    samples.add((INSTRUCTIONS,), raw)
+    assert samples.baseline[INSTRUCTIONS] == [8.0] * COUNT_REPEATS  # 10 per call, less the harness's 2
+    assert samples.ratio(INSTRUCTIONS) == (11 / 8, 11 / 8, 11 / 8)
+    assert samples.deterministic(INSTRUCTIONS)
+
+
+def test_figures_keep_their_range_when_repeats_disagree() -> None:
+    samples = CountSamples(2)
+    raw = {HARNESS: [(0, 0, 0)], BASELINE: [(100, 0, 0)] * 3, FRAMEWORK: [(100, 2, 64), (100, 4, 64), (100, 2, 64)]}
+    samples.add((PEAK_BYTES, KEPT_BLOCKS, "kept_bytes"), raw)
+    assert samples.difference(KEPT_BLOCKS) == (1.0, 1.0, 2.0)
+    assert samples.difference(PEAK_BYTES) == (0.0, 0.0, 0.0)
+    assert not samples.deterministic(KEPT_BLOCKS)
+    assert CountSamples.from_json(samples.to_json()) == samples
+
+
+def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
+    from overheadbench.marker import Budget
+    from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge_counts
+
+    samples = CountSamples(1)
+    samples.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [100] * 5, FRAMEWORK: [120, 125, 130, 120, 125]})
+    verdict = judge_counts(samples, Budget(max_overhead=0.25))
+    assert verdict.status == INCONCLUSIVE
+    assert verdict.message.startswith("instruction overhead 25.0% (range over 5 repeats 20.0%..30.0%) straddles max "
+                                      "25.0%: baseline 100 instructions/call, framework 125/call (+25)")
+    assert "the counts differ from repeat to repeat" in verdict.message
+    assert judge_counts(samples, Budget(max_overhead=0.31)).status == PASS
+    assert judge_counts(samples, Budget(max_overhead=0.1)).status == FAIL
+    exact = CountSamples(1)
+    exact.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [0] * 5, FRAMEWORK: [40] * 5})
+    nothing_to_compare = judge_counts(exact, Budget(max_overhead=0.25))
+    assert nothing_to_compare.status == INCONCLUSIVE
+    assert "the baseline executes no Python bytecode" in nothing_to_compare.message

@@ -1,0 +1,200 @@
+"""Count mode in real pytest sessions: instruction budgets, allocation budgets in both
+modes, the table's count columns, the JSON, and the same counts on every run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+PAIRS = '''
+import pytest
+
+def bare(message="hi"):
+    return message.upper()
+
+def wrapped(message="hi"):
+    checked = {"message": message}
+    return bare(checked["message"])
+
+@pytest.mark.overhead(max=0.25)
+def test_wrapper(overhead):
+    overhead.compare(bare, wrapped)
+
+@pytest.mark.overhead(max=5.0)
+def test_wrapper_generous(overhead):
+    overhead.compare(bare, wrapped)
+'''
+
+
+def test_count_mode_judges_the_instruction_ratio(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(PAIRS)
+    result = pytester.runpytest("--overhead", "--overhead-mode=count")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "instruction overhead *% (the same on all 5 repeats) exceeds max 25.0%: baseline * instructions/call, "
+        "framework */call (+*); peak memory *",
+        "*test_wrapper *% instr (exact)*-> * (+*)*FAIL",
+        "*test_wrapper_generous *% instr (exact)*PASS",
+        "count mode: the overhead is in executed bytecode instructions per call*",
+    ])
+    result.stdout.no_fnmatch_line("*baseline/call*")  # nothing was timed
+
+
+@pytest.mark.parametrize("how", ["marker", "ini"])
+def test_count_mode_from_the_marker_or_the_ini(pytester: pytest.Pytester, how: str) -> None:
+    source = PAIRS.replace("max=0.25)", "max=0.25, mode='count')") if how == "marker" else PAIRS
+    if how == "ini":
+        pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\noverhead_mode = count\n")
+    pytester.makepyfile(source)
+    result = pytester.runpytest("--overhead", "-o", "overhead_processes=1", "--overhead-json=r.json")
+    data = {r["nodeid"].split("::")[1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
+    assert data["test_wrapper"]["mode"] == "count" and data["test_wrapper"]["verdict"] == "fail"
+    assert data["test_wrapper_generous"]["mode"] == ("count" if how == "ini" else "time")
+    assert data["test_wrapper"]["processes"] == 0  # counted here, no replica process
+    result.assert_outcomes(passed=1, failed=1)
+
+
+def test_counts_are_the_same_on_every_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(PAIRS)
+    runs = []
+    for index in range(3):
+        pytester.runpytest("--overhead", "--overhead-mode=count", f"--overhead-json=run{index}.json")
+        results = json.loads((pytester.path / f"run{index}.json").read_text())["results"]
+        runs.append([(r["counts"]["baseline"], r["counts"]["framework"]) for r in results])
+    assert runs[0] == runs[1] == runs[2]
+    baseline, framework = runs[0][0]
+    assert len(set(framework["instructions"])) == 1 and framework["instructions"][0] > baseline["instructions"][0]
+
+
+def test_code_that_is_not_deterministic_shows_its_range(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import itertools
+        import pytest
+
+        calls = itertools.count()
+
+        def bare():
+            return 1
+
+        def sometimes_slow():
+            if next(calls) % 3 == 0:
+                return sum(range(50))
+            return 1
+
+        @pytest.mark.overhead(max=100.0, mode="count")
+        def test_jittery(overhead):
+            result = overhead.compare(bare, sometimes_slow)
+            assert not result.counts.deterministic("instructions")
+        """
+    )
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_jittery*% instr (*%..*%)*-> * (+*..+*)*PASS"])
+
+
+LEAK = '''
+import itertools
+import pytest
+
+slots = itertools.count()
+kept = [None] * 1024
+
+@pytest.mark.overhead(max=100.0, max_alloc=0)
+def test_leaky(overhead, clock):
+    work = clock.cost(1000)
+
+    def leaky():
+        work()
+        kept[next(slots) % 1024] = object()
+
+    overhead.compare(work, leaky)
+
+@pytest.mark.overhead(max=100.0, max_alloc=0, max_alloc_bytes="4KiB")
+def test_temporary_buffer(overhead, clock):
+    work = clock.cost(1000)
+
+    def buffered():
+        work()
+        return len(bytes(1000))
+
+    overhead.compare(work, buffered)
+
+@pytest.mark.overhead(max=100.0, max_alloc_bytes=512)
+def test_big_buffer(overhead, clock):
+    work = clock.cost(1000)
+
+    def buffered():
+        work()
+        return len(bytes(100_000))
+
+    overhead.compare(work, buffered)
+'''
+
+
+@pytest.mark.parametrize("mode", ["time", "count"])
+def test_allocation_budgets_in_both_modes(fake_clock_project: pytest.Pytester, mode: str) -> None:
+    fake_clock_project.makepyfile(LEAK)
+    result = fake_clock_project.runpytest("--overhead", f"--overhead-mode={mode}")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "extra memory blocks kept per call +1 (the same on all 5 repeats) exceeds max_alloc +0: *",
+        "extra peak memory per call +9* KiB (the same on all 5 repeats) exceeds max_alloc_bytes +512 B: *",
+    ])
+    result.stdout.fnmatch_lines(["*test_temporary_buffer*KiB (+9?? B)*(+0)*PASS"])
+
+
+def test_allocations_can_be_left_out_of_time_mode(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.5)
+        def test_pair(overhead, clock):
+            overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead", "--overhead-allocations=false")
+    result.stdout.no_fnmatch_line("*peak memory/call*")
+    with_allocations = fake_clock_project.runpytest("--overhead")
+    with_allocations.stdout.fnmatch_lines(["*peak memory/call*blocks kept/call*"])
+
+
+def test_a_time_budget_is_not_judged_in_count_mode(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max_abs="1ns")
+        def test_timed_only(overhead):
+            overhead.compare(lambda: 1, lambda: sum(range(10)))
+        """
+    )
+    result = pytester.runpytest("--overhead", "--overhead-mode=count")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_timed_only*NOT JUDGED"])
+
+
+def test_async_callables_are_counted(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import anyio
+        import pytest
+
+        async def bare():
+            return 1
+
+        async def yielding():
+            await anyio.lowlevel.checkpoint()
+            return await bare()
+
+        @pytest.mark.overhead(max=0.5, mode="count")
+        def test_checkpoint(overhead):
+            result = overhead.compare(bare, yielding)
+            assert result.counts.deterministic("instructions")
+        """
+    )
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*instruction overhead * exceeds max 50.0%: baseline * instructions/call*"])
