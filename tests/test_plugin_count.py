@@ -140,9 +140,9 @@ def test_allocation_budgets_in_both_modes(fake_clock_project: pytest.Pytester, m
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([
         "extra memory blocks kept per call +1 (the same on all 5 repeats) exceeds max_alloc +0: *",
-        "extra peak memory per call +9* KiB (the same on all 5 repeats) exceeds max_alloc_bytes +512 B: *",
+        "extra peak memory per call +9* KiB (*) exceeds max_alloc_bytes +512 B: *",
     ])
-    result.stdout.fnmatch_lines(["*test_temporary_buffer*KiB (+9?? B)*(+0)*PASS"])
+    result.stdout.fnmatch_lines(["*test_temporary_buffer*KiB (+*)*(+0)*PASS"])
 
 
 def test_allocations_can_be_left_out_of_time_mode(fake_clock_project: pytest.Pytester) -> None:
