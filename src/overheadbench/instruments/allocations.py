@@ -53,8 +53,15 @@ class _Tracing:
         # Traced memory under 257 bytes would make the harness's reads small cached ints
         # (no allocation) at some times and not others; with this ballast they always allocate.
         self.ballast = bytes(_BALLAST_BYTES)
-        self.before = tracemalloc.take_snapshot()
         return self
+
+    def settled(self) -> None:
+        """Called after one untimed call inside the block: what the block keeps is counted
+        from here. State a call replaces every time (``self.total += x`` makes a new float)
+        then already holds a traced object, whose replacement frees it: without this call
+        the first replacement would look like one block kept per block."""
+        gc.collect()
+        self.before = tracemalloc.take_snapshot()
 
     def __exit__(self, *exc: object) -> None:
         gc.collect()  # what sits on a free list, or is cyclic garbage, was not kept by the calls
@@ -76,13 +83,16 @@ def _own_excluded(snapshot: tracemalloc.Snapshot) -> tracemalloc.Snapshot:
 # the call: the start is read (and its int made) before the peak is reset.
 
 def sync_block(fn: Callable[[], Any]) -> Callable[[int], Allocations]:
-    """A block that calls ``fn`` ``n`` times under tracemalloc and returns its allocations."""
+    """A block that calls ``fn`` once to settle, then ``n`` times under tracemalloc, and
+    returns the allocations of those ``n`` calls."""
     traced, reset_peak = tracemalloc.get_traced_memory, tracemalloc.reset_peak
 
     def block(n: int) -> Allocations:
         calls = range(n)
         peak_bytes = 0
         with _Tracing() as tracing:
+            fn()
+            tracing.settled()
             for _ in calls:
                 start = traced()[0]
                 reset_peak()
@@ -94,13 +104,15 @@ def sync_block(fn: Callable[[], Any]) -> Callable[[int], Allocations]:
 
 
 def async_block(fn: Callable[[], Awaitable[Any]]) -> Callable[[int], Awaitable[Allocations]]:
-    """A block that awaits ``fn()`` ``n`` times under tracemalloc and returns its allocations."""
+    """Like :func:`sync_block`, awaiting ``fn()`` in the running loop."""
     traced, reset_peak = tracemalloc.get_traced_memory, tracemalloc.reset_peak
 
     async def block(n: int) -> Allocations:
         calls = range(n)
         peak_bytes = 0
         with _Tracing() as tracing:
+            await fn()
+            tracing.settled()
             for _ in calls:
                 start = traced()[0]
                 reset_peak()

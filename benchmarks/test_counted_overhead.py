@@ -1,0 +1,97 @@
+"""Count mode on the example framework: instruction and allocation budgets that give the
+same verdict on every run, on any machine, and a case where counts and time disagree.
+
+The budgets here are in executed bytecode instructions (``mode="count"``: ``max=0.75`` =
+at most 75% more instructions per call than the bare agent) and in memory (``max_alloc=0``:
+the framework path keeps no memory block per call that the bare path does not). Counts
+depend on the Python version (each version executes different bytecode), so the budgets
+leave room for the versions the tox matrix runs.
+
+The disagreement (docs/counting.md): an audit-log middleware that serialises and hashes
+every message does its work in C (``json``, ``hashlib``), which executes almost no
+bytecode, so its instruction overhead is small while its time overhead is the largest of
+the two; a field-checking middleware written in Python executes many cheap instructions,
+so count mode ranks it the costlier one. Both pairs run in both modes side by side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from framework import Batching, CircuitBreaker, EchoAgent, Metrics, Retry, Timeout, stack
+
+MESSAGE = {"text": "route this message to the billing agent please", "user": "u-1042", "priority": 2,
+           "tags": ["billing", "invoice", "eu"], "history": [{"role": "user", "text": "hello " * 40}] * 8}
+
+
+class AuditLog:
+    """Serialises and hashes every message (C code: json, hashlib): cheap in instructions."""
+
+    def __init__(self, agent) -> None:
+        self.agent = agent
+        self.last_digest = ""
+
+    def handle(self, message):
+        self.last_digest = hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()
+        return self.agent.handle(message)
+
+
+class FieldCheck:
+    """Checks every field's type in Python: many cheap instructions, no C-heavy work."""
+
+    def __init__(self, agent) -> None:
+        self.agent = agent
+
+    def handle(self, message):
+        for key, value in message.items():
+            if not isinstance(key, str):
+                raise TypeError(key)
+            if isinstance(value, list):
+                for item in value:
+                    if not isinstance(item, (str, dict)):
+                        raise TypeError(item)
+        return self.agent.handle(message)
+
+
+def counted(max_instructions: float, max_alloc: float | None = 0, group: str = "counted: middleware alone"):
+    return pytest.mark.overhead(mode="count", max=max_instructions, max_alloc=max_alloc, group=group)
+
+
+@pytest.mark.parametrize("name, wrap", [
+    pytest.param("retry", Retry, marks=counted(0.75)),
+    pytest.param("metrics", Metrics, marks=counted(2.5)),
+    pytest.param("circuit_breaker", CircuitBreaker, marks=counted(1.75)),
+    pytest.param("timeout", lambda agent: Timeout(agent, seconds=30), marks=counted(1.25)),
+    pytest.param("batching", lambda agent: Batching(agent, size=8), marks=counted(2.5)),
+])
+def test_middleware_in_instructions(overhead, name, wrap):
+    agent = EchoAgent()
+    wrapped = wrap(agent)
+    overhead.compare(lambda: agent.handle(MESSAGE), lambda: wrapped.handle(MESSAGE))
+
+
+@counted(8.0, group="counted: stacks")
+def test_full_stack_in_instructions(overhead):
+    agent = EchoAgent()
+    full = stack(agent, Metrics, Retry, CircuitBreaker, lambda a: Timeout(a, seconds=30))
+    overhead.compare(lambda: agent.handle(MESSAGE), lambda: full.handle(MESSAGE))
+
+
+MODES = {
+    # mode: budgets for (audit log, field check), generous: this pair shows figures, not verdicts
+    "time": ({"max_abs": "100us"}, {"max_abs": "100us"}),
+    "count": ({"max": 10.0}, {"max": 10.0}),
+}
+
+
+@pytest.mark.parametrize("middleware, mode", [
+    pytest.param(middleware, mode, id=f"{middleware.__name__}-{mode}",
+                 marks=pytest.mark.overhead(mode=mode, group="time and count disagree", **MODES[mode][index]))
+    for index, middleware in enumerate((AuditLog, FieldCheck)) for mode in MODES
+])
+def test_time_and_count_disagree(overhead, middleware, mode):
+    agent = EchoAgent()
+    wrapped = middleware(agent)
+    overhead.compare(lambda: agent.handle(MESSAGE), lambda: wrapped.handle(MESSAGE))
