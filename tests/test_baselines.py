@@ -184,3 +184,16 @@ def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clo
     assert "## middleware" in report and "| ✅ |" in report and "| Python | CPython" in report
     carried = json.loads((fake_clock_project.path / "bench.json").read_text())["overheadbench"]["results"]
     assert [r["nodeid"].split("::")[1] for r in carried] == ["test_pair"] and carried[0]["group"] == "middleware"
+
+
+def test_counted_pairs_compare_exactly_and_only_with_counted_pairs() -> None:
+    def result(nodeid: str, overhead: float, mode: str) -> dict:
+        return {"nodeid": nodeid, "overhead": overhead, "verdict": "pass", "samples": [], "mode": mode}
+
+    old = [result("t::same", 0.6, "count"), result("t::grew", 0.6, "count"), result("t::was_timed", 0.3, "time")]
+    new = [result("t::same", 0.6, "count"), result("t::grew", 0.61, "count"), result("t::was_timed", 0.6, "count")]
+    changes = {c.nodeid: c for c in compare_runs(old, new)}
+    assert set(changes) == {"t::same", "t::grew"}  # a time overhead is no baseline for an instruction overhead
+    assert not changes["t::same"].significant
+    assert changes["t::grew"].significant and changes["t::grew"].regressed_by_more_than(0.5)
+    assert changes["t::grew"].describe() == "60.0% -> 61.0% (+1.0 points, exact counts)"

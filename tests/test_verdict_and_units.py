@@ -6,6 +6,7 @@ import pytest
 
 from overheadbench.durations import DurationError, format_seconds, parse_duration
 from overheadbench.marker import Budget
+from overheadbench.sizes import SizeError, format_bytes, format_count, parse_size
 from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge_time
 
 
@@ -76,3 +77,25 @@ def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
     subtracted = quiet._conclude("sync", 0.0)
     assert subtracted.overhead == pytest.approx(1000 / 7000)
     assert subtracted.baseline_s == pytest.approx(70e-9)
+
+
+@pytest.mark.parametrize(("text", "size"), [
+    (512, 512.0), ("2KiB", 2048.0), ("1.5 MB", 1.5e6), ("100b", 100.0), ("-1KiB", -1024.0), ("3 gib", 3 * 1024**3),
+])
+def test_sizes_parse(text: object, size: float) -> None:
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["big", "2 KB please", "", True, None, float("inf"), "1.5 parsecs"])
+def test_bad_sizes_say_what_is_accepted(text: object) -> None:
+    with pytest.raises(SizeError, match="is not a size"):
+        parse_size(text)
+
+
+@pytest.mark.parametrize(("value", "signed", "bytes_text", "count_text"), [
+    (0, False, "0 B", "0"), (11.5, True, "+11.5 B", "+11.5"), (1536, False, "1.50 KiB", "1,536"),
+    (-2048, True, "-2 KiB", "-2,048"), (0.0625, False, "0.06 B", "0.1"),
+])
+def test_bytes_and_counts_print_readably(value: float, signed: bool, bytes_text: str, count_text: str) -> None:
+    assert format_bytes(value, signed=signed) == bytes_text
+    assert format_count(value, signed=signed) == count_text

@@ -3,6 +3,7 @@ from the results."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -179,9 +180,10 @@ def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
 def csv_rows(results: Sequence[OverheadResult]) -> list[tuple]:
     """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
     headed by ``CSV_HEADERS``; a figure that was not measured is empty."""
-    return [CSV_HEADERS, *((r.group or "", r.nodeid, r.baseline_s, r.framework_s, r.overhead, r.ci[0], r.ci[1],
-                            r.abs_overhead_s, r.budget.max_overhead, r.budget.max_abs_s, r.verdict, len(r.samples),
-                            r.mode, *_count_cells(r)) for r in results)]
+    rows = [(r.group or "", r.nodeid, r.baseline_s, r.framework_s, r.overhead, r.ci[0], r.ci[1], r.abs_overhead_s,
+             r.budget.max_overhead, r.budget.max_abs_s, r.verdict, len(r.samples), r.mode, *_count_cells(r))
+            for r in results]
+    return [CSV_HEADERS, *(tuple("" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows)]
 
 
 def _count_cells(result: OverheadResult) -> list[float | str]:

@@ -1,8 +1,9 @@
-"""Memory sizes as users write them ("2KiB", "1.5 MB", 512) and as reports print them.
+"""Memory sizes as users write them ("2KiB", "1.5 MB", 512), and sizes and per-call counts
+as reports print them.
 
 Every size inside overheadbench is a number of **bytes**; this module is the only place
-that turns text into bytes and bytes into text (as :mod:`overheadbench.durations` does
-for seconds).
+that turns text into bytes and bytes (or counts of instructions and blocks) into text, as
+:mod:`overheadbench.durations` does for seconds.
 """
 
 from __future__ import annotations
