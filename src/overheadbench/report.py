@@ -66,8 +66,8 @@ def sides_cell(figure: str, show: Callable[..., str]) -> Callable[[OverheadResul
     def cell(result: OverheadResult) -> str:
         counts = result.counts
         assert counts is not None
-        middle, low, high = counts.difference(figure)
-        difference = show(middle, signed=True) if low == high else f"{show(low, signed=True)}..{show(high, signed=True)}"
+        middle, low, high = (show(value, signed=True) for value in counts.difference(figure))
+        difference = middle if low == high else f"{low}..{high}"  # a range only where it shows
         return f"{show(counts.median(BASELINE, figure))} -> {show(counts.median(FRAMEWORK, figure))} ({difference})"
 
     return cell
@@ -134,13 +134,20 @@ def render_table(results: Sequence[OverheadResult]) -> list[str]:
         confidences = sorted({f"{r.confidence * 100:g}%" for r in timed})
         lines.append(f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
                      f"fresh process(es) per pair at most")
-    if len(timed) < len(results):
-        lines.append(COUNT_FOOTNOTE)
-    if any(_counted(PEAK_BYTES)(r) for r in results):
-        lines.append(ALLOCATION_FOOTNOTE)
+    lines += footnotes(results)
     if any(r.method == WITHIN_PROCESS for r in results):
         lines.append("* measured in one process only: the interval leaves out between-process "
                      "variance and is optimistic (use overhead_processes >= 3)")
+    return lines
+
+
+def footnotes(results: Sequence[OverheadResult]) -> list[str]:
+    """What the count columns mean, when the report has them (terminal and markdown alike)."""
+    lines = []
+    if any(r.mode != TIME for r in results):
+        lines.append(COUNT_FOOTNOTE)
+    if any(_counted(PEAK_BYTES)(r) for r in results):
+        lines.append(ALLOCATION_FOOTNOTE)
     return lines
 
 
@@ -174,6 +181,9 @@ def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
                   "|---|" + "---|" * len(columns) + "---|"]
         lines += [f"| `{r.nodeid}` | " + "".join(f"{_cell(c, r)} | " for c in columns)
                   + f"{MARKDOWN_STATUS.get(r.verdict, r.verdict)} |" for r in members]
+    notes = footnotes(results)
+    if notes:
+        lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
     return "\n".join(lines) + "\n"
 
 

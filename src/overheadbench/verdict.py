@@ -65,7 +65,7 @@ class Check:
             return f"{self.what} cannot be judged: the baseline executes no Python bytecode to compare with"
         verb = {PASS: "is within", FAIL: "exceeds", INCONCLUSIVE: "straddles"}[self.status]
         spread = f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
-        if self.counted and self.low == self.high:
+        if self.counted and self.show(self.low) == self.show(self.high):
             spread = self.interval.replace("range over", "the same on all")
         return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"
 
