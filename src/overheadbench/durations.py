@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import re
 
+from .units import with_unit
+
 _UNITS_S = {
     "ns": 1e-9,
     "us": 1e-6,
@@ -16,6 +18,7 @@ _UNITS_S = {
     "ms": 1e-3,
     "s": 1.0,
 }
+_LADDER = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)?\s*$")
 
 
@@ -50,14 +53,7 @@ def parse_duration(value: object) -> float:
 
 def format_seconds(seconds: float, signed: bool = False) -> str:
     """Format a duration with three significant figures in ns, µs, ms or s."""
-    if math.isnan(seconds):
-        return "n/a"
-    sign = ("+" if seconds >= 0 else "-") if signed else ("-" if seconds < 0 else "")
-    magnitude = abs(seconds)
-    for unit, scale in (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3)):
-        if round(magnitude / scale, 6) < 999.5:
-            return f"{sign}{_three_figures(magnitude / scale)} {unit}"
-    return f"{sign}{_three_figures(magnitude)} s"
+    return with_unit(seconds, _LADDER, signed)
 
 
 def format_fraction(fraction: float, signed: bool = False) -> str:
@@ -65,11 +61,3 @@ def format_fraction(fraction: float, signed: bool = False) -> str:
     if math.isnan(fraction):
         return "n/a"
     return f"{fraction * 100:+.1f}%" if signed else f"{fraction * 100:.1f}%"
-
-
-def _three_figures(value: float) -> str:
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"

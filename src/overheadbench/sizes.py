@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import re
 
+from .units import with_unit
+
 _UNITS_B = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+_LADDER = (("B", 1), ("KiB", 1024), ("MiB", 1024**2), ("GiB", 1024**3))
 _SIZE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z]+)?\s*$")
 
 
@@ -45,14 +48,7 @@ def parse_size(value: object) -> float:
 
 def format_bytes(size: float, signed: bool = False) -> str:
     """Bytes with three significant figures in B, KiB, MiB or GiB (``"1.50 KiB"``, ``"+96 B"``)."""
-    if math.isnan(size):
-        return "n/a"
-    sign = ("+" if size >= 0 else "-") if signed else ("-" if size < 0 else "")
-    magnitude = abs(size)
-    for unit, scale in (("B", 1), ("KiB", 1024), ("MiB", 1024**2)):
-        if magnitude / scale < 999.5:
-            return f"{sign}{_figures(magnitude / scale)} {unit}"
-    return f"{sign}{_figures(magnitude / 1024**3)} GiB"
+    return with_unit(size, _LADDER, signed, whole=True)
 
 
 def format_count(count: float, signed: bool = False) -> str:
@@ -63,11 +59,3 @@ def format_count(count: float, signed: bool = False) -> str:
     if abs(count - round(count)) > 1e-9 and abs(count) < 1000:
         text = f"{count:+,.1f}" if signed else f"{count:,.1f}"
     return text
-
-
-def _figures(value: float) -> str:
-    if value >= 100 or value == int(value):
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
