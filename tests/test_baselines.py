@@ -160,10 +160,6 @@ def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_
     assert sorted(round(r["overhead"], 2) for r in gathered) == [0.1, 0.2, 0.3, 0.4]
     assert len(list((fake_clock_project.path / "baselines").glob("*.json"))) == 1  # saved once, by the controller
 
-    loose = fake_clock_project.runpytest_subprocess("-n", "2", "--overhead")
-    loose.assert_outcomes(passed=5)
-    loose.stdout.fnmatch_lines(["WARNING: overheadbench under pytest-xdist without --dist loadgroup*"])
-
 
 def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(

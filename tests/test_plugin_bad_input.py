@@ -8,7 +8,7 @@ from conftest import QUIET_INI
 
 CASES = {
     "unknown_keyword": ("@pytest.mark.overhead(max=0.2, maximum=0.3)",
-                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work"),
+                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work, processes"),
     "max_not_a_number": ("@pytest.mark.overhead(max='25%')",
                          "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'"),
     "bad_duration": ("@pytest.mark.overhead(max_abs='fast')",
@@ -26,6 +26,11 @@ CASES = {
                                            "mode='count' cannot judge*"),
     "bad_alloc_count": ("@pytest.mark.overhead(max_alloc='two')",
                         "*test_case: @pytest.mark.overhead: max_alloc must be a number of memory blocks per call*"),
+    "bad_processes": ("@pytest.mark.overhead(max=0.2, processes=0)",
+                      "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32 (1 = measured "
+                      "in this process only), got 0"),
+    "too_many_processes": ("@pytest.mark.overhead(max=0.2, processes=100)",
+                           "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32*"),
     "bad_size": ("@pytest.mark.overhead(max_alloc_bytes='1 KB please')",
                  "*test_case: @pytest.mark.overhead: max_alloc_bytes '1 KB please' is not a size: write a number of "
                  "bytes or a number with one of the units B, KB, MB, GB, KiB, MiB, GiB*"),
@@ -128,7 +133,11 @@ def test_a_callable_that_raises_is_the_tests_error_not_an_overhead(pytester: pyt
     ("--overhead-confidence=95", "*--overhead-confidence='95': must be between 0 and 1*"),
     ("--overhead-time-budget=soon", "*--overhead-time-budget='soon': 'soon' is not a duration*"),
     ("--overhead-backend=curio", "*--overhead-backend='curio': must be one of asyncio, trio*"),
-    ("--overhead-processes=0", "*--overhead-processes='0': must be at least 1*"),
+    ("--overhead-processes=0", "*--overhead-processes='0': must be between 1 and 32*"),
+    ("--overhead-processes=500", "*--overhead-processes='500': must be between 1 and 32*"),
+    ("--overhead-max-processes=64", "*--overhead-max-processes='64': must be between 1 and 32*"),
+    ("--overhead-replica-timeout=0s", "*--overhead-replica-timeout='0s': must be more than zero*"),
+    ("--overhead-pair-timeout=never", "*--overhead-pair-timeout='never': 'never' is not a duration*"),
     ("--overhead-mode=cycles", "*--overhead-mode='cycles': must be one of time, count*"),
     ("--overhead-allocations=sometimes", "*--overhead-allocations='sometimes': must be true or false*"),
 ])

@@ -1,16 +1,21 @@
-"""Replica processes: the orchestration with fakes, and one real run in fresh processes."""
+"""Replica processes: the orchestration with fakes, the parts as plain units, and real runs
+in fresh processes."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
+from pathlib import Path
 
 import pytest
 
-import random
-
 from overheadbench.options import Settings
-from overheadbench.replicas import Launch, WorkerRequest, order_like, pair_plan, plugin_args
+from overheadbench.replicas import in_replica
+from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
+from overheadbench.replicas.pool import pair_plan
+from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
+from overheadbench.replicas.replica import ReplicaRequest, order_like, watch_controller
 from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, CallableError, ReplicaSamples, drive_sync
 from test_sampling import Synthetic
 
@@ -22,16 +27,17 @@ class FakePool:
         self.synthetic, self.per_process_ns, self.startup_per_two_ns = synthetic, per_process_ns, startup_ns
         self.calls: list[tuple] = []
         self.size = size
+        self.parked = 0
 
-    def startup_ns(self, count: int) -> float:
-        return self.startup_per_two_ns * -(-count // 2)
+    def round_ns(self, count: int) -> float:
+        return self.startup_per_two_ns * -(-max(0, self.parked + count - self.size) // 2)
 
     def ensure(self, count: int, nodeid: str) -> None:
         self.calls.append(("ensure", count, nodeid))
-        self.synthetic.now += self.startup_ns(max(0, count - self.size))
-        self.size = max(self.size, count)
+        self.synthetic.now += self.round_ns(count - self.parked)
+        self.size, self.parked = max(self.size, count), count
 
-    def sample(self, index: int, calls_per_block: int) -> ReplicaSamples:
+    def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
         self.calls.append(("sample", index))
         self.synthetic.now += self.per_process_ns
         return ReplicaSamples(calls_per_block, [1000], [1100])
@@ -40,10 +46,10 @@ class FakePool:
         self.calls.append(("release",))
 
 
-def run_pair(settings: Settings, more_needed, per_process_ns: int = 200_000_000, **pool_args):
+def run_pair(settings: Settings, too_wide, per_process_ns: int = 200_000_000, **pool_args):
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
     pool = FakePool(synthetic, per_process_ns, **pool_args) if settings.processes > 1 else None
-    plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, "t.py::x", more_needed)
+    plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, "t.py::x", too_wide)
     return drive_sync(plan, synthetic.blocks()), pool, synthetic
 
 
@@ -64,7 +70,7 @@ def test_more_rounds_while_wide_and_within_budget() -> None:
     # 4 replicas x 0.2 s after a few ms of calibration; a round of 2 is predicted at 0.4 s
     # (sampling only: the pool already has the processes), so rounds end just after 1.2 and
     # 1.6 s, and a third would pass the 2 s budget
-    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0),
+    replicas, pool, synthetic = run_pair(Settings(processes=4, max_processes=20, extra_processes=2, time_budget_s=2.0),
                                          lambda r: True, size=20)
     assert [call for call in pool.calls if call[0] == "ensure"] == [("ensure", count, "t.py::x") for count in (4, 6, 8)]
     assert [call[1] for call in pool.calls if call[0] == "sample"] == list(range(8))
@@ -72,10 +78,23 @@ def test_more_rounds_while_wide_and_within_budget() -> None:
     assert synthetic.now <= 2.0e9
 
 
+def test_processes_are_added_up_to_the_cap_only() -> None:
+    replicas, pool, _ = run_pair(Settings(processes=3, max_processes=6, extra_processes=2, time_budget_s=60.0),
+                                 lambda r: True, per_process_ns=1_000_000)
+    assert [call[1] for call in pool.calls if call[0] == "ensure"] == [3, 5, 6] and len(replicas) == 6
+
+
+def test_a_narrow_interval_stops_at_the_first_round() -> None:
+    seen = []
+    replicas, pool, _ = run_pair(Settings(processes=3, max_processes=9, time_budget_s=60.0),
+                                 lambda r: seen.append(len(r)) or False, per_process_ns=1_000_000)
+    assert len(replicas) == 3 and seen == [3]
+
+
 def test_start_up_of_missing_processes_counts_against_the_budget() -> None:
     # the same pair, but processes must start first (0.3 s per two): the first round takes
     # 1.4 s (0.6 s start-up, 4 x 0.2 s), a further one 0.3 + 0.4 s would pass 2 s
-    replicas, pool, synthetic = run_pair(Settings(processes=4, extra_processes=2, time_budget_s=2.0),
+    replicas, pool, synthetic = run_pair(Settings(processes=4, max_processes=20, extra_processes=2, time_budget_s=2.0),
                                          lambda r: True, startup_ns=300_000_000)
     assert [call[1] for call in pool.calls if call[0] == "ensure"] == [4]
     assert len(replicas) == 4 and synthetic.now <= 2.0e9
@@ -102,16 +121,78 @@ def test_replicas_run_the_marked_tests_in_the_controllers_order() -> None:
     assert [i.nodeid for i in kept] == ["b::2", "a::1", "b::1"] and [i.nodeid for i in rest] == ["a::2"]
 
 
-def test_worker_request_round_trips_through_the_environment() -> None:
-    request = WorkerRequest(("tests/test_a.py::test_b[x]", "t.py::c"), Settings(processes=3, backend="trio"), 5, 6)
-    assert WorkerRequest.from_env({"OVERHEADBENCH_WORKER": request.to_env()}) == request
-    assert WorkerRequest.from_env({}) is None
+def test_replica_request_round_trips_through_the_environment() -> None:
+    request = ReplicaRequest(("tests/test_a.py::test_b[x]", "t.py::c"), ("/r/tests/test_a.py::test_b[x]", "/r/t.py::c"),
+                             "t.py::c", 5, 6, 7)
+    assert ReplicaRequest.from_env({"OVERHEADBENCH_REPLICA": request.to_env()}) == request
+    assert ReplicaRequest.from_env({}) is None
 
 
-def test_plugin_args_carry_explicit_plugins() -> None:
-    assert plugin_args(["-p", "asyncio", "-pxdist", "--overhead", "tests/", "-q"]) == ("-p", "asyncio", "-p", "xdist")
-    command = Launch(rootdir=__import__("pathlib").Path("/r"), inifile=None, plugin_args=("-p", "asyncio")).command(["t.py::x"])
-    assert command[1:4] == ["-m", "pytest", "t.py::x"] and command[-2:] == ["-p", "asyncio"]
+def test_messages_round_trip_and_nonsense_is_a_protocol_error() -> None:
+    samples = ReplicaSamples(8, [1, 2], [3, 4], 0.5, 0.1)
+    for message in (Ready("t.py::x"), Samples(samples), Missed("t.py::x", "setup", "failed", "E  boom"), Idle(),
+                    Next("t.py::y"), Go(64, Settings(processes=5, backend="trio")), Done()):
+        assert decode(encode(message)) == message
+    with pytest.raises(ProtocolError, match="not an overheadbench replica message"):
+        decode(b'{"type": "Launch"}')
+
+
+@pytest.mark.parametrize("args, kept", [
+    (["--overhead", "-n", "4", "tests/", "--dist=loadgroup"], ["--overhead", "tests/"]),
+    (["-n4", "-x", "--overhead-json", "out.json", "--overhead-md=r.md"], ["-x"]),
+    (["--junitxml", "j.xml", "--basetemp=/tmp/b", "-p", "myplug", "--runslow"], ["-p", "myplug", "--runslow"]),
+    (["--overhead-compare", "tests/"], []),  # argparse takes the word as the optional value, as here
+    (["--overhead-compare", "-q", "--lf", "--sw", "-o", "pythonpath=src"], ["-q", "-o", "pythonpath=src"]),
+    (["-k", "x", "--", "-n", "4"], ["-k", "x", "--", "-n", "4"]),
+])
+def test_options_that_replicas_must_not_have_are_dropped_in_every_spelling(args, kept) -> None:
+    assert without_dropped(args) == kept
+
+
+def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
+    invocation = Invocation(args=("--overhead", "-n", "2", "-o", "pythonpath=src", "--runslow", "--overhead-json=o.json"),
+                            directory=Path("/project"), ini_addopts=("--import-mode=importlib", "--junitxml=j.xml"),
+                            env_addopts="-p myplug --overhead-md r.md", module_run=True, xdist=True)
+    command = invocation.command(Path("/tmp/cache"))
+    assert command[1:3] == ["-m", "pytest"]
+    assert command[3:] == ["--overhead", "-o", "pythonpath=src", "--runslow", "-o", "cache_dir=/tmp/cache",
+                           "-o", "addopts=--import-mode=importlib", "-n", "0"]
+    environ = invocation.environ({"HOME": "/root", "PYTEST_ADDOPTS": "unused"}, {"OVERHEADBENCH_REPLICA": "{}"})
+    assert environ == {"HOME": "/root", "PYTEST_ADDOPTS": "-p myplug", "OVERHEADBENCH_REPLICA": "{}"}
+    plain = Invocation(args=("t.py",), directory=Path("/p"), module_run=False).command(Path("/c"))
+    assert plain[1] == "-c" and "del sys.path[0]" in plain[2] and plain[3:] == ["t.py", "-o", "cache_dir=/c"]
+
+
+def test_node_ids_become_absolute_collection_arguments() -> None:
+    assert absolute_nodeid("tests/test_a.py::T::test_b[a::b/c]", Path("/r")) == "/r/tests/test_a.py::T::test_b[a::b/c]"
+    assert absolute_nodeid("test_a.py", Path("/r")) == "/r/test_a.py"
+
+
+def test_the_watchdog_ends_the_replica_when_the_lifeline_closes() -> None:
+    import threading
+
+    ended = threading.Event()
+    read_end, write_end = os.pipe()
+    interrupted = []
+    try:
+        thread = watch_controller(read_end, grace_s=0.0, exit_process=lambda code: ended.set())
+        assert not ended.wait(0.05)  # alive while the controller is
+        import _thread
+
+        original, _thread.interrupt_main = _thread.interrupt_main, lambda *a: interrupted.append(True)
+        try:
+            os.close(write_end)
+            assert ended.wait(5.0)
+        finally:
+            _thread.interrupt_main = original
+        thread.join(5.0)
+    finally:
+        os.close(read_end)
+    assert interrupted == [True]
+
+
+def test_in_replica_is_false_in_the_users_session() -> None:
+    assert in_replica() is False
 
 
 def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pytester) -> None:
@@ -119,10 +200,11 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
         """
         import os
         import pytest
+        from overheadbench import in_replica
 
         @pytest.mark.overhead(max=5.0)
         def test_pair(overhead):
-            if "OVERHEADBENCH_WORKER" in os.environ:
+            if in_replica():
                 raise RuntimeError("only breaks in a fresh process")
             overhead.compare(lambda: None, lambda: None)
 
@@ -132,7 +214,7 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
 
         @pytest.mark.overhead(max=5.0)
         def test_last(overhead):
-            if "OVERHEADBENCH_WORKER" in os.environ:
+            if in_replica():
                 os._exit(3)
             overhead.compare(lambda: None, lambda: None)
         """
@@ -140,14 +222,15 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
     result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
                                            "--overhead-time-budget=300ms")
     result.assert_outcomes(failed=2, passed=1)
-    result.stdout.fnmatch_lines(["*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: "
-                                 "a replica process*ran *test_pair without reaching overhead.compare*",
+    result.stdout.fnmatch_lines(["*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: in a replica "
+                                 "process (a fresh run of this test's session) the test failed while running the "
+                                 "test, before overhead.compare:*",
                                  "*RuntimeError: only breaks in a fresh process*"])
-    result.stdout.fnmatch_lines(["*::test_last: a replica process*exited with code 3 before measuring the pair*"])
+    result.stdout.fnmatch_lines(["*::test_last: a replica process (a fresh run of this test's session) exited with "
+                                 "code 3 while moving to a test*"])
 
 
-@pytest.mark.parametrize("plugins", ["needed", "all"])
-def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester, plugins: str) -> None:
+def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
         import os
@@ -165,7 +248,7 @@ def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester, pl
         """
     )
     result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
-                                           "--overhead-time-budget=500ms", f"--overhead-replica-plugins={plugins}")
+                                           "--overhead-time-budget=500ms")
     result.assert_outcomes(passed=1)
     assert len(set((pytester.path / "pids.txt").read_text().split())) == 3  # this process and 2 replicas
 
@@ -212,10 +295,10 @@ def test_one_pool_of_replicas_serves_every_pair_of_the_session(pytester: pytest.
 def test_replicas_follow_the_controllers_order(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
-        import os
+        from overheadbench import in_replica
 
         def pytest_collection_modifyitems(items):
-            if "OVERHEADBENCH_WORKER" not in os.environ:
+            if not in_replica():
                 items.reverse()
         """
     )
@@ -229,12 +312,12 @@ def test_replicas_follow_the_controllers_order(pytester: pytest.Pytester) -> Non
 def test_a_pair_skipped_here_is_passed_over_by_the_replicas(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
-        import os
         import pytest
+        from overheadbench import in_replica
 
         @pytest.mark.overhead(max=5.0)
         def test_skipped_here(overhead):
-            if "OVERHEADBENCH_WORKER" not in os.environ:
+            if not in_replica():
                 pytest.skip("not measured in the controller")
             overhead.compare(lambda: None, lambda: None)
 

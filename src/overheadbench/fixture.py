@@ -1,20 +1,22 @@
 """The ``overhead`` fixture's object: ``compare`` (sync tests) and ``acompare`` (async tests).
 
 It checks how it is used, runs the sampling plan with the right driver, hands replication
-to :mod:`overheadbench.replicas` and judging to :mod:`overheadbench.results`; it measures
-nothing itself.
+to :mod:`overheadbench.replicas` (through a :class:`Replication`: the controller's pool, or
+the replica's channel) and judging to :mod:`overheadbench.results`; it measures nothing itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import inspect
 import random
 import time
 import warnings
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
-from typing import Any, Awaitable, Callable, Generator, Iterator
+from typing import Any, Awaitable, Callable, Generator, Iterator, Protocol
 
 import anyio
 import pytest
@@ -25,10 +27,10 @@ from .instruments import allocations, instructions, walltime
 from .instruments.walltime import empty_async, empty_sync
 from .marker import COUNT, Budget
 from .options import Settings
-from .replicas import ReplicaPool, WorkerChannel, pair_plan, worker_plan
+from .replicas.pool import pair_plan
 from .results import OverheadResult, summarise, summarise_counts
 from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
-from .verdict import INCONCLUSIVE
+from .timeouts import time_limit
 
 HARNESS_WARN_SHARE = 0.10
 
@@ -41,13 +43,34 @@ class OverheadHarnessWarning(UserWarning):
     """The measuring loop's own cost is a large share of the baseline's time per call."""
 
 
+class Replication(Protocol):
+    """Where a pair's samples come from: :class:`~overheadbench.replicas.pool.Replicas` in the
+    user's session (fresh processes), :class:`~overheadbench.replicas.replica.ReplicaPlugin`
+    in a replica (the controller's orders)."""
+
+    in_replica: bool
+
+    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Callable[[], int],
+             too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
+        ...
+
+
+class InThisProcess:
+    """No replicas: the pair is measured in this process only."""
+
+    in_replica = False
+
+    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Callable[[], int],
+             too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
+        return pair_plan(settings, rng, clock_ns, None, nodeid, too_wide)
+
+
 class OverheadFixture:
     """Measures one baseline-versus-framework pair per test.
 
     ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
     for the time budget; a test may replace it before calling ``compare`` to drive the
-    whole machinery with synthetic costs. ``pool`` gives the session's replica pool (made
-    on first use); ``worker`` is set in a replica process, whose fixture samples on request.
+    whole machinery with synthetic costs. ``replication`` says where the samples come from.
     """
 
     def __init__(
@@ -56,18 +79,17 @@ class OverheadFixture:
         budget: Budget,
         settings: Settings,
         measuring: bool,
-        pool: Callable[[], ReplicaPool] | None = None,
-        worker: WorkerChannel | None = None,
+        replication: Replication | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
         group: str | None = None,
     ) -> None:
         self.nodeid = nodeid
         self.budget = budget
-        self.settings = settings
-        self.measuring = measuring or worker is not None
-        self.pool = pool
-        self.worker = worker
+        self.settings = replace(settings, processes=budget.processes) if budget.processes else settings
+        """The session's settings with the marker's ``processes``, if it gives one."""
+        self.replication: Replication = replication or InThisProcess()
+        self.measuring = measuring or self.replication.in_replica
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
         self.result: OverheadResult | None = None
@@ -82,21 +104,33 @@ class OverheadFixture:
         """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both async)."""
         __tracebackhide__ = True
         kind = self._begin(baseline, framework)
-        if kind == "async":
-            if _loop_running():
-                raise OverheadUsageError(
-                    f"{self.nodeid}: compare() was called inside a running event loop; "
-                    f"in an async test use `await overhead.acompare(baseline, framework)`"
-                )
-            return anyio.run(self._measure_async, baseline, framework, backend=self.settings.backend)
-        return self._measure_sync(baseline, framework)
+        with self._time_limit():
+            if kind == "async":
+                if _loop_running():
+                    raise OverheadUsageError(
+                        f"{self.nodeid}: compare() was called inside a running event loop; "
+                        f"in an async test use `await overhead.acompare(baseline, framework)`"
+                    )
+                return anyio.run(self._measure_async, baseline, framework, backend=self.settings.backend)
+            return self._measure_sync(baseline, framework)
 
     async def acompare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         """Like :meth:`compare`, measured inside the test's own running event loop."""
         __tracebackhide__ = True
-        if self._begin(baseline, framework) == "async":
-            return await self._measure_async(baseline, framework)
-        return self._measure_sync(baseline, framework)
+        kind = self._begin(baseline, framework)
+        with self._time_limit():
+            if kind == "async":
+                return await self._measure_async(baseline, framework)
+            return self._measure_sync(baseline, framework)
+
+    def _time_limit(self) -> Any:
+        """The pair's time limit in the user's session (a replica's silence is the controller's to judge)."""
+        if not self.measuring or self.replication.in_replica:
+            return contextlib.nullcontext()
+        limit_s = self.settings.pair_timeout_s
+        return time_limit(limit_s, f"{self.nodeid}: the pair was still being measured after {limit_s:g} s "
+                                   f"(overhead_pair_timeout): does the baseline or the framework callable hang? "
+                                   f"Raise --overhead-pair-timeout if the pair is really that slow")
 
     def _begin(self, baseline: Any, framework: Any) -> str:
         if self._called:
@@ -153,7 +187,7 @@ class OverheadFixture:
     def _counting(self) -> bool:
         """Count mode always counts; time mode counts allocations after timing, unless turned
         off (and the marker has no allocation budget). Replica processes only time."""
-        if self.worker is not None:
+        if self.replication.in_replica:
             return False
         return self.mode == COUNT or self.settings.allocations or self.budget.max_alloc is not None \
             or self.budget.max_alloc_bytes is not None
@@ -188,24 +222,20 @@ class OverheadFixture:
                 for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework), (HARNESS, empty))}
 
     def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
-        """This process's procedure: a replica worker's, or the controller's for the whole pair.
+        """This process's procedure: a replica's, or the controller's for the whole pair.
 
         Waiting for replica processes blocks the caller, an event loop included: nothing
         else should run while a pair is measured.
         """
-        if self.worker is not None:
-            return worker_plan(self.worker, self.nodeid, self.rng, self.clock_ns)
-        pool = self.pool() if self.pool is not None and self.settings.processes > 1 else None
 
-        def more_needed(replicas: list[ReplicaSamples]) -> bool:
+        def too_wide(replicas: list[ReplicaSamples]) -> bool:
             interim = summarise(self.nodeid, self.budget, "", replicas, self.settings, 0.0)
-            halfwidth = (interim.ci[1] - interim.ci[0]) / 2
-            return halfwidth > self.settings.target_halfwidth or interim.verdict == INCONCLUSIVE
+            return (interim.ci[1] - interim.ci[0]) / 2 > self.settings.target_halfwidth
 
-        return pair_plan(self.settings, self.rng, self.clock_ns, pool, self.nodeid, more_needed)
+        return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, too_wide)
 
     def _conclude(self, kind: str, started: float) -> OverheadResult:
-        if self.worker is not None:
+        if self.replication.in_replica:
             pytest.skip("overheadbench replica process: samples sent to the controller")
         wall_s = time.perf_counter() - started
         if self.mode == COUNT:

@@ -24,10 +24,15 @@ MARKER_HELP = (
 TIME = "time"
 COUNT = "count"
 MODES = (TIME, COUNT)
-_KEYWORDS = ("max", "max_abs", "max_alloc", "max_alloc_bytes", "mode", "confidence", "group", "work")
+_KEYWORDS = ("max", "max_abs", "max_alloc", "max_alloc_bytes", "mode", "confidence", "group", "work", "processes")
 """``group`` names the report table the test appears in (as pytest-benchmark's ``group``);
 ``work`` is the typical real work per call (``"500ms"`` for an LLM call), against which the
-report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test."""
+report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test;
+``processes`` overrides ``--overhead-processes`` (1: measured in the test's process only, for
+a test whose fixtures hold something a second process cannot have at the same time)."""
+MAX_PROCESSES = 32
+"""Upper bound of every process count: each replica is a whole pytest session (~50-100 MB)
+and sets up the pair's fixtures; beyond this the interval no longer narrows in any useful way."""
 _BUDGETS = ("max", "max_abs", "max_alloc", "max_alloc_bytes")
 
 
@@ -56,6 +61,8 @@ class Budget:
     max_alloc: float | None = None
     max_alloc_bytes: float | None = None
     mode: str | None = None
+    processes: int | None = None
+    """Not a limit: how many fresh processes measure the pair first (None: the session's)."""
 
     def describe(self, mode: str = TIME) -> str:
         """The budget as the report prints it, e.g. ``≤25.0%, ≤2.00 µs/call`` or ``≤25.0% instr``."""
@@ -119,9 +126,14 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
             max_alloc_bytes = parse_size(kwargs["max_alloc_bytes"])
         except SizeError as exc:
             raise MarkerError(f"{where}: max_alloc_bytes {exc}") from None
+    processes = kwargs.get("processes")
+    if processes is not None and (isinstance(processes, bool) or not isinstance(processes, int)
+                                  or not 1 <= processes <= MAX_PROCESSES):
+        raise MarkerError(f"{where}: processes must be a whole number from 1 to {MAX_PROCESSES} (1 = measured in "
+                          f"this process only), got {processes!r}")
     return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence, work_s=work_s,
                   max_alloc=None if max_alloc is None else float(max_alloc), max_alloc_bytes=max_alloc_bytes,
-                  mode=mode)
+                  mode=mode, processes=processes)
 
 
 def _duration(kwargs: dict[str, Any], key: str, where: str) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from .durations import DurationError, parse_duration
-from .marker import MODES
+from .marker import MAX_PROCESSES, MODES
 
 
 @dataclass(frozen=True)
@@ -25,12 +25,16 @@ class Settings:
     target_halfwidth: float = 0.01
     """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
     confidence: float = 0.95
-    processes: int = 9
-    """Fresh replica processes the pair is measured in; 1 = in this process only, no replicas."""
+    processes: int = 3
+    """Fresh replica processes a pair is measured in first; 1 = in this process only, no replicas."""
+    max_processes: int = 9
+    """At most this many processes per pair (or ``processes``, if more)."""
     extra_processes: int = 2
-    """Fresh processes added per further round while the interval is wider than the target."""
-    replica_plugins: str = "needed"
-    """Plugins a replica process loads: "needed" (fixtures it uses, async runners) or "all"."""
+    """Processes added per further round while the interval is wider than the target."""
+    replica_timeout_s: float = 60.0
+    """Longest a replica process may stay silent (starting, setting a test up, sampling)."""
+    pair_timeout_s: float = 120.0
+    """Longest a pair may take in this process before it fails (a callable that hangs)."""
     backend: str = "asyncio"
     gc_enabled: bool = False
     """Leave the garbage collector on while timing (off by default: it fires at random)."""
@@ -54,10 +58,10 @@ class Settings:
         return cls(**data)
 
 
-def _positive_int(text: str) -> int:
+def _process_count(text: str) -> int:
     value = int(text)
-    if value < 1:
-        raise ValueError("must be at least 1")
+    if not 1 <= value <= MAX_PROCESSES:
+        raise ValueError(f"must be between 1 and {MAX_PROCESSES}")
     return value
 
 
@@ -101,9 +105,13 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "time_budget_s": ("time-budget", _seconds, "wall time per pair, e.g. 2s or 500ms (default 2s)"),
     "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
     "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
-    "processes": ("processes", _positive_int, "fresh replica processes each pair is measured in (default 9; 1 = in this process only)"),
-    "extra_processes": ("extra-processes", _positive_int, "processes added per further round while the interval is too wide (default 2)"),
-    "replica_plugins": ("replica-plugins", _choice("needed", "all"), "plugins a replica process loads: needed (default) or all installed"),
+    "processes": ("processes", _process_count, "fresh replica processes each pair is measured in first (default 3; "
+                                                "1 = in this process only)"),
+    "max_processes": ("max-processes", _process_count, "at most this many processes per pair (default 9)"),
+    "extra_processes": ("extra-processes", _process_count, "processes added per further round while the interval "
+                                                           "is wider than the target (default 2)"),
+    "replica_timeout_s": ("replica-timeout", _seconds, "longest a replica process may stay silent, e.g. 60s (default)"),
+    "pair_timeout_s": ("pair-timeout", _seconds, "longest a pair may take before it fails, e.g. 120s (default)"),
     "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
     "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
     "inconclusive": ("inconclusive", _choice("fail", "warn"), "an inconclusive verdict fails the test or only warns (default fail)"),
@@ -143,7 +151,7 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)
 
 
-QUICK = {"processes": 3, "time_budget_s": 0.5, "target_halfwidth": 0.03, "inconclusive": "warn"}
+QUICK = {"processes": 3, "max_processes": 3, "time_budget_s": 0.5, "target_halfwidth": 0.03, "inconclusive": "warn"}
 """``--overhead-quick``: a CI profile, about a quarter of the default time per pair, with
 wider intervals (3 processes: the interval is the mean ± t, see measurement.md). Its
 intervals are too wide to settle close calls, so an inconclusive verdict warns instead of

@@ -7,18 +7,21 @@ from typing import Generator
 
 import pytest
 
+from . import distribution
 from .baselines import Baselines
 from .environment import environment
-from .fixture import OverheadFixture, OverheadUsageError
+from .fixture import OverheadFixture, OverheadUsageError, Replication
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
 from .jsonio import write_json_atomic, write_text_atomic
 from .marker import COUNT, MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
 from .options import Settings, add_options, settings_from_config
-from .replicas import (ControllerGone, Launch, ReplicaError, ReplicaPool, WorkerChannel, WorkerRequest,
-                       needed_plugins, order_like, plugin_args)
+from .replicas.pool import ReplicaError, ReplicaPool, Replicas
+from .replicas.relaunch import Invocation
+from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .report import render_comparison, render_markdown, render_table
 from .storage import Storage, StorageError
 from .results import JSON_SCHEMA_VERSION, OverheadResult
+from .timeouts import PairTimeout
 from .verdict import FAIL, INCONCLUSIVE
 
 FIXTURE_NAME = "overhead"
@@ -27,7 +30,6 @@ REPORT_ATTRIBUTE = "overheadbench"
 attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
 it stays out of JUnit XML)."""
 RESULT_KEY = pytest.StashKey[dict]()
-XDIST_GROUP = "overheadbench"
 
 
 def group_for(item: pytest.Item) -> str | None:
@@ -39,12 +41,6 @@ def group_for(item: pytest.Item) -> str | None:
     return None
 
 
-def _mode_of(item: pytest.Item, settings: Settings) -> str:
-    """The test's mode: its marker's ``mode``, else the session's (replicas only re-run timed tests)."""
-    mark = item.get_closest_marker(MARKER_NAME)
-    return (mark.kwargs.get("mode") if mark is not None else None) or settings.mode
-
-
 class OverheadInconclusiveWarning(UserWarning):
     """An inconclusive verdict, reported as a warning because overhead_inconclusive=warn."""
 
@@ -54,27 +50,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Register the session's plugin, and in a replica process the replica's plugin too."""
     config.addinivalue_line("markers", MARKER_HELP)
-    config.pluginmanager.register(OverheadSession(config), "overheadbench-session")
+    request = ReplicaRequest.from_env()
+    replica = ReplicaPlugin(config, request) if request is not None else None
+    if replica is not None:
+        config.pluginmanager.register(replica, "overheadbench-replica")
+    elif config.getoption("--overhead") and config.pluginmanager.hasplugin("xdist"):
+        if distribution.is_controller(config):
+            distribution.prepare_controller(config)
+        config.pluginmanager.register(distribution.XdistGrouping(), "overheadbench-xdist")
+    config.pluginmanager.register(OverheadSession(config, replica), "overheadbench-session")
 
 
 class OverheadSession:
-    """Session state: resolved settings, the replica pool (or, in a replica, the channel to
-    the controller) and every measured pair, for the table and JSON."""
+    """Session state: resolved settings, where pairs get their samples (the replica pool, or
+    in a replica the controller), and every measured pair, for the table and JSON."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, replica: ReplicaPlugin | None = None) -> None:
         self.config = config
-        request = WorkerRequest.from_env()
-        self.worker: WorkerChannel | None = WorkerChannel(request) if request else None
-        self.settings: Settings = request.settings if request else settings_from_config(config)
+        self.settings: Settings = settings_from_config(config)
         self.measuring: bool = config.getoption("--overhead")
         self.results: list[OverheadResult] = []
         self.marked: list[pytest.Item] = []
-        self._pool: ReplicaPool | None = None
+        self.replicas = Replicas(self._make_pool)
+        self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict | None = None
         self.baselines: Baselines | None = None
-        self.xdist_worker = hasattr(config, "workerinput")
-        """In an xdist worker the controller gathers the results and writes every output."""
+        self.reporting = replica is None and not hasattr(config, "workerinput")
+        """Only the user's session (the xdist controller, under xdist) gathers the results and
+        writes every output; replicas and xdist workers only measure."""
 
     def environment(self) -> dict:
         if self._environment is None:
@@ -82,11 +87,10 @@ class OverheadSession:
         return self._environment
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self._warn_xdist()
         option = self.config.getoption
         wanted = option("--overhead-save") or option("--overhead-autosave") or option("--overhead-compare") is not None \
             or option("--overhead-compare-fail") is not None
-        if not wanted or self.worker is not None:
+        if not wanted or self.replication.in_replica:
             return
         folder = option("--overhead-storage") or self.config.getini("overhead_storage") or "baselines"
         try:
@@ -97,16 +101,6 @@ class OverheadSession:
             raise pytest.UsageError(f"overheadbench: {exc}") from None
         self._warn_environment()
 
-    def _warn_xdist(self) -> None:
-        """Under xdist, overhead tests belong on one worker (``--dist loadgroup``); say so when not."""
-        options = self.config.option
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if self.measuring and getattr(options, "numprocesses", None) and getattr(options, "dist", "no") != "loadgroup" \
-                and reporter is not None and not self.xdist_worker:
-            reporter.write_line("WARNING: overheadbench under pytest-xdist without --dist loadgroup: overhead tests may "
-                                "be measured on several workers at once, disturbing each other; add --dist loadgroup "
-                                "(they are grouped onto one worker) or run them without -n", yellow=True, bold=True)
-
     def _warn_environment(self) -> None:
         """Say at the start and again at the end that the stored run came from elsewhere."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -115,39 +109,35 @@ class OverheadSession:
                                 f"another environment: {'; '.join(self.baselines.environment_differences)}",
                                 yellow=True, bold=True)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        """Remember the marked tests (replicas run them); in a replica, run only those, in order."""
-        if self.worker is not None:
-            kept, rest = order_like(items, self.worker.request.nodeids)
-            if rest:
-                config.hook.pytest_deselected(items=rest)
-            items[:] = kept
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        distribution.remember_nodeids(items)
+
+    @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+    def pytest_collection_modifyitems_last(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Remember the marked tests, in their final order (replicas re-run them in it)."""
         self.marked = [item for item in items if item.get_closest_marker(MARKER_NAME) is not None]
-        if config.pluginmanager.hasplugin("xdist"):
-            for item in self.marked:  # one worker measures them all, one at a time (with --dist loadgroup)
-                item.add_marker(pytest.mark.xdist_group(XDIST_GROUP))
+        if self.measuring:
+            distribution.group_overhead_tests(config, self.marked)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Gather measured pairs from the reports (here or from xdist workers alike); in a replica,
-        print a failure at once: the controller quotes the replica's output."""
+        """Gather measured pairs from the reports (here or from xdist workers alike)."""
         data = getattr(report, REPORT_ATTRIBUTE, None)
         if report.when == "call" and data:
             self.results.append(OverheadResult.from_json(data))
-        if self.worker is not None and report.failed:
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                reporter.write_line(f"{report.nodeid} failed in {report.when}:\n{report.longreprtext}")
 
-    def pool(self) -> ReplicaPool:
-        """The session's replica processes, started on the first pair that needs them."""
-        if self._pool is None:
-            plugins = None if self.settings.replica_plugins == "all" else needed_plugins(self.marked)
-            launch = Launch(rootdir=self.config.rootpath, inifile=self.config.inipath,
-                            plugin_args=plugin_args(self.config.invocation_params.args), plugins=plugins)
-            timed = [item for item in self.marked if _mode_of(item, self.settings) != COUNT]
-            self._pool = ReplicaPool(launch, tuple(item.nodeid for item in timed), self.settings)
-        return self._pool
+    def _make_pool(self) -> ReplicaPool:
+        """The session's replica processes, for the timed tests measured in more than one process."""
+        nodeids = tuple(distribution.original_nodeid(item) for item in self.marked if self._replicated(item))
+        return ReplicaPool(Invocation.of(self.config), self.config.rootpath, nodeids, self.settings.replica_timeout_s)
+
+    def _replicated(self, item: pytest.Item) -> bool:
+        try:
+            budget = self.budget_for(item)
+        except pytest.fail.Exception:
+            return False
+        return budget is not None and (budget.mode or self.settings.mode) != COUNT \
+            and (budget.processes or self.settings.processes) > 1
 
     def budget_for(self, item: pytest.Item) -> Budget | None:
         mark = item.get_closest_marker(MARKER_NAME)
@@ -166,18 +156,16 @@ class OverheadSession:
         if budget is None:
             pytest.fail(f"{item.nodeid}: the overhead fixture needs a budget: add "
                         f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test", pytrace=False)
-        return OverheadFixture(item.nodeid, budget, self.settings, self.measuring, self.pool, self.worker,
-                               group=group_for(item))
+        return OverheadFixture(distribution.original_nodeid(item), budget, self.settings, self.measuring,
+                               self.replication, group=group_for(item))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         budget = self.budget_for(item)
         try:
             outcome = yield
-        except (OverheadUsageError, ReplicaError) as exc:
+        except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None  # the message says it all
-        except ControllerGone as exc:
-            pytest.exit(str(exc), returncode=0)
         if budget is None:
             return outcome
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
@@ -210,7 +198,7 @@ class OverheadSession:
             warnings.warn(OverheadInconclusiveWarning(f"{result.nodeid}: inconclusive: {result.message}"))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.xdist_worker:
+        if not self.reporting:
             return
         if not self.results:
             if self.measuring:
@@ -219,6 +207,8 @@ class OverheadSession:
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
         for line in render_table(self.results):
             terminalreporter.write_line(line)
+        if self.replicas.started:
+            terminalreporter.write_line(f"replica processes started in this session: {self.replicas.started}")
         if self.config.getoption("--overhead-quick"):
             terminalreporter.write_line("quick profile (--overhead-quick): fewer processes and less time per pair, so "
                                         "intervals are wider; inconclusive verdicts warn instead of failing")
@@ -235,9 +225,8 @@ class OverheadSession:
             terminalreporter.write_line(f"overhead run saved to {self.baselines.saved}")
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self._pool is not None:
-            self._pool.close()
-        if self.xdist_worker:
+        self.replicas.close()
+        if not self.reporting:
             return
         path = self.config.getoption("--overhead-json")
         if path:

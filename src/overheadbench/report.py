@@ -90,6 +90,8 @@ COLUMNS = (
     Column("peak memory/call", "Peak memory/call", sides_cell(PEAK_BYTES, format_bytes), _counted(PEAK_BYTES)),
     Column("blocks kept/call", "Blocks kept/call", sides_cell(KEPT_BLOCKS, format_count), _counted(KEPT_BLOCKS)),
     Column("budget", "Budget", lambda r: r.budget.describe(r.mode)),
+    Column("procs", "", lambda r: str(len(r.samples)), _timed, terminal_only=True),
+    Column("wall", "", lambda r: format_seconds(r.wall_s), terminal_only=True),
     Column("impact", "Impact on real work", impact, lambda r: r.impact is not None),
 )
 

@@ -89,7 +89,7 @@ class OverheadResult:
             "budget": {"max": self.budget.max_overhead, "max_abs_s": self.budget.max_abs_s,
                        "confidence": self.budget.confidence, "work_s": self.budget.work_s,
                        "max_alloc": self.budget.max_alloc, "max_alloc_bytes": self.budget.max_alloc_bytes,
-                       "mode": self.budget.mode},
+                       "mode": self.budget.mode, "processes": self.budget.processes},
             "impact": self.impact,
             "ratio": self.ratio,
             "overhead": self.overhead,
@@ -118,7 +118,8 @@ class OverheadResult:
         return cls(
             nodeid=data["nodeid"], kind=data["kind"], group=data.get("group"),
             budget=Budget(budget.get("max"), budget.get("max_abs_s"), budget.get("confidence"), budget.get("work_s"),
-                          budget.get("max_alloc"), budget.get("max_alloc_bytes"), budget.get("mode")),
+                          budget.get("max_alloc"), budget.get("max_alloc_bytes"), budget.get("mode"),
+                          budget.get("processes")),
             ratio=data["ratio"], ci=tuple(data["ci"]), confidence=data["confidence"], method=data["method"],
             baseline_s=data["baseline_s"], framework_s=data["framework_s"], harness_s=data["harness_s"],
             harness_subtracted=data["harness_subtracted"], verdict=data["verdict"], message=data["message"],

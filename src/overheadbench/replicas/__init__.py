@@ -1,0 +1,23 @@
+"""Replica processes: fresh runs of the user's session that re-measure each pair.
+
+Why fresh processes: a pair's ratio depends on where code and objects land in memory
+(ASLR, hash seed). Here it moved 1–3 points between fresh processes while one process's own
+interval was ±0.3 points, and a forked child did not reproduce the spread. Like pyperf, we
+re-run the measurement in new processes and let the interval include the spread between them.
+
+The parts:
+
+* :mod:`.relaunch`: how to start the user's pytest session again (its own arguments,
+  ``addopts``, plugins and conftests; only the selection and a few options change);
+* :mod:`.messages`: the typed messages between the controller and a replica;
+* :mod:`.pool`: the controller's side, the process pool and the procedure for one pair;
+* :mod:`.replica`: the replica's side, the plugin registered in a replica process.
+
+A test or fixture that must know whether it runs in a replica calls :func:`in_replica`.
+"""
+
+from __future__ import annotations
+
+from .replica import in_replica
+
+__all__ = ["in_replica"]

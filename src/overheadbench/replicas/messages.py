@@ -1,0 +1,98 @@
+"""The messages between the controller and a replica, one JSON object per line.
+
+Replica to controller:
+
+* :class:`Ready`: parked at ``overhead.compare`` of a test, waiting for :class:`Go` or :class:`Done`;
+* :class:`Samples`: the pair's samples, after :class:`Go`;
+* :class:`Missed`: the test it was sent to ended (failed, skipped) before reaching ``compare``;
+  carries that test's own report, which the controller quotes;
+* :class:`Idle`: between tests, holding no test's fixtures, waiting for :class:`Next`.
+
+Controller to replica:
+
+* :class:`Next`: run on to this test (skipping the ones before it) and park at its ``compare``;
+* :class:`Go`: sample the pair now, in blocks of this many calls;
+* :class:`Done`: the pair is finished: end the test and wait (:class:`Idle`) for the next.
+
+End of file on either pipe means the other side has gone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..options import Settings
+from ..sampling import ReplicaSamples
+
+
+@dataclass(frozen=True)
+class Ready:
+    nodeid: str
+
+
+@dataclass(frozen=True)
+class Samples:
+    samples: ReplicaSamples
+
+
+@dataclass(frozen=True)
+class Missed:
+    nodeid: str
+    when: str
+    """The phase that ended the test: "setup", "call" or "teardown"."""
+    outcome: str
+    """"failed" or "skipped"."""
+    report: str
+    """The replica's own report of the test: its traceback and captured output."""
+
+
+@dataclass(frozen=True)
+class Idle:
+    pass
+
+
+@dataclass(frozen=True)
+class Next:
+    nodeid: str
+
+
+@dataclass(frozen=True)
+class Go:
+    calls_per_block: int
+    settings: Settings
+    """The pair's settings (a marker may change them per test): how long to sample, to what width."""
+
+
+@dataclass(frozen=True)
+class Done:
+    pass
+
+
+Message = Union[Ready, Samples, Missed, Idle, Next, Go, Done]
+_TYPES: dict[str, type] = {cls.__name__: cls for cls in (Ready, Samples, Missed, Idle, Next, Go, Done)}
+
+
+class ProtocolError(Exception):
+    """A line that is not a message: the other side is not an overheadbench of this version."""
+
+
+_NESTED: dict[str, type] = {"samples": ReplicaSamples, "settings": Settings}
+"""Fields whose values are objects with their own JSON form (``to_json``/``from_json``)."""
+
+
+def encode(message: Message) -> bytes:
+    fields: dict[str, Any] = {name: getattr(message, name) for name in message.__dataclass_fields__}
+    fields = {name: value.to_json() if name in _NESTED else value for name, value in fields.items()}
+    return json.dumps({"type": type(message).__name__, **fields}).encode() + b"\n"
+
+
+def decode(line: bytes) -> Message:
+    try:
+        data = json.loads(line)
+        cls = _TYPES[data.pop("type")]
+        return cls(**{name: _NESTED[name].from_json(value) if name in _NESTED else value  # type: ignore[attr-defined]
+                      for name, value in data.items()})
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ProtocolError(f"not an overheadbench replica message: {line[:200]!r}") from exc

@@ -1,0 +1,377 @@
+"""The controller side: the pool of replica processes and the procedure for one pair.
+
+Why one pool for the whole session: a replica is a pytest process, ~0.35 s of CPU to start
+(more with a suite's plugins and session fixtures). Started per pair, that cost landed on
+every pair; a replica that stays and runs later pairs too pays it once.
+
+Why replicas move only while the controller waits: replica processes working *at the same
+time* as a timed block disturbed it (A/A sd 1.2–1.6 points with -5% outliers on 2 cores,
+against 0.3 alone). So a replica sets up a pair's fixtures only when the controller has
+reached that pair's ``compare`` and waits for it (:meth:`ReplicaPool.ensure`), samples only
+when told to, one at a time (:meth:`ReplicaPool.sample`), and tears the pair down before the
+controller goes on (:meth:`ReplicaPool.release`). Between pairs every replica is idle,
+blocked on a pipe, holding only session- and module-scoped fixtures.
+
+Why few processes first: every process sets up the pair's fixtures. A pair starts with
+``processes`` replicas and gets ``extra_processes`` more per round only while the interval
+is wider than the target, up to ``max_processes``; see :func:`pair_plan`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import IO, Any, Callable, Generator
+
+from ..options import Settings
+from ..sampling import ReplicaSamples, Request, calibrate, replica_plan
+from .messages import Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
+from .relaunch import Invocation, absolute_nodeid
+from .replica import REPLICA_ENV, ReplicaRequest
+
+EXIT_GRACE_S = 5.0
+QUOTED_LINES = 40
+EXCLUSIVE_HINT = (
+    "A replica is a fresh run of this test's own session while this process still holds its fixtures: a fixture "
+    "that holds an exclusive resource (a fixed port, a file, a lock) cannot be set up there at the same time. "
+    "Measure this test in this process only with @pytest.mark.overhead(..., processes=1) (or "
+    "--overhead-processes=1 for the session), or make the resource per process (port 0, tmp_path)."
+)
+
+
+class ReplicaError(Exception):
+    """A replica could not measure the pair; the message names the test and quotes the replica."""
+
+
+class State(Enum):
+    MOVING = "moving to a test"
+    PARKED = "parked at compare"
+    SAMPLING = "sampling"
+    LEAVING = "ending a test"
+    IDLE = "idle between tests"
+
+
+@dataclass(eq=False)
+class _Replica:
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+    messages_fd: int
+    commands: IO[bytes]
+    lifeline_fd: int
+    """The write end of the lifeline pipe: never written, closed when the replica must die."""
+    position: int
+    """Index (in the pool's node ids) of the test it was last sent to."""
+    state: State = State.MOVING
+    log_from: int = 0
+    """Where its output for the current test starts in ``log``."""
+    buffer: bytes = b""
+
+
+@dataclass
+class ReplicaPool:
+    """Fresh runs of the user's session for a session's pairs: started on demand, kept for
+    later pairs, moved and sampled one at a time, stopped when the session ends."""
+
+    invocation: Invocation
+    rootpath: Path
+    nodeids: tuple[str, ...]
+    timeout_s: float = 60.0
+    """Longest a replica may stay silent (setting a test up, sampling, tearing down)."""
+    clock_ns: Callable[[], int] = time.perf_counter_ns
+    started: int = 0
+    """Replica processes started so far (for the session's report)."""
+    _replicas: list[_Replica] = field(default_factory=list)
+    _parked: list[_Replica] = field(default_factory=list)
+    _current: str = ""
+    _move_per_two_ns: float = 0.0
+    _start_per_two_ns: float = 0.0
+    _cache_dir: Path | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self._replicas)
+
+    def round_ns(self, count: int) -> float:
+        """Predicted wall time to have ``count`` more replicas parked at the current pair."""
+        idle = sum(1 for replica in self._replicas if replica.state is State.IDLE)
+        per_two = max(self._move_per_two_ns, self._start_per_two_ns if count > idle else 0.0)
+        return per_two * math.ceil(count / 2)
+
+    def ensure(self, count: int, nodeid: str) -> None:
+        """Have ``count`` replicas parked at ``nodeid``'s ``compare``: move idle ones there,
+        start the missing ones, and wait until all are parked (nothing else runs meanwhile)."""
+        position = self._position(nodeid)
+        if self._current != nodeid:
+            self._current, self._parked = nodeid, []
+        started_ns, moved, new = self.clock_ns(), [], 0
+        for replica in self._replicas:
+            if len(self._parked) + len(moved) >= count:
+                break
+            if replica.state is State.IDLE and replica.position < position:
+                replica.log_from = replica.log.tell()
+                replica.position, replica.state = position, State.MOVING
+                self._send(replica, Next(nodeid))
+                moved.append(replica)
+        while len(self._parked) + len(moved) < count:
+            moved.append(self._start(position))
+            new += 1
+        for replica in moved:
+            self._await_ready(replica, nodeid)
+            self._parked.append(replica)
+        if moved:
+            per_two = (self.clock_ns() - started_ns) / math.ceil(len(moved) / 2)
+            self._move_per_two_ns = per_two
+            if new:
+                self._start_per_two_ns = per_two
+
+    def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
+        """Let the ``index``-th parked replica sample the pair; return its samples."""
+        replica = self._parked[index]
+        replica.state = State.SAMPLING
+        self._send(replica, Go(calls_per_block, settings))
+        message = self._receive(replica)
+        if not isinstance(message, Samples):
+            self._fail(replica, f"answered {message!r} instead of its samples")
+        replica.state = State.PARKED
+        return message.samples
+
+    def release(self) -> None:
+        """End the pair in every replica and wait until each is idle between tests again.
+
+        A replica that dies or hangs now is dropped quietly: the pair is measured, and the
+        next pair gets a fresh process in its place.
+        """
+        for replica in list(self._replicas):
+            try:
+                self._settle(replica)
+            except ReplicaError:
+                pass
+        self._parked = []
+
+    def close(self) -> None:
+        """Tell every replica to stop, give them a moment, then kill what is left; safe twice."""
+        for replica in self._replicas:
+            replica.commands.close()
+        deadline = time.monotonic() + EXIT_GRACE_S
+        for replica in self._replicas:
+            try:
+                replica.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            self._discard(replica)
+        self._replicas.clear()
+        if self._cache_dir is not None:
+            shutil.rmtree(self._cache_dir, ignore_errors=True)
+            self._cache_dir = None
+
+    def _position(self, nodeid: str) -> int:
+        try:
+            return self.nodeids.index(nodeid)
+        except ValueError:
+            raise ReplicaError(f"{nodeid}: not among the session's timed @pytest.mark.overhead tests when the "
+                               f"session started (was the marker added at run time?); replicas cannot re-run it") from None
+
+    def _start(self, position: int) -> _Replica:
+        if self._cache_dir is None:
+            self._cache_dir = Path(tempfile.mkdtemp(prefix="overheadbench-replica-cache-"))
+        messages_read, messages_write = os.pipe()
+        commands_read, commands_write = os.pipe()
+        lifeline_read, lifeline_write = os.pipe()
+        nodeids = self.nodeids[position:]
+        request = ReplicaRequest(nodeids, tuple(absolute_nodeid(nodeid, self.rootpath) for nodeid in nodeids),
+                                 nodeids[0], messages_write, commands_read, lifeline_read)
+        log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
+        child_ends = (messages_write, commands_read, lifeline_read)
+        try:
+            process = subprocess.Popen(
+                self.invocation.command(self._cache_dir), cwd=self.invocation.directory, stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, pass_fds=child_ends,
+                env=self.invocation.environ(os.environ, {REPLICA_ENV: request.to_env()}),
+            )
+        except BaseException:
+            for fd in (messages_read, commands_write, lifeline_write):
+                os.close(fd)
+            log.close()
+            raise
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+        self.started += 1
+        replica = _Replica(process, log, messages_read, os.fdopen(commands_write, "wb"), lifeline_write, position)
+        self._replicas.append(replica)
+        return replica
+
+    def _await_ready(self, replica: _Replica, nodeid: str) -> None:
+        while replica.state is not State.PARKED:
+            message = self._receive(replica)
+            if isinstance(message, Ready) and message.nodeid == nodeid:
+                replica.state = State.PARKED
+            elif isinstance(message, Missed):
+                replica.state = State.LEAVING
+                raise ReplicaError(self._missed_story(message))
+            else:
+                self._fail(replica, f"answered {message!r} while moving to {nodeid}")
+
+    def _missed_story(self, missed: Missed) -> str:
+        where = {"setup": "while setting the test up", "call": "while running the test, before overhead.compare",
+                 "teardown": "without reaching overhead.compare"}.get(missed.when, missed.when)
+        story = (f"{missed.nodeid}: in a replica process (a fresh run of this test's session) the test "
+                 f"{missed.outcome} {where}:\n{missed.report}")
+        return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")
+
+    def _settle(self, replica: _Replica) -> None:
+        """Bring ``replica`` to idle: end a parked pair, take samples still coming, wait."""
+        while replica.state is not State.IDLE:
+            if replica.state is State.PARKED:
+                self._send(replica, Done())
+                replica.state = State.LEAVING
+            message = self._receive(replica, quiet=True)
+            if isinstance(message, Idle):
+                replica.state = State.IDLE
+            elif isinstance(message, (Ready, Samples)):
+                replica.state = State.PARKED
+            elif isinstance(message, Missed):
+                replica.state = State.LEAVING
+
+    def _send(self, replica: _Replica, message: Message) -> None:
+        try:
+            replica.commands.write(encode(message))
+            replica.commands.flush()
+        except BrokenPipeError:
+            self._fail(replica, f"exited with code {self._exit_code(replica)}")
+
+    def _receive(self, replica: _Replica, quiet: bool = False) -> Message:
+        """The replica's next message; a replica that exits, hangs or talks nonsense is dropped
+        (quietly, or raising :class:`ReplicaError` with its story)."""
+        deadline = time.monotonic() + self.timeout_s
+        while b"\n" not in replica.buffer:
+            readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not readable:
+                self._fail(replica, f"sent nothing for {self.timeout_s:g} s while {replica.state.value} (raise "
+                                    f"overhead_replica_timeout if its fixtures are that slow)", quiet=quiet)
+            chunk = os.read(replica.messages_fd, 1 << 16)
+            if not chunk:
+                self._fail(replica, f"exited with code {self._exit_code(replica)} while {replica.state.value}",
+                           quiet=quiet)
+            replica.buffer += chunk
+        line, _, replica.buffer = replica.buffer.partition(b"\n")
+        try:
+            return decode(line)
+        except ProtocolError as exc:
+            self._fail(replica, str(exc), quiet=quiet)
+            raise  # unreachable: _fail raises
+
+    def _exit_code(self, replica: _Replica) -> int | None:
+        try:
+            return replica.process.wait(timeout=EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _fail(self, replica: _Replica, what: str, quiet: bool = False) -> Any:
+        """Drop a replica that cannot go on and raise its story: what happened, and its own
+        output since it was sent to this test (its traceback, if it printed one)."""
+        replica.log.seek(replica.log_from)
+        output = replica.log.read().decode(errors="replace").strip().splitlines()
+        self._discard(replica)
+        tail = "\n".join(output[-QUOTED_LINES:])
+        raise ReplicaError(f"{self._current}: a replica process (a fresh run of this test's session) {what}."
+                           + (f" Its output for this test ended:\n{tail}" if tail and not quiet else ""))
+
+    def _discard(self, replica: _Replica) -> None:
+        """Stop a replica for good (its lifeline closes, its watchdog ends it) and free its pipes."""
+        if replica in self._replicas:
+            self._replicas.remove(replica)
+        if replica in self._parked:
+            self._parked.remove(replica)
+        os.close(replica.lifeline_fd)
+        if replica.process.poll() is None:
+            try:
+                replica.process.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                replica.process.kill()
+                replica.process.wait()
+        if not replica.commands.closed:
+            try:
+                replica.commands.close()
+            except BrokenPipeError:
+                pass
+        os.close(replica.messages_fd)
+        replica.log.close()
+
+
+class Replicas:
+    """The user's session's :class:`~overheadbench.fixture.Replication`: a pair with
+    ``processes`` > 1 is measured in the session's pool, made on the first such pair."""
+
+    in_replica = False
+
+    def __init__(self, make_pool: Callable[[], ReplicaPool]) -> None:
+        self._make_pool = make_pool
+        self._pool: ReplicaPool | None = None
+
+    @property
+    def started(self) -> int:
+        """Replica processes started in this session."""
+        return self._pool.started if self._pool is not None else 0
+
+    def plan(self, nodeid: str, settings: Settings, rng: Any, clock_ns: Callable[[], int],
+             too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
+        if settings.processes > 1 and self._pool is None:
+            self._pool = self._make_pool()
+        return pair_plan(settings, rng, clock_ns, self._pool if settings.processes > 1 else None, nodeid, too_wide)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+
+def pair_plan(
+    settings: Settings,
+    rng: Any,
+    clock_ns: Callable[[], int],
+    pool: ReplicaPool | Any | None,
+    nodeid: str,
+    too_wide: Callable[[list[ReplicaSamples]], bool],
+) -> Generator[Request, int, list[ReplicaSamples]]:
+    """The controller's whole procedure for a pair, as one plan for the sampling drivers.
+
+    Without a pool (``processes = 1``) the pair is calibrated and sampled here. Otherwise
+    this process only calibrates: it is no fresh process (it has run other tests), and its
+    ratio was biased against the replicas' (+0.4 points on an A/A pair). ``processes``
+    replicas are parked at the pair and sample in turn. Then, while ``too_wide`` (the
+    interval is wider than the target) and fewer than ``max_processes`` have sampled,
+    ``extra_processes`` more do, if that round is predicted to fit the time budget.
+
+    The rule looks at the interval's *width* only, never at the verdict: adding processes
+    while the verdict is undecided is optional stopping, which inflates the error rate.
+    The width hardly depends on where the estimate lies, so the rule cannot steer it.
+    """
+    if pool is None:
+        calls = yield from calibrate(settings)
+        return [(yield from replica_plan(settings, rng, clock_ns, calls))]
+    cap = max(settings.processes, settings.max_processes)
+    started = clock_ns()
+    try:
+        pool.ensure(settings.processes, nodeid)
+        calls = yield from calibrate(settings)
+        sampling_from = clock_ns()
+        replicas = [pool.sample(index, calls, settings) for index in range(settings.processes)]
+        per_process_ns = (clock_ns() - sampling_from) / settings.processes
+        while len(replicas) < cap and too_wide(replicas):
+            want = min(cap, len(replicas) + settings.extra_processes)
+            more = want - len(replicas)
+            if clock_ns() - started + per_process_ns * more + pool.round_ns(more) > settings.time_budget_s * 1e9:
+                break
+            pool.ensure(want, nodeid)
+            replicas += [pool.sample(index, calls, settings) for index in range(len(replicas), want)]
+        return replicas
+    finally:
+        pool.release()

@@ -1,0 +1,142 @@
+"""How to start the user's pytest session again, as a replica.
+
+A replica must run a test exactly as the user's session runs it: the same interpreter,
+directory, ini file, ``addopts``, ``PYTEST_ADDOPTS``, conftest options and plugins. Anything
+less broke real suites (``--import-mode=importlib`` in addopts, ``-o pythonpath=src``, a
+conftest's ``--runslow``, ``filterwarnings = error`` with another plugin's ini key). So the
+replica's command line *is* the user's, from ``config.invocation_params``, with three changes:
+
+* options that would make the replica distribute, write the user's files, or stop for a
+  debugger are dropped (:data:`DROPPED`), from the command line, ``PYTEST_ADDOPTS`` and the
+  ini file's ``addopts`` alike: xdist's, overheadbench's outputs, JUnit XML, ``--basetemp``
+  (pytest empties it at start: a replica would delete the controller's ``tmp_path``),
+  last-failed/stepwise selection, ``--pdb``;
+* the test selection is replaced by the node ids to re-run (the replica-side plugin sets
+  ``config.args``; the user's paths stay on the command line, so the same initial conftests
+  load);
+* the replica's own switches are appended: a throwaway cache directory (a replica must not
+  rewrite the user's last-failed list), and ``-n 0`` where xdist is installed, so an
+  ``addopts = -n 4`` does not make every replica start four more processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+OPTIONAL = -1
+"""Arity of an option whose value is optional (argparse ``nargs="?"``): it takes the next
+word unless that word starts with ``-``, as argparse does."""
+
+DROPPED: dict[str, int] = {
+    # pytest-xdist: a replica is one process
+    "-n": 1, "--numprocesses": 1, "--maxprocesses": 1, "--max-worker-restart": 1, "--dist": 1, "-d": 0,
+    "--distload": 0, "--tx": 1, "--px": 1, "--rsyncdir": 1, "--rsyncignore": 1, "-f": 0, "--looponfail": 0,
+    "--maxschedchunk": 1,
+    # overheadbench: outputs and gates are the controller's
+    "--overhead-json": 1, "--overhead-md": 1, "--overhead-save": 1, "--overhead-autosave": 0,
+    "--overhead-compare": OPTIONAL, "--overhead-compare-fail": 1, "--overhead-storage": 1,
+    # files other plugins write, which the replica would overwrite
+    "--junitxml": 1, "--junit-xml": 1, "--report-log": 1, "--html": 1, "--alluredir": 1,
+    "--benchmark-json": 1, "--benchmark-save": 1, "--benchmark-autosave": 0, "--benchmark-save-data": 0,
+    "--benchmark-histogram": OPTIONAL, "--benchmark-cprofile-dump": OPTIONAL,
+    "--basetemp": 1,
+    # selection from the cache (the replica's cache is empty) and debuggers (no terminal)
+    "--lf": 0, "--last-failed": 0, "--ff": 0, "--failed-first": 0, "--nf": 0, "--new-first": 0,
+    "--lfnf": 1, "--last-failed-no-failures": 1, "--sw": 0, "--stepwise": 0, "--sw-skip": 0,
+    "--stepwise-skip": 0, "--sw-reset": 0, "--stepwise-reset": 0, "--cache-clear": 0, "--cache-show": OPTIONAL,
+    "--pdb": 0, "--pdbcls": 1, "--trace": 0,
+}
+
+
+def without_dropped(args: Sequence[str], dropped: Mapping[str, int] = DROPPED) -> list[str]:
+    """``args`` less the options in ``dropped`` and their values, in every spelling
+    (``--opt value``, ``--opt=value``, ``-n4``); words after ``--`` are kept as they are."""
+    kept: list[str] = []
+    words = list(args)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--":
+            kept += words[index - 1:]
+            break
+        name, has_value = _option_name(word, dropped)
+        if name is None:
+            kept.append(word)
+            continue
+        arity = dropped[name]
+        if has_value or arity == 0:
+            continue
+        if arity == 1 or (index < len(words) and not words[index].startswith("-")):
+            index += 1
+    return kept
+
+
+def _option_name(word: str, dropped: Mapping[str, int]) -> tuple[str | None, bool]:
+    """The dropped option ``word`` spells, and whether the word carries its value."""
+    if word.startswith("--"):
+        name, equals, _ = word.partition("=")
+        return (name, bool(equals)) if name in dropped else (None, False)
+    if word.startswith("-") and len(word) > 2 and word[:2] in dropped and dropped[word[:2]] != 0:
+        return word[:2], True  # -n4
+    return (word, False) if word in dropped else (None, False)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The user's session as started: its arguments, directory, addopts and interpreter."""
+
+    args: tuple[str, ...]
+    directory: Path
+    ini_addopts: tuple[str, ...] = ()
+    env_addopts: str | None = None
+    module_run: bool = True
+    """Started as ``python -m pytest`` (the working directory on ``sys.path``), not by the
+    ``pytest`` script; the replica starts the same way, so imports resolve alike."""
+    xdist: bool = False
+    """pytest-xdist is loaded: the replica gets ``-n 0`` (its ``-n`` may hide in addopts)."""
+
+    @classmethod
+    def of(cls, config: Any) -> Invocation:
+        """From a pytest config (in an xdist worker: the arguments the controller got)."""
+        main_argv = getattr(config, "workerinput", {}).get("mainargv") or sys.argv
+        return cls(
+            args=tuple(str(arg) for arg in config.invocation_params.args),
+            directory=Path(config.invocation_params.dir),
+            ini_addopts=tuple(config.getini("addopts")),
+            env_addopts=os.environ.get("PYTEST_ADDOPTS"),
+            module_run=str(main_argv[0]).endswith("__main__.py"),
+            xdist=config.pluginmanager.hasplugin("xdist"),
+        )
+
+    def command(self, cache_dir: Path) -> list[str]:
+        """The replica's command line: the user's, less :data:`DROPPED`, plus its switches."""
+        if self.module_run:
+            start = [sys.executable, "-m", "pytest"]
+        else:  # the pytest script: no working directory on sys.path
+            start = [sys.executable, "-c", "import sys; del sys.path[0]; import pytest; sys.exit(pytest.console_main())"]
+        switches = ["-o", f"cache_dir={cache_dir}"]
+        ini_addopts = without_dropped(self.ini_addopts)
+        if ini_addopts != list(self.ini_addopts):
+            switches += ["-o", f"addopts={shlex.join(ini_addopts)}"]
+        if self.xdist:
+            switches += ["-n", "0"]
+        return [*start, *without_dropped(self.args), *switches]
+
+    def environ(self, base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+        """The replica's environment: ``base`` with ``PYTEST_ADDOPTS`` less :data:`DROPPED`."""
+        environ = {**base, **extra}
+        if self.env_addopts is not None:
+            environ["PYTEST_ADDOPTS"] = shlex.join(without_dropped(shlex.split(self.env_addopts)))
+        return environ
+
+
+def absolute_nodeid(nodeid: str, rootpath: Path) -> str:
+    """A node id as a collection argument that works from any directory: its path made absolute."""
+    path, separator, rest = nodeid.partition("::")
+    return f"{rootpath / path}{separator}{rest}"
