@@ -67,4 +67,18 @@ def group_overhead_tests(config: pytest.Config, overhead_items: list[pytest.Item
     if not getattr(config, "workerinput", {}).get(_WORKERINPUT_KEY):
         return
     for item in overhead_items:
-        item._nodeid = f"{original_nodeid(item)}@{GROUP}"  # what xdist's loadgroup does with its marks
+        _set_nodeid(item, f"{original_nodeid(item)}@{GROUP}")
+
+
+def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
+    """Rename an item, as xdist's ``loadgroup`` does with its marks.
+
+    xdist assigns ``item._nodeid``; pytest 9.2 keeps node ids structured in ``item._id`` and
+    no longer reads ``_nodeid``, so there xdist's own groups silently stay ungrouped.
+    """
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(nodeid)
+    else:
+        item._nodeid = nodeid
