@@ -17,6 +17,7 @@ This takes ~10 minutes at --runs 50: run it on a quiet machine, nothing else run
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import statistics
 import subprocess
@@ -157,6 +158,21 @@ def speed_trend(results: list[dict]) -> str:
             f"across that range; sd {estimates.std(ddof=1):.2f} points, {residual.std(ddof=2):.2f} without the trend")
 
 
+def processes_used(results: list[dict]) -> str:
+    """``3: 41, 5: 9``: how many runs measured the pair in each number of processes."""
+    counts = collections.Counter(r["processes"] for r in results)
+    return ", ".join(f"{processes}: {runs}" for processes, runs in sorted(counts.items()))
+
+
+def coverage_by_processes(results: list[dict], reference_pct: float) -> str:
+    """Coverage of the reference split by how many processes a run used: a stopping rule that
+    steered the estimate (adding processes until a verdict comes) shows up as a split here."""
+    groups: dict[int, list[bool]] = collections.defaultdict(list)
+    for r in results:
+        groups[r["processes"]].append(100 * r["ci"][0] <= reference_pct <= 100 * r["ci"][1])
+    return ", ".join(f"{processes} processes: {sum(hits)}/{len(hits)}" for processes, hits in sorted(groups.items()))
+
+
 def summarise(runs: list[dict], reference: dict, session_walls: list[float]) -> str:
     lines = ["| kind | figure | measured | target |", "|---|---|---|---|"]
     for kind in ("sync", "async"):
@@ -185,6 +201,10 @@ def summarise(runs: list[dict], reference: dict, session_walls: list[float]) -> 
             f"| {kind} | whole session's wall time per pair (pytest start-up included) | "
             f"{statistics.median(session_walls) / len(runs[0]):.2f} s | |",
             f"| {kind} | harness cost per call | {statistics.median(r['harness_s'] for r in aa) * 1e9:.1f} ns | |",
+            f"| {kind} | processes per pair (A/A, +25%, +10%: how many runs used each count) | "
+            f"{processes_used(aa)}; {processes_used(inj)}; {processes_used(power)} | |",
+            f"| {kind} | +25%: coverage by processes used (the stopping rule must not steer it) | "
+            f"{coverage_by_processes(inj, ref)} | |",
         ]
     return "\n".join(lines)
 
@@ -207,8 +227,8 @@ def main() -> None:
         (folder / "pairs.py").write_text((HERE / "pairs.py").read_text())
         (folder / "test_validation.py").write_text(TESTS)
         # 8 processes sample budget * 0.2 / 8 each (0.2 s at 8 s), never stopping early
-        # (a target of ±0.1 point is not met); further rounds of 2 fill the budget.
-        reference_args = ["--overhead-processes=8", "--overhead-target=0.001",
+        # (a target of ±0.1 point is not met); further rounds of 2, up to 32, fill the budget.
+        reference_args = ["--overhead-processes=8", "--overhead-max-processes=32", "--overhead-target=0.001",
                           f"--overhead-time-budget={args.reference_budget}s"]
         due = {round(i * args.runs / (args.reference_segments - 1)) for i in range(args.reference_segments)}
         segments, runs, session_walls = [], [], []
