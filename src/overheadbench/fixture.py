@@ -27,7 +27,7 @@ from .instruments import allocations, instructions, walltime
 from .instruments.walltime import empty_async, empty_sync
 from .marker import COUNT, Budget
 from .options import Settings
-from .replicas.pool import pair_plan
+from .replicas.pool import Replicas
 from .results import OverheadResult, summarise, summarise_counts
 from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
 from .timeouts import time_limit
@@ -55,16 +55,6 @@ class Replication(Protocol):
         ...
 
 
-class InThisProcess:
-    """No replicas: the pair is measured in this process only."""
-
-    in_replica = False
-
-    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Callable[[], int],
-             too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
-        return pair_plan(settings, rng, clock_ns, None, nodeid, too_wide)
-
-
 class OverheadFixture:
     """Measures one baseline-versus-framework pair per test.
 
@@ -88,7 +78,7 @@ class OverheadFixture:
         self.budget = budget
         self.settings = replace(settings, processes=budget.processes) if budget.processes else settings
         """The session's settings with the marker's ``processes``, if it gives one."""
-        self.replication: Replication = replication or InThisProcess()
+        self.replication: Replication = replication or Replicas()
         self.measuring = measuring or self.replication.in_replica
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()

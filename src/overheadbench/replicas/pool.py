@@ -309,11 +309,12 @@ class ReplicaPool:
 
 class Replicas:
     """The user's session's :class:`~overheadbench.fixture.Replication`: a pair with
-    ``processes`` > 1 is measured in the session's pool, made on the first such pair."""
+    ``processes`` > 1 is measured in the session's pool, made on the first such pair
+    (without ``make_pool``, every pair is measured in this process only)."""
 
     in_replica = False
 
-    def __init__(self, make_pool: Callable[[], ReplicaPool]) -> None:
+    def __init__(self, make_pool: Callable[[], ReplicaPool] | None = None) -> None:
         self._make_pool = make_pool
         self._pool: ReplicaPool | None = None
 
@@ -324,9 +325,10 @@ class Replicas:
 
     def plan(self, nodeid: str, settings: Settings, rng: Any, clock_ns: Callable[[], int],
              too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
-        if settings.processes > 1 and self._pool is None:
-            self._pool = self._make_pool()
-        return pair_plan(settings, rng, clock_ns, self._pool if settings.processes > 1 else None, nodeid, too_wide)
+        replicated = settings.processes > 1 and self._make_pool is not None
+        if replicated and self._pool is None:
+            self._pool = self._make_pool()  # type: ignore[misc]
+        return pair_plan(settings, rng, clock_ns, self._pool if replicated else None, nodeid, too_wide)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -350,6 +352,11 @@ def pair_plan(
     interval is wider than the target) and fewer than ``max_processes`` have sampled,
     ``extra_processes`` more do, if that round is predicted to fit the time budget.
 
+    The budget is counted from when the first processes are parked: their start-up is the
+    session's (paid once, on the first pair), not this pair's, and counting it let the first
+    pair of every session no further round (its A/A estimate then rested on 3 processes).
+    A further round's own start-up or set-up is counted.
+
     The rule looks at the interval's *width* only, never at the verdict: adding processes
     while the verdict is undecided is optional stopping, which inflates the error rate.
     The width hardly depends on where the estimate lies, so the rule cannot steer it.
@@ -358,9 +365,9 @@ def pair_plan(
         calls = yield from calibrate(settings)
         return [(yield from replica_plan(settings, rng, clock_ns, calls))]
     cap = max(settings.processes, settings.max_processes)
-    started = clock_ns()
     try:
         pool.ensure(settings.processes, nodeid)
+        started = clock_ns()
         calls = yield from calibrate(settings)
         sampling_from = clock_ns()
         replicas = [pool.sample(index, calls, settings) for index in range(settings.processes)]
