@@ -6,11 +6,12 @@ Reads the per-process samples of the runs `validate.py` wrote (each pair's repli
 run), and replays the engine's own procedure (`overheadbench.replicas.pool.pair_plan`, with a
 pool that hands out processes drawn at random from those real ones) under several rules:
 
-* `width` (the engine's): 5 processes first, +2 while the interval is wider than ±1 point, up to 9;
-  and the same from 3 processes (cheaper, and why it is not the default: a draw whose first
-  3 processes happen to agree stops with an interval too narrow, 0.87 coverage here);
-* `width+verdict` (the rule before it): also while the verdict is inconclusive;
-* fixed 3, 5 and 9 processes.
+* `width` (the engine's): 5 processes first, +4 while the interval is wider than ±1 point, up to 9;
+  the same with rounds of 2 (which stop at 7, where the interval is the whole range of the
+  processes), and from 3 processes (cheaper; a draw whose first 3 processes happen to agree
+  stops with an interval that is too narrow);
+* the rule before (9 processes, +2 while the interval is wide *or the verdict inconclusive*);
+* fixed 5 and 9 processes.
 
 For each it prints the coverage of the truth (the median over every real process of that pair),
 coverage split by how many processes a draw used, the estimate's spread, the mean process count,
@@ -41,9 +42,14 @@ from overheadbench.verdict import judge_time
 
 HERE = Path(__file__).resolve().parent
 PAIRS = ("test_aa_sync", "test_aa_async", "test_injected_sync", "test_injected_async")
-RULES = {"width (5..9, the default)": (5, 9, False), "width (3..9)": (3, 9, False),
-         "width+verdict (5..9, the old rule)": (5, 9, True), "fixed 3": (3, 3, False), "fixed 5": (5, 5, False),
-         "fixed 9": (9, 9, False)}
+RULES = {  # first processes, added per round, most processes, also while inconclusive
+    "width (5, +4, up to 9: the default)": (5, 4, 9, False),
+    "width (5, +2, up to 9)": (5, 2, 9, False),
+    "width (3, +2, up to 9)": (3, 2, 9, False),
+    "old: width or inconclusive (9, +2, up to 13)": (9, 2, 13, True),
+    "fixed 5": (5, 1, 5, False),
+    "fixed 9": (9, 1, 9, False),
+}
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,8 @@ def load(folder: Path) -> dict[str, list[Process]]:
 
 
 def draw(processes: list[Process], rule: tuple[int, int, bool], budget: Budget, rng: random.Random):
-    start, cap, on_verdict = rule
-    settings = Settings(processes=start, max_processes=cap, time_budget_s=1e9)
+    start, extra, cap, on_verdict = rule
+    settings = Settings(processes=start, extra_processes=extra, max_processes=cap, time_budget_s=1e9)
 
     def estimate(replicas: list[Process]):
         found = combine([(p.median, p.low, p.high) for p in replicas], 0.95)
@@ -106,7 +112,7 @@ def draw(processes: list[Process], rule: tuple[int, int, bool], budget: Budget, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs-from", type=Path, default=HERE / "out")
-    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     processes = load(args.runs_from)
