@@ -6,10 +6,9 @@ Reads the per-process samples of the runs `validate.py` wrote (each pair's repli
 run), and replays the engine's own procedure (`overheadbench.replicas.pool.pair_plan`, with a
 pool that hands out processes drawn at random from those real ones) under several rules:
 
-* `width` (the engine's): 5 processes first, +4 while the interval is wider than ±1 point, up to 9;
-  the same with rounds of 2 (which stop at 7, where the interval is the whole range of the
-  processes), and from 3 processes (cheaper; a draw whose first 3 processes happen to agree
-  stops with an interval that is too narrow);
+* `width` (the engine's): 6 processes first, +3 while the interval is wider than ±1 point, up to 9;
+  the same from 5 and from 3 processes (cheaper, but below 6 the interval is mean ± t, and a draw
+  whose first few processes happen to agree stops with an interval that is too narrow);
 * the rule before (9 processes, +2 while the interval is wide *or the verdict inconclusive*);
 * fixed 5 and 9 processes.
 
@@ -43,11 +42,11 @@ from overheadbench.verdict import judge_time
 HERE = Path(__file__).resolve().parent
 PAIRS = ("test_aa_sync", "test_aa_async", "test_injected_sync", "test_injected_async")
 RULES = {  # first processes, added per round, most processes, also while inconclusive
-    "width (5, +4, up to 9: the default)": (5, 4, 9, False),
-    "width (5, +2, up to 9)": (5, 2, 9, False),
+    "width (6, +3, up to 9: the default)": (6, 3, 9, False),
+    "width (5, +4, up to 9)": (5, 4, 9, False),
     "width (3, +2, up to 9)": (3, 2, 9, False),
     "old: width or inconclusive (9, +2, up to 13)": (9, 2, 13, True),
-    "fixed 5": (5, 1, 5, False),
+    "fixed 6": (6, 1, 6, False),
     "fixed 9": (9, 1, 9, False),
 }
 

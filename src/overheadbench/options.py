@@ -25,16 +25,16 @@ class Settings:
     target_halfwidth: float = 0.01
     """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
     confidence: float = 0.95
-    processes: int = 5
+    processes: int = 6
     """Fresh replica processes a pair is measured in first; 1 = in this process only, no replicas.
-    5, not 3: stopping when the first processes agree made 3-process intervals too narrow
-    (0.87 coverage where they stopped; benchmarks/validation/stopping.py)."""
+    6 is the fewest for which the median of the processes has its distribution-free interval at
+    95%. Fewer fall back to mean ± t, which one heavy-tail process moves, and which is too
+    narrow where a pair stops because its first few processes happened to agree
+    (benchmarks/validation/stopping.py: 0.85 coverage for those that stopped at 3)."""
     max_processes: int = 9
     """At most this many processes per pair (or ``processes``, if more)."""
-    extra_processes: int = 4
-    """Processes added per further round while the interval is wider than the target. 4, so
-    that 5 processes go to 9 at once: with 6 to 8 the 95% interval is the whole range of the
-    process medians, which one heavy-tail process (one in twenty here) stretches."""
+    extra_processes: int = 3
+    """Processes added per further round while the interval is wider than the target (6 -> 9)."""
     replica_timeout_s: float = 60.0
     """Longest a replica process may stay silent (starting, setting a test up, sampling)."""
     pair_timeout_s: float = 120.0
@@ -109,11 +109,11 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "time_budget_s": ("time-budget", _seconds, "wall time per pair, e.g. 2s or 500ms (default 2s)"),
     "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
     "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
-    "processes": ("processes", _process_count, "fresh replica processes each pair is measured in first (default 5; "
+    "processes": ("processes", _process_count, "fresh replica processes each pair is measured in first (default 6; "
                                                 "1 = in this process only)"),
     "max_processes": ("max-processes", _process_count, "at most this many processes per pair (default 9)"),
     "extra_processes": ("extra-processes", _process_count, "processes added per further round while the interval "
-                                                           "is wider than the target (default 4)"),
+                                                           "is wider than the target (default 3)"),
     "replica_timeout_s": ("replica-timeout", _seconds, "longest a replica process may stay silent, e.g. 60s (default)"),
     "pair_timeout_s": ("pair-timeout", _seconds, "longest a pair may take before it fails, e.g. 120s (default)"),
     "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
