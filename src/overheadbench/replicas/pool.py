@@ -95,10 +95,6 @@ class ReplicaPool:
     _start_per_two_ns: float = 0.0
     _cache_dir: Path | None = None
 
-    @property
-    def size(self) -> int:
-        return len(self._replicas)
-
     def round_ns(self, count: int) -> float:
         """Predicted wall time to have ``count`` more replicas parked at the current pair."""
         idle = sum(1 for replica in self._replicas if replica.state is State.IDLE)
@@ -112,14 +108,18 @@ class ReplicaPool:
         if self._current != nodeid:
             self._current, self._parked = nodeid, []
         started_ns, moved, new = self.clock_ns(), [], 0
-        for replica in self._replicas:
+        for replica in list(self._replicas):
             if len(self._parked) + len(moved) >= count:
                 break
-            if replica.state is State.IDLE and replica.position < position:
-                replica.log_from = replica.log.tell()
-                replica.position, replica.state = position, State.MOVING
-                self._send(replica, Next(nodeid))
-                moved.append(replica)
+            if replica.state is not State.IDLE or replica.position >= position:
+                continue
+            if replica.process.poll() is not None:  # died while idle: not this pair's failure
+                self._discard(replica)
+                continue
+            replica.log_from = replica.log.tell()
+            replica.position, replica.state = position, State.MOVING
+            self._send(replica, Next(nodeid))
+            moved.append(replica)
         while len(self._parked) + len(moved) < count:
             moved.append(self._start(position))
             new += 1
