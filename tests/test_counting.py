@@ -182,3 +182,15 @@ def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
     nothing_to_compare = judge_counts(exact, Budget(max_overhead=0.25))
     assert nothing_to_compare.status == INCONCLUSIVE
     assert "the baseline executes no Python bytecode" in nothing_to_compare.message
+
+
+def test_an_allocation_block_cut_short_passes_the_error_on_and_stops_tracing() -> None:
+    import gc
+    import tracemalloc
+
+    def breaks() -> None:
+        raise ValueError("the callable's own error")
+
+    with pytest.raises(ValueError, match="the callable's own error"):  # not an AttributeError of the tracer
+        allocations.sync_block(breaks)(16)
+    assert not tracemalloc.is_tracing() and gc.get_freeze_count() == 0

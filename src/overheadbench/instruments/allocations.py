@@ -63,15 +63,17 @@ class _Tracing:
         gc.collect()
         self.before = tracemalloc.take_snapshot()
 
-    def __exit__(self, *exc: object) -> None:
-        gc.collect()  # what sits on a free list, or is cyclic garbage, was not kept by the calls
-        after = tracemalloc.take_snapshot()
-        if self.started:
-            tracemalloc.stop()
-        if self.frozen:
-            gc.unfreeze()
-        kept = _own_excluded(after).compare_to(_own_excluded(self.before), "traceback")
-        self.kept = (sum(d.count_diff for d in kept), sum(d.size_diff for d in kept))
+    def __exit__(self, error_type: type[BaseException] | None, *exc: object) -> None:
+        try:
+            if error_type is None:  # a block cut short (the callable raised, a time limit) keeps no count
+                gc.collect()  # what sits on a free list, or is cyclic garbage, was not kept by the calls
+                kept = _own_excluded(tracemalloc.take_snapshot()).compare_to(_own_excluded(self.before), "traceback")
+                self.kept = (sum(d.count_diff for d in kept), sum(d.size_diff for d in kept))
+        finally:
+            if self.started:
+                tracemalloc.stop()
+            if self.frozen:
+                gc.unfreeze()
 
 
 def _own_excluded(snapshot: tracemalloc.Snapshot) -> tracemalloc.Snapshot:
