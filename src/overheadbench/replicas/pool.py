@@ -123,8 +123,9 @@ class ReplicaPool:
         while len(self._parked) + len(moved) < count:
             moved.append(self._start(position))
             new += 1
+        deadline = time.monotonic() + self.timeout_s  # they move together: one silence limit for all
         for replica in moved:
-            self._await_ready(replica, nodeid)
+            self._await_ready(replica, nodeid, deadline)
             self._parked.append(replica)
         if moved:
             per_two = (self.clock_ns() - started_ns) / math.ceil(len(moved) / 2)
@@ -149,9 +150,10 @@ class ReplicaPool:
         A replica that dies or hangs now is dropped quietly: the pair is measured, and the
         next pair gets a fresh process in its place.
         """
+        deadline = time.monotonic() + self.timeout_s
         for replica in list(self._replicas):
             try:
-                self._settle(replica)
+                self._settle(replica, deadline)
             except ReplicaError:
                 pass
         self._parked = []
@@ -209,9 +211,9 @@ class ReplicaPool:
         self._replicas.append(replica)
         return replica
 
-    def _await_ready(self, replica: _Replica, nodeid: str) -> None:
+    def _await_ready(self, replica: _Replica, nodeid: str, deadline: float) -> None:
         while replica.state is not State.PARKED:
-            message = self._receive(replica)
+            message = self._receive(replica, deadline=deadline)
             if isinstance(message, Ready) and message.nodeid == nodeid:
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
@@ -227,13 +229,13 @@ class ReplicaPool:
                  f"{missed.outcome} {where}:\n{missed.report}")
         return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")
 
-    def _settle(self, replica: _Replica) -> None:
+    def _settle(self, replica: _Replica, deadline: float) -> None:
         """Bring ``replica`` to idle: end a parked pair, take samples still coming, wait."""
         while replica.state is not State.IDLE:
             if replica.state is State.PARKED:
                 self._send(replica, Done())
                 replica.state = State.LEAVING
-            message = self._receive(replica, quiet=True)
+            message = self._receive(replica, quiet=True, deadline=deadline)
             if isinstance(message, Idle):
                 replica.state = State.IDLE
             elif isinstance(message, (Ready, Samples)):
@@ -248,10 +250,11 @@ class ReplicaPool:
         except BrokenPipeError:
             self._fail(replica, f"exited with code {self._exit_code(replica)}")
 
-    def _receive(self, replica: _Replica, quiet: bool = False) -> Message:
-        """The replica's next message; a replica that exits, hangs or talks nonsense is dropped
-        (quietly, or raising :class:`ReplicaError` with its story)."""
-        deadline = time.monotonic() + self.timeout_s
+    def _receive(self, replica: _Replica, quiet: bool = False, deadline: float | None = None) -> Message:
+        """The replica's next message; a replica that exits, stays silent past ``deadline``
+        (default: ``timeout_s`` from now) or talks nonsense is dropped (quietly, or raising
+        :class:`ReplicaError` with its story)."""
+        deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
         while b"\n" not in replica.buffer:
             readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
