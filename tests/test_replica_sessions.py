@@ -303,7 +303,7 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
     result, pairs = measure(pytester, "--overhead-pair-timeout=5s", "--overhead-time-budget=500ms")
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(["*::test_hangs: the pair was still being measured after 5 s (overhead_pair_timeout): "
-                                 "does the baseline or the framework callable hang?*"])
+                                 "does the baseline or the framework callable hang? (a first call never returned.)*"])
     assert list(pairs) == ["test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout.py::test_after"]
 
 

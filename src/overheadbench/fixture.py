@@ -22,6 +22,7 @@ import anyio
 import pytest
 import sniffio
 
+from .durations import format_seconds
 from .counting import INSTRUCTIONS, CountSamples, count_calls, count_plan
 from .instruments import allocations, instructions, walltime
 from .instruments.walltime import empty_async, empty_sync
@@ -118,9 +119,16 @@ class OverheadFixture:
         if not self.measuring or self.replication.in_replica:
             return contextlib.nullcontext()
         limit_s = self.settings.pair_timeout_s
-        return time_limit(limit_s, f"{self.nodeid}: the pair was still being measured after {limit_s:g} s "
-                                   f"(overhead_pair_timeout): does the baseline or the framework callable hang? "
-                                   f"Raise --overhead-pair-timeout if the pair is really that slow")
+
+        def message() -> str:
+            slow = (f"the slowest first call took {format_seconds(self._slowest_call_s)}: blocks are calibrated on the "
+                    f"faster side, so sides a thousandfold apart make long blocks" if self._slowest_call_s
+                    else "a first call never returned")
+            return (f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout): "
+                    f"does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout if "
+                    f"the pair is really that slow")
+
+        return time_limit(limit_s, message)
 
     def _begin(self, baseline: Any, framework: Any) -> str:
         if self._called:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 class PairTimeout(BaseException):
@@ -20,15 +20,16 @@ class PairTimeout(BaseException):
 
 
 @contextmanager
-def time_limit(seconds: float, message: str) -> Iterator[None]:
-    """Raise :class:`PairTimeout` (with ``message``) if the block runs longer than ``seconds``."""
+def time_limit(seconds: float, message: Callable[[], str]) -> Iterator[None]:
+    """Raise :class:`PairTimeout` (with ``message()``, made when it expires) if the block runs
+    longer than ``seconds``."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread() \
             or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None):
         yield
         return
 
     def expire(signum: int, frame: Any) -> None:
-        raise PairTimeout(message)
+        raise PairTimeout(message())
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
