@@ -363,7 +363,8 @@ def test_replicas_exit_soon_after_the_controller_is_killed(pytester: pytest.Pyte
             overhead.compare(lambda: None, lambda: None)
         """
     )
-    controller = subprocess.Popen([sys.executable, "-m", "pytest", "--overhead", "-p", "no:cacheprovider"],
+    controller = subprocess.Popen([sys.executable, "-m", "pytest", "--overhead", "--overhead-processes=3",
+                                   "-p", "no:cacheprovider"],
                                   cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     pids_file = pytester.path / "replica-pids.txt"
     deadline = time.monotonic() + 60
