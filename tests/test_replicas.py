@@ -123,8 +123,7 @@ def test_replicas_run_the_marked_tests_in_the_controllers_order() -> None:
 
 
 def test_replica_request_round_trips_through_the_environment() -> None:
-    request = ReplicaRequest(("tests/test_a.py::test_b[x]", "t.py::c"), ("/r/tests/test_a.py::test_b[x]", "/r/t.py::c"),
-                             "t.py::c", 5, 6, 7)
+    request = ReplicaRequest(("tests/test_a.py::test_b[x]", "t.py::c"), "t.py::c", 5, 6, 7)
     assert ReplicaRequest.from_env({"OVERHEADBENCH_REPLICA": request.to_env()}) == request
     assert ReplicaRequest.from_env({}) is None
 

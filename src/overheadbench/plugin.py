@@ -129,7 +129,7 @@ class OverheadSession:
     def _make_pool(self) -> ReplicaPool:
         """The session's replica processes, for the timed tests measured in more than one process."""
         nodeids = tuple(distribution.original_nodeid(item) for item in self.marked if self._replicated(item))
-        return ReplicaPool(Invocation.of(self.config), self.config.rootpath, nodeids, self.settings.replica_timeout_s)
+        return ReplicaPool(Invocation.of(self.config), nodeids, self.settings.replica_timeout_s)
 
     def _replicated(self, item: pytest.Item) -> bool:
         try:

@@ -34,7 +34,7 @@ from typing import IO, Any, Callable, Generator
 from ..options import Settings
 from ..sampling import ReplicaSamples, Request, calibrate, replica_plan
 from .messages import Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
-from .relaunch import Invocation, absolute_nodeid
+from .relaunch import Invocation
 from .replica import REPLICA_ENV, ReplicaRequest
 
 EXIT_GRACE_S = 5.0
@@ -81,7 +81,6 @@ class ReplicaPool:
     later pairs, moved and sampled one at a time, stopped when the session ends."""
 
     invocation: Invocation
-    rootpath: Path
     nodeids: tuple[str, ...]
     timeout_s: float = 60.0
     """Longest a replica may stay silent (setting a test up, sampling, tearing down)."""
@@ -188,8 +187,7 @@ class ReplicaPool:
         commands_read, commands_write = os.pipe()
         lifeline_read, lifeline_write = os.pipe()
         nodeids = self.nodeids[position:]
-        request = ReplicaRequest(nodeids, tuple(absolute_nodeid(nodeid, self.rootpath) for nodeid in nodeids),
-                                 nodeids[0], messages_write, commands_read, lifeline_read)
+        request = ReplicaRequest(nodeids, nodeids[0], messages_write, commands_read, lifeline_read)
         log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
         child_ends = (messages_write, commands_read, lifeline_read)
         try:

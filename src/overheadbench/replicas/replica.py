@@ -29,6 +29,7 @@ import pytest
 
 from ..sampling import Request, ReplicaSamples, replica_plan
 from .messages import Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
+from .relaunch import absolute_nodeid
 
 REPLICA_ENV = "OVERHEADBENCH_REPLICA"
 WATCHDOG_GRACE_S = 0.5
@@ -55,9 +56,8 @@ class ReplicaRequest:
     """What a replica is asked to do, passed as JSON in ``OVERHEADBENCH_REPLICA``."""
 
     nodeids: tuple[str, ...]
-    """The timed overhead tests, in the controller's order."""
-    collect: tuple[str, ...]
-    """The same as collection arguments (absolute paths): the replica's test selection."""
+    """The timed overhead tests, in the controller's order (its rootdir is the replica's: the
+    same command line in the same directory)."""
     first: str
     """The test to measure first."""
     messages_fd: int
@@ -73,7 +73,7 @@ class ReplicaRequest:
         if not raw:
             return None
         data = json.loads(raw)
-        return cls(**{**data, "nodeids": tuple(data["nodeids"]), "collect": tuple(data["collect"])})
+        return cls(**{**data, "nodeids": tuple(data["nodeids"])})
 
 
 class ReplicaChannel:
@@ -137,7 +137,8 @@ class ReplicaPlugin:
         """The test to run next; None: wait for the controller to name one."""
         self.parked_at: str | None = None
         """The test whose ``compare`` this replica reached (its outcome is then ours)."""
-        config.args[:] = request.collect  # the selection; the user's paths already chose the conftests
+        # the selection, as paths that work from any directory; the user's paths already chose the conftests
+        config.args[:] = [absolute_nodeid(nodeid, config.rootpath) for nodeid in request.nodeids]
         watch_controller(request.lifeline_fd)
 
     @pytest.hookimpl(trylast=True)
