@@ -9,8 +9,9 @@ uses anyio, so it runs on asyncio and trio alike.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 import anyio
 
@@ -74,7 +75,7 @@ class Retry:
                 if attempt == self.attempts - 1:
                     raise
                 if self.backoff_s:
-                    time.sleep(self.backoff_s * 2 ** attempt)
+                    time.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable")
 
     async def process(self, message: Message) -> Message:
@@ -85,7 +86,7 @@ class Retry:
                 if attempt == self.attempts - 1:
                     raise
                 if self.backoff_s:
-                    await anyio.sleep(self.backoff_s * 2 ** attempt)
+                    await anyio.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable")
 
 
@@ -128,8 +129,9 @@ class CircuitOpen(Exception):
 class CircuitBreaker:
     """Opens after ``threshold`` consecutive failures, refuses calls for ``reset_s``, then tries again."""
 
-    def __init__(self, agent: Agent, threshold: int = 5, reset_s: float = 30.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, agent: Agent, threshold: int = 5, reset_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.agent, self.threshold, self.reset_s, self.clock = agent, threshold, reset_s, clock
         self.failures = 0
         self.opened_at: float | None = None
@@ -229,7 +231,7 @@ class Batching:
     def handle_batch(self, messages: Sequence[Message]) -> list[Message]:
         results: list[Message] = []
         for start in range(0, len(messages), self.size):
-            results += [self.agent.handle(m) for m in messages[start:start + self.size]]
+            results += [self.agent.handle(m) for m in messages[start : start + self.size]]
         return results
 
 

@@ -33,8 +33,9 @@ def test_sequential(overhead):
 @pytest.mark.overhead(max=0.5, max_abs="2us", work="500ms", group="composition, 3 agents")
 def test_parallel_sync(overhead):
     group = agents(3)
-    overhead.compare(lambda: {**MESSAGE, "results": [a.handle(MESSAGE) for a in group]},
-                     lambda: Parallel(group).handle(MESSAGE))
+    overhead.compare(
+        lambda: {**MESSAGE, "results": [a.handle(MESSAGE) for a in group]}, lambda: Parallel(group).handle(MESSAGE)
+    )
 
 
 # A task group per call: ~60-80 µs on asyncio, ~120 µs on trio here; the budget holds for both.
@@ -72,7 +73,8 @@ def test_nested_parallel_of_sequentials(overhead):
     nested = Parallel([Sequential(first), Sequential(second)])
     overhead.compare(
         lambda: {**MESSAGE, "results": [by_hand_sequential(first, MESSAGE), by_hand_sequential(second, MESSAGE)]},
-        lambda: nested.handle(MESSAGE))
+        lambda: nested.handle(MESSAGE),
+    )
 
 
 @pytest.mark.parametrize("count", [2, 5, 10])

@@ -22,8 +22,13 @@ import json
 import pytest
 from framework import Batching, CircuitBreaker, EchoAgent, Metrics, Retry, Timeout, stack
 
-MESSAGE = {"text": "route this message to the billing agent please", "user": "u-1042", "priority": 2,
-           "tags": ["billing", "invoice", "eu"], "history": [{"role": "user", "text": "hello " * 40}] * 8}
+MESSAGE = {
+    "text": "route this message to the billing agent please",
+    "user": "u-1042",
+    "priority": 2,
+    "tags": ["billing", "invoice", "eu"],
+    "history": [{"role": "user", "text": "hello " * 40}] * 8,
+}
 
 
 class AuditLog:
@@ -59,13 +64,16 @@ def counted(max_instructions: float, max_alloc: float | None = 0, group: str = "
     return pytest.mark.overhead(mode="count", max=max_instructions, max_alloc=max_alloc, group=group)
 
 
-@pytest.mark.parametrize("name, wrap", [
-    pytest.param("retry", Retry, marks=counted(0.75)),
-    pytest.param("metrics", Metrics, marks=counted(2.5)),
-    pytest.param("circuit_breaker", CircuitBreaker, marks=counted(1.75)),
-    pytest.param("timeout", lambda agent: Timeout(agent, seconds=30), marks=counted(1.25)),
-    pytest.param("batching", lambda agent: Batching(agent, size=8), marks=counted(2.5)),
-])
+@pytest.mark.parametrize(
+    "name, wrap",
+    [
+        pytest.param("retry", Retry, marks=counted(0.75)),
+        pytest.param("metrics", Metrics, marks=counted(2.5)),
+        pytest.param("circuit_breaker", CircuitBreaker, marks=counted(1.75)),
+        pytest.param("timeout", lambda agent: Timeout(agent, seconds=30), marks=counted(1.25)),
+        pytest.param("batching", lambda agent: Batching(agent, size=8), marks=counted(2.5)),
+    ],
+)
 def test_middleware_in_instructions(overhead, name, wrap):
     agent = EchoAgent()
     wrapped = wrap(agent)
@@ -86,11 +94,19 @@ MODES = {
 }
 
 
-@pytest.mark.parametrize("middleware, mode", [
-    pytest.param(middleware, mode, id=f"{middleware.__name__}-{mode}",
-                 marks=pytest.mark.overhead(mode=mode, group="time and count disagree", **MODES[mode][index]))
-    for index, middleware in enumerate((AuditLog, FieldCheck)) for mode in MODES
-])
+@pytest.mark.parametrize(
+    "middleware, mode",
+    [
+        pytest.param(
+            middleware,
+            mode,
+            id=f"{middleware.__name__}-{mode}",
+            marks=pytest.mark.overhead(mode=mode, group="time and count disagree", **MODES[mode][index]),
+        )
+        for index, middleware in enumerate((AuditLog, FieldCheck))
+        for mode in MODES
+    ],
+)
 def test_time_and_count_disagree(overhead, middleware, mode):
     agent = EchoAgent()
     wrapped = middleware(agent)

@@ -51,9 +51,16 @@ def pair(overhead, framework_agent, baseline_agent, kind: str):
     return overhead.compare(baseline, framework)
 
 
-ALONE = [pytest.param(name, kind, id=f"{name}-{kind}",
-                      marks=pytest.mark.overhead(max_abs=budget, work="500ms", group=f"middleware alone ({kind})"))
-         for name, (_, budget) in MIDDLEWARE.items() for kind in ("sync", "async")]
+ALONE = [
+    pytest.param(
+        name,
+        kind,
+        id=f"{name}-{kind}",
+        marks=pytest.mark.overhead(max_abs=budget, work="500ms", group=f"middleware alone ({kind})"),
+    )
+    for name, (_, budget) in MIDDLEWARE.items()
+    for kind in ("sync", "async")
+]
 
 
 @pytest.mark.parametrize(("name", "kind"), ALONE)
@@ -76,14 +83,23 @@ def test_minimal_stack_metrics_and_retry(overhead, kind: str):
     pair(overhead, stack(agent, SlowedMetrics, Retry), agent, kind)
 
 
-@pytest.mark.parametrize("kind", [
-    pytest.param("sync", marks=pytest.mark.overhead(max=4.0, max_abs="10us", work="500ms", group="stacks")),
-    # async: the timeout layer's cancel scope alone costs ~8 µs on asyncio and ~17 µs on trio
-    # (anyio.fail_after), many times a 0.7 µs agent, so only an absolute budget means something
-    pytest.param("async", marks=pytest.mark.overhead(max_abs="40us", work="500ms", group="stacks")),
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param("sync", marks=pytest.mark.overhead(max=4.0, max_abs="10us", work="500ms", group="stacks")),
+        # async: the timeout layer's cancel scope alone costs ~8 µs on asyncio and ~17 µs on trio
+        # (anyio.fail_after), many times a 0.7 µs agent, so only an absolute budget means something
+        pytest.param("async", marks=pytest.mark.overhead(max_abs="40us", work="500ms", group="stacks")),
+    ],
+)
 def test_full_stack_five_layers(overhead, kind: str):
     agent = EchoAgent()
-    full = stack(agent, Metrics, Retry, CircuitBreaker, lambda a: RateLimiter(a, rate=1e12, burst=10**12),
-                 lambda a: Timeout(a, seconds=30))
+    full = stack(
+        agent,
+        Metrics,
+        Retry,
+        CircuitBreaker,
+        lambda a: RateLimiter(a, rate=1e12, burst=10**12),
+        lambda a: Timeout(a, seconds=30),
+    )
     pair(overhead, full, agent, kind)

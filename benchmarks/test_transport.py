@@ -41,8 +41,9 @@ def test_the_fixture_client_adds_nothing_to_the_stack(overhead, asgi_server, pro
     server = asgi_server(protocol=protocol)
     with bare_client(server) as bare:
         ours = server.client()
-        overhead.compare(baseline=lambda: bare.post("/echo", content=BODY),
-                         framework=lambda: ours.post("/echo", content=BODY))
+        overhead.compare(
+            baseline=lambda: bare.post("/echo", content=BODY), framework=lambda: ours.post("/echo", content=BODY)
+        )
 
 
 @pytest.mark.overhead(max_abs="5ms", group="transport")  # a local round trip may cost at most 5 ms per call
@@ -50,15 +51,18 @@ def test_the_fixture_client_adds_nothing_to_the_stack(overhead, asgi_server, pro
 def test_http_round_trip_vs_in_process_call(overhead, asgi_server, protocol):
     server = asgi_server(protocol=protocol)
     client = server.client()
-    overhead.compare(baseline=lambda: json.loads(json.dumps(json.loads(BODY))),
-                     framework=lambda: client.post("/echo", content=BODY).json())
+    overhead.compare(
+        baseline=lambda: json.loads(json.dumps(json.loads(BODY))),
+        framework=lambda: client.post("/echo", content=BODY).json(),
+    )
 
 
 @pytest.mark.overhead(max=1.0, group="transport")
 def test_h2c_vs_http1_round_trip(overhead, asgi_server):
     http1, h2c = asgi_server(protocol="http1").client(), asgi_server(protocol="h2c").client()
-    overhead.compare(baseline=lambda: http1.post("/echo", content=BODY),
-                     framework=lambda: h2c.post("/echo", content=BODY))
+    overhead.compare(
+        baseline=lambda: http1.post("/echo", content=BODY), framework=lambda: h2c.post("/echo", content=BODY)
+    )
 
 
 @pytest.mark.anyio
@@ -154,14 +158,18 @@ def test_streaming_figures(asgi_server, transport_report):
         return min(ours, key=lambda r: abs(r.total_s - middle)), statistics.median(hand)
 
     paced = {}
-    for label, url, runs in [("SSE 10 chunks x 100 B, no delay", "/stream?chunks=10&size=100", 21),
-                             ("SSE 50 chunks x 100 B, no delay", "/stream?chunks=50&size=100", 21),
-                             ("SSE 10 chunks @ 50 ms (ideal 500 ms)", "/stream?chunks=10&size=100&delay_ms=50", 3),
-                             ("SSE 50 tokens @ 50 ms: first token vs total", "/stream?chunks=50&size=8&delay_ms=50", 1)]:
+    for label, url, runs in [
+        ("SSE 10 chunks x 100 B, no delay", "/stream?chunks=10&size=100", 21),
+        ("SSE 50 chunks x 100 B, no delay", "/stream?chunks=50&size=100", 21),
+        ("SSE 10 chunks @ 50 ms (ideal 500 ms)", "/stream?chunks=10&size=100&delay_ms=50", 3),
+        ("SSE 50 tokens @ 50 ms: first token vs total", "/stream?chunks=50&size=8&delay_ms=50", 1),
+    ]:
         stats, hand_s = anyio.run(measure, url, runs)
         transport_report.stream(label, stats)
-        transport_report.streams.append(f"| ... read by a bare httpx `aiter_bytes` loop | | {hand_s * 1e3:.2f} | "
-                                        f"{stats.events / hand_s:,.0f} | | | | |")
+        transport_report.streams.append(
+            f"| ... read by a bare httpx `aiter_bytes` loop | | {hand_s * 1e3:.2f} | "
+            f"{stats.events / hand_s:,.0f} | | | | |"
+        )
         paced[url] = stats
     ten = paced["/stream?chunks=10&size=100&delay_ms=50"]
     assert abs(ten.total_s - 0.5) <= 0.02 * 0.5, f"10 chunks @ 50 ms took {ten.total_s * 1e3:.1f} ms"

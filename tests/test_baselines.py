@@ -10,13 +10,15 @@ import pytest
 
 from overheadbench.comparison import Change, compare_runs, mann_whitney_p
 from overheadbench.environment import differences
-from overheadbench.storage import Storage, StorageError, load_run
 from overheadbench.results import JSON_SCHEMA_VERSION
+from overheadbench.storage import Storage, StorageError, load_run
 
 
 def run(overheads: dict[str, float], schema: int = 1) -> dict:
-    return {"schema_version": schema, "results": [{"nodeid": k, "overhead": v, "verdict": "pass", "samples": []}
-                                                  for k, v in overheads.items()]}
+    return {
+        "schema_version": schema,
+        "results": [{"nodeid": k, "overhead": v, "verdict": "pass", "samples": []} for k, v in overheads.items()],
+    }
 
 
 def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> None:
@@ -39,11 +41,14 @@ def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> N
         storage.save(run({}), "a/b")
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"schema_version": 1, "results": [', "corrupt or truncated JSON"),
-    ("[1, 2]", "not an overheadbench run"),
-    ('{"schema_version": 99, "results": []}', "schema version 99 was written by a newer overheadbench"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"schema_version": 1, "results": [', "corrupt or truncated JSON"),
+        ("[1, 2]", "not an overheadbench run"),
+        ('{"schema_version": 99, "results": []}', "schema version 99 was written by a newer overheadbench"),
+    ],
+)
 def test_a_bad_stored_file_is_a_clear_error_naming_it(tmp_path, content: str, message: str) -> None:
     path = tmp_path / "0001_x.json"
     path.write_text(content)
@@ -60,7 +65,9 @@ def test_mann_whitney_matches_the_textbook_value() -> None:
 
 
 def test_changes_are_matched_by_test_and_described_like_benchstat() -> None:
-    changes = compare_runs(run({"t::a": 0.10, "t::gone": 0.2})["results"], run({"t::a": 0.31, "t::new": 0.1})["results"])
+    changes = compare_runs(
+        run({"t::a": 0.10, "t::gone": 0.2})["results"], run({"t::a": 0.31, "t::new": 0.1})["results"]
+    )
     assert [c.nodeid for c in changes] == ["t::a"]
     assert Change("t::a", 0.12, 0.315, 0.001).describe() == "12.0% -> 31.5% (+19.5 points, p=0.001)"
     quiet = Change("t::a", 0.12, 0.123, 0.62)
@@ -68,10 +75,16 @@ def test_changes_are_matched_by_test_and_described_like_benchstat() -> None:
 
 
 def test_environment_differences_name_the_field() -> None:
-    old = {"machine_info": {"python_version": "3.11.7", "cpu": {"brand_raw": "X"}}, "cpu_count": 2,
-           "packages": {"numpy": "2.4.0", "pytest": "9.2.0"}}
-    new = {"machine_info": {"python_version": "3.12.1", "cpu": {"brand_raw": "X"}}, "cpu_count": 2,
-           "packages": {"numpy": "2.4.1", "pytest": "9.2.0"}}
+    old = {
+        "machine_info": {"python_version": "3.11.7", "cpu": {"brand_raw": "X"}},
+        "cpu_count": 2,
+        "packages": {"numpy": "2.4.0", "pytest": "9.2.0"},
+    }
+    new = {
+        "machine_info": {"python_version": "3.12.1", "cpu": {"brand_raw": "X"}},
+        "cpu_count": 2,
+        "packages": {"numpy": "2.4.1", "pytest": "9.2.0"},
+    }
     assert differences(old, new) == ["python_version: 3.11.7 -> 3.12.1", "numpy: 2.4.0 -> 2.4.1"]
     assert differences(old, old) == []
 
@@ -98,20 +111,26 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
 
     same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")
     same.assert_outcomes(passed=1)
-    same.stdout.fnmatch_lines(["*overhead: compared with 0001_base.json*",
-                               "*::test_middleware*10.0%*10.0%*~ +0.0 points*"])
+    same.stdout.fnmatch_lines(
+        ["*overhead: compared with 0001_base.json*", "*::test_middleware*10.0%*10.0%*~ +0.0 points*"]
+    )
 
     monkeypatch.setenv("FRAMEWORK_NS", "1300")
-    slowed = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5", "--overhead-autosave")
+    slowed = fake_clock_project.runpytest_subprocess(
+        "--overhead", *FIVE, "--overhead-compare-fail=5", "--overhead-autosave"
+    )
     slowed.assert_outcomes(failed=1)
     assert slowed.ret == pytest.ExitCode.TESTS_FAILED
-    slowed.stdout.fnmatch_lines([
-        "*::test_middleware: overhead regressed against 0001_base.json: 10.0% -> 30.0% (+20.0 points, p=0.00*), "
-        "more than --overhead-compare-fail=5 points",
-        "FAILED *::test_middleware*",
-    ])
-    assert (fake_clock_project.path / "baselines" / "0001_base.json").read_text() == json.dumps(stored, indent=1) \
-        or json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text()) == stored
+    slowed.stdout.fnmatch_lines(
+        [
+            "*::test_middleware: overhead regressed against 0001_base.json: 10.0% -> 30.0% (+20.0 points, p=0.00*), "
+            "more than --overhead-compare-fail=5 points",
+            "FAILED *::test_middleware*",
+        ]
+    )
+    assert (fake_clock_project.path / "baselines" / "0001_base.json").read_text() == json.dumps(
+        stored, indent=1
+    ) or json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text()) == stored
     assert len(list((fake_clock_project.path / "baselines").glob("0002_*.json"))) == 1  # the failing run is kept too
 
 
@@ -121,7 +140,9 @@ def test_comparing_with_a_corrupt_run_is_a_usage_error_naming_it(fake_clock_proj
     (fake_clock_project.path / "baselines" / "0001_base.json").write_text('{"schema_version": 1, "resu')
     result = fake_clock_project.runpytest("--overhead", "--overhead-compare")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*overheadbench: *0001_base.json: not a valid overheadbench run (corrupt or truncated*"])
+    result.stderr.fnmatch_lines(
+        ["*overheadbench: *0001_base.json: not a valid overheadbench run (corrupt or truncated*"]
+    )
     assert "Traceback" not in result.stderr.str()
 
 
@@ -134,7 +155,9 @@ def test_another_environment_is_named_in_a_warning(fake_clock_project: pytest.Py
     path.write_text(json.dumps(stored))
     result = fake_clock_project.runpytest("--overhead", "--overhead-compare", "base")
     result.assert_outcomes(passed=1)
-    warning = "WARNING: overhead compared with 0001_base.json, measured in another environment: python_version: 2.7.18 -> *"
+    warning = (
+        "WARNING: overhead compared with 0001_base.json, measured in another environment: python_version: 2.7.18 -> *"
+    )
     result.stdout.fnmatch_lines([warning, "*collected 1 item*", "*compared with 0001_base.json*", warning])
 
 
@@ -152,8 +175,9 @@ def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_
             pass
         """
     )
-    result = fake_clock_project.runpytest_subprocess("-n", "2", "--dist", "loadgroup", "--overhead",
-                                                     "--overhead-json=out.json", "--overhead-save=x")
+    result = fake_clock_project.runpytest_subprocess(
+        "-n", "2", "--dist", "loadgroup", "--overhead", "--overhead-json=out.json", "--overhead-save=x"
+    )
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["*overhead: framework vs baseline*", "*overhead run saved to *0001_x.json"])
     gathered = json.loads((fake_clock_project.path / "out.json").read_text())["results"]

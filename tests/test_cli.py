@@ -60,6 +60,10 @@ def test_without_matplotlib_plot_says_how_to_get_it(storage: Path, tmp_path: Pat
 
 
 def test_the_console_command_runs(storage: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "overheadbench.cli", "--storage", str(storage), "compare", "1", "2"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "overheadbench.cli", "--storage", str(storage), "compare", "1", "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0 and "~ +0.3 points" in done.stdout

@@ -11,8 +11,16 @@ import threading
 
 import pytest
 
-from overheadbench.counting import (COUNT_REPEATS, COUNT_WARMUP_BLOCKS, INSTRUCTIONS, KEPT_BLOCKS, PEAK_BYTES,
-                                    CountSamples, count_calls, count_plan)
+from overheadbench.counting import (
+    COUNT_REPEATS,
+    COUNT_WARMUP_BLOCKS,
+    INSTRUCTIONS,
+    KEPT_BLOCKS,
+    PEAK_BYTES,
+    CountSamples,
+    count_calls,
+    count_plan,
+)
 from overheadbench.instruments import allocations, instructions
 from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, drive_sync
 
@@ -23,6 +31,7 @@ def loop(iterations: int):
         for value in range(iterations):
             total += value
         return total
+
     return work
 
 
@@ -71,6 +80,7 @@ def test_a_tracer_already_installed_is_put_back() -> None:
         pytest.skip("3.12+ counts with sys.monitoring and leaves sys.settrace alone")
     previous = sys.gettrace()
     try:
+
         def tracer(frame, event, arg):
             return None
 
@@ -140,12 +150,13 @@ def test_the_count_plan_warms_up_then_alternates_the_order() -> None:
         def run(n: int) -> int:
             asked.append(side)
             return {BASELINE: 10, FRAMEWORK: 13, HARNESS: 2}[side] * n
+
         return run
 
     raw = drive_sync(count_plan(4, harness=True), {side: block(side) for side in (BASELINE, FRAMEWORK, HARNESS)})
     warm = 2 * COUNT_WARMUP_BLOCKS
     assert asked[:warm] == [BASELINE, FRAMEWORK] * COUNT_WARMUP_BLOCKS and asked[warm] == HARNESS
-    assert asked[warm + 1:warm + 5] == [BASELINE, FRAMEWORK, FRAMEWORK, BASELINE]
+    assert asked[warm + 1 : warm + 5] == [BASELINE, FRAMEWORK, FRAMEWORK, BASELINE]
     assert len(raw[BASELINE]) == len(raw[FRAMEWORK]) == COUNT_REPEATS
     samples = CountSamples(4)
     samples.add((INSTRUCTIONS,), raw)
@@ -172,8 +183,10 @@ def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
     samples.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [100] * 5, FRAMEWORK: [120, 125, 130, 120, 125]})
     verdict = judge_counts(samples, Budget(max_overhead=0.25))
     assert verdict.status == INCONCLUSIVE
-    assert verdict.message.startswith("instruction overhead 25.0% (range over 5 repeats 20.0%..30.0%) straddles max "
-                                      "25.0%: baseline 100 instructions/call, framework 125/call (+25)")
+    assert verdict.message.startswith(
+        "instruction overhead 25.0% (range over 5 repeats 20.0%..30.0%) straddles max "
+        "25.0%: baseline 100 instructions/call, framework 125/call (+25)"
+    )
     assert "the counts differ from repeat to repeat" in verdict.message
     assert judge_counts(samples, Budget(max_overhead=0.31)).status == PASS
     assert judge_counts(samples, Budget(max_overhead=0.1)).status == FAIL

@@ -11,8 +11,23 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from framework import (Batching, CircuitBreaker, CircuitOpen, EchoAgent, Fallback, FlakyAgent, Metrics,  # noqa: E402
-                       Parallel, RateLimited, RateLimiter, Retry, Router, Sequential, Timeout, stack)
+from framework import (
+    Batching,
+    CircuitBreaker,
+    CircuitOpen,
+    EchoAgent,
+    Fallback,
+    FlakyAgent,
+    Metrics,  # noqa: E402
+    Parallel,
+    RateLimited,
+    RateLimiter,
+    Retry,
+    Router,
+    Sequential,
+    Timeout,
+    stack,
+)
 
 MESSAGE = {"text": "route this"}
 

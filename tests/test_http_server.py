@@ -81,10 +81,12 @@ def test_the_probe_sees_requests_really_in_flight_together() -> None:
 def test_an_app_that_raises_gives_500s_that_the_load_counts() -> None:
     server = start_server()
     try:
+
         async def main():
             async with server.async_client() as client:
-                return await throughput(lambda: client.get("/fail"), concurrency=2, duration_s=60,
-                                        max_requests=20, warmup=0)
+                return await throughput(
+                    lambda: client.get("/fail"), concurrency=2, duration_s=60, max_requests=20, warmup=0
+                )
 
         result = anyio.run(main)
         assert (result.requests, result.errors, result.first_error) == (0, 20, "status 500")

@@ -33,7 +33,11 @@ def test_the_built_in_app_echoes_streams_and_batches_the_same_bytes() -> None:
     async def main() -> None:
         async with asgi_client() as client:
             echoed = await client.post("/echo", content=b'{"a": 1}')
-            assert (echoed.status_code, echoed.content, echoed.headers["content-type"]) == (200, b'{"a": 1}', "application/json")
+            assert (echoed.status_code, echoed.content, echoed.headers["content-type"]) == (
+                200,
+                b'{"a": 1}',
+                "application/json",
+            )
             streamed = await client.get("/stream?chunks=5&size=7")
             batched = await client.get("/batch?chunks=5&size=7")
             assert streamed.content == batched.content == b"".join(sse_event(i, 7) for i in range(5))

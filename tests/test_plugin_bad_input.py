@@ -3,37 +3,61 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import QUIET_INI
 
 CASES = {
-    "unknown_keyword": ("@pytest.mark.overhead(max=0.2, maximum=0.3)",
-                        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work, processes"),
-    "max_not_a_number": ("@pytest.mark.overhead(max='25%')",
-                         "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'"),
-    "bad_duration": ("@pytest.mark.overhead(max_abs='fast')",
-                     "*test_case: @pytest.mark.overhead: max_abs 'fast' is not a duration*"),
+    "unknown_keyword": (
+        "@pytest.mark.overhead(max=0.2, maximum=0.3)",
+        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work, processes",
+    ),
+    "max_not_a_number": (
+        "@pytest.mark.overhead(max='25%')",
+        "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'",
+    ),
+    "bad_duration": (
+        "@pytest.mark.overhead(max_abs='fast')",
+        "*test_case: @pytest.mark.overhead: max_abs 'fast' is not a duration*",
+    ),
     "no_budget": ("@pytest.mark.overhead()", "*test_case: @pytest.mark.overhead needs a budget*"),
     "positional": ("@pytest.mark.overhead(0.25)", "*test_case: @pytest.mark.overhead takes keyword arguments only*"),
-    "bad_confidence": ("@pytest.mark.overhead(max=0.2, confidence=95)",
-                       "*test_case: @pytest.mark.overhead: confidence must be a number between 0 and 1*"),
-    "bad_work": ("@pytest.mark.overhead(max=0.2, work='soon')", "*test_case: @pytest.mark.overhead: work 'soon' is not a duration*"),
-    "bad_group": ("@pytest.mark.overhead(max=0.2, group=3)", "*test_case: @pytest.mark.overhead: group must be a string, got 3"),
-    "bad_mode": ("@pytest.mark.overhead(max=0.2, mode='instructions')",
-                 "*test_case: @pytest.mark.overhead: mode must be 'time' or 'count', got 'instructions'"),
-    "count_mode_with_a_time_budget_only": ("@pytest.mark.overhead(max_abs='2us', mode='count')",
-                                           "*test_case: @pytest.mark.overhead: max_abs is a time budget, which "
-                                           "mode='count' cannot judge*"),
-    "bad_alloc_count": ("@pytest.mark.overhead(max_alloc='two')",
-                        "*test_case: @pytest.mark.overhead: max_alloc must be a number of memory blocks per call*"),
-    "bad_processes": ("@pytest.mark.overhead(max=0.2, processes=0)",
-                      "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32 (1 = measured "
-                      "in this process only), got 0"),
-    "too_many_processes": ("@pytest.mark.overhead(max=0.2, processes=100)",
-                           "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32*"),
-    "bad_size": ("@pytest.mark.overhead(max_alloc_bytes='1 KB please')",
-                 "*test_case: @pytest.mark.overhead: max_alloc_bytes '1 KB please' is not a size: write a number of "
-                 "bytes or a number with one of the units B, KB, MB, GB, KiB, MiB, GiB*"),
+    "bad_confidence": (
+        "@pytest.mark.overhead(max=0.2, confidence=95)",
+        "*test_case: @pytest.mark.overhead: confidence must be a number between 0 and 1*",
+    ),
+    "bad_work": (
+        "@pytest.mark.overhead(max=0.2, work='soon')",
+        "*test_case: @pytest.mark.overhead: work 'soon' is not a duration*",
+    ),
+    "bad_group": (
+        "@pytest.mark.overhead(max=0.2, group=3)",
+        "*test_case: @pytest.mark.overhead: group must be a string, got 3",
+    ),
+    "bad_mode": (
+        "@pytest.mark.overhead(max=0.2, mode='instructions')",
+        "*test_case: @pytest.mark.overhead: mode must be 'time' or 'count', got 'instructions'",
+    ),
+    "count_mode_with_a_time_budget_only": (
+        "@pytest.mark.overhead(max_abs='2us', mode='count')",
+        "*test_case: @pytest.mark.overhead: max_abs is a time budget, which mode='count' cannot judge*",
+    ),
+    "bad_alloc_count": (
+        "@pytest.mark.overhead(max_alloc='two')",
+        "*test_case: @pytest.mark.overhead: max_alloc must be a number of memory blocks per call*",
+    ),
+    "bad_processes": (
+        "@pytest.mark.overhead(max=0.2, processes=0)",
+        "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32 (1 = measured "
+        "in this process only), got 0",
+    ),
+    "too_many_processes": (
+        "@pytest.mark.overhead(max=0.2, processes=100)",
+        "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32*",
+    ),
+    "bad_size": (
+        "@pytest.mark.overhead(max_alloc_bytes='1 KB please')",
+        "*test_case: @pytest.mark.overhead: max_alloc_bytes '1 KB please' is not a size: write a number of "
+        "bytes or a number with one of the units B, KB, MB, GB, KiB, MiB, GiB*",
+    ),
 }
 
 
@@ -78,10 +102,19 @@ def test_fixture_without_marker_fails_with_the_fix(pytester: pytest.Pytester) ->
 
 
 USAGE_CASES = {
-    "twice": ("overhead.compare(f, f)\n            overhead.compare(f, f)", "*test_case: overhead.compare() was called twice*"),
-    "mixed": ("overhead.compare(f, af)", "*test_case: baseline and framework must both be plain functions or both `async def`*"),
+    "twice": (
+        "overhead.compare(f, f)\n            overhead.compare(f, f)",
+        "*test_case: overhead.compare() was called twice*",
+    ),
+    "mixed": (
+        "overhead.compare(f, af)",
+        "*test_case: baseline and framework must both be plain functions or both `async def`*",
+    ),
     "not_callable": ("overhead.compare(f, 42)", "*test_case: the framework must be a zero-argument callable, got 42"),
-    "returns_coroutine": ("overhead.compare(lambda: af(), lambda: af())", "*test_case: the baseline callable returned an awaitable; pass an `async def` function*"),
+    "returns_coroutine": (
+        "overhead.compare(lambda: af(), lambda: af())",
+        "*test_case: the baseline callable returned an awaitable; pass an `async def` function*",
+    ),
 }
 
 
@@ -125,22 +158,27 @@ def test_a_callable_that_raises_is_the_tests_error_not_an_overhead(pytester: pyt
     )
     result = pytester.runpytest(*flag, "-o", "overhead_processes=1")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*KeyError: 'missing route'*", "*CallableError: the framework callable raised KeyError*"])
+    result.stdout.fnmatch_lines(
+        ["*KeyError: 'missing route'*", "*CallableError: the framework callable raised KeyError*"]
+    )
     result.stdout.no_fnmatch_line("*framework vs baseline*")
 
 
-@pytest.mark.parametrize(("option", "message"), [
-    ("--overhead-confidence=95", "*--overhead-confidence='95': must be between 0 and 1*"),
-    ("--overhead-time-budget=soon", "*--overhead-time-budget='soon': 'soon' is not a duration*"),
-    ("--overhead-backend=curio", "*--overhead-backend='curio': must be one of asyncio, trio*"),
-    ("--overhead-processes=0", "*--overhead-processes='0': must be between 1 and 32*"),
-    ("--overhead-processes=500", "*--overhead-processes='500': must be between 1 and 32*"),
-    ("--overhead-max-processes=64", "*--overhead-max-processes='64': must be between 1 and 32*"),
-    ("--overhead-replica-timeout=0s", "*--overhead-replica-timeout='0s': must be more than zero*"),
-    ("--overhead-pair-timeout=never", "*--overhead-pair-timeout='never': 'never' is not a duration*"),
-    ("--overhead-mode=cycles", "*--overhead-mode='cycles': must be one of time, count*"),
-    ("--overhead-allocations=sometimes", "*--overhead-allocations='sometimes': must be true or false*"),
-])
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--overhead-confidence=95", "*--overhead-confidence='95': must be between 0 and 1*"),
+        ("--overhead-time-budget=soon", "*--overhead-time-budget='soon': 'soon' is not a duration*"),
+        ("--overhead-backend=curio", "*--overhead-backend='curio': must be one of asyncio, trio*"),
+        ("--overhead-processes=0", "*--overhead-processes='0': must be between 1 and 32*"),
+        ("--overhead-processes=500", "*--overhead-processes='500': must be between 1 and 32*"),
+        ("--overhead-max-processes=64", "*--overhead-max-processes='64': must be between 1 and 32*"),
+        ("--overhead-replica-timeout=0s", "*--overhead-replica-timeout='0s': must be more than zero*"),
+        ("--overhead-pair-timeout=never", "*--overhead-pair-timeout='never': 'never' is not a duration*"),
+        ("--overhead-mode=cycles", "*--overhead-mode='cycles': must be one of time, count*"),
+        ("--overhead-allocations=sometimes", "*--overhead-allocations='sometimes': must be true or false*"),
+    ],
+)
 def test_bad_options_are_usage_errors(pytester: pytest.Pytester, option: str, message: str) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest(option)

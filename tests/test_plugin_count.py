@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-PAIRS = '''
+PAIRS = """
 import pytest
 
 def bare(message="hi"):
@@ -24,20 +24,22 @@ def test_wrapper(overhead):
 @pytest.mark.overhead(max=5.0)
 def test_wrapper_generous(overhead):
     overhead.compare(bare, wrapped)
-'''
+"""
 
 
 def test_count_mode_judges_the_instruction_ratio(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(PAIRS)
     result = pytester.runpytest("--overhead", "--overhead-mode=count")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "instruction overhead *% (the same on all 5 repeats) exceeds max 25.0%: baseline * instructions/call, "
-        "framework */call (+*); peak memory *",
-        "*test_wrapper *% instr (exact)*-> * (+*)*FAIL",
-        "*test_wrapper_generous *% instr (exact)*PASS",
-        "count mode: the overhead is in executed bytecode instructions per call*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "instruction overhead *% (the same on all 5 repeats) exceeds max 25.0%: baseline * instructions/call, "
+            "framework */call (+*); peak memory *",
+            "*test_wrapper *% instr (exact)*-> * (+*)*FAIL",
+            "*test_wrapper_generous *% instr (exact)*PASS",
+            "count mode: the overhead is in executed bytecode instructions per call*",
+        ]
+    )
     result.stdout.no_fnmatch_line("*baseline/call*")  # nothing was timed
 
 
@@ -94,7 +96,7 @@ def test_code_that_is_not_deterministic_shows_its_range(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*test_jittery*% instr (*%..*%)*-> * (+*..+*)*PASS"])
 
 
-LEAK = '''
+LEAK = """
 import itertools
 import pytest
 
@@ -130,7 +132,7 @@ def test_big_buffer(overhead, clock):
         return len(bytes(100_000))
 
     overhead.compare(work, buffered)
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", ["time", "count"])
@@ -138,10 +140,12 @@ def test_allocation_budgets_in_both_modes(fake_clock_project: pytest.Pytester, m
     fake_clock_project.makepyfile(LEAK)
     result = fake_clock_project.runpytest("--overhead", f"--overhead-mode={mode}")
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines([
-        "extra memory blocks kept per call +1 (the same on all 5 repeats) exceeds max_alloc +0: *",
-        "extra peak memory per call +9* KiB (*) exceeds max_alloc_bytes +512 B: *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "extra memory blocks kept per call +1 (the same on all 5 repeats) exceeds max_alloc +0: *",
+            "extra peak memory per call +9* KiB (*) exceeds max_alloc_bytes +512 B: *",
+        ]
+    )
     result.stdout.fnmatch_lines(["*test_temporary_buffer*KiB (+*)*(+0)*PASS"])
 
 

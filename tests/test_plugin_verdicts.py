@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from overheadbench.results import JSON_SCHEMA_VERSION
 
 import pytest
+
+from overheadbench.results import JSON_SCHEMA_VERSION
 
 
 def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.Pytester) -> None:
@@ -20,12 +21,14 @@ def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.
     )
     result = fake_clock_project.runpytest("--overhead")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines([
-        "*overhead 31.*% (95% CI 3*%..3*%) exceeds max 25.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns); peak memory *",
-        "*overhead: framework vs baseline*",
-        "test_overhead_over_budget_fails_with_the_figures.py::test_retry *FAIL",
-        "*measured in one process only*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*overhead 31.*% (95% CI 3*%..3*%) exceeds max 25.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns); peak memory *",
+            "*overhead: framework vs baseline*",
+            "test_overhead_over_budget_fails_with_the_figures.py::test_retry *FAIL",
+            "*measured in one process only*",
+        ]
+    )
     result.assert_outcomes(failed=1)
 
 
@@ -68,8 +71,9 @@ def test_inconclusive_fails_by_default_and_says_so(fake_clock_project: pytest.Py
 
 def test_inconclusive_can_be_a_warning(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(INCONCLUSIVE_TEST)
-    result = fake_clock_project.runpytest("--overhead", "--overhead-time-budget=40ms",
-                                          "-o", "overhead_inconclusive=warn")
+    result = fake_clock_project.runpytest(
+        "--overhead", "--overhead-time-budget=40ms", "-o", "overhead_inconclusive=warn"
+    )
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*OverheadInconclusiveWarning*test_borderline: inconclusive*", "*INCONCLUSIVE*"])
 
@@ -172,4 +176,6 @@ def test_the_quick_profile_shrinks_the_defaults_but_explicit_options_win(pyteste
         """
     )
     pytester.runpytest("--overhead-quick", "-s").stdout.fnmatch_lines(["*SETTINGS 3 0.5 0.03 warn"])
-    pytester.runpytest("--overhead-quick", "--overhead-processes=7", "-s").stdout.fnmatch_lines(["*SETTINGS 7 0.5 0.03 warn"])
+    pytester.runpytest("--overhead-quick", "--overhead-processes=7", "-s").stdout.fnmatch_lines(
+        ["*SETTINGS 7 0.5 0.03 warn"]
+    )

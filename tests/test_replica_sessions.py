@@ -10,7 +10,6 @@ strict configurations, xdist. The assertions are on outcomes and on what the pro
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -19,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import QUIET_INI
 
 PAIR = """
@@ -58,7 +56,8 @@ def test_a_plugin_loaded_by_addopts_gives_its_fixtures_to_the_replicas(pytester:
     pytester.makeini(f"{QUIET_INI}addopts = -p myplug.fixtures\n")
     pytester.mkpydir("myplug")
     (pytester.path / "myplug" / "fixtures.py").write_text(
-        "import pytest\n\n@pytest.fixture\ndef agent():\n    return 'agent'\n")
+        "import pytest\n\n@pytest.fixture\ndef agent():\n    return 'agent'\n"
+    )
     pytester.makepyfile(PAIR.format(suffix="", fixtures=", agent"))
     result, pairs = measure(pytester)
     result.assert_outcomes(passed=1)
@@ -213,7 +212,9 @@ def test_replicas_set_up_only_while_their_pair_waits_for_them(pytester: pytest.P
     assert pairs["test_replicas_set_up_only_while_their_pair_waits_for_them.py::test_alone"]["processes"] == 1
 
 
-def test_a_fixture_holding_a_fixed_port_gets_a_clear_hint_and_processes_1_measures_it(pytester: pytest.Pytester) -> None:
+def test_a_fixture_holding_a_fixed_port_gets_a_clear_hint_and_processes_1_measures_it(
+    pytester: pytest.Pytester,
+) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -236,12 +237,14 @@ def test_server(overhead, fixed_port):
     pytester.makepyfile(source.format(extra=""))
     result, _ = measure(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*::test_server: in a replica process (a fresh run of this test's session) the test failed while setting the "
-        "test up:*",
-        "*Address already in use*",
-        "*a fixture that holds an exclusive resource (a fixed port, a file, a lock)*processes=1*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_server: in a replica process (a fresh run of this test's session) the test failed while setting the "
+            "test up:*",
+            "*Address already in use*",
+            "*a fixture that holds an exclusive resource (a fixed port, a file, a lock)*processes=1*",
+        ]
+    )
     pytester.makepyfile(source.format(extra=", processes=1"))
     result, pairs = measure(pytester)
     result.assert_outcomes(passed=1)
@@ -266,16 +269,28 @@ def test_healthy(overhead):
 """
 
 
-@pytest.mark.parametrize("how, message, options", [
-    ("os._exit(3)", "*::test_breaks: a replica process (a fresh run of this test's session) exited with code 3 "
-                    "while moving to a test*", ()),
-    # the silence limit covers every wait, the replacements' start-up included: 8 s leaves them
-    # room on a loaded machine
-    ("time.sleep(600)", "*::test_breaks: a replica process (a fresh run of this test's session) sent nothing for "
-                        "8 s while moving to a test (raise overhead_replica_timeout*", ("--overhead-replica-timeout=8s",)),
-])
-def test_a_dead_or_hung_replica_fails_its_own_pair_only(pytester: pytest.Pytester, how: str, message: str,
-                                                        options: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "how, message, options",
+    [
+        (
+            "os._exit(3)",
+            "*::test_breaks: a replica process (a fresh run of this test's session) exited with code 3 "
+            "while moving to a test*",
+            (),
+        ),
+        # the silence limit covers every wait, the replacements' start-up included: 8 s leaves them
+        # room on a loaded machine
+        (
+            "time.sleep(600)",
+            "*::test_breaks: a replica process (a fresh run of this test's session) sent nothing for "
+            "8 s while moving to a test (raise overhead_replica_timeout*",
+            ("--overhead-replica-timeout=8s",),
+        ),
+    ],
+)
+def test_a_dead_or_hung_replica_fails_its_own_pair_only(
+    pytester: pytest.Pytester, how: str, message: str, options: tuple[str, ...]
+) -> None:
     pytester.makepyfile(DYING.format(how=how))
     result, pairs = measure(pytester, *options)
     result.assert_outcomes(failed=1, passed=1)
@@ -302,8 +317,12 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
     # process so that a loaded machine cannot make it reach the short limit too
     result, pairs = measure(pytester, "--overhead-pair-timeout=5s", "--overhead-time-budget=500ms")
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(["*::test_hangs: the pair was still being measured after 5 s (overhead_pair_timeout): "
-                                 "does the baseline or the framework callable hang? (a first call never returned.)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_hangs: the pair was still being measured after 5 s (overhead_pair_timeout): "
+            "does the baseline or the framework callable hang? (a first call never returned.)*"
+        ]
+    )
     assert list(pairs) == ["test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout.py::test_after"]
 
 
@@ -328,8 +347,9 @@ def test_a_failure_quotes_that_tests_own_replica_output(pytester: pytest.Pyteste
     )
     result, _ = measure(pytester)
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(["*ValueError: test_breaks_in_replicas' own failure*",
-                                 "*test_breaks_in_replicas' own output*"])
+    result.stdout.fnmatch_lines(
+        ["*ValueError: test_breaks_in_replicas' own failure*", "*test_breaks_in_replicas' own output*"]
+    )
     assert "noise from test_noisy" not in result.stdout.str()
 
 
@@ -363,9 +383,12 @@ def test_replicas_exit_soon_after_the_controller_is_killed(pytester: pytest.Pyte
             overhead.compare(lambda: None, lambda: None)
         """
     )
-    controller = subprocess.Popen([sys.executable, "-m", "pytest", "--overhead", "--overhead-processes=3",
-                                   "-p", "no:cacheprovider"],
-                                  cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--overhead", "--overhead-processes=3", "-p", "no:cacheprovider"],
+        cwd=pytester.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     pids_file = pytester.path / "replica-pids.txt"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(pids_file.read_text().split() if pids_file.exists() else []) < 3:
@@ -414,8 +437,11 @@ def test_under_xdist_pairs_run_one_at_a_time_and_the_controller_gathers_them(pyt
         pytester.makepyfile(**{name: XDIST_PAIRS.format(name=name)})
     result, pairs = measure(pytester, "-n", "2", *dist)
     result.assert_outcomes(passed=6)
-    assert sorted(pairs) == [f"{name}.py::{test}" for name in ("test_a", "test_b")
-                             for test in ("test_pair_in_a_group_of_its_own", "test_pair_one")]  # no "@group"
+    assert sorted(pairs) == [
+        f"{name}.py::{test}"
+        for name in ("test_a", "test_b")
+        for test in ("test_pair_in_a_group_of_its_own", "test_pair_one")
+    ]  # no "@group"
     assert_replicated(pairs, 4)
     windows = sorted((e["start"], e["end"], e["pid"]) for e in read_events(pytester.path) if e["what"] == "window")
     assert len(windows) == 4 and len({pid for _, _, pid in windows}) == 1  # one worker measured them all
@@ -428,5 +454,9 @@ def test_xdist_modes_that_cannot_keep_pairs_on_one_worker_are_refused(pytester: 
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
     result = pytester.runpytest_subprocess("--overhead", "-n", "2", "--dist", dist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"*overheadbench: --dist {dist} would measure overhead pairs on several xdist "
-                                 f"workers at once*use --dist load or loadgroup*"])
+    result.stderr.fnmatch_lines(
+        [
+            f"*overheadbench: --dist {dist} would measure overhead pairs on several xdist "
+            f"workers at once*use --dist load or loadgroup*"
+        ]
+    )

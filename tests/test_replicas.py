@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from test_sampling import Synthetic
 
 from overheadbench.options import Settings
 from overheadbench.replicas import in_replica
@@ -17,7 +18,6 @@ from overheadbench.replicas.pool import pair_plan
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
 from overheadbench.replicas.replica import ReplicaRequest, order_like, watch_controller
 from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, CallableError, ReplicaSamples, drive_sync
-from test_sampling import Synthetic
 
 
 class FakePool:
@@ -60,8 +60,14 @@ def test_one_process_needs_no_pool() -> None:
 
 def test_replicas_are_parked_before_anything_is_timed_and_this_process_only_calibrates() -> None:
     replicas, pool, synthetic = run_pair(Settings(processes=4), lambda r: False)
-    assert pool.calls == [("ensure", 4, "t.py::x"), ("sample", 0), ("sample", 1), ("sample", 2), ("sample", 3),
-                          ("release",)]
+    assert pool.calls == [
+        ("ensure", 4, "t.py::x"),
+        ("sample", 0),
+        ("sample", 1),
+        ("sample", 2),
+        ("sample", 3),
+        ("release",),
+    ]
     assert len(replicas) == 4
     assert {side for side, _ in synthetic.log} == {BASELINE, FRAMEWORK}  # calibration only, no harness probe
 
@@ -70,8 +76,9 @@ def test_more_rounds_while_wide_and_within_budget() -> None:
     # 4 replicas x 0.2 s after a few ms of calibration; a round of 2 is predicted at 0.4 s
     # (sampling only: the pool already has the processes), so rounds end just after 1.2 and
     # 1.6 s, and a third would pass the 2 s budget
-    replicas, pool, synthetic = run_pair(Settings(processes=4, max_processes=20, extra_processes=2, time_budget_s=2.0),
-                                         lambda r: True, size=20)
+    replicas, pool, synthetic = run_pair(
+        Settings(processes=4, max_processes=20, extra_processes=2, time_budget_s=2.0), lambda r: True, size=20
+    )
     assert [call for call in pool.calls if call[0] == "ensure"] == [("ensure", count, "t.py::x") for count in (4, 6, 8)]
     assert [call[1] for call in pool.calls if call[0] == "sample"] == list(range(8))
     assert len(replicas) == 8 and pool.calls[-1] == ("release",)
@@ -79,15 +86,21 @@ def test_more_rounds_while_wide_and_within_budget() -> None:
 
 
 def test_processes_are_added_up_to_the_cap_only() -> None:
-    replicas, pool, _ = run_pair(Settings(processes=3, max_processes=6, extra_processes=2, time_budget_s=60.0),
-                                 lambda r: True, per_process_ns=1_000_000)
+    replicas, pool, _ = run_pair(
+        Settings(processes=3, max_processes=6, extra_processes=2, time_budget_s=60.0),
+        lambda r: True,
+        per_process_ns=1_000_000,
+    )
     assert [call[1] for call in pool.calls if call[0] == "ensure"] == [3, 5, 6] and len(replicas) == 6
 
 
 def test_a_narrow_interval_stops_at_the_first_round() -> None:
     seen = []
-    replicas, pool, _ = run_pair(Settings(processes=3, max_processes=9, time_budget_s=60.0),
-                                 lambda r: seen.append(len(r)) or False, per_process_ns=1_000_000)
+    replicas, pool, _ = run_pair(
+        Settings(processes=3, max_processes=9, time_budget_s=60.0),
+        lambda r: seen.append(len(r)) or False,
+        per_process_ns=1_000_000,
+    )
     assert len(replicas) == 3 and seen == [3]
 
 
@@ -95,8 +108,11 @@ def test_a_further_rounds_start_up_counts_against_the_budget_the_first_rounds_do
     # processes must start (0.3 s per two). The first round's start-up (0.6 s) is the
     # session's, not the pair's: after it, 4 x 0.2 s of sampling; a round of 2 new processes
     # is predicted at 0.3 + 0.4 s and fits (1.5 s); another would reach 2.2 s and does not
-    replicas, pool, synthetic = run_pair(Settings(processes=4, max_processes=20, extra_processes=2, time_budget_s=2.0),
-                                         lambda r: True, startup_ns=300_000_000)
+    replicas, pool, synthetic = run_pair(
+        Settings(processes=4, max_processes=20, extra_processes=2, time_budget_s=2.0),
+        lambda r: True,
+        startup_ns=300_000_000,
+    )
     assert [call[1] for call in pool.calls if call[0] == "ensure"] == [4, 6]
     assert len(replicas) == 6 and synthetic.now <= 0.6e9 + 2.0e9
 
@@ -107,8 +123,10 @@ def test_replicas_are_released_when_a_callable_raises() -> None:
     blocks = synthetic.blocks()
     blocks[BASELINE] = lambda n: 1 // 0
     with pytest.raises(CallableError):
-        drive_sync(pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, "t.py::x",
-                             lambda r: False), blocks)
+        drive_sync(
+            pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, "t.py::x", lambda r: False),
+            blocks,
+        )
     assert pool.calls[-1] == ("release",)
 
 
@@ -130,33 +148,58 @@ def test_replica_request_round_trips_through_the_environment() -> None:
 
 def test_messages_round_trip_and_nonsense_is_a_protocol_error() -> None:
     samples = ReplicaSamples(8, [1, 2], [3, 4], 0.5, 0.1)
-    for message in (Ready("t.py::x"), Samples(samples), Missed("t.py::x", "setup", "failed", "E  boom"), Idle(),
-                    Next("t.py::y"), Go(64, Settings(processes=5, backend="trio")), Done()):
+    for message in (
+        Ready("t.py::x"),
+        Samples(samples),
+        Missed("t.py::x", "setup", "failed", "E  boom"),
+        Idle(),
+        Next("t.py::y"),
+        Go(64, Settings(processes=5, backend="trio")),
+        Done(),
+    ):
         assert decode(encode(message)) == message
     with pytest.raises(ProtocolError, match="not an overheadbench replica message"):
         decode(b'{"type": "Launch"}')
 
 
-@pytest.mark.parametrize("args, kept", [
-    (["--overhead", "-n", "4", "tests/", "--dist=loadgroup"], ["--overhead", "tests/"]),
-    (["-n4", "-x", "--overhead-json", "out.json", "--overhead-md=r.md"], ["-x"]),
-    (["--junitxml", "j.xml", "--basetemp=/tmp/b", "-p", "myplug", "--runslow"], ["-p", "myplug", "--runslow"]),
-    (["--overhead-compare", "tests/"], []),  # argparse takes the word as the optional value, as here
-    (["--overhead-compare", "-q", "--lf", "--sw", "-o", "pythonpath=src"], ["-q", "-o", "pythonpath=src"]),
-    (["-k", "x", "--", "-n", "4"], ["-k", "x", "--", "-n", "4"]),
-])
+@pytest.mark.parametrize(
+    "args, kept",
+    [
+        (["--overhead", "-n", "4", "tests/", "--dist=loadgroup"], ["--overhead", "tests/"]),
+        (["-n4", "-x", "--overhead-json", "out.json", "--overhead-md=r.md"], ["-x"]),
+        (["--junitxml", "j.xml", "--basetemp=/tmp/b", "-p", "myplug", "--runslow"], ["-p", "myplug", "--runslow"]),
+        (["--overhead-compare", "tests/"], []),  # argparse takes the word as the optional value, as here
+        (["--overhead-compare", "-q", "--lf", "--sw", "-o", "pythonpath=src"], ["-q", "-o", "pythonpath=src"]),
+        (["-k", "x", "--", "-n", "4"], ["-k", "x", "--", "-n", "4"]),
+    ],
+)
 def test_options_that_replicas_must_not_have_are_dropped_in_every_spelling(args, kept) -> None:
     assert without_dropped(args) == kept
 
 
 def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
-    invocation = Invocation(args=("--overhead", "-n", "2", "-o", "pythonpath=src", "--runslow", "--overhead-json=o.json"),
-                            directory=Path("/project"), ini_addopts=("--import-mode=importlib", "--junitxml=j.xml"),
-                            env_addopts="-p myplug --overhead-md r.md", module_run=True, xdist=True)
+    invocation = Invocation(
+        args=("--overhead", "-n", "2", "-o", "pythonpath=src", "--runslow", "--overhead-json=o.json"),
+        directory=Path("/project"),
+        ini_addopts=("--import-mode=importlib", "--junitxml=j.xml"),
+        env_addopts="-p myplug --overhead-md r.md",
+        module_run=True,
+        xdist=True,
+    )
     command = invocation.command(Path("/tmp/cache"))
     assert command[1:3] == ["-m", "pytest"]
-    assert command[3:] == ["--overhead", "-o", "pythonpath=src", "--runslow", "-o", "cache_dir=/tmp/cache",
-                           "-o", "addopts=--import-mode=importlib", "-n", "0"]
+    assert command[3:] == [
+        "--overhead",
+        "-o",
+        "pythonpath=src",
+        "--runslow",
+        "-o",
+        "cache_dir=/tmp/cache",
+        "-o",
+        "addopts=--import-mode=importlib",
+        "-n",
+        "0",
+    ]
     environ = invocation.environ({"HOME": "/root", "PYTEST_ADDOPTS": "unused"}, {"OVERHEADBENCH_REPLICA": "{}"})
     assert environ == {"HOME": "/root", "PYTEST_ADDOPTS": "-p myplug", "OVERHEADBENCH_REPLICA": "{}"}
     plain = Invocation(args=("t.py",), directory=Path("/p"), module_run=False).command(Path("/c"))
@@ -219,15 +262,24 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
             overhead.compare(lambda: None, lambda: None)
         """
     )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
-                                           "--overhead-time-budget=300ms")
+    result = pytester.runpytest_subprocess(
+        "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=300ms"
+    )
     result.assert_outcomes(failed=2, passed=1)
-    result.stdout.fnmatch_lines(["*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: in a replica "
-                                 "process (a fresh run of this test's session) the test failed while running the "
-                                 "test, before overhead.compare:*",
-                                 "*RuntimeError: only breaks in a fresh process*"])
-    result.stdout.fnmatch_lines(["*::test_last: a replica process (a fresh run of this test's session) exited with "
-                                 "code 3 while moving to a test*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: in a replica "
+            "process (a fresh run of this test's session) the test failed while running the "
+            "test, before overhead.compare:*",
+            "*RuntimeError: only breaks in a fresh process*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_last: a replica process (a fresh run of this test's session) exited with "
+            "code 3 while moving to a test*"
+        ]
+    )
 
 
 def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester) -> None:
@@ -247,8 +299,9 @@ def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester) ->
             await overhead.acompare(step, step)
         """
     )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
-                                           "--overhead-time-budget=500ms")
+    result = pytester.runpytest_subprocess(
+        "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=500ms"
+    )
     result.assert_outcomes(passed=1)
     assert len(set((pytester.path / "pids.txt").read_text().split())) == 3  # this process and 2 replicas
 
@@ -281,8 +334,9 @@ def test_two(overhead):
 
 def test_one_pool_of_replicas_serves_every_pair_of_the_session(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(PID_LOGGING_TESTS)
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=3", "--overhead-target=0.5",
-                                           "--overhead-time-budget=1s")
+    result = pytester.runpytest_subprocess(
+        "--overhead", "--overhead-processes=3", "--overhead-target=0.5", "--overhead-time-budget=1s"
+    )
     result.assert_outcomes(passed=3)
     read = lambda name: (pytester.path / f"pids-{name}.txt").read_text().split()  # noqa: E731
     assert len(read("one")) == 4 and set(read("one")) == set(read("two"))  # the same 3 replicas + this one
@@ -303,8 +357,9 @@ def test_replicas_follow_the_controllers_order(pytester: pytest.Pytester) -> Non
         """
     )
     pytester.makepyfile(PID_LOGGING_TESTS)
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
-                                           "--overhead-time-budget=500ms", "-v")
+    result = pytester.runpytest_subprocess(
+        "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=500ms", "-v"
+    )
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*test_two PASSED*", "*test_unmarked PASSED*", "*test_one PASSED*"])
 
@@ -326,7 +381,12 @@ def test_a_pair_skipped_here_is_passed_over_by_the_replicas(pytester: pytest.Pyt
             overhead.compare(lambda: sum(range(20)), lambda: sum(range(30)))
         """
     )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=2", "--overhead-target=0.5",
-                                           "--overhead-time-budget=500ms", "--overhead-json=out.json")
+    result = pytester.runpytest_subprocess(
+        "--overhead",
+        "--overhead-processes=2",
+        "--overhead-target=0.5",
+        "--overhead-time-budget=500ms",
+        "--overhead-json=out.json",
+    )
     result.assert_outcomes(passed=1, skipped=1)
     assert json.loads((pytester.path / "out.json").read_text())["results"][0]["processes"] == 2

@@ -8,8 +8,19 @@ import anyio
 import pytest
 
 from overheadbench.options import Settings
-from overheadbench.sampling import (BASELINE, FRAMEWORK, HARNESS, MAX_PAIRS, WARMUP_PAIRS, CallableError,
-                                    calibrate, drive_async, drive_sync, replica_plan, replica_slice_s)
+from overheadbench.sampling import (
+    BASELINE,
+    FRAMEWORK,
+    HARNESS,
+    MAX_PAIRS,
+    WARMUP_PAIRS,
+    CallableError,
+    calibrate,
+    drive_async,
+    drive_sync,
+    replica_plan,
+    replica_slice_s,
+)
 
 
 class Synthetic:
@@ -31,6 +42,7 @@ class Synthetic:
             self.now += max(cost, 1)
             self.log.append((side, n))
             return cost
+
         return run
 
     def blocks(self) -> dict:
@@ -59,7 +71,7 @@ def test_warmup_and_harness_come_before_the_kept_pairs() -> None:
     sides = [side for side, _ in synthetic.log]
     first_harness = sides.index(HARNESS)
     assert first_harness >= 2 * WARMUP_PAIRS
-    assert sides[first_harness:first_harness + 7] == [HARNESS] * 7
+    assert sides[first_harness : first_harness + 7] == [HARNESS] * 7
     assert samples.harness_ns_per_call == pytest.approx(25, abs=1)
     assert len(sides) - first_harness - 7 == 2 * len(samples.baseline_ns)
 
@@ -68,7 +80,7 @@ def test_pairs_are_interleaved_in_random_order() -> None:
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25}, noise=0.3)
     run(synthetic, Settings(processes=1, target_halfwidth=0.001), calls=256)
     sides = [side for side, _ in synthetic.log if side != HARNESS]
-    kept = list(zip(sides[2 * WARMUP_PAIRS + 20::2], sides[2 * WARMUP_PAIRS + 21::2]))
+    kept = list(zip(sides[2 * WARMUP_PAIRS + 20 :: 2], sides[2 * WARMUP_PAIRS + 21 :: 2]))
     firsts = [first for first, second in kept if {first, second} == {BASELINE, FRAMEWORK}]
     assert len(firsts) == len(kept) > 50
     share = firsts.count(BASELINE) / len(firsts)
@@ -112,6 +124,7 @@ def test_async_driver_runs_the_same_plan() -> None:
     def wrap(block):
         async def run_async(n: int) -> int:
             return block(n)
+
         return run_async
 
     blocks = {side: wrap(block) for side, block in async_synthetic.blocks().items()}

@@ -5,14 +5,29 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from overheadbench.stats import (BETWEEN_PROCESSES, WITHIN_PROCESS, combine, median_interval, median_ranks,
-                                 pair_ratios, t_quantile)
+from overheadbench.stats import (
+    BETWEEN_PROCESSES,
+    WITHIN_PROCESS,
+    combine,
+    median_interval,
+    median_ranks,
+    pair_ratios,
+    t_quantile,
+)
 
 
-@pytest.mark.parametrize(("p", "df", "expected"), [
-    (0.975, 1, 12.7062), (0.975, 2, 4.3027), (0.975, 3, 3.1824), (0.975, 9, 2.2622),
-    (0.95, 5, 2.0150), (0.995, 4, 4.6041), (0.025, 3, -3.1824),
-])
+@pytest.mark.parametrize(
+    ("p", "df", "expected"),
+    [
+        (0.975, 1, 12.7062),
+        (0.975, 2, 4.3027),
+        (0.975, 3, 3.1824),
+        (0.975, 9, 2.2622),
+        (0.95, 5, 2.0150),
+        (0.995, 4, 4.6041),
+        (0.025, 3, -3.1824),
+    ],
+)
 def test_t_quantile_matches_tables(p: float, df: int, expected: float) -> None:
     assert t_quantile(p, df) == pytest.approx(expected, abs=2e-4)
 
@@ -38,7 +53,9 @@ def test_median_interval_of_few_values_is_their_range() -> None:
     assert (median, low, high) == (2.0, 1.0, 3.0)
 
 
-@pytest.mark.parametrize(("n", "expected"), [(5, None), (6, (0, 5)), (9, (1, 7)), (10, (1, 8)), (13, (2, 10)), (20, (5, 14))])
+@pytest.mark.parametrize(
+    ("n", "expected"), [(5, None), (6, (0, 5)), (9, (1, 7)), (10, (1, 8)), (13, (2, 10)), (20, (5, 14))]
+)
 def test_median_ranks_are_the_exact_binomial_ones(n: int, expected) -> None:
     # e.g. n = 9: P(B <= 1) = 10/512 = 0.0195 <= 0.025 < P(B <= 2) = 46/512, so x(2)..x(8)
     assert median_ranks(n, 0.95) == expected

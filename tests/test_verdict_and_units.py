@@ -10,9 +10,15 @@ from overheadbench.sizes import SizeError, format_bytes, format_count, parse_siz
 from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge_time
 
 
-@pytest.mark.parametrize(("ci", "expected"), [
-    ((0.10, 0.20), PASS), ((0.10, 0.25), PASS), ((0.26, 0.30), FAIL), ((0.24, 0.26), INCONCLUSIVE),
-])
+@pytest.mark.parametrize(
+    ("ci", "expected"),
+    [
+        ((0.10, 0.20), PASS),
+        ((0.10, 0.25), PASS),
+        ((0.26, 0.30), FAIL),
+        ((0.24, 0.26), INCONCLUSIVE),
+    ],
+)
 def test_relative_verdict_needs_the_whole_interval_on_one_side(ci: tuple[float, float], expected: str) -> None:
     verdict = judge_time(sum(ci) / 2, ci, 1e-6, Budget(max_overhead=0.25), 0.95)
     assert verdict.status == expected
@@ -21,8 +27,7 @@ def test_relative_verdict_needs_the_whole_interval_on_one_side(ci: tuple[float, 
 def test_fail_message_names_every_figure() -> None:
     verdict = judge_time(0.312, (0.298, 0.325), 673e-9, Budget(max_overhead=0.25), 0.95)
     assert verdict.message == (
-        "overhead 31.2% (95% CI 29.8%..32.5%) exceeds max 25.0%: "
-        "baseline 673 ns/call, framework 883 ns/call (+210 ns)"
+        "overhead 31.2% (95% CI 29.8%..32.5%) exceeds max 25.0%: baseline 673 ns/call, framework 883 ns/call (+210 ns)"
     )
 
 
@@ -40,10 +45,20 @@ def test_any_failing_budget_fails_and_inconclusive_outranks_pass() -> None:
     assert judge_time(0.2, (0.19, 0.21), 10e-6, both, 0.95).status == FAIL
 
 
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("2us", 2e-6), ("1.5ms", 1.5e-3), ("250 ns", 250e-9), ("0.5s", 0.5), ("0.002", 0.002),
-    (3, 3.0), (1e-6, 1e-6), ("2µs", 2e-6), ("1e-3s", 1e-3),
-])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("2us", 2e-6),
+        ("1.5ms", 1.5e-3),
+        ("250 ns", 250e-9),
+        ("0.5s", 0.5),
+        ("0.002", 0.002),
+        (3, 3.0),
+        (1e-6, 1e-6),
+        ("2µs", 2e-6),
+        ("1e-3s", 1e-3),
+    ],
+)
 def test_durations_parse(text: object, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
 
@@ -54,9 +69,16 @@ def test_bad_durations_say_what_is_accepted(text: object) -> None:
         parse_duration(text)
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (673e-9, "673 ns"), (1e-6, "1.00 µs"), (999.6e-9, "1.00 µs"), (12.34e-3, "12.3 ms"), (2.5, "2.50 s"),
-])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (673e-9, "673 ns"),
+        (1e-6, "1.00 µs"),
+        (999.6e-9, "1.00 µs"),
+        (12.34e-3, "12.3 ms"),
+        (2.5, "2.50 s"),
+    ],
+)
 def test_durations_format_with_three_figures(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
 
@@ -68,20 +90,32 @@ def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
 
     fixture = OverheadFixture("t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1), measuring=True)
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
-    with pytest.warns(OverheadHarnessWarning, match=r"t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%"):
+    with pytest.warns(
+        OverheadHarnessWarning, match=r"t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%"
+    ):
         fixture._replicas = [samples]
         result = fixture._conclude("sync", 0.0)
     assert result.harness_s == pytest.approx(30e-9)
-    quiet = OverheadFixture("t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1, subtract_harness=True), True)
+    quiet = OverheadFixture(
+        "t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1, subtract_harness=True), True
+    )
     quiet._replicas = [samples]
     subtracted = quiet._conclude("sync", 0.0)
     assert subtracted.overhead == pytest.approx(1000 / 7000)
     assert subtracted.baseline_s == pytest.approx(70e-9)
 
 
-@pytest.mark.parametrize(("text", "size"), [
-    (512, 512.0), ("2KiB", 2048.0), ("1.5 MB", 1.5e6), ("100b", 100.0), ("-1KiB", -1024.0), ("3 gib", 3 * 1024**3),
-])
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        (512, 512.0),
+        ("2KiB", 2048.0),
+        ("1.5 MB", 1.5e6),
+        ("100b", 100.0),
+        ("-1KiB", -1024.0),
+        ("3 gib", 3 * 1024**3),
+    ],
+)
 def test_sizes_parse(text: object, size: float) -> None:
     assert parse_size(text) == size
 
@@ -92,10 +126,16 @@ def test_bad_sizes_say_what_is_accepted(text: object) -> None:
         parse_size(text)
 
 
-@pytest.mark.parametrize(("value", "signed", "bytes_text", "count_text"), [
-    (0, False, "0 B", "0"), (11.5, True, "+11.5 B", "+11.5"), (1536, False, "1.50 KiB", "1,536"),
-    (-2048, True, "-2 KiB", "-2,048"), (0.0625, False, "0.06 B", "0.1"),
-])
+@pytest.mark.parametrize(
+    ("value", "signed", "bytes_text", "count_text"),
+    [
+        (0, False, "0 B", "0"),
+        (11.5, True, "+11.5 B", "+11.5"),
+        (1536, False, "1.50 KiB", "1,536"),
+        (-2048, True, "-2 KiB", "-2,048"),
+        (0.0625, False, "0.06 B", "0.1"),
+    ],
+)
 def test_bytes_and_counts_print_readably(value: float, signed: bool, bytes_text: str, count_text: str) -> None:
     assert format_bytes(value, signed=signed) == bytes_text
     assert format_count(value, signed=signed) == count_text

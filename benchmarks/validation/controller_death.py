@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SUITE = '''
+SUITE = """
 import os
 import time
 import pytest
@@ -38,7 +38,7 @@ def slow_in_replicas():
 @pytest.mark.overhead(max=5.0)
 def test_pair(overhead, slow_in_replicas, extra):
     overhead.compare(lambda: sum(range(200)), lambda: sum(range(200 + extra)))
-'''
+"""
 
 
 def alive(pid: int) -> bool:
@@ -53,8 +53,12 @@ def trial(folder: Path, rng: random.Random) -> tuple[int, float]:
     """One kill: (replica processes that were running, seconds until the last one ended)."""
     pids_file = folder / "replica-pids.txt"
     pids_file.unlink(missing_ok=True)
-    controller = subprocess.Popen([sys.executable, "-m", "pytest", "--overhead", "-q", "-p", "no:cacheprovider"],
-                                  cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--overhead", "-q", "-p", "no:cacheprovider"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not pids_file.exists():
         time.sleep(0.01)
@@ -81,8 +85,10 @@ def main() -> None:
     for index, (count, seconds) in enumerate(results, 1):
         print(f"trial {index}: {count} replica process(es), all gone {seconds * 1000:.0f} ms after SIGKILL")
     within = sum(seconds <= 1.0 for _, seconds in results)
-    print(f"all replicas gone within 1 s in {within} of {len(results)} trials; "
-          f"slowest {max(seconds for _, seconds in results) * 1000:.0f} ms")
+    print(
+        f"all replicas gone within 1 s in {within} of {len(results)} trials; "
+        f"slowest {max(seconds for _, seconds in results) * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
-PAIRS = ["benchmarks/test_middleware_overhead.py", "benchmarks/test_composition_overhead.py",
-         "benchmarks/test_counted_overhead.py", "benchmarks/test_transport.py"]
+PAIRS = [
+    "benchmarks/test_middleware_overhead.py",
+    "benchmarks/test_composition_overhead.py",
+    "benchmarks/test_counted_overhead.py",
+    "benchmarks/test_transport.py",
+]
 FIGURES = ("instructions", "peak_bytes", "kept_blocks", "kept_bytes")
 
 
@@ -34,9 +38,28 @@ def session(out: Path, *args: str) -> tuple[list[dict], float]:
     """One fresh pytest session over the pairs; its results and wall time (failures expected:
     time budgets judged on instructions)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "--overhead", *PAIRS, "-m", "overhead", "-q", "-p", "no:randomly",
-                    "-p", "no:cacheprovider", f"--overhead-json={out}", *args],
-                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--overhead",
+            *PAIRS,
+            "-m",
+            "overhead",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            f"--overhead-json={out}",
+            *args,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     return json.loads(out.read_text())["results"], time.perf_counter() - started
 
 
@@ -47,30 +70,43 @@ def determinism(runs: list[list[dict]]) -> list[str]:
         for result in results:
             if result["mode"] == "count":
                 by_test.setdefault(result["nodeid"], []).append(result["counts"])
-    lines = ["| pair | instructions/call (base -> framework) | distinct values over the runs: instructions, "
-             "peak bytes, blocks kept, bytes kept | within a run |", "|---|---|---|---|"]
+    lines = [
+        "| pair | instructions/call (base -> framework) | distinct values over the runs: instructions, "
+        "peak bytes, blocks kept, bytes kept | within a run |",
+        "|---|---|---|---|",
+    ]
     exact = 0
     for nodeid, counts in by_test.items():
         distinct = []
         for figure in FIGURES:
             values = {json.dumps([c["baseline"][figure], c["framework"][figure]]) for c in counts}
             distinct.append(len(values))
-        within = all(len(set(c[side][figure])) == 1 for c in counts for side in ("baseline", "framework")
-                     for figure in FIGURES)
+        within = all(
+            len(set(c[side][figure])) == 1 for c in counts for side in ("baseline", "framework") for figure in FIGURES
+        )
         exact += distinct == [1] * len(FIGURES)
         first = counts[0]
-        span = lambda side: f"{min(first[side]['instructions']):,.0f}" + (  # noqa: E731
-            "" if len(set(first[side]["instructions"])) == 1 else f"..{max(first[side]['instructions']):,.0f}")
-        lines.append(f"| `{nodeid.split('::', 1)[1]}` | {span('baseline')} -> {span('framework')} | "
-                     f"{', '.join(map(str, distinct))} | {'exact' if within else 'varies'} |")
+        span = lambda side: (
+            f"{min(first[side]['instructions']):,.0f}"
+            + (  # noqa: E731
+                "" if len(set(first[side]["instructions"])) == 1 else f"..{max(first[side]['instructions']):,.0f}"
+            )
+        )
+        lines.append(
+            f"| `{nodeid.split('::', 1)[1]}` | {span('baseline')} -> {span('framework')} | "
+            f"{', '.join(map(str, distinct))} | {'exact' if within else 'varies'} |"
+        )
     lines.insert(0, f"{exact} of {len(by_test)} pairs gave one value for every figure in all {len(runs)} runs.\n")
     return lines
 
 
 def side_by_side(timed: list[dict], counted: list[dict]) -> list[str]:
     counted_by_id = {r["nodeid"]: r for r in counted if r["mode"] == "count"}
-    lines = ["| pair | time overhead (95% CI) | instruction overhead | instructions/call | peak memory/call "
-             "(base -> framework) | blocks kept/call |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| pair | time overhead (95% CI) | instruction overhead | instructions/call | peak memory/call "
+        "(base -> framework) | blocks kept/call |",
+        "|---|---|---|---|---|---|",
+    ]
     for result in timed:
         other = counted_by_id.get(result["nodeid"])
         if result["mode"] != "time" or other is None:
@@ -82,7 +118,8 @@ def side_by_side(timed: list[dict], counted: list[dict]) -> list[str]:
             f"({100 * result['ci'][0]:.1f}..{100 * result['ci'][1]:.1f}) | {100 * other['overhead']:.1f}% | "
             f"{median('baseline', 'instructions'):,.0f} -> {median('framework', 'instructions'):,.0f} | "
             f"{median('baseline', 'peak_bytes'):,.0f} -> {median('framework', 'peak_bytes'):,.0f} B | "
-            f"{median('baseline', 'kept_blocks'):g} -> {median('framework', 'kept_blocks'):g} |")
+            f"{median('baseline', 'kept_blocks'):g} -> {median('framework', 'kept_blocks'):g} |"
+        )
     return lines
 
 
@@ -111,8 +148,10 @@ def counting_cost() -> list[str]:
         counted = min(_timed(lambda: counted_block(calls)) for _ in range(5)) / calls
         traced_block = allocations.sync_block(fn)
         traced = min(_timed(lambda: traced_block(calls)) for _ in range(5)) / calls
-        lines.append(f"| {name} | {bare / 1e3:.2f} µs | {counted / 1e3:.1f} µs ({counted / bare:.0f}x) | "
-                     f"{traced / 1e3:.1f} µs ({traced / bare:.1f}x) |")
+        lines.append(
+            f"| {name} | {bare / 1e3:.2f} µs | {counted / 1e3:.1f} µs ({counted / bare:.0f}x) | "
+            f"{traced / 1e3:.1f} µs ({traced / bare:.1f}x) |"
+        )
     return lines
 
 
@@ -136,8 +175,10 @@ def main() -> None:
         walls.append(wall)
     timed, timed_wall = session(out / "time.json")
     print(f"# Count mode: {options.runs} runs, Python {sys.version.split()[0]}\n")
-    print(f"Sessions over {len(runs[0])} pairs: count mode {min(walls):.1f}-{max(walls):.1f} s, time mode "
-          f"{timed_wall:.1f} s (pytest start-up and the HTTP servers included). JSON in {out}.\n")
+    print(
+        f"Sessions over {len(runs[0])} pairs: count mode {min(walls):.1f}-{max(walls):.1f} s, time mode "
+        f"{timed_wall:.1f} s (pytest start-up and the HTTP servers included). JSON in {out}.\n"
+    )
     print("## The same counts on every run\n")
     print("\n".join(determinism(runs)))
     print("\n## Both modes side by side\n")

@@ -85,7 +85,9 @@ def load(folder: Path) -> dict[str, list[Process]]:
         for result in json.loads(path.read_text())["results"]:
             name = result["nodeid"].split("::")[-1]
             for sample in result["samples"]:
-                processes[name].append(Process(*replica_ratio(sample["baseline_ns"], sample["framework_ns"], 0.0, 0.95)))
+                processes[name].append(
+                    Process(*replica_ratio(sample["baseline_ns"], sample["framework_ns"], 0.0, 0.95))
+                )
     return processes
 
 
@@ -102,7 +104,7 @@ def draw(processes: list[Process], rule: tuple[int, int, bool], budget: Budget, 
         wide = (found.high - found.low) / 2 > settings.target_halfwidth
         return wide or (on_verdict and verdict.status == "inconclusive")
 
-    blocks = {BASELINE: lambda n: 10 ** 6, FRAMEWORK: lambda n: 10 ** 6}
+    blocks = {BASELINE: lambda n: 10**6, FRAMEWORK: lambda n: 10**6}
     replicas = drive_sync(pair_plan(settings, rng, lambda: 0, ResamplingPool(processes, rng), "x", too_wide), blocks)
     found, verdict = estimate(replicas)
     return found, verdict.status, len(replicas)
@@ -117,8 +119,10 @@ def main() -> None:
     processes = load(args.runs_from)
     if not processes:
         sys.exit(f"no run-*.json in {args.runs_from}: run validate.py first")
-    print("| pair | rule | coverage | coverage by processes used | estimate sd | mean processes | "
-          "budget = truth + 0.5 points: pass / inconclusive / fail |")
+    print(
+        "| pair | rule | coverage | coverage by processes used | estimate sd | mean processes | "
+        "budget = truth + 0.5 points: pass / inconclusive / fail |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name in PAIRS:
         real = processes[name]
@@ -132,13 +136,15 @@ def main() -> None:
             for (found, _, count), hit in zip(draws, hits):
                 by_count[count].append(hit)
             verdicts = collections.Counter(status for _, status, _ in draws)
-            print(f"| {name} ({len(real)} processes, truth {100 * (truth - 1):.2f}%) | {label} | "
-                  f"{np.mean(hits):.3f} | "
-                  + ", ".join(f"{count}: {np.mean(h):.2f} ({len(h)})" for count, h in sorted(by_count.items()))
-                  + f" | {100 * np.std([found.ratio for found, _, _ in draws]):.2f} points | "
-                  f"{np.mean([count for _, _, count in draws]):.1f} | "
-                  f"{verdicts['pass'] / args.draws:.3f} / {verdicts['inconclusive'] / args.draws:.3f} / "
-                  f"{verdicts['fail'] / args.draws:.3f} |")
+            print(
+                f"| {name} ({len(real)} processes, truth {100 * (truth - 1):.2f}%) | {label} | "
+                f"{np.mean(hits):.3f} | "
+                + ", ".join(f"{count}: {np.mean(h):.2f} ({len(h)})" for count, h in sorted(by_count.items()))
+                + f" | {100 * np.std([found.ratio for found, _, _ in draws]):.2f} points | "
+                f"{np.mean([count for _, _, count in draws]):.1f} | "
+                f"{verdicts['pass'] / args.draws:.3f} / {verdicts['inconclusive'] / args.draws:.3f} / "
+                f"{verdicts['fail'] / args.draws:.3f} |"
+            )
     print(f"\n{args.draws} draws per rule, processes from {args.runs_from}.")
 
 

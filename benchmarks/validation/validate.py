@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-TESTS = '''
+TESTS = """
 import pytest
 from pairs import BASE_ITERATIONS as N, awork_a, awork_b, work_a, work_b
 
@@ -82,13 +82,26 @@ def test_power_async(overhead):
         return await awork_b(POWER)
 
     overhead.compare(baseline, framework)
-'''
+"""
 
 
 def run_session(folder: Path, out: Path, select: str, extra: list[str]) -> tuple[dict, float]:
     """One fresh session: its results by test name, and its whole wall time (start-up included)."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead",
-               f"--overhead-json={out}", "-k", select, "-o", "overhead_inconclusive=warn", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--overhead",
+        f"--overhead-json={out}",
+        "-k",
+        select,
+        "-o",
+        "overhead_inconclusive=warn",
+        *extra,
+    ]
     started = time.perf_counter()
     subprocess.run(command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
     wall_s = time.perf_counter() - started
@@ -106,8 +119,11 @@ def pooled_reference(segments: list[dict]) -> dict:
     for name in (name for name in segments[0] if name.startswith("test_injected")):
         replicas = [ReplicaSamples.from_json(r) for segment in segments for r in segment[name]["samples"]]
         result = estimate(name, Budget(max_overhead=1.0), segments[0][name]["kind"], replicas, Settings(), 0.0)
-        pooled[name] = {"overhead": result.overhead, "processes": len(replicas),
-                        "parts": [segment[name]["overhead"] for segment in segments]}
+        pooled[name] = {
+            "overhead": result.overhead,
+            "processes": len(replicas),
+            "parts": [segment[name]["overhead"] for segment in segments],
+        }
     return pooled
 
 
@@ -153,9 +169,11 @@ def speed_trend(results: list[dict]) -> str:
     speed = np.array([r["baseline_s"] * 1e9 for r in results])
     slope, intercept = np.polyfit(speed, estimates, 1)
     residual = estimates - (slope * speed + intercept)
-    return (f"estimates vs machine speed (baseline {speed.min():.0f}..{speed.max():.0f} ns/call): correlation "
-            f"{np.corrcoef(estimates, speed)[0, 1]:.2f}, {slope * (speed.max() - speed.min()):.2f} points "
-            f"across that range; sd {estimates.std(ddof=1):.2f} points, {residual.std(ddof=2):.2f} without the trend")
+    return (
+        f"estimates vs machine speed (baseline {speed.min():.0f}..{speed.max():.0f} ns/call): correlation "
+        f"{np.corrcoef(estimates, speed)[0, 1]:.2f}, {slope * (speed.max() - speed.min()):.2f} points "
+        f"across that range; sd {estimates.std(ddof=1):.2f} points, {residual.std(ddof=2):.2f} without the trend"
+    )
 
 
 def processes_used(results: list[dict]) -> str:
@@ -213,8 +231,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--out", type=Path, default=HERE / "out")
-    parser.add_argument("--reference-budget", type=float, default=8.0,
-                        help="seconds per pair for each part of the reference (default 8)")
+    parser.add_argument(
+        "--reference-budget",
+        type=float,
+        default=8.0,
+        help="seconds per pair for each part of the reference (default 8)",
+    )
     parser.add_argument("--reference-segments", type=int, default=3)
     parser.add_argument("extra", nargs="*", help="extra pytest arguments for every run (after --)")
     args = parser.parse_args()
@@ -228,14 +250,19 @@ def main() -> None:
         (folder / "test_validation.py").write_text(TESTS)
         # 8 processes sample budget * 0.2 / 8 each (0.2 s at 8 s), never stopping early
         # (a target of ±0.1 point is not met); further rounds of 2, up to 32, fill the budget.
-        reference_args = ["--overhead-processes=8", "--overhead-max-processes=32", "--overhead-target=0.001",
-                          f"--overhead-time-budget={args.reference_budget}s"]
+        reference_args = [
+            "--overhead-processes=8",
+            "--overhead-max-processes=32",
+            "--overhead-target=0.001",
+            f"--overhead-time-budget={args.reference_budget}s",
+        ]
         due = {round(i * args.runs / (args.reference_segments - 1)) for i in range(args.reference_segments)}
         segments, runs, session_walls = [], [], []
         for index in range(args.runs + 1):
             if index in due:
-                segments.append(run_session(folder, args.out / f"reference-{len(segments)}.json", "test_",
-                                            reference_args)[0])
+                segments.append(
+                    run_session(folder, args.out / f"reference-{len(segments)}.json", "test_", reference_args)[0]
+                )
             if index == args.runs:
                 break
             results, wall_s = run_session(folder, args.out / f"run-{index:02d}.json", "test_", args.extra)

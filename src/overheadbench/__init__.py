@@ -10,10 +10,19 @@ from .lazy import lazy_attributes
 
 __version__ = "0.1.0"
 _HOMES = {
-    "Budget": "marker", "CallableError": "sampling", "DurationError": "durations", "MarkerError": "marker",
-    "OverheadFixture": "fixture", "OverheadHarnessWarning": "fixture", "OverheadResult": "results",
-    "OverheadUsageError": "fixture", "ReplicaSamples": "sampling", "Settings": "options",
-    "format_seconds": "durations", "in_replica": "replicas", "parse_duration": "durations",
+    "Budget": "marker",
+    "CallableError": "sampling",
+    "DurationError": "durations",
+    "MarkerError": "marker",
+    "OverheadFixture": "fixture",
+    "OverheadHarnessWarning": "fixture",
+    "OverheadResult": "results",
+    "OverheadUsageError": "fixture",
+    "ReplicaSamples": "sampling",
+    "Settings": "options",
+    "format_seconds": "durations",
+    "in_replica": "replicas",
+    "parse_duration": "durations",
 }
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_attributes(__name__, _HOMES)

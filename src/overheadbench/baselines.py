@@ -29,8 +29,15 @@ class Baselines:
     """What differs between the stored run's environment and this one (printed loudly)."""
 
     @classmethod
-    def from_options(cls, storage: Storage, env: dict[str, Any], save: str | None, autosave: bool,
-                     compare: str | None, fail_points: float | None) -> Baselines:
+    def from_options(
+        cls,
+        storage: Storage,
+        env: dict[str, Any],
+        save: str | None,
+        autosave: bool,
+        compare: str | None,
+        fail_points: float | None,
+    ) -> Baselines:
         """Resolve the options; a stored run that cannot be found or read is a :class:`StorageError`."""
         if autosave and not save:
             commit = env.get("commit_info", {})
@@ -52,8 +59,10 @@ class Baselines:
         change = compare_result(old, result)
         if not change.regressed_by_more_than(self.fail_points):
             return None
-        return (f"{result['nodeid']}: overhead regressed against {self.compare_with.name}: {change.describe()}, "
-                f"more than --overhead-compare-fail={self.fail_points:g} points")
+        return (
+            f"{result['nodeid']}: overhead regressed against {self.compare_with.name}: {change.describe()}, "
+            f"more than --overhead-compare-fail={self.fail_points:g} points"
+        )
 
     def changes(self, results: list[dict[str, Any]]) -> list[Change]:
         """Every test of this session that the stored run has too."""
@@ -62,4 +71,3 @@ class Baselines:
     def save(self, run: dict[str, Any]) -> None:
         if self.save_as:
             self.saved = self.storage.save(run, self.save_as)
-

@@ -16,13 +16,13 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
+from . import plots
 from .comparison import compare_runs
 from .environment import differences
 from .jsonio import write_text_atomic
-from . import plots
 from .plots import PlotUnavailable
 from .report import csv_rows, render_comparison, render_markdown
 from .results import OverheadResult
@@ -31,13 +31,20 @@ from .storage import Storage, StorageError, load_run
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="overheadbench", description="Compare, report and plot overheadbench runs.")
-    parser.add_argument("--storage", type=Path, default=Path("baselines"), help="folder of stored runs (default baselines/)")
+    parser.add_argument(
+        "--storage", type=Path, default=Path("baselines"), help="folder of stored runs (default baselines/)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     compare = commands.add_parser("compare", help="per-test change between two runs, with significance")
     compare.add_argument("old")
     compare.add_argument("new")
-    compare.add_argument("--fail-above", type=float, default=None, metavar="POINTS",
-                         help="exit 1 when a test's overhead grew significantly by more than POINTS points")
+    compare.add_argument(
+        "--fail-above",
+        type=float,
+        default=None,
+        metavar="POINTS",
+        help="exit 1 when a test's overhead grew significantly by more than POINTS points",
+    )
     report = commands.add_parser("report", help="a run as markdown, CSV or JSON")
     report.add_argument("run")
     report.add_argument("--format", choices=("markdown", "csv", "json"), default="markdown")

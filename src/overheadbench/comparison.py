@@ -10,9 +10,10 @@ shape of that clustered, heavy-tailed spread. A change that is not significant p
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -51,14 +52,19 @@ class Change:
     def describe(self) -> str:
         """e.g. ``12.0% -> 31.5% (+19.5 points, p=0.001)`` or ``... (~ +0.3 points, p=0.62)``."""
         mark = "" if self.significant else "~ "
-        return (f"{100 * self.old:.1f}% -> {100 * self.new:.1f}% "
-                f"({mark}{self.delta_points:+.1f} points, {'exact counts' if self.exact else f'p={self.evidence}'})")
+        return (
+            f"{100 * self.old:.1f}% -> {100 * self.new:.1f}% "
+            f"({mark}{self.delta_points:+.1f} points, {'exact counts' if self.exact else f'p={self.evidence}'})"
+        )
 
 
 def process_ratios(result: dict[str, Any]) -> list[float]:
     """Each process's median pair ratio, from a stored result's raw samples."""
-    return [float(np.median(pair_ratios(s["baseline_ns"], s["framework_ns"]))) for s in result.get("samples", [])
-            if s.get("baseline_ns")]
+    return [
+        float(np.median(pair_ratios(s["baseline_ns"], s["framework_ns"])))
+        for s in result.get("samples", [])
+        if s.get("baseline_ns")
+    ]
 
 
 def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
@@ -76,9 +82,9 @@ def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
         end = start
         while end + 1 < values.size and sorted_values[end + 1] == sorted_values[start]:
             end += 1
-        ranks[order[start:end + 1]] = (start + end) / 2 + 1
+        ranks[order[start : end + 1]] = (start + end) / 2 + 1
         count = end - start + 1
-        ties += count ** 3 - count
+        ties += count**3 - count
         start = end + 1
     u = ranks[:n1].sum() - n1 * (n1 + 1) / 2
     mean = n1 * n2 / 2
@@ -93,15 +99,22 @@ def compare_runs(old_results: list[dict[str, Any]], new_results: list[dict[str, 
     """A :class:`Change` for every test measured in both runs (by node id) in the same mode
     (a time overhead and an instruction overhead are different figures), in the new run's order."""
     old_by_id = {r["nodeid"]: r for r in old_results if r.get("verdict") != "unmeasured"}
-    return [compare_result(old_by_id[r["nodeid"]], r) for r in new_results
-            if r["nodeid"] in old_by_id and _mode(old_by_id[r["nodeid"]]) == _mode(r)]
+    return [
+        compare_result(old_by_id[r["nodeid"]], r)
+        for r in new_results
+        if r["nodeid"] in old_by_id and _mode(old_by_id[r["nodeid"]]) == _mode(r)
+    ]
 
 
 def compare_result(old: dict[str, Any], new: dict[str, Any]) -> Change:
     if _mode(new) == "count":
         return Change(new["nodeid"], float(old["overhead"]), float(new["overhead"]), math.nan, exact=True)
-    return Change(new["nodeid"], float(old["overhead"]), float(new["overhead"]),
-                  mann_whitney_p(process_ratios(old), process_ratios(new)))
+    return Change(
+        new["nodeid"],
+        float(old["overhead"]),
+        float(new["overhead"]),
+        mann_whitney_p(process_ratios(old), process_ratios(new)),
+    )
 
 
 def _mode(result: dict[str, Any]) -> str:

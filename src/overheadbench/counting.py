@@ -13,8 +13,9 @@ for blocks and is sent their result), so it runs with sync and async blocks alik
 
 from __future__ import annotations
 
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,9 @@ def count_calls(slowest_call_s: float) -> int:
     return calls
 
 
-def count_plan(calls: int, harness: bool, repeats: int = COUNT_REPEATS) -> Generator[tuple[str, int], Any, dict[str, list[Any]]]:
+def count_plan(
+    calls: int, harness: bool, repeats: int = COUNT_REPEATS
+) -> Generator[tuple[str, int], Any, dict[str, list[Any]]]:
     """Warm-up blocks, one harness block (if the instrument needs its harness subtracted),
     then ``repeats`` blocks per side, the order alternating (baseline first, then framework
     first) so neither side always follows the other. Returns each block's raw result by side."""

@@ -29,8 +29,11 @@ GROUPING_MODES = ("load", "loadgroup")
 
 def is_controller(config: pytest.Config) -> bool:
     """Whether this is an xdist controller that distributes tests to workers."""
-    return not hasattr(config, "workerinput") and bool(getattr(config.option, "tx", None)) \
+    return (
+        not hasattr(config, "workerinput")
+        and bool(getattr(config.option, "tx", None))
         and getattr(config.option, "dist", "no") != "no"
+    )
 
 
 def prepare_controller(config: pytest.Config) -> None:
@@ -40,7 +43,8 @@ def prepare_controller(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"overheadbench: --dist {dist} would measure overhead pairs on several xdist workers at once, where "
             f"they disturb each other; use --dist load or loadgroup (overheadbench sends every overhead test to "
-            f"one worker, one at a time; the other tests still spread out), or run --overhead without -n")
+            f"one worker, one at a time; the other tests still spread out), or run --overhead without -n"
+        )
     config.option.dist = "loadgroup"
 
 

@@ -16,8 +16,13 @@ from typing import Any
 
 PACKAGES = ("overheadbench", "pytest", "pytest-benchmark", "numpy", "anyio", "httpx", "hypercorn")
 COMPARED = (
-    ("machine_info", "python_implementation"), ("machine_info", "python_version"), ("machine_info", "system"),
-    ("machine_info", "machine"), ("machine_info", "cpu", "brand_raw"), ("cpu_count",), ("packages",),
+    ("machine_info", "python_implementation"),
+    ("machine_info", "python_version"),
+    ("machine_info", "system"),
+    ("machine_info", "machine"),
+    ("machine_info", "cpu", "brand_raw"),
+    ("cpu_count",),
+    ("packages",),
 )
 """The fields whose difference makes two runs' overheads not comparable as they stand."""
 
@@ -46,8 +51,11 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for path in COMPARED:
         before, after = _get(old, path), _get(new, path)
         if isinstance(before, dict) and isinstance(after, dict):
-            found += [f"{key}: {before.get(key)} -> {after.get(key)}" for key in sorted(set(before) | set(after))
-                      if before.get(key) != after.get(key)]
+            found += [
+                f"{key}: {before.get(key)} -> {after.get(key)}"
+                for key in sorted(set(before) | set(after))
+                if before.get(key) != after.get(key)
+            ]
         elif before != after:
             found.append(f"{path[-1]}: {before} -> {after}")
     return found

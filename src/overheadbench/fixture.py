@@ -13,17 +13,18 @@ import inspect
 import random
 import time
 import warnings
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
-from typing import Any, Awaitable, Callable, Generator, Iterator, Protocol
+from typing import Any, Protocol
 
 import anyio
 import pytest
 import sniffio
 
-from .durations import format_seconds
 from .counting import INSTRUCTIONS, CountSamples, count_calls, count_plan
+from .durations import format_seconds
 from .instruments import allocations, instructions, walltime
 from .instruments.walltime import empty_async, empty_sync
 from .marker import COUNT, Budget
@@ -51,9 +52,14 @@ class Replication(Protocol):
 
     in_replica: bool
 
-    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Callable[[], int],
-             too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
-        ...
+    def plan(
+        self,
+        nodeid: str,
+        settings: Settings,
+        rng: random.Random,
+        clock_ns: Callable[[], int],
+        too_wide: Callable[[list[ReplicaSamples]], bool],
+    ) -> Generator[Request, int, list[ReplicaSamples]]: ...
 
 
 class OverheadFixture:
@@ -121,12 +127,17 @@ class OverheadFixture:
         limit_s = self.settings.pair_timeout_s
 
         def message() -> str:
-            slow = (f"the slowest first call took {format_seconds(self._slowest_call_s)}: blocks are calibrated on the "
-                    f"faster side, so sides a thousandfold apart make long blocks" if self._slowest_call_s
-                    else "a first call never returned")
-            return (f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout): "
-                    f"does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout if "
-                    f"the pair is really that slow")
+            slow = (
+                f"the slowest first call took {format_seconds(self._slowest_call_s)}: blocks are calibrated on the "
+                f"faster side, so sides a thousandfold apart make long blocks"
+                if self._slowest_call_s
+                else "a first call never returned"
+            )
+            return (
+                f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout): "
+                f"does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout if "
+                f"the pair is really that slow"
+            )
 
         return time_limit(limit_s, message)
 
@@ -163,7 +174,9 @@ class OverheadFixture:
                 keep(drive_sync(plan, blocks))
         return self._conclude("sync", started)
 
-    async def _measure_async(self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]) -> OverheadResult:
+    async def _measure_async(
+        self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]
+    ) -> OverheadResult:
         started = time.perf_counter()
         for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
             with blame(side), self._first_call():
@@ -187,10 +200,16 @@ class OverheadFixture:
         off (and the marker has no allocation budget). Replica processes only time."""
         if self.replication.in_replica:
             return False
-        return self.mode == COUNT or self.settings.allocations or self.budget.max_alloc is not None \
+        return (
+            self.mode == COUNT
+            or self.settings.allocations
+            or self.budget.max_alloc is not None
             or self.budget.max_alloc_bytes is not None
+        )
 
-    def _stages(self, kind: str, baseline: Any, framework: Any) -> Iterator[tuple[Generator[Request, Any, Any], dict[str, Any], Callable[[Any], None]]]:
+    def _stages(
+        self, kind: str, baseline: Any, framework: Any
+    ) -> Iterator[tuple[Generator[Request, Any, Any], dict[str, Any], Callable[[Any], None]]]:
         """What measuring the pair takes, stage by stage: a plan, the blocks it asks for, and
         where its result goes. Timing (time mode); then, in this process only, counting:
         instructions (count mode), then allocations, in separate passes so the allocation
@@ -199,25 +218,32 @@ class OverheadFixture:
         empty = empty_sync if sync else empty_async
         if self.mode != COUNT:
             timed = walltime.sync_block if sync else walltime.async_block
-            yield self._plan(), self._blocks(lambda fn: timed(fn, self.clock_ns), baseline, framework, empty), \
-                self._replicas.extend
+            yield (
+                self._plan(),
+                self._blocks(lambda fn: timed(fn, self.clock_ns), baseline, framework, empty),
+                self._replicas.extend,
+            )
         if not self._counting():
             return
         counts = self._counts = CountSamples(count_calls(self._slowest_call_s))
         if self.mode == COUNT:
             counter = instructions.InstructionCounter()
             counted = instructions.sync_block if sync else instructions.async_block
-            yield count_plan(counts.calls_per_block, harness=False), \
-                self._blocks(lambda fn: counted(fn, counter), baseline, framework, empty), \
-                partial(counts.add, (INSTRUCTIONS,))
+            yield (
+                count_plan(counts.calls_per_block, harness=False),
+                self._blocks(lambda fn: counted(fn, counter), baseline, framework, empty),
+                partial(counts.add, (INSTRUCTIONS,)),
+            )
         traced = allocations.sync_block if sync else allocations.async_block
-        yield count_plan(counts.calls_per_block, harness=True), self._blocks(traced, baseline, framework, empty), \
-            partial(counts.add, allocations.Allocations._fields)
+        yield (
+            count_plan(counts.calls_per_block, harness=True),
+            self._blocks(traced, baseline, framework, empty),
+            partial(counts.add, allocations.Allocations._fields),
+        )
 
     def _blocks(self, instrument: Callable[[Any], Any], baseline: Any, framework: Any, empty: Any) -> dict[str, Any]:
         """The three blocks of a pair (baseline, framework, harness), built by one instrument."""
-        return {side: instrument(fn)
-                for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework), (HARNESS, empty))}
+        return {side: instrument(fn) for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework), (HARNESS, empty))}
 
     def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
         """This process's procedure: a replica's, or the controller's for the whole pair.
@@ -241,11 +267,14 @@ class OverheadFixture:
             return self._record(summarise_counts(self.nodeid, self.budget, kind, self._counts, wall_s))
         result = summarise(self.nodeid, self.budget, kind, self._replicas, self.settings, wall_s, self._counts)
         if not self.settings.subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
-            warnings.warn(OverheadHarnessWarning(
-                f"{self.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
-                f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
-                f"the overhead; batch more work per call or set overhead_subtract_harness=true"
-            ), stacklevel=2)
+            warnings.warn(
+                OverheadHarnessWarning(
+                    f"{self.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
+                    f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
+                    f"the overhead; batch more work per call or set overhead_subtract_harness=true"
+                ),
+                stacklevel=2,
+            )
         return self._record(result)
 
     def _record(self, result: OverheadResult) -> OverheadResult:

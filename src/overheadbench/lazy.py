@@ -7,7 +7,8 @@ Why: a server process imports ``overheadbench.http.apps``, which runs this packa
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def lazy_attributes(package: str, homes: dict[str, str]) -> Callable[[str], Any]:

@@ -85,25 +85,23 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
         raise MarkerError(f"{where} takes keyword arguments only (e.g. max=0.25), got {args!r}")
     unknown = sorted(set(kwargs) - set(_KEYWORDS))
     if unknown:
-        raise MarkerError(
-            f"{where} got unknown argument(s) {', '.join(unknown)}; "
-            f"it accepts {', '.join(_KEYWORDS)}"
-        )
+        raise MarkerError(f"{where} got unknown argument(s) {', '.join(unknown)}; it accepts {', '.join(_KEYWORDS)}")
     if all(kwargs.get(key) is None for key in _BUDGETS):
-        raise MarkerError(f"{where} needs a budget: max=0.25 (relative), max_abs='2us', max_alloc=0 "
-                          f"or max_alloc_bytes='1KiB'")
+        raise MarkerError(
+            f"{where} needs a budget: max=0.25 (relative), max_abs='2us', max_alloc=0 or max_alloc_bytes='1KiB'"
+        )
     mode = kwargs.get("mode")
     if mode is not None and mode not in MODES:
         raise MarkerError(f"{where}: mode must be 'time' or 'count', got {mode!r}")
     if mode == COUNT and all(kwargs.get(key) is None for key in _BUDGETS if key != "max_abs"):
-        raise MarkerError(f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
-                          f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'")
+        raise MarkerError(
+            f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
+            f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'"
+        )
     max_overhead = kwargs.get("max")
     if max_overhead is not None:
         if isinstance(max_overhead, bool) or not isinstance(max_overhead, (int, float)):
-            raise MarkerError(
-                f"{where}: max must be a number (a fraction: 0.25 = 25%), got {max_overhead!r}"
-            )
+            raise MarkerError(f"{where}: max must be a number (a fraction: 0.25 = 25%), got {max_overhead!r}")
         if not math.isfinite(max_overhead) or max_overhead <= -1:
             raise MarkerError(f"{where}: max must be a finite fraction above -1, got {max_overhead!r}")
         max_overhead = float(max_overhead)
@@ -117,8 +115,9 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
     if work_s is not None and work_s <= 0:
         raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
     max_alloc = kwargs.get("max_alloc")
-    if max_alloc is not None and (isinstance(max_alloc, bool) or not isinstance(max_alloc, (int, float))
-                                  or not math.isfinite(max_alloc)):
+    if max_alloc is not None and (
+        isinstance(max_alloc, bool) or not isinstance(max_alloc, (int, float)) or not math.isfinite(max_alloc)
+    ):
         raise MarkerError(f"{where}: max_alloc must be a number of memory blocks per call (e.g. 0), got {max_alloc!r}")
     max_alloc_bytes = None
     if kwargs.get("max_alloc_bytes") is not None:
@@ -127,13 +126,23 @@ def budget_from_marker(args: tuple[Any, ...], kwargs: dict[str, Any], nodeid: st
         except SizeError as exc:
             raise MarkerError(f"{where}: max_alloc_bytes {exc}") from None
     processes = kwargs.get("processes")
-    if processes is not None and (isinstance(processes, bool) or not isinstance(processes, int)
-                                  or not 1 <= processes <= MAX_PROCESSES):
-        raise MarkerError(f"{where}: processes must be a whole number from 1 to {MAX_PROCESSES} (1 = measured in "
-                          f"this process only), got {processes!r}")
-    return Budget(max_overhead=max_overhead, max_abs_s=max_abs_s, confidence=confidence, work_s=work_s,
-                  max_alloc=None if max_alloc is None else float(max_alloc), max_alloc_bytes=max_alloc_bytes,
-                  mode=mode, processes=processes)
+    if processes is not None and (
+        isinstance(processes, bool) or not isinstance(processes, int) or not 1 <= processes <= MAX_PROCESSES
+    ):
+        raise MarkerError(
+            f"{where}: processes must be a whole number from 1 to {MAX_PROCESSES} (1 = measured in "
+            f"this process only), got {processes!r}"
+        )
+    return Budget(
+        max_overhead=max_overhead,
+        max_abs_s=max_abs_s,
+        confidence=confidence,
+        work_s=work_s,
+        max_alloc=None if max_alloc is None else float(max_alloc),
+        max_alloc_bytes=max_alloc_bytes,
+        mode=mode,
+        processes=processes,
+    )
 
 
 def _duration(kwargs: dict[str, Any], key: str, where: str) -> float | None:

@@ -7,8 +7,9 @@ JSON-serialisable dataclass.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -109,47 +110,100 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "time_budget_s": ("time-budget", _seconds, "wall time per pair, e.g. 2s or 500ms (default 2s)"),
     "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
     "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
-    "processes": ("processes", _process_count, "fresh replica processes each pair is measured in first (default 6; "
-                                                "1 = in this process only)"),
+    "processes": (
+        "processes",
+        _process_count,
+        "fresh replica processes each pair is measured in first (default 6; 1 = in this process only)",
+    ),
     "max_processes": ("max-processes", _process_count, "at most this many processes per pair (default 9)"),
-    "extra_processes": ("extra-processes", _process_count, "processes added per further round while the interval "
-                                                           "is wider than the target (default 3)"),
+    "extra_processes": (
+        "extra-processes",
+        _process_count,
+        "processes added per further round while the interval is wider than the target (default 3)",
+    ),
     "replica_timeout_s": ("replica-timeout", _seconds, "longest a replica process may stay silent, e.g. 60s (default)"),
     "pair_timeout_s": ("pair-timeout", _seconds, "longest a pair may take before it fails, e.g. 120s (default)"),
     "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
     "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
-    "inconclusive": ("inconclusive", _choice("fail", "warn"), "an inconclusive verdict fails the test or only warns (default fail)"),
+    "inconclusive": (
+        "inconclusive",
+        _choice("fail", "warn"),
+        "an inconclusive verdict fails the test or only warns (default fail)",
+    ),
     "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call (default false)"),
-    "mode": ("mode", _choice(*MODES), "what a pair is measured in: time (wall clock, default) or count "
-                                              "(executed instructions and allocations, the same on every run)"),
-    "allocations": ("allocations", _boolean, "in time mode, count allocations per call too, in a short pass after "
-                                             "timing (default true)"),
+    "mode": (
+        "mode",
+        _choice(*MODES),
+        "what a pair is measured in: time (wall clock, default) or count "
+        "(executed instructions and allocations, the same on every run)",
+    ),
+    "allocations": (
+        "allocations",
+        _boolean,
+        "in time mode, count allocations per call too, in a short pass after timing (default true)",
+    ),
 }
 
 
 def add_options(parser: pytest.Parser) -> None:
     """Register ``--overhead*`` options and their ``overhead_*`` ini twins."""
     group = parser.getgroup("overhead", "overhead benchmarking (overheadbench)")
-    group.addoption("--overhead", action="store_true", default=False,
-                    help="measure @pytest.mark.overhead tests and judge them against their budgets")
-    group.addoption("--overhead-quick", action="store_true", default=False,
-                    help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win)")
-    group.addoption("--overhead-json", metavar="PATH", default=None,
-                    help="write every measured pair (samples included) as JSON to PATH")
-    group.addoption("--overhead-md", metavar="PATH", default=None,
-                    help="write a markdown report (environment, one table per group) to PATH at the end")
-    group.addoption("--overhead-save", metavar="NAME", default=None,
-                    help="store this run as NNNN_NAME.json in the storage folder (never replacing a file)")
-    group.addoption("--overhead-autosave", action="store_true", default=False,
-                    help="store this run, named after the git commit")
-    group.addoption("--overhead-storage", metavar="PATH", default=None,
-                    help="folder of stored runs (default: baselines/ under the rootdir)")
+    group.addoption(
+        "--overhead",
+        action="store_true",
+        default=False,
+        help="measure @pytest.mark.overhead tests and judge them against their budgets",
+    )
+    group.addoption(
+        "--overhead-quick",
+        action="store_true",
+        default=False,
+        help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win)",
+    )
+    group.addoption(
+        "--overhead-json",
+        metavar="PATH",
+        default=None,
+        help="write every measured pair (samples included) as JSON to PATH",
+    )
+    group.addoption(
+        "--overhead-md",
+        metavar="PATH",
+        default=None,
+        help="write a markdown report (environment, one table per group) to PATH at the end",
+    )
+    group.addoption(
+        "--overhead-save",
+        metavar="NAME",
+        default=None,
+        help="store this run as NNNN_NAME.json in the storage folder (never replacing a file)",
+    )
+    group.addoption(
+        "--overhead-autosave", action="store_true", default=False, help="store this run, named after the git commit"
+    )
+    group.addoption(
+        "--overhead-storage",
+        metavar="PATH",
+        default=None,
+        help="folder of stored runs (default: baselines/ under the rootdir)",
+    )
     parser.addini("overhead_storage", "folder of stored runs (default: baselines/)", default=None)
-    group.addoption("--overhead-compare", metavar="NAME", nargs="?", const="", default=None,
-                    help="compare each pair with a stored run: its name, number or path (default: the newest)")
-    group.addoption("--overhead-compare-fail", metavar="POINTS", type=float, default=None,
-                    help="fail a test whose overhead grew by more than POINTS percentage points, significantly, "
-                         "against the stored run (implies --overhead-compare)")
+    group.addoption(
+        "--overhead-compare",
+        metavar="NAME",
+        nargs="?",
+        const="",
+        default=None,
+        help="compare each pair with a stored run: its name, number or path (default: the newest)",
+    )
+    group.addoption(
+        "--overhead-compare-fail",
+        metavar="POINTS",
+        type=float,
+        default=None,
+        help="fail a test whose overhead grew by more than POINTS percentage points, significantly, "
+        "against the stored run (implies --overhead-compare)",
+    )
     for suffix, _, help_text in _OPTIONS.values():
         group.addoption(f"--overhead-{suffix}", default=None, help=help_text)
         parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)

@@ -36,9 +36,17 @@ def distributions(name: str, run: dict[str, Any], output: Path) -> None:
     figure, axes = plt.subplots(figsize=(9, 1.2 + 0.6 * max(len(results), 1)))
     for row, result in enumerate(results):
         per_process = [100 * (pair_ratios(s["baseline_ns"], s["framework_ns"]) - 1) for s in result["samples"]]
-        axes.boxplot(np.concatenate(per_process), positions=[row], orientation="horizontal", widths=0.5, showfliers=False)
-        axes.scatter([float(np.median(p)) for p in per_process], [row] * len(per_process), s=12, color="tab:red",
-                     zorder=3, label="process medians" if row == 0 else None)
+        axes.boxplot(
+            np.concatenate(per_process), positions=[row], orientation="horizontal", widths=0.5, showfliers=False
+        )
+        axes.scatter(
+            [float(np.median(p)) for p in per_process],
+            [row] * len(per_process),
+            s=12,
+            color="tab:red",
+            zorder=3,
+            label="process medians" if row == 0 else None,
+        )
     axes.set_yticks(range(len(results)), [r["nodeid"].split("::")[-1] for r in results], fontsize=8)
     axes.set_xlabel("framework / baseline - 1, per pair of blocks (%)")
     axes.set_title(f"{name}: pair ratios (boxes) and process medians (dots)")

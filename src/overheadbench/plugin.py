@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Generator
+from collections.abc import Generator
 
 import pytest
 
@@ -19,8 +19,8 @@ from .replicas.pool import ReplicaError, ReplicaPool, Replicas
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .report import render_comparison, render_markdown, render_table
-from .storage import Storage, StorageError
 from .results import JSON_SCHEMA_VERSION, OverheadResult
+from .storage import Storage, StorageError
 from .timeouts import PairTimeout
 from .verdict import FAIL, INCONCLUSIVE
 
@@ -88,15 +88,24 @@ class OverheadSession:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         option = self.config.getoption
-        wanted = option("--overhead-save") or option("--overhead-autosave") or option("--overhead-compare") is not None \
+        wanted = (
+            option("--overhead-save")
+            or option("--overhead-autosave")
+            or option("--overhead-compare") is not None
             or option("--overhead-compare-fail") is not None
+        )
         if not wanted or self.replication.in_replica:
             return
         folder = option("--overhead-storage") or self.config.getini("overhead_storage") or "baselines"
         try:
             self.baselines = Baselines.from_options(
-                Storage(self.config.rootpath / folder), self.environment(), option("--overhead-save"),
-                option("--overhead-autosave"), option("--overhead-compare"), option("--overhead-compare-fail"))
+                Storage(self.config.rootpath / folder),
+                self.environment(),
+                option("--overhead-save"),
+                option("--overhead-autosave"),
+                option("--overhead-compare"),
+                option("--overhead-compare-fail"),
+            )
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {exc}") from None
         self._warn_environment()
@@ -105,9 +114,12 @@ class OverheadSession:
         """Say at the start and again at the end that the stored run came from elsewhere."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.baselines and self.baselines.environment_differences and reporter is not None:
-            reporter.write_line(f"WARNING: overhead compared with {self.baselines.compare_with.name}, measured in "
-                                f"another environment: {'; '.join(self.baselines.environment_differences)}",
-                                yellow=True, bold=True)
+            reporter.write_line(
+                f"WARNING: overhead compared with {self.baselines.compare_with.name}, measured in "
+                f"another environment: {'; '.join(self.baselines.environment_differences)}",
+                yellow=True,
+                bold=True,
+            )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -136,8 +148,11 @@ class OverheadSession:
             budget = self.budget_for(item)
         except pytest.fail.Exception:
             return False
-        return budget is not None and (budget.mode or self.settings.mode) != COUNT \
+        return (
+            budget is not None
+            and (budget.mode or self.settings.mode) != COUNT
             and (budget.processes or self.settings.processes) > 1
+        )
 
     def budget_for(self, item: pytest.Item) -> Budget | None:
         mark = item.get_closest_marker(MARKER_NAME)
@@ -154,10 +169,19 @@ class OverheadSession:
         item = request.node
         budget = self.budget_for(item)
         if budget is None:
-            pytest.fail(f"{item.nodeid}: the overhead fixture needs a budget: add "
-                        f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test", pytrace=False)
-        return OverheadFixture(distribution.original_nodeid(item), budget, self.settings, self.measuring,
-                               self.replication, group=group_for(item))
+            pytest.fail(
+                f"{item.nodeid}: the overhead fixture needs a budget: add "
+                f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
+                pytrace=False,
+            )
+        return OverheadFixture(
+            distribution.original_nodeid(item),
+            budget,
+            self.settings,
+            self.measuring,
+            self.replication,
+            group=group_for(item),
+        )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -170,13 +194,17 @@ class OverheadSession:
             return outcome
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
         if fixture is None or fixture.result is None:
-            pytest.fail(f"{item.nodeid}: marked @pytest.mark.overhead but never called "
-                        f"overhead.compare(baseline, framework)", pytrace=False)
+            pytest.fail(
+                f"{item.nodeid}: marked @pytest.mark.overhead but never called overhead.compare(baseline, framework)",
+                pytrace=False,
+            )
         self._judge(item, fixture.result)
         return outcome
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if call.when == "call" and RESULT_KEY in item.stash:
             setattr(report, REPORT_ATTRIBUTE, item.stash[RESULT_KEY])
@@ -210,8 +238,10 @@ class OverheadSession:
         if self.replicas.started:
             terminalreporter.write_line(f"replica processes started in this session: {self.replicas.started}")
         if self.config.getoption("--overhead-quick"):
-            terminalreporter.write_line("quick profile (--overhead-quick): fewer processes and less time per pair, so "
-                                        "intervals are wider; inconclusive verdicts warn instead of failing")
+            terminalreporter.write_line(
+                "quick profile (--overhead-quick): fewer processes and less time per pair, so "
+                "intervals are wider; inconclusive verdicts warn instead of failing"
+            )
         for option in ("--overhead-json", "--overhead-md"):
             if self.config.getoption(option):
                 terminalreporter.write_line(f"overhead results written to {self.config.getoption(option)}")

@@ -4,8 +4,8 @@ from the results."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from .comparison import Change
 from .counting import INSTRUCTIONS, KEPT_BLOCKS, KEPT_BYTES, PEAK_BYTES
@@ -18,14 +18,34 @@ from .stats import WITHIN_PROCESS
 
 STATUS_MARKS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "unjudged": "NOT JUDGED"}
 MARKDOWN_STATUS = {"pass": "✅", "fail": "❌", "inconclusive": "⚠ inconclusive", "unjudged": "— (no count budget)"}
-COUNT_FOOTNOTE = ("count mode: the overhead is in executed bytecode instructions per call, median over the repeats; "
-                  "\"exact\" = every repeat gave the same count, a..b = their range (the code is not deterministic)")
-ALLOCATION_FOOTNOTE = ("memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
-                       "blocks a call left allocated")
-CSV_HEADERS = ("group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s",
-               "budget_max", "budget_max_abs_s", "verdict", "processes", "mode",
-               *(f"{side}_{figure}" for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES)
-                 for side in (BASELINE, FRAMEWORK)))
+COUNT_FOOTNOTE = (
+    "count mode: the overhead is in executed bytecode instructions per call, median over the repeats; "
+    '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
+)
+ALLOCATION_FOOTNOTE = (
+    "memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
+    "blocks a call left allocated"
+)
+CSV_HEADERS = (
+    "group",
+    "test",
+    "baseline_s",
+    "framework_s",
+    "overhead",
+    "ci_low",
+    "ci_high",
+    "abs_overhead_s",
+    "budget_max",
+    "budget_max_abs_s",
+    "verdict",
+    "processes",
+    "mode",
+    *(
+        f"{side}_{figure}"
+        for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES)
+        for side in (BASELINE, FRAMEWORK)
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -123,8 +143,16 @@ def padded(rows: Sequence[Sequence[str]]) -> list[str]:
 def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
     """Old and new overhead per test; "~" marks a change that is not significant (p >= 0.05)."""
     rows = [("test", f"old ({old_name})", "new", "change", "p")]
-    rows += [(c.nodeid, format_fraction(c.old), format_fraction(c.new),
-              f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points", c.evidence) for c in changes]
+    rows += [
+        (
+            c.nodeid,
+            format_fraction(c.old),
+            format_fraction(c.new),
+            f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points",
+            c.evidence,
+        )
+        for c in changes
+    ]
     return [*padded(rows), "~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)"]
 
 
@@ -134,12 +162,16 @@ def render_table(results: Sequence[OverheadResult]) -> list[str]:
     timed = [r for r in results if r.mode == TIME]
     if timed:
         confidences = sorted({f"{r.confidence * 100:g}%" for r in timed})
-        lines.append(f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
-                     f"fresh process(es) per pair at most")
+        lines.append(
+            f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
+            f"fresh process(es) per pair at most"
+        )
     lines += footnotes(results)
     if any(r.method == WITHIN_PROCESS for r in results):
-        lines.append("* measured in one process only: the interval leaves out between-process "
-                     "variance and is optimistic (use overhead_processes >= 3)")
+        lines.append(
+            "* measured in one process only: the interval leaves out between-process "
+            "variance and is optimistic (use overhead_processes >= 3)"
+        )
     return lines
 
 
@@ -162,7 +194,10 @@ def environment_lines(env: dict) -> list[str]:
         ("Python", f"{machine.get('python_implementation', '?')} {machine.get('python_version', '?')}"),
         ("OS", f"{machine.get('system', '?')} {machine.get('release', '')} {machine.get('machine', '')}".strip()),
         ("CPU", f"{cpu} ({env.get('cpu_count', '?')} cores)"),
-        ("Commit", f"{commit.get('id', '?')}{' (dirty)' if commit.get('dirty') else ''} on {commit.get('branch', '?')}"),
+        (
+            "Commit",
+            f"{commit.get('id', '?')}{' (dirty)' if commit.get('dirty') else ''} on {commit.get('branch', '?')}",
+        ),
         ("Packages", packages or "?"),
         ("Date", str(env.get("datetime", "?"))),
     ]
@@ -178,11 +213,19 @@ def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
         groups.setdefault(result.group, []).append(result)
     for group, members in groups.items():
         columns = _columns(members, markdown=True)
-        lines += ["", f"## {group or 'Ungrouped'}", "",
-                  "| Test | " + "".join(f"{c.markdown} | " for c in columns) + "Status |",
-                  "|---|" + "---|" * len(columns) + "---|"]
-        lines += [f"| `{r.nodeid}` | " + "".join(f"{_cell(c, r)} | " for c in columns)
-                  + f"{MARKDOWN_STATUS.get(r.verdict, r.verdict)} |" for r in members]
+        lines += [
+            "",
+            f"## {group or 'Ungrouped'}",
+            "",
+            "| Test | " + "".join(f"{c.markdown} | " for c in columns) + "Status |",
+            "|---|" + "---|" * len(columns) + "---|",
+        ]
+        lines += [
+            f"| `{r.nodeid}` | "
+            + "".join(f"{_cell(c, r)} | " for c in columns)
+            + f"{MARKDOWN_STATUS.get(r.verdict, r.verdict)} |"
+            for r in members
+        ]
     notes = footnotes(results)
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
@@ -192,13 +235,32 @@ def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
 def csv_rows(results: Sequence[OverheadResult]) -> list[tuple]:
     """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
     headed by ``CSV_HEADERS``; a figure that was not measured is empty."""
-    rows = [(r.group or "", r.nodeid, r.baseline_s, r.framework_s, r.overhead, r.ci[0], r.ci[1], r.abs_overhead_s,
-             r.budget.max_overhead, r.budget.max_abs_s, r.verdict, len(r.samples), r.mode, *_count_cells(r))
-            for r in results]
+    rows = [
+        (
+            r.group or "",
+            r.nodeid,
+            r.baseline_s,
+            r.framework_s,
+            r.overhead,
+            r.ci[0],
+            r.ci[1],
+            r.abs_overhead_s,
+            r.budget.max_overhead,
+            r.budget.max_abs_s,
+            r.verdict,
+            len(r.samples),
+            r.mode,
+            *_count_cells(r),
+        )
+        for r in results
+    ]
     return [CSV_HEADERS, *(tuple("" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows)]
 
 
 def _count_cells(result: OverheadResult) -> list[float | str]:
     counts = result.counts
-    return [counts.median(side, figure) if counts is not None and counts.has(figure) else ""
-            for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES) for side in (BASELINE, FRAMEWORK)]
+    return [
+        counts.median(side, figure) if counts is not None and counts.has(figure) else ""
+        for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES)
+        for side in (BASELINE, FRAMEWORK)
+    ]

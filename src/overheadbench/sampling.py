@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import closing, contextmanager
-from typing import Awaitable, Callable, Generator, Iterator, TypeVar
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 

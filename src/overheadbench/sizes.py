@@ -36,8 +36,10 @@ def parse_size(value: object) -> float:
         match = _SIZE.match(value)
         unit = (match.group(2) or "b").lower() if match else ""
         if not match or unit not in _UNITS_B:
-            raise SizeError(f"{value!r} is not a size: write a number of bytes or a number with one of the units "
-                            f"B, KB, MB, GB, KiB, MiB, GiB (e.g. '2KiB')")
+            raise SizeError(
+                f"{value!r} is not a size: write a number of bytes or a number with one of the units "
+                f"B, KB, MB, GB, KiB, MiB, GiB (e.g. '2KiB')"
+            )
         size = float(match.group(1)) * _UNITS_B[unit]
     else:
         raise SizeError(f"{value!r} is not a size (use bytes or a string such as '2KiB')")

@@ -16,9 +16,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def median_ranks(n: int, confidence: float) -> tuple[int, int] | None:
         spread = NormalDist().inv_cdf(1 - tail) * math.sqrt(n) / 2
         r = max(1, math.floor(n / 2 - spread))
         return r - 1, n - r
-    r, cumulative, total = 0, 0, 2 ** n
+    r, cumulative, total = 0, 0, 2**n
     while r < n // 2:
         cumulative += math.comb(n, r)
         if cumulative > tail * total:
@@ -122,7 +122,9 @@ def t_quantile(p: float, df: int) -> float:
     return (low + high) / 2
 
 
-def replica_ratio(baseline_ns: Sequence[float], framework_ns: Sequence[float], offset_ns: float, confidence: float) -> tuple[float, float, float]:
+def replica_ratio(
+    baseline_ns: Sequence[float], framework_ns: Sequence[float], offset_ns: float, confidence: float
+) -> tuple[float, float, float]:
     """One process's median pair ratio and its within-process interval."""
     return median_interval(pair_ratios(baseline_ns, framework_ns, offset_ns), confidence)
 

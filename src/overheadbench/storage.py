@@ -52,8 +52,12 @@ class Storage:
             return Path(reference)
         runs = self.runs()
         if reference:
-            runs = [p for p in runs if RUN_FILE.match(p.name).group(1) == reference.zfill(4)  # type: ignore[union-attr]
-                    or RUN_FILE.match(p.name).group(2) == reference]  # type: ignore[union-attr]
+            runs = [
+                p
+                for p in runs
+                if RUN_FILE.match(p.name).group(1) == reference.zfill(4)  # type: ignore[union-attr]
+                or RUN_FILE.match(p.name).group(2) == reference
+            ]  # type: ignore[union-attr]
         if not runs:
             what = f"no stored run matches {reference!r}" if reference else "no stored run"
             raise StorageError(f"{what} in {self.folder}/ (save one with --overhead-save NAME or --overhead-autosave)")
@@ -72,6 +76,8 @@ def load_run(path: Path) -> dict[str, Any]:
         raise StorageError(f"{path}: not an overheadbench run (needs {', '.join(REQUIRED)})")
     version = data["schema_version"]
     if not isinstance(version, int) or version > JSON_SCHEMA_VERSION:
-        raise StorageError(f"{path}: schema version {version!r} was written by a newer overheadbench; "
-                           f"this one reads up to {JSON_SCHEMA_VERSION} (upgrade overheadbench)")
+        raise StorageError(
+            f"{path}: schema version {version!r} was written by a newer overheadbench; "
+            f"this one reads up to {JSON_SCHEMA_VERSION} (upgrade overheadbench)"
+        )
     return data

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 
 class PairTimeout(BaseException):
@@ -23,8 +24,11 @@ class PairTimeout(BaseException):
 def time_limit(seconds: float, message: Callable[[], str]) -> Iterator[None]:
     """Raise :class:`PairTimeout` (with ``message()``, made when it expires) if the block runs
     longer than ``seconds``."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None):
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+    ):
         yield
         return
 

@@ -7,7 +7,7 @@ and :mod:`overheadbench.sizes` each give their ladder of units.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def with_unit(value: float, ladder: Sequence[tuple[str, float]], signed: bool = False, whole: bool = False) -> str:

@@ -10,8 +10,8 @@ value for deterministic code). The verdict is the worst of the checks.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from .counting import INSTRUCTIONS, KEPT_BLOCKS, PEAK_BYTES, CountSamples
 from .durations import format_fraction, format_seconds
@@ -85,27 +85,42 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
             "overhead_inconclusive=warn"
         )
     elif status == INCONCLUSIVE:
-        message += ("; the counts differ from repeat to repeat (the code is not deterministic: caches, "
-                    "time-dependent branches) and their range contains the budget")
+        message += (
+            "; the counts differ from repeat to repeat (the code is not deterministic: caches, "
+            "time-dependent branches) and their range contains the budget"
+        )
     return Verdict(status, message)
 
 
-def judge_time(overhead: float, overhead_ci: tuple[float, float], baseline_s: float, budget: Budget,
-               confidence: float, counts: CountSamples | None = None) -> Verdict:
+def judge_time(
+    overhead: float,
+    overhead_ci: tuple[float, float],
+    baseline_s: float,
+    budget: Budget,
+    confidence: float,
+    counts: CountSamples | None = None,
+) -> Verdict:
     """Judge a timed overhead (a fraction, with its interval) against the time budgets, and
     the allocations counted after timing (``counts``) against the allocation budgets."""
-    figures = (f"baseline {format_seconds(baseline_s)}/call, framework {format_seconds(baseline_s * (1 + overhead))}"
-               f"/call ({format_seconds(overhead * baseline_s, signed=True)})" + allocation_figures(counts))
-    return judge(time_checks(overhead, overhead_ci, baseline_s, budget, f"{confidence * 100:g}% CI")
-                 + allocation_checks(counts, budget), figures)
+    figures = (
+        f"baseline {format_seconds(baseline_s)}/call, framework {format_seconds(baseline_s * (1 + overhead))}"
+        f"/call ({format_seconds(overhead * baseline_s, signed=True)})" + allocation_figures(counts)
+    )
+    return judge(
+        time_checks(overhead, overhead_ci, baseline_s, budget, f"{confidence * 100:g}% CI")
+        + allocation_checks(counts, budget),
+        figures,
+    )
 
 
 def judge_counts(counts: CountSamples, budget: Budget) -> Verdict:
     """Judge a pair measured in count mode: its instruction overhead and allocations, on
     their range over the repeats."""
     base, framework = counts.median(BASELINE, INSTRUCTIONS), counts.median(FRAMEWORK, INSTRUCTIONS)
-    figures = (f"baseline {format_count(base)} instructions/call, framework {format_count(framework)}/call "
-               f"({format_count(framework - base, signed=True)})" + allocation_figures(counts))
+    figures = (
+        f"baseline {format_count(base)} instructions/call, framework {format_count(framework)}/call "
+        f"({format_count(framework - base, signed=True)})" + allocation_figures(counts)
+    )
     return judge(instruction_checks(counts, budget) + allocation_checks(counts, budget), figures)
 
 
@@ -118,8 +133,9 @@ def allocation_figures(counts: CountSamples | None) -> str:
     return f"; peak memory {peak[0]} -> {peak[1]}, blocks kept {kept[0]} -> {kept[1]} per call"
 
 
-def time_checks(overhead: float, overhead_ci: tuple[float, float], baseline_s: float, budget: Budget,
-                interval: str) -> list[Check]:
+def time_checks(
+    overhead: float, overhead_ci: tuple[float, float], baseline_s: float, budget: Budget, interval: str
+) -> list[Check]:
     """The time budgets: the relative overhead, and the absolute one (relative times the
     baseline's time per call, so both are judged on the same paired estimate)."""
     checks = []
@@ -127,8 +143,18 @@ def time_checks(overhead: float, overhead_ci: tuple[float, float], baseline_s: f
         checks.append(Check("max", "overhead", budget.max_overhead, overhead, *overhead_ci, format_fraction, interval))
     if budget.max_abs_s is not None:
         low, high = overhead_ci
-        checks.append(Check("max_abs", "overhead", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
-                            high * baseline_s, lambda s: format_seconds(s, signed=True), interval))
+        checks.append(
+            Check(
+                "max_abs",
+                "overhead",
+                budget.max_abs_s,
+                overhead * baseline_s,
+                low * baseline_s,
+                high * baseline_s,
+                lambda s: format_seconds(s, signed=True),
+                interval,
+            )
+        )
     return checks
 
 
@@ -138,11 +164,24 @@ def instruction_checks(counts: CountSamples, budget: Budget) -> list[Check]:
         return []
     interval = repeats(counts)
     if counts.median(BASELINE, INSTRUCTIONS) < 1:
-        return [Check("max", "instruction overhead", budget.max_overhead, math.nan, math.nan, math.nan,
-                      format_fraction, interval)]
+        return [
+            Check(
+                "max",
+                "instruction overhead",
+                budget.max_overhead,
+                math.nan,
+                math.nan,
+                math.nan,
+                format_fraction,
+                interval,
+            )
+        ]
     ratio, low, high = counts.ratio(INSTRUCTIONS)
-    return [Check("max", "instruction overhead", budget.max_overhead, ratio - 1, low - 1, high - 1,
-                  format_fraction, interval)]
+    return [
+        Check(
+            "max", "instruction overhead", budget.max_overhead, ratio - 1, low - 1, high - 1, format_fraction, interval
+        )
+    ]
 
 
 def repeats(counts: CountSamples) -> str:
@@ -153,9 +192,25 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
     """The allocation budgets (both modes): extra blocks kept, extra peak bytes, per call."""
     checks = []
     if counts is not None and budget.max_alloc is not None:
-        checks.append(Check("max_alloc", "extra memory blocks kept per call", budget.max_alloc,
-                            *counts.difference(KEPT_BLOCKS), lambda n: format_count(n, signed=True), repeats(counts)))
+        checks.append(
+            Check(
+                "max_alloc",
+                "extra memory blocks kept per call",
+                budget.max_alloc,
+                *counts.difference(KEPT_BLOCKS),
+                lambda n: format_count(n, signed=True),
+                repeats(counts),
+            )
+        )
     if counts is not None and budget.max_alloc_bytes is not None:
-        checks.append(Check("max_alloc_bytes", "extra peak memory per call", budget.max_alloc_bytes,
-                            *counts.difference(PEAK_BYTES), lambda b: format_bytes(b, signed=True), repeats(counts)))
+        checks.append(
+            Check(
+                "max_alloc_bytes",
+                "extra peak memory per call",
+                budget.max_alloc_bytes,
+                *counts.difference(PEAK_BYTES),
+                lambda b: format_bytes(b, signed=True),
+                repeats(counts),
+            )
+        )
     return checks

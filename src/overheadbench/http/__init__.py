@@ -10,12 +10,25 @@ from __future__ import annotations
 from ..lazy import lazy_attributes
 
 _HOMES = {
-    "LatencyStats": "load", "Throughput": "load", "alatency": "load", "latency": "load", "throughput": "load",
-    "PROTOCOLS": "server", "ProtocolMismatch": "server", "Server": "server", "ServerError": "server",
+    "LatencyStats": "load",
+    "Throughput": "load",
+    "alatency": "load",
+    "latency": "load",
+    "throughput": "load",
+    "PROTOCOLS": "server",
+    "ProtocolMismatch": "server",
+    "Server": "server",
+    "ServerError": "server",
     "start_server": "server",
-    "EventTimer": "streaming", "StreamStats": "streaming", "astream": "streaming", "stream": "streaming",
-    "ConcurrencyNotReached": "sweeps", "SizePoint": "sweeps", "concurrency_sweep": "sweeps",
-    "in_flight_probe": "sweeps", "size_sweep": "sweeps",
+    "EventTimer": "streaming",
+    "StreamStats": "streaming",
+    "astream": "streaming",
+    "stream": "streaming",
+    "ConcurrencyNotReached": "sweeps",
+    "SizePoint": "sweeps",
+    "concurrency_sweep": "sweeps",
+    "in_flight_probe": "sweeps",
+    "size_sweep": "sweeps",
 }
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_attributes(__name__, _HOMES)

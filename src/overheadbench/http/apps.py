@@ -20,7 +20,8 @@ One app serves every endpoint; ``app`` is the instance a server process imports
 from __future__ import annotations
 
 import json
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
@@ -32,7 +33,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 def sse_event(index: int, size: int) -> bytes:
     """One event: ``data: `` + ``size`` payload bytes (the index, zero-padded) + a blank line."""
-    payload = str(index).encode().rjust(max(size, 1), b"0")[-max(size, 1):]
+    payload = str(index).encode().rjust(max(size, 1), b"0")[-max(size, 1) :]
     return b"data: " + payload + b"\n\n"
 
 
@@ -67,10 +68,17 @@ class AgentApp:
             await _respond(send, 200, body, b"application/json")
         elif path == "/delay":
             await anyio.sleep(float(query.get("ms", "0")) / 1000)
-            await _respond(send, 200, json.dumps({"slept_ms": float(query.get("ms", "0"))}).encode(), b"application/json")
+            await _respond(
+                send, 200, json.dumps({"slept_ms": float(query.get("ms", "0"))}).encode(), b"application/json"
+            )
         elif path in ("/stream", "/batch"):
-            await self._events(send, path == "/stream", int(query.get("chunks", "10")),
-                               int(query.get("size", "100")), float(query.get("delay_ms", "0")) / 1000)
+            await self._events(
+                send,
+                path == "/stream",
+                int(query.get("chunks", "10")),
+                int(query.get("size", "100")),
+                float(query.get("delay_ms", "0")) / 1000,
+            )
         elif path == "/hold":
             await self._hold(int(query.get("n", "1")), float(query.get("timeout_ms", "2000")) / 1000)
             await _respond(send, 200, json.dumps({"max_in_flight": self.max_in_flight}).encode(), b"application/json")
@@ -95,8 +103,13 @@ class AgentApp:
 
     async def _events(self, send: Send, streaming: bool, chunks: int, size: int, delay_s: float) -> None:
         content_type = b"text/event-stream" if streaming else b"text/plain"
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", content_type), (b"cache-control", b"no-cache")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", content_type), (b"cache-control", b"no-cache")],
+            }
+        )
         batch = []
         started = anyio.current_time()
         for index in range(chunks):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 import numpy as np
@@ -40,8 +41,16 @@ class LatencyStats:
         p50, p95, p99 = np.percentile(values, [50, 95, 99])
         enough = values.size >= P99_MIN_SAMPLES
         note = "" if enough else f"p99 needs >= {P99_MIN_SAMPLES} samples, have {values.size}"
-        return cls(int(values.size), float(values.min()), float(values.mean()), float(p50), float(p95),
-                   float(p99) if enough else None, float(values.max()), note)
+        return cls(
+            int(values.size),
+            float(values.min()),
+            float(values.mean()),
+            float(p50),
+            float(p95),
+            float(p99) if enough else None,
+            float(values.max()),
+            note,
+        )
 
 
 @dataclass(frozen=True)
@@ -65,8 +74,14 @@ class Throughput:
         return self.requests / self.duration_s if self.duration_s > 0 else math.nan
 
 
-def latency(send: Callable[[], Any], *, count: int = 1000, warmup: int = 20, max_s: float = 30.0,
-            clock_ns: Callable[[], int] = time.perf_counter_ns) -> LatencyStats:
+def latency(
+    send: Callable[[], Any],
+    *,
+    count: int = 1000,
+    warmup: int = 20,
+    max_s: float = 30.0,
+    clock_ns: Callable[[], int] = time.perf_counter_ns,
+) -> LatencyStats:
     """``count`` sequential requests after ``warmup`` (a warm connection), stopping early at ``max_s``."""
     for _ in range(warmup):
         send()
@@ -79,8 +94,14 @@ def latency(send: Callable[[], Any], *, count: int = 1000, warmup: int = 20, max
     return LatencyStats.from_ns(samples)
 
 
-async def alatency(send: Callable[[], Awaitable[Any]], *, count: int = 1000, warmup: int = 20, max_s: float = 30.0,
-                   clock_ns: Callable[[], int] = time.perf_counter_ns) -> LatencyStats:
+async def alatency(
+    send: Callable[[], Awaitable[Any]],
+    *,
+    count: int = 1000,
+    warmup: int = 20,
+    max_s: float = 30.0,
+    clock_ns: Callable[[], int] = time.perf_counter_ns,
+) -> LatencyStats:
     """:func:`latency` for an async request callable."""
     for _ in range(warmup):
         await send()
@@ -93,10 +114,16 @@ async def alatency(send: Callable[[], Awaitable[Any]], *, count: int = 1000, war
     return LatencyStats.from_ns(samples)
 
 
-async def throughput(send: Callable[[], Awaitable[Any]], *, concurrency: int = 1, duration_s: float = 1.0,
-                     max_requests: int = 1_000_000, warmup: int = 10,
-                     ok: Callable[[Any], bool] = lambda response: getattr(response, "status_code", 200) < 400,
-                     clock_ns: Callable[[], int] = time.perf_counter_ns) -> Throughput:
+async def throughput(
+    send: Callable[[], Awaitable[Any]],
+    *,
+    concurrency: int = 1,
+    duration_s: float = 1.0,
+    max_requests: int = 1_000_000,
+    warmup: int = 10,
+    ok: Callable[[Any], bool] = lambda response: getattr(response, "status_code", 200) < 400,
+    clock_ns: Callable[[], int] = time.perf_counter_ns,
+) -> Throughput:
     """``concurrency`` workers send requests back to back until the deadline, which is exact:
     requests still in flight then are cancelled and not counted. A response ``ok`` rejects
     (by default: HTTP status ≥ 400) or a raised exception counts as an error, not a request."""
@@ -130,6 +157,12 @@ async def throughput(send: Callable[[], Awaitable[Any]], *, concurrency: int = 1
                 group.start_soon(worker)
     elapsed_s = (clock_ns() - started) / 1e9
     cpu_s = time.process_time() - cpu_started
-    return Throughput(concurrency, len(samples), len(failures), elapsed_s,
-                      LatencyStats.from_ns(samples) if samples else None,
-                      cpu_s / len(samples) if samples else math.nan, failures[0] if failures else "")
+    return Throughput(
+        concurrency,
+        len(samples),
+        len(failures),
+        elapsed_s,
+        LatencyStats.from_ns(samples) if samples else None,
+        cpu_s / len(samples) if samples else math.nan,
+        failures[0] if failures else "",
+    )

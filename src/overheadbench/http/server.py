@@ -75,8 +75,9 @@ class Server:
         """Count the response's HTTP version; fail loudly when it is not the server's protocol."""
         self.versions[response.http_version] += 1
         if response.http_version != HTTP_VERSION[self.protocol]:
-            raise ProtocolMismatch(f"{self.url} was started for {self.protocol}, but a response came over "
-                                   f"{response.http_version}")
+            raise ProtocolMismatch(
+                f"{self.url} was started for {self.protocol}, but a response came over {response.http_version}"
+            )
 
     def stats(self) -> dict[str, int]:
         """The built-in app's request gauge (``/_stats``)."""
@@ -106,8 +107,13 @@ class Server:
         self.log.close()
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        defaults = {"base_url": self.url, "http1": self.protocol == "http1", "http2": self.protocol == "h2c",
-                    "limits": CLIENT_LIMITS, "timeout": 30.0}
+        defaults = {
+            "base_url": self.url,
+            "http1": self.protocol == "http1",
+            "http2": self.protocol == "h2c",
+            "limits": CLIENT_LIMITS,
+            "timeout": 30.0,
+        }
         return {**defaults, **options}
 
 
@@ -130,9 +136,14 @@ def start_server(app: str = "overheadbench.http.apps:app", protocol: str = "http
     log = tempfile.TemporaryFile(prefix="overheadbench-server-")
     environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
     try:
-        process = subprocess.Popen([sys.executable, "-m", "overheadbench.http.child", app, str(fd)],
-                                   stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                   pass_fds=(fd,), env=environ)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "overheadbench.http.child", app, str(fd)],
+            stdin=subprocess.PIPE,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(fd,),
+            env=environ,
+        )
     finally:
         os.close(fd)
     server = Server(app, protocol, f"http://127.0.0.1:{port}", process, log)
@@ -146,8 +157,12 @@ def start_server(app: str = "overheadbench.http.apps:app", protocol: str = "http
 
 def _wait_ready(server: Server) -> None:
     try:
-        with httpx.Client(base_url=server.url, http1=server.protocol == "http1", http2=server.protocol == "h2c",
-                          timeout=START_TIMEOUT_S) as client:
+        with httpx.Client(
+            base_url=server.url,
+            http1=server.protocol == "http1",
+            http2=server.protocol == "h2c",
+            timeout=START_TIMEOUT_S,
+        ) as client:
             server.check(client.get("/"))
     except httpx.HTTPError as exc:
         try:  # a crashing server resets the connection a moment before it has exited
@@ -155,5 +170,7 @@ def _wait_ready(server: Server) -> None:
         except subprocess.TimeoutExpired:
             code = None
         state = f"exited with code {code}" if code is not None else "did not answer"
-        raise ServerError(f"the server for {server.app} ({server.protocol}) {state} "
-                          f"({type(exc).__name__}: {exc}). Its output:\n{server.output()[-3000:]}") from None
+        raise ServerError(
+            f"the server for {server.app} ({server.protocol}) {state} "
+            f"({type(exc).__name__}: {exc}). Its output:\n{server.output()[-3000:]}"
+        ) from None

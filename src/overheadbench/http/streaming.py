@@ -10,8 +10,9 @@ events the server's writes coalesce); ``reads`` shows how many reads carried the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class EventTimer:
         data = self._tail + chunk
         complete = data.count(EVENT_END)
         self.arrivals_ns.extend([now] * complete)
-        self._tail = data[data.rfind(EVENT_END) + len(EVENT_END):] if complete else data
+        self._tail = data[data.rfind(EVENT_END) + len(EVENT_END) :] if complete else data
 
     def stats(self) -> StreamStats:
         end_ns = self.clock_ns()
@@ -66,11 +67,20 @@ class EventTimer:
             raise ValueError(f"the stream ended after {self.bytes} bytes without one complete event")
         arrivals = (np.asarray(self.arrivals_ns, float) - self.started_ns) / 1e9
         gaps = np.diff(arrivals) if arrivals.size > 1 else np.zeros(1)
-        return StreamStats(int(arrivals.size), self.bytes, self.reads, float(arrivals[0]),
-                           (end_ns - self.started_ns) / 1e9, float(np.percentile(gaps, 50)), float(np.percentile(gaps, 95)))
+        return StreamStats(
+            int(arrivals.size),
+            self.bytes,
+            self.reads,
+            float(arrivals[0]),
+            (end_ns - self.started_ns) / 1e9,
+            float(np.percentile(gaps, 50)),
+            float(np.percentile(gaps, 95)),
+        )
 
 
-def stream(client: Any, url: str, *, method: str = "GET", clock_ns: Callable[[], int] = time.perf_counter_ns) -> StreamStats:
+def stream(
+    client: Any, url: str, *, method: str = "GET", clock_ns: Callable[[], int] = time.perf_counter_ns
+) -> StreamStats:
     """Stream ``url`` with a sync httpx client, timing every event as it arrives."""
     timer = EventTimer(clock_ns)
     timer.start()
@@ -81,8 +91,9 @@ def stream(client: Any, url: str, *, method: str = "GET", clock_ns: Callable[[],
     return timer.stats()
 
 
-async def astream(client: Any, url: str, *, method: str = "GET",
-                  clock_ns: Callable[[], int] = time.perf_counter_ns) -> StreamStats:
+async def astream(
+    client: Any, url: str, *, method: str = "GET", clock_ns: Callable[[], int] = time.perf_counter_ns
+) -> StreamStats:
     """:func:`stream` with an async httpx client."""
     timer = EventTimer(clock_ns)
     timer.start()

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 import anyio
 
@@ -61,9 +61,16 @@ async def in_flight_probe(server: Server, concurrency: int, per_client: int | No
             await client.aclose()
 
 
-async def concurrency_sweep(server: Server, levels: Sequence[int] = (1, 10, 50, 100), *, path: str = "/echo",
-                            body: bytes = b'{"message": "hello"}', duration_s: float = 1.0,
-                            per_client: int | None = None, verify: bool = True) -> list[Throughput]:
+async def concurrency_sweep(
+    server: Server,
+    levels: Sequence[int] = (1, 10, 50, 100),
+    *,
+    path: str = "/echo",
+    body: bytes = b'{"message": "hello"}',
+    duration_s: float = 1.0,
+    per_client: int | None = None,
+    verify: bool = True,
+) -> list[Throughput]:
     """Throughput and latency at each concurrency level, over the built-in app (or any app
     with ``/_stats`` and ``/delay`` when ``verify``). Raises :class:`ConcurrencyNotReached`
     when the server never saw a level's requests in flight together."""
@@ -71,13 +78,16 @@ async def concurrency_sweep(server: Server, levels: Sequence[int] = (1, 10, 50, 
     for level in levels:
         seen = await in_flight_probe(server, level, per_client) if verify else None
         if seen is not None and seen < level:
-            raise ConcurrencyNotReached(f"asked for {level} requests in flight, the server saw at most {seen} "
-                                        f"at once ({server.protocol}); the client serialises them")
+            raise ConcurrencyNotReached(
+                f"asked for {level} requests in flight, the server saw at most {seen} "
+                f"at once ({server.protocol}); the client serialises them"
+            )
         clients = _clients(server, level, per_client)
         rotation = itertools.cycle(clients)
         try:
-            result = await throughput(lambda: next(rotation).post(path, content=body), concurrency=level,
-                                      duration_s=duration_s)
+            result = await throughput(
+                lambda: next(rotation).post(path, content=body), concurrency=level, duration_s=duration_s
+            )
         finally:
             for client in clients:
                 await client.aclose()
@@ -85,13 +95,17 @@ async def concurrency_sweep(server: Server, levels: Sequence[int] = (1, 10, 50, 
     return results
 
 
-async def size_sweep(server: Server, sizes: Sequence[int] = (100, 10_000, 1_000_000), *, count: int = 200,
-                     max_s: float = 10.0) -> list[SizePoint]:
+async def size_sweep(
+    server: Server, sizes: Sequence[int] = (100, 10_000, 1_000_000), *, count: int = 200, max_s: float = 10.0
+) -> list[SizePoint]:
     """Sequential echo latency for each body size (the same bytes go both ways)."""
     points = []
     async with server.async_client() as client:
         for size in sizes:
             body = b"x" * size
-            points.append(SizePoint(size, await alatency(lambda: client.post("/echo", content=body),
-                                                         count=count, warmup=5, max_s=max_s)))
+            points.append(
+                SizePoint(
+                    size, await alatency(lambda: client.post("/echo", content=body), count=count, warmup=5, max_s=max_s)
+                )
+            )
     return points

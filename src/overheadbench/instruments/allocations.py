@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from typing import Any, Awaitable, Callable, NamedTuple
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
 
 
 class Allocations(NamedTuple):
@@ -78,11 +79,14 @@ class _Tracing:
 
 def _own_excluded(snapshot: tracemalloc.Snapshot) -> tracemalloc.Snapshot:
     """The snapshot without blocks allocated by this module's bookkeeping or tracemalloc's own."""
-    return snapshot.filter_traces([tracemalloc.Filter(False, __file__), tracemalloc.Filter(False, tracemalloc.__file__)])
+    return snapshot.filter_traces(
+        [tracemalloc.Filter(False, __file__), tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
 
 
 # In both loops nothing of the harness allocates between ``reset_peak()`` and the read after
 # the call: the start is read (and its int made) before the peak is reset.
+
 
 def sync_block(fn: Callable[[], Any]) -> Callable[[int], Allocations]:
     """A block that calls ``fn`` once to settle, then ``n`` times under tracemalloc, and

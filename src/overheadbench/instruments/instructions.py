@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from functools import partial
 from types import CodeType, FrameType
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from . import walltime
 
@@ -111,8 +112,12 @@ class InstructionCounter:
 
 
 def _own_codes() -> list[CodeType]:
-    return [InstructionCounter.__enter__.__code__, InstructionCounter.__exit__.__code__,
-            InstructionCounter._start.__code__, InstructionCounter._stop.__code__]
+    return [
+        InstructionCounter.__enter__.__code__,
+        InstructionCounter.__exit__.__code__,
+        InstructionCounter._start.__code__,
+        InstructionCounter._stop.__code__,
+    ]
 
 
 def sync_block(fn: Callable[[], Any], counter: InstructionCounter) -> walltime.SyncBlock:

@@ -8,7 +8,8 @@ empty callable and reported beside the baseline.
 from __future__ import annotations
 
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 Clock = Callable[[], int]
 SyncBlock = Callable[[int], int]

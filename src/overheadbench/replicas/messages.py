@@ -92,7 +92,11 @@ def decode(line: bytes) -> Message:
     try:
         data = json.loads(line)
         cls = _TYPES[data.pop("type")]
-        return cls(**{name: _NESTED[name].from_json(value) if name in _NESTED else value  # type: ignore[attr-defined]
-                      for name, value in data.items()})
+        return cls(
+            **{
+                name: _NESTED[name].from_json(value) if name in _NESTED else value  # type: ignore[attr-defined]
+                for name, value in data.items()
+            }
+        )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ProtocolError(f"not an overheadbench replica message: {line[:200]!r}") from exc

@@ -26,10 +26,11 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import IO, Any, Callable, Generator
+from typing import IO, Any
 
 from ..options import Settings
 from ..sampling import ReplicaSamples, Request, calibrate, replica_plan
@@ -177,8 +178,10 @@ class ReplicaPool:
         try:
             return self.nodeids.index(nodeid)
         except ValueError:
-            raise ReplicaError(f"{nodeid}: not among the session's timed @pytest.mark.overhead tests when the "
-                               f"session started (was the marker added at run time?); replicas cannot re-run it") from None
+            raise ReplicaError(
+                f"{nodeid}: not among the session's timed @pytest.mark.overhead tests when the "
+                f"session started (was the marker added at run time?); replicas cannot re-run it"
+            ) from None
 
     def _start(self, position: int) -> _Replica:
         if self._cache_dir is None:
@@ -192,8 +195,12 @@ class ReplicaPool:
         child_ends = (messages_write, commands_read, lifeline_read)
         try:
             process = subprocess.Popen(
-                self.invocation.command(self._cache_dir), cwd=self.invocation.directory, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, pass_fds=child_ends,
+                self.invocation.command(self._cache_dir),
+                cwd=self.invocation.directory,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=child_ends,
                 env=self.invocation.environ(os.environ, {REPLICA_ENV: request.to_env()}),
             )
         except BaseException:
@@ -221,10 +228,15 @@ class ReplicaPool:
                 self._fail(replica, f"answered {message!r} while moving to {nodeid}")
 
     def _missed_story(self, missed: Missed) -> str:
-        where = {"setup": "while setting the test up", "call": "while running the test, before overhead.compare",
-                 "teardown": "without reaching overhead.compare"}.get(missed.when, missed.when)
-        story = (f"{missed.nodeid}: in a replica process (a fresh run of this test's session) the test "
-                 f"{missed.outcome} {where}:\n{missed.report}")
+        where = {
+            "setup": "while setting the test up",
+            "call": "while running the test, before overhead.compare",
+            "teardown": "without reaching overhead.compare",
+        }.get(missed.when, missed.when)
+        story = (
+            f"{missed.nodeid}: in a replica process (a fresh run of this test's session) the test "
+            f"{missed.outcome} {where}:\n{missed.report}"
+        )
         return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")
 
     def _settle(self, replica: _Replica, deadline: float) -> None:
@@ -256,12 +268,17 @@ class ReplicaPool:
         while b"\n" not in replica.buffer:
             readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
-                self._fail(replica, f"sent nothing for {self.timeout_s:g} s while {replica.state.value} (raise "
-                                    f"overhead_replica_timeout if its fixtures are that slow)", quiet=quiet)
+                self._fail(
+                    replica,
+                    f"sent nothing for {self.timeout_s:g} s while {replica.state.value} (raise "
+                    f"overhead_replica_timeout if its fixtures are that slow)",
+                    quiet=quiet,
+                )
             chunk = os.read(replica.messages_fd, 1 << 16)
             if not chunk:
-                self._fail(replica, f"exited with code {self._exit_code(replica)} while {replica.state.value}",
-                           quiet=quiet)
+                self._fail(
+                    replica, f"exited with code {self._exit_code(replica)} while {replica.state.value}", quiet=quiet
+                )
             replica.buffer += chunk
         line, _, replica.buffer = replica.buffer.partition(b"\n")
         try:
@@ -283,8 +300,10 @@ class ReplicaPool:
         output = replica.log.read().decode(errors="replace").strip().splitlines()
         self._discard(replica)
         tail = "\n".join(output[-QUOTED_LINES:])
-        raise ReplicaError(f"{self._current}: a replica process (a fresh run of this test's session) {what}."
-                           + (f" Its output for this test ended:\n{tail}" if tail and not quiet else ""))
+        raise ReplicaError(
+            f"{self._current}: a replica process (a fresh run of this test's session) {what}."
+            + (f" Its output for this test ended:\n{tail}" if tail and not quiet else "")
+        )
 
     def _discard(self, replica: _Replica) -> None:
         """Stop a replica for good (its lifeline closes, its watchdog ends it) and free its pipes."""
@@ -324,8 +343,14 @@ class Replicas:
         """Replica processes started in this session."""
         return self._pool.started if self._pool is not None else 0
 
-    def plan(self, nodeid: str, settings: Settings, rng: Any, clock_ns: Callable[[], int],
-             too_wide: Callable[[list[ReplicaSamples]], bool]) -> Generator[Request, int, list[ReplicaSamples]]:
+    def plan(
+        self,
+        nodeid: str,
+        settings: Settings,
+        rng: Any,
+        clock_ns: Callable[[], int],
+        too_wide: Callable[[list[ReplicaSamples]], bool],
+    ) -> Generator[Request, int, list[ReplicaSamples]]:
         replicated = settings.processes > 1 and self._make_pool is not None
         if replicated and self._pool is None:
             self._pool = self._make_pool()  # type: ignore[misc]

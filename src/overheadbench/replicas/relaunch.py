@@ -24,9 +24,10 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 OPTIONAL = -1
 """Arity of an option whose value is optional (argparse ``nargs="?"``): it takes the next
@@ -34,22 +35,61 @@ word unless that word starts with ``-``, as argparse does."""
 
 DROPPED: dict[str, int] = {
     # pytest-xdist: a replica is one process
-    "-n": 1, "--numprocesses": 1, "--maxprocesses": 1, "--max-worker-restart": 1, "--dist": 1, "-d": 0,
-    "--distload": 0, "--tx": 1, "--px": 1, "--rsyncdir": 1, "--rsyncignore": 1, "-f": 0, "--looponfail": 0,
+    "-n": 1,
+    "--numprocesses": 1,
+    "--maxprocesses": 1,
+    "--max-worker-restart": 1,
+    "--dist": 1,
+    "-d": 0,
+    "--distload": 0,
+    "--tx": 1,
+    "--px": 1,
+    "--rsyncdir": 1,
+    "--rsyncignore": 1,
+    "-f": 0,
+    "--looponfail": 0,
     "--maxschedchunk": 1,
     # overheadbench: outputs and gates are the controller's
-    "--overhead-json": 1, "--overhead-md": 1, "--overhead-save": 1, "--overhead-autosave": 0,
-    "--overhead-compare": OPTIONAL, "--overhead-compare-fail": 1, "--overhead-storage": 1,
+    "--overhead-json": 1,
+    "--overhead-md": 1,
+    "--overhead-save": 1,
+    "--overhead-autosave": 0,
+    "--overhead-compare": OPTIONAL,
+    "--overhead-compare-fail": 1,
+    "--overhead-storage": 1,
     # files other plugins write, which the replica would overwrite
-    "--junitxml": 1, "--junit-xml": 1, "--report-log": 1, "--html": 1, "--alluredir": 1,
-    "--benchmark-json": 1, "--benchmark-save": 1, "--benchmark-autosave": 0, "--benchmark-save-data": 0,
-    "--benchmark-histogram": OPTIONAL, "--benchmark-cprofile-dump": OPTIONAL,
+    "--junitxml": 1,
+    "--junit-xml": 1,
+    "--report-log": 1,
+    "--html": 1,
+    "--alluredir": 1,
+    "--benchmark-json": 1,
+    "--benchmark-save": 1,
+    "--benchmark-autosave": 0,
+    "--benchmark-save-data": 0,
+    "--benchmark-histogram": OPTIONAL,
+    "--benchmark-cprofile-dump": OPTIONAL,
     "--basetemp": 1,
     # selection from the cache (the replica's cache is empty) and debuggers (no terminal)
-    "--lf": 0, "--last-failed": 0, "--ff": 0, "--failed-first": 0, "--nf": 0, "--new-first": 0,
-    "--lfnf": 1, "--last-failed-no-failures": 1, "--sw": 0, "--stepwise": 0, "--sw-skip": 0,
-    "--stepwise-skip": 0, "--sw-reset": 0, "--stepwise-reset": 0, "--cache-clear": 0, "--cache-show": OPTIONAL,
-    "--pdb": 0, "--pdbcls": 1, "--trace": 0,
+    "--lf": 0,
+    "--last-failed": 0,
+    "--ff": 0,
+    "--failed-first": 0,
+    "--nf": 0,
+    "--new-first": 0,
+    "--lfnf": 1,
+    "--last-failed-no-failures": 1,
+    "--sw": 0,
+    "--stepwise": 0,
+    "--sw-skip": 0,
+    "--stepwise-skip": 0,
+    "--sw-reset": 0,
+    "--stepwise-reset": 0,
+    "--cache-clear": 0,
+    "--cache-show": OPTIONAL,
+    "--pdb": 0,
+    "--pdbcls": 1,
+    "--trace": 0,
 }
 
 
@@ -63,7 +103,7 @@ def without_dropped(args: Sequence[str], dropped: Mapping[str, int] = DROPPED) -
         word = words[index]
         index += 1
         if word == "--":
-            kept += words[index - 1:]
+            kept += words[index - 1 :]
             break
         name, has_value = _option_name(word, dropped)
         if name is None:
@@ -119,7 +159,11 @@ class Invocation:
         if self.module_run:
             start = [sys.executable, "-m", "pytest"]
         else:  # the pytest script: no working directory on sys.path
-            start = [sys.executable, "-c", "import sys; del sys.path[0]; import pytest; sys.exit(pytest.console_main())"]
+            start = [
+                sys.executable,
+                "-c",
+                "import sys; del sys.path[0]; import pytest; sys.exit(pytest.console_main())",
+            ]
         switches = ["-o", f"cache_dir={cache_dir}"]
         ini_addopts = without_dropped(self.ini_addopts)
         if ini_addopts != list(self.ini_addopts):

@@ -22,12 +22,13 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Generator, Mapping
+from typing import Any
 
 import pytest
 
-from ..sampling import Request, ReplicaSamples, replica_plan
+from ..sampling import ReplicaSamples, Request, replica_plan
 from .messages import Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 
@@ -97,8 +98,9 @@ class ReplicaChannel:
         return decode(line)
 
 
-def watch_controller(lifeline_fd: int, grace_s: float = WATCHDOG_GRACE_S,
-                     exit_process: Callable[[int], Any] = os._exit) -> threading.Thread:
+def watch_controller(
+    lifeline_fd: int, grace_s: float = WATCHDOG_GRACE_S, exit_process: Callable[[int], Any] = os._exit
+) -> threading.Thread:
     """Start a daemon thread that ends this process when ``lifeline_fd`` reaches end of file.
 
     Blocked in ``read`` it costs nothing while pairs are timed (no polling).
@@ -187,8 +189,9 @@ class ReplicaPlugin:
 
     in_replica = True
 
-    def plan(self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int],
-             too_wide: Any = None) -> Generator[Request, int, list[ReplicaSamples]]:
+    def plan(
+        self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int], too_wide: Any = None
+    ) -> Generator[Request, int, list[ReplicaSamples]]:
         """The replica's procedure for a pair (a :class:`~overheadbench.fixture.Replication`'s):
         park, sample when told to (with the controller's settings for the pair), park until
         the controller has finished the pair. No samples when told the pair is done."""
