@@ -4,21 +4,35 @@ save, compare and fail (fake clock, so every figure is deterministic)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pytest
 
 from overheadbench.comparison import Change, compare_runs, mann_whitney_p
 from overheadbench.environment import differences
-from overheadbench.results import JSON_SCHEMA_VERSION
-from overheadbench.storage import Storage, StorageError, load_run
+from overheadbench.errors import StorageError
+from overheadbench.jsonio import strict
+from overheadbench.pair import Budget, Pair
+from overheadbench.results import OverheadResult, Status
+from overheadbench.runs import MAX_RUN_BYTES, SCHEMA_VERSION, Run, Storage, read_run
+from overheadbench.samples import Kind
+from overheadbench.settings import Mode
+from overheadbench.stats import Method
 
 
-def run(overheads: dict[str, float], schema: int = 1) -> dict:
-    return {
-        "schema_version": schema,
-        "results": [{"nodeid": k, "overhead": v, "verdict": "pass", "samples": []} for k, v in overheads.items()],
-    }
+def result(nodeid: str, overhead: float) -> OverheadResult:
+    return OverheadResult(
+        Pair(nodeid, Budget(max_overhead=1.0)),
+        Kind.SYNC,
+        ratio=1 + overhead,
+        method=Method.BETWEEN_PROCESSES,
+        verdict=Status.PASS,
+    )
+
+
+def run(overheads: dict[str, float]) -> Run:
+    return Run(results=[result(nodeid, overhead) for nodeid, overhead in overheads.items()])
 
 
 def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> None:
@@ -41,20 +55,74 @@ def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> N
         storage.save(run({}), "a/b")
 
 
+GOOD_RESULT = run({"t::a": 0.1}).to_json()["results"][0]
+
+
+def stored(**changes: object) -> str:
+    """A stored run of one result, with ``changes`` applied to that result (None deletes a key)."""
+    entry = {key: value for key, value in {**GOOD_RESULT, **changes}.items() if value is not None}
+    return json.dumps({"schema_version": SCHEMA_VERSION, "results": [entry]})
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         ('{"schema_version": 1, "results": [', "corrupt or truncated JSON"),
-        ("[1, 2]", "not an overheadbench run"),
+        ("[1, 2]", "the document: expected an object, got list"),
         ('{"schema_version": 99, "results": []}', "schema version 99 was written by a newer overheadbench"),
+        ('{"results": []}', "schema_version: missing"),
+        ('{"schema_version": 3, "results": {"a": 1}}', "results: expected a list, got dict"),
+        ('{"schema_version": 3, "results": [7]}', r"results\[0\]: expected an object, got int 7"),
+        (stored(nodeid=None), r"results\[0\].nodeid: missing"),
+        (stored(ratio="fast"), r"results\[0\].ratio: expected a number, got str 'fast'"),
+        (stored(verdict="great"), r"results\[0\].verdict: 'great' is not one of the known values"),
+        (stored(ci=[0.1]), r"results\[0\].ci: expected \[low, high\]"),
+        (stored(samples=[{"calls_per_block": 1}]), r"results\[0\].samples\[0\].baseline_ns: missing"),
+        (
+            stored(
+                samples=[
+                    {
+                        "calls_per_block": 1,
+                        "baseline_ns": [1, "x"],
+                        "framework_ns": [1, 2],
+                        "harness_ns_per_call": 1,
+                        "wall_s": 0,
+                    }
+                ]
+            ),
+            r"results\[0\].samples\[0\].baseline_ns\[1\]: expected a number",
+        ),
+        (stored(counts={"calls_per_block": 1, "baseline": {"cycles": [1]}, "framework": {}}), "not a counted figure"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        (b"\xff\xfe not text", "corrupt or truncated JSON"),
     ],
 )
-def test_a_bad_stored_file_is_a_clear_error_naming_it(tmp_path, content: str, message: str) -> None:
+def test_a_bad_stored_file_is_a_clear_error_naming_it_and_the_field(
+    tmp_path, content: str | bytes, message: str
+) -> None:
     path = tmp_path / "0001_x.json"
-    path.write_text(content)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(StorageError, match=message) as error:
-        load_run(path)
+        read_run(path)
     assert str(path) in str(error.value)
+
+
+def test_a_stored_file_over_the_size_limit_is_refused_unread(tmp_path) -> None:
+    path = tmp_path / "0001_huge.json"
+    with path.open("wb") as stream:
+        stream.truncate(MAX_RUN_BYTES + 1)  # sparse: nothing is written, nothing would be read
+    with pytest.raises(StorageError, match=r"0001_huge.json: 32 MiB is larger than a run can be \(32 MiB\); not read"):
+        read_run(path)
+
+
+def test_a_run_round_trips_as_strict_json_with_nan_as_null(tmp_path) -> None:
+    unmeasured = OverheadResult(Pair("t::smoke", Budget(max_overhead=0.1)), Kind.ASYNC)
+    text = Storage(tmp_path).save(Run(results=[unmeasured, result("t::a", 0.25)]), "x").read_text()
+    assert "NaN" not in text and '"ratio": null' in text
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"bare {name} in the file"))
+    back = read_run(tmp_path / "0001_x.json").results
+    assert strict(back[1].to_json()) == strict(result("t::a", 0.25).to_json())
+    assert back[0].verdict == Status.UNMEASURED and math.isnan(back[0].overhead)
 
 
 def test_mann_whitney_matches_the_textbook_value() -> None:
@@ -65,9 +133,7 @@ def test_mann_whitney_matches_the_textbook_value() -> None:
 
 
 def test_changes_are_matched_by_test_and_described_like_benchstat() -> None:
-    changes = compare_runs(
-        run({"t::a": 0.10, "t::gone": 0.2})["results"], run({"t::a": 0.31, "t::new": 0.1})["results"]
-    )
+    changes = compare_runs(run({"t::a": 0.10, "t::gone": 0.2}).results, run({"t::a": 0.31, "t::new": 0.1}).results)
     assert [c.nodeid for c in changes] == ["t::a"]
     assert Change("t::a", 0.12, 0.315, 0.001).describe() == "12.0% -> 31.5% (+19.5 points, p=0.001)"
     quiet = Change("t::a", 0.12, 0.123, 0.62)
@@ -106,7 +172,7 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     first.assert_outcomes(passed=1)
     first.stdout.fnmatch_lines(["overhead run saved to *baselines/0001_base.json"])
     stored = json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text())
-    assert stored["schema_version"] == JSON_SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
+    assert stored["schema_version"] == SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
     assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
 
     same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")
@@ -207,9 +273,12 @@ def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clo
 
 
 def test_counted_pairs_compare_exactly_and_only_with_counted_pairs() -> None:
-    def result(nodeid: str, overhead: float, mode: str) -> dict:
-        return {"nodeid": nodeid, "overhead": overhead, "verdict": "pass", "samples": [], "mode": mode}
+    def counted(nodeid: str, overhead: float, mode: str) -> OverheadResult:
+        return OverheadResult(
+            Pair(nodeid, Budget(max_overhead=1.0), mode=Mode(mode)), Kind.SYNC, ratio=1 + overhead, verdict=Status.PASS
+        )
 
+    result = counted
     old = [result("t::same", 0.6, "count"), result("t::grew", 0.6, "count"), result("t::was_timed", 0.3, "time")]
     new = [result("t::same", 0.6, "count"), result("t::grew", 0.61, "count"), result("t::was_timed", 0.6, "count")]
     changes = {c.nodeid: c for c in compare_runs(old, new)}

@@ -3,8 +3,6 @@ accounting, the protocol check. Fake clocks and fake requests; no timing asserts
 
 from __future__ import annotations
 
-import time
-
 import anyio
 import httpx
 import pytest
@@ -118,13 +116,16 @@ def test_throughput_counts_errors_apart_and_stops_at_max_requests() -> None:
 
 
 def test_requests_in_flight_at_the_deadline_are_not_counted() -> None:
+    finished = []
+
     async def slow() -> httpx.Response:
         await anyio.sleep(5)
+        finished.append(1)
         return httpx.Response(200)
 
     result = anyio.run(lambda: throughput(slow, concurrency=4, duration_s=0.05, warmup=0))
     assert (result.requests, result.errors, result.latency) == (0, 0, None)
-    assert result.duration_s < 5
+    assert finished == []  # cancelled at the deadline, not awaited to the end
 
 
 def test_an_h2c_server_answering_over_http1_fails_loudly() -> None:
@@ -150,7 +151,5 @@ def test_the_hold_barrier_releases_when_all_are_in_flight_or_at_its_timeout() ->
             alone = (await client.get("/hold?n=2&timeout_ms=20")).json()  # nobody joins: the timeout ends it
             return answers, alone
 
-    started = time.monotonic()
     answers, alone = anyio.run(main)
-    assert answers == [3, 3, 3] and alone == {"max_in_flight": 1}
-    assert time.monotonic() - started < 5  # released together at the third, not by the 10 s timeout
+    assert answers == [3, 3, 3] and alone == {"max_in_flight": 1}  # all three were held in flight together

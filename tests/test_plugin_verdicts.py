@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from overheadbench.results import JSON_SCHEMA_VERSION
+from overheadbench.runs import SCHEMA_VERSION as JSON_SCHEMA_VERSION
 
 
 def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.Pytester) -> None:

@@ -445,7 +445,7 @@ def test_under_xdist_pairs_run_one_at_a_time_and_the_controller_gathers_them(pyt
     assert_replicated(pairs, 4)
     windows = sorted((e["start"], e["end"], e["pid"]) for e in read_events(pytester.path) if e["what"] == "window")
     assert len(windows) == 4 and len({pid for _, _, pid in windows}) == 1  # one worker measured them all
-    for (_, end, _), (start, _, _) in zip(windows, windows[1:]):
+    for (_, end, _), (start, _, _) in zip(windows, windows[1:], strict=False):
         assert end <= start  # no two pairs' timing overlapped
 
 

@@ -11,13 +11,17 @@ from pathlib import Path
 import pytest
 from test_sampling import Synthetic
 
-from overheadbench.options import Settings
+from overheadbench.errors import CallableError
 from overheadbench.replicas import in_replica
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
-from overheadbench.replicas.pool import pair_plan
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
 from overheadbench.replicas.replica import ReplicaRequest, order_like, watch_controller
-from overheadbench.sampling import BASELINE, FRAMEWORK, HARNESS, CallableError, ReplicaSamples, drive_sync
+from overheadbench.replicas.replication import pair_plan
+from overheadbench.samples import ReplicaSamples, Side
+from overheadbench.sampling import InProcess, drive_sync
+from overheadbench.settings import Settings
+
+BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 
 
 class FakePool:
@@ -48,7 +52,10 @@ class FakePool:
 
 def run_pair(settings: Settings, too_wide, per_process_ns: int = 200_000_000, **pool_args):
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
-    pool = FakePool(synthetic, per_process_ns, **pool_args) if settings.processes > 1 else None
+    if settings.processes == 1:
+        plan = InProcess().plan("t.py::x", settings, random.Random(1), synthetic.clock, too_wide)
+        return drive_sync(plan, synthetic.blocks()), None, synthetic
+    pool = FakePool(synthetic, per_process_ns, **pool_args)
     plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, "t.py::x", too_wide)
     return drive_sync(plan, synthetic.blocks()), pool, synthetic
 

@@ -7,20 +7,20 @@ import random
 import anyio
 import pytest
 
-from overheadbench.options import Settings
+from overheadbench.errors import CallableError
+from overheadbench.samples import Side
 from overheadbench.sampling import (
-    BASELINE,
-    FRAMEWORK,
-    HARNESS,
     MAX_PAIRS,
     WARMUP_PAIRS,
-    CallableError,
     calibrate,
     drive_async,
     drive_sync,
     replica_plan,
     replica_slice_s,
 )
+from overheadbench.settings import Settings
+
+BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 
 
 class Synthetic:
@@ -80,7 +80,7 @@ def test_pairs_are_interleaved_in_random_order() -> None:
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25}, noise=0.3)
     run(synthetic, Settings(processes=1, target_halfwidth=0.001), calls=256)
     sides = [side for side, _ in synthetic.log if side != HARNESS]
-    kept = list(zip(sides[2 * WARMUP_PAIRS + 20 :: 2], sides[2 * WARMUP_PAIRS + 21 :: 2]))
+    kept = list(zip(sides[2 * WARMUP_PAIRS + 20 :: 2], sides[2 * WARMUP_PAIRS + 21 :: 2], strict=False))
     firsts = [first for first, second in kept if {first, second} == {BASELINE, FRAMEWORK}]
     assert len(firsts) == len(kept) > 50
     share = firsts.count(BASELINE) / len(firsts)

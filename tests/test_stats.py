@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from overheadbench.stats import (
-    BETWEEN_PROCESSES,
-    WITHIN_PROCESS,
+    Method,
     combine,
     median_interval,
     median_ranks,
@@ -69,14 +68,14 @@ def test_exact_and_approximate_ranks_meet_at_the_switch() -> None:
 
 def test_one_replica_keeps_its_within_process_interval() -> None:
     estimate = combine([(1.2, 1.19, 1.21)], 0.95)
-    assert (estimate.ratio, estimate.low, estimate.high, estimate.method) == (1.2, 1.19, 1.21, WITHIN_PROCESS)
+    assert (estimate.ratio, estimate.low, estimate.high, estimate.method) == (1.2, 1.19, 1.21, Method.WITHIN_PROCESS)
 
 
 def test_few_replicas_give_a_t_interval_over_their_medians() -> None:
     medians = [1.22, 1.24, 1.23, 1.25]
     estimate = combine([(m, m - 0.001, m + 0.001) for m in medians], 0.95)
     half = 3.1824 * np.std(medians, ddof=1) / 2
-    assert estimate.method == BETWEEN_PROCESSES
+    assert estimate.method == Method.BETWEEN_PROCESSES
     assert estimate.ratio == pytest.approx(1.235)
     assert (estimate.low, estimate.high) == pytest.approx((1.235 - half, 1.235 + half), abs=1e-4)
     assert estimate.overhead == pytest.approx(0.235)
@@ -85,7 +84,7 @@ def test_few_replicas_give_a_t_interval_over_their_medians() -> None:
 def test_enough_replicas_give_the_median_of_medians_and_order_statistics() -> None:
     medians = [1.22, 1.23, 1.40, 1.24, 1.25, 1.21, 1.26, 1.23, 1.10]  # two from the heavy tail
     estimate = combine([(m, m, m) for m in medians], 0.95)
-    assert estimate.method == BETWEEN_PROCESSES
+    assert estimate.method == Method.BETWEEN_PROCESSES
     assert estimate.ratio == pytest.approx(1.23)
     assert (estimate.low, estimate.high) == pytest.approx((1.21, 1.26))  # 2nd smallest, 2nd largest
     assert abs(np.mean(medians) - 1.23) > 0.005  # what a plain mean would have reported

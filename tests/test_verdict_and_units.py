@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from overheadbench.durations import DurationError, format_seconds, parse_duration
-from overheadbench.marker import Budget
-from overheadbench.sizes import SizeError, format_bytes, format_count, parse_size
-from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge_time
+from overheadbench.pair import Budget, Pair
+from overheadbench.results import Status
+from overheadbench.samples import Kind
+from overheadbench.settings import Policy
+from overheadbench.units import (
+    DurationError,
+    SizeError,
+    format_bytes,
+    format_count,
+    format_seconds,
+    parse_duration,
+    parse_size,
+)
+from overheadbench.verdict import judge_time, outcome
+
+PASS, FAIL, INCONCLUSIVE = Status.PASS, Status.FAIL, Status.INCONCLUSIVE
+
+
+def pair(budget: Budget, confidence: float = 0.95) -> Pair:
+    return Pair("t.py::test_tiny", budget, confidence=confidence)
 
 
 @pytest.mark.parametrize(
@@ -20,12 +36,12 @@ from overheadbench.verdict import FAIL, INCONCLUSIVE, PASS, judge_time
     ],
 )
 def test_relative_verdict_needs_the_whole_interval_on_one_side(ci: tuple[float, float], expected: str) -> None:
-    verdict = judge_time(sum(ci) / 2, ci, 1e-6, Budget(max_overhead=0.25), 0.95)
+    verdict = judge_time(sum(ci) / 2, ci, 1e-6, pair(Budget(max_overhead=0.25), 0.95))
     assert verdict.status == expected
 
 
 def test_fail_message_names_every_figure() -> None:
-    verdict = judge_time(0.312, (0.298, 0.325), 673e-9, Budget(max_overhead=0.25), 0.95)
+    verdict = judge_time(0.312, (0.298, 0.325), 673e-9, pair(Budget(max_overhead=0.25), 0.95))
     assert verdict.message == (
         "overhead 31.2% (95% CI 29.8%..32.5%) exceeds max 25.0%: baseline 673 ns/call, framework 883 ns/call (+210 ns)"
     )
@@ -33,16 +49,16 @@ def test_fail_message_names_every_figure() -> None:
 
 def test_absolute_budget_is_judged_on_the_same_interval() -> None:
     # 10% of 20 µs = 2 µs extra per call; interval 1.8..2.2 µs against 2.5 µs -> pass
-    assert judge_time(0.10, (0.09, 0.11), 20e-6, Budget(max_abs_s=2.5e-6), 0.95).status == PASS
-    verdict = judge_time(0.10, (0.09, 0.11), 20e-6, Budget(max_overhead=0.5, max_abs_s=1e-6), 0.9)
+    assert judge_time(0.10, (0.09, 0.11), 20e-6, pair(Budget(max_abs_s=2.5e-6), 0.95)).status == PASS
+    verdict = judge_time(0.10, (0.09, 0.11), 20e-6, pair(Budget(max_overhead=0.5, max_abs_s=1e-6), 0.9))
     assert verdict.status == FAIL
     assert verdict.message.startswith("overhead +2.00 µs (90% CI +1.80 µs..+2.20 µs) exceeds max_abs +1.00 µs")
 
 
 def test_any_failing_budget_fails_and_inconclusive_outranks_pass() -> None:
     both = Budget(max_overhead=0.25, max_abs_s=1e-6)
-    assert judge_time(0.2, (0.19, 0.30), 1e-6, both, 0.95).status == INCONCLUSIVE
-    assert judge_time(0.2, (0.19, 0.21), 10e-6, both, 0.95).status == FAIL
+    assert judge_time(0.2, (0.19, 0.30), 1e-6, pair(both, 0.95)).status == INCONCLUSIVE
+    assert judge_time(0.2, (0.19, 0.21), 10e-6, pair(both, 0.95)).status == FAIL
 
 
 @pytest.mark.parametrize(
@@ -84,25 +100,25 @@ def test_durations_format_with_three_figures(seconds: float, text: str) -> None:
 
 
 def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
-    from overheadbench.fixture import OverheadFixture, OverheadHarnessWarning
-    from overheadbench.options import Settings
-    from overheadbench.sampling import ReplicaSamples
+    from overheadbench.errors import OverheadHarnessWarning
+    from overheadbench.fixture import OverheadFixture
+    from overheadbench.samples import ReplicaSamples
+    from overheadbench.settings import Settings
 
-    fixture = OverheadFixture("t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1), measuring=True)
+    fixture = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1), measuring=True)
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
-    with pytest.warns(
-        OverheadHarnessWarning, match=r"t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%"
-    ):
-        fixture._replicas = [samples]
-        result = fixture._conclude("sync", 0.0)
+    fixture._replicas = [samples]
+    result = fixture._conclude(Kind.SYNC, 0.0)
     assert result.harness_s == pytest.approx(30e-9)
-    quiet = OverheadFixture(
-        "t.py::test_tiny", Budget(max_overhead=0.5), Settings(processes=1, subtract_harness=True), True
-    )
+    (warning,) = outcome(result, Policy.FAIL, subtract_harness=False).warnings
+    assert isinstance(warning, OverheadHarnessWarning)
+    assert str(warning).startswith("t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%")
+    quiet = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1, subtract_harness=True), True)
     quiet._replicas = [samples]
-    subtracted = quiet._conclude("sync", 0.0)
+    subtracted = quiet._conclude(Kind.SYNC, 0.0)
     assert subtracted.overhead == pytest.approx(1000 / 7000)
     assert subtracted.baseline_s == pytest.approx(70e-9)
+    assert outcome(subtracted, Policy.FAIL, subtract_harness=True).warnings == ()
 
 
 @pytest.mark.parametrize(

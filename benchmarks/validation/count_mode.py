@@ -86,12 +86,11 @@ def determinism(runs: list[list[dict]]) -> list[str]:
         )
         exact += distinct == [1] * len(FIGURES)
         first = counts[0]
-        span = lambda side: (
-            f"{min(first[side]['instructions']):,.0f}"
-            + (  # noqa: E731
-                "" if len(set(first[side]["instructions"])) == 1 else f"..{max(first[side]['instructions']):,.0f}"
-            )
-        )
+
+        def span(side: str) -> str:
+            values = first[side]["instructions"]
+            return f"{min(values):,.0f}" + ("" if len(set(values)) == 1 else f"..{max(values):,.0f}")
+
         lines.append(
             f"| `{nodeid.split('::', 1)[1]}` | {span('baseline')} -> {span('framework')} | "
             f"{', '.join(map(str, distinct))} | {'exact' if within else 'varies'} |"

@@ -3,7 +3,7 @@
     python benchmarks/validation/stopping.py [--runs-from benchmarks/validation/out] [--draws 2000]
 
 Reads the per-process samples of the runs `validate.py` wrote (each pair's replicas, every
-run), and replays the engine's own procedure (`overheadbench.replicas.pool.pair_plan`, with a
+run), and replays the engine's own procedure (`overheadbench.replicas.replication.pair_plan`, with a
 pool that hands out processes drawn at random from those real ones) under several rules:
 
 * `width` (the engine's): 6 processes first, +3 while the interval is wider than ±1 point, up to 9;
@@ -32,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from overheadbench.marker import Budget
-from overheadbench.options import Settings
-from overheadbench.replicas.pool import pair_plan
-from overheadbench.sampling import BASELINE, FRAMEWORK, drive_sync
+from overheadbench.pair import Budget, Pair
+from overheadbench.replicas.replication import pair_plan
+from overheadbench.samples import Side
+from overheadbench.sampling import drive_sync
+from overheadbench.settings import Settings
 from overheadbench.stats import combine, replica_ratio
 from overheadbench.verdict import judge_time
 
@@ -97,14 +98,14 @@ def draw(processes: list[Process], rule: tuple[int, int, bool], budget: Budget, 
 
     def estimate(replicas: list[Process]):
         found = combine([(p.median, p.low, p.high) for p in replicas], 0.95)
-        return found, judge_time(found.overhead, found.overhead_ci, 1e-6, budget, 0.95)
+        return found, judge_time(found.overhead, found.overhead_ci, 1e-6, Pair("replayed", budget))
 
     def too_wide(replicas: list[Process]) -> bool:
         found, verdict = estimate(replicas)
         wide = (found.high - found.low) / 2 > settings.target_halfwidth
         return wide or (on_verdict and verdict.status == "inconclusive")
 
-    blocks = {BASELINE: lambda n: 10**6, FRAMEWORK: lambda n: 10**6}
+    blocks = {Side.BASELINE: lambda n: 10**6, Side.FRAMEWORK: lambda n: 10**6}
     replicas = drive_sync(pair_plan(settings, rng, lambda: 0, ResamplingPool(processes, rng), "x", too_wide), blocks)
     found, verdict = estimate(replicas)
     return found, verdict.status, len(replicas)
@@ -133,7 +134,7 @@ def main() -> None:
             draws = [draw(real, rule, budget, rng) for _ in range(args.draws)]
             hits = [found.low <= truth <= found.high for found, _, _ in draws]
             by_count: dict[int, list[bool]] = collections.defaultdict(list)
-            for (found, _, count), hit in zip(draws, hits):
+            for (_, _, count), hit in zip(draws, hits, strict=True):
                 by_count[count].append(hit)
             verdicts = collections.Counter(status for _, status, _ in draws)
             print(

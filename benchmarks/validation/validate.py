@@ -110,15 +110,16 @@ def run_session(folder: Path, out: Path, select: str, extra: list[str]) -> tuple
 
 def pooled_reference(segments: list[dict]) -> dict:
     """The reference for each +25% pair: every segment's processes pooled into one estimate."""
-    from overheadbench.marker import Budget
-    from overheadbench.options import Settings
-    from overheadbench.results import summarise as estimate
-    from overheadbench.sampling import ReplicaSamples
+    from overheadbench.pair import Budget, Pair
+    from overheadbench.samples import Kind, ReplicaSamples
+    from overheadbench.settings import Settings
+    from overheadbench.verdict import summarise as estimate
 
     pooled = {}
     for name in (name for name in segments[0] if name.startswith("test_injected")):
         replicas = [ReplicaSamples.from_json(r) for segment in segments for r in segment[name]["samples"]]
-        result = estimate(name, Budget(max_overhead=1.0), segments[0][name]["kind"], replicas, Settings(), 0.0)
+        pair = Pair(name, Budget(max_overhead=1.0))
+        result = estimate(pair, Kind(segments[0][name]["kind"]), replicas, Settings(), 0.0)
         pooled[name] = {
             "overhead": result.overhead,
             "processes": len(replicas),

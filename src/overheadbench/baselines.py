@@ -1,8 +1,8 @@
-"""Saving this session's results, and comparing them with a stored run as they come in.
+"""This session against the stored runs: the run it is compared with, and where it is saved.
 
-The plugin asks :meth:`Baselines.regression` about each measured result (a regression past
-``--overhead-compare-fail`` then fails that test, so it is reported like any failure),
-prints :meth:`Baselines.changes` at the end and calls :meth:`Baselines.save`.
+The plugin asks :meth:`Baselines.change` about each measured result (the verdict decides
+whether it fails the test, see :func:`overheadbench.verdict.outcome`), prints
+:meth:`Baselines.changes` at the end and calls :meth:`Baselines.save`.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from typing import Any
 
 from .comparison import Change, compare_result, compare_runs
 from .environment import differences
-from .storage import Storage, load_run
+from .results import OverheadResult
+from .runs import Run, Storage, check_name, read_run
 
 
 @dataclass
 class Baselines:
     storage: Storage
-    environment: dict[str, Any]
     save_as: str | None = None
     compare_with: Path | None = None
     fail_points: float | None = None
-    old: dict[str, dict[str, Any]] = field(default_factory=dict)
+    old: dict[str, OverheadResult] = field(default_factory=dict)
     saved: Path | None = None
     environment_differences: list[str] = field(default_factory=list)
     """What differs between the stored run's environment and this one (printed loudly)."""
@@ -38,36 +38,38 @@ class Baselines:
         compare: str | None,
         fail_points: float | None,
     ) -> Baselines:
-        """Resolve the options; a stored run that cannot be found or read is a :class:`StorageError`."""
+        """Resolve the options; a stored run that cannot be found or read, a storage folder
+        that is a file or a bad run name is a :class:`~overheadbench.errors.StorageError`."""
+        storage.check()
         if autosave and not save:
             commit = env.get("commit_info", {})
             save = f"{str(commit.get('id') or 'unversioned')[:12]}{'-dirty' if commit.get('dirty') else ''}"
+        if save is not None:
+            check_name(save)
         if fail_points is not None and compare is None:
             compare = ""
-        baselines = cls(storage, env, save, storage.find(compare or None) if compare is not None else None, fail_points)
+        baselines = cls(storage, save, storage.find(compare or None) if compare is not None else None, fail_points)
         if baselines.compare_with is not None:
-            run = load_run(baselines.compare_with)
-            baselines.old = {r["nodeid"]: r for r in run["results"] if r.get("verdict") != "unmeasured"}
-            baselines.environment_differences = differences(run.get("environment", {}), env)
+            run = read_run(baselines.compare_with)
+            baselines.old = {r.nodeid: r for r in run.measured()}
+            baselines.environment_differences = differences(run.environment, env)
         return baselines
 
-    def regression(self, result: dict[str, Any]) -> str | None:
-        """The failure message when ``result`` regressed past ``--overhead-compare-fail``, else None."""
-        old = self.old.get(result["nodeid"])
-        if old is None or self.fail_points is None or self.compare_with is None:
-            return None
-        change = compare_result(old, result)
-        if not change.regressed_by_more_than(self.fail_points):
-            return None
-        return (
-            f"{result['nodeid']}: overhead regressed against {self.compare_with.name}: {change.describe()}, "
-            f"more than --overhead-compare-fail={self.fail_points:g} points"
-        )
+    @property
+    def compared_name(self) -> str:
+        return self.compare_with.name if self.compare_with else ""
 
-    def changes(self, results: list[dict[str, Any]]) -> list[Change]:
+    def change(self, result: OverheadResult) -> Change | None:
+        """How ``result`` changed against the stored run (None if it has no such test in this mode)."""
+        old = self.old.get(result.nodeid)
+        if old is None or old.mode != result.mode or not result.measured:
+            return None
+        return compare_result(old, result)
+
+    def changes(self, results: list[OverheadResult]) -> list[Change]:
         """Every test of this session that the stored run has too."""
         return compare_runs(list(self.old.values()), results) if self.compare_with is not None else []
 
-    def save(self, run: dict[str, Any]) -> None:
+    def save(self, run: Run) -> None:
         if self.save_as:
             self.saved = self.storage.save(run, self.save_as)

@@ -14,19 +14,19 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import plots
 from .comparison import compare_runs
 from .environment import differences
-from .jsonio import write_text_atomic
-from .plots import PlotUnavailable
-from .report import csv_rows, render_comparison, render_markdown
-from .results import OverheadResult
-from .storage import Storage, StorageError, load_run
+from .errors import StorageError
+from .jsonio import dumps, write_text_atomic
+from .plots import PlotUnavailable, distributions
+from .plots import trend as trend_plot
+from .report import csv_rows, plain, render_comparison, render_markdown
+from .runs import Storage, read_run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     compare.add_argument("new")
     compare.add_argument(
         "--fail-above",
-        type=float,
+        type=_points,
         default=None,
         metavar="POINTS",
         help="exit 1 when a test's overhead grew significantly by more than POINTS points",
@@ -62,37 +62,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(storage, args.run, args.format, args.output)
         return _plot(storage, args.run, args.trend, args.output)
     except (StorageError, PlotUnavailable) as exc:
-        print(f"overheadbench: {exc}", file=sys.stderr)
+        print(f"overheadbench: {plain(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output file that cannot be written
+        print(f"overheadbench: {exc.filename}: cannot be written ({exc.strerror or exc})", file=sys.stderr)
         return 2
 
 
 def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | None) -> int:
     old_path, new_path = storage.find(old_ref), storage.find(new_ref)
-    old, new = load_run(old_path), load_run(new_path)
-    for difference in differences(old.get("environment", {}), new.get("environment", {})):
-        print(f"WARNING: the runs were measured in different environments: {difference}", file=sys.stderr)
-    changes = compare_runs(old["results"], new["results"])
+    old, new = read_run(old_path), read_run(new_path)
+    for difference in differences(old.environment, new.environment):
+        print(f"WARNING: the runs were measured in different environments: {plain(difference)}", file=sys.stderr)
+    changes = compare_runs(old.results, new.results)
     if not changes:
-        print(f"no test was measured in both {old_path.name} and {new_path.name}")
+        print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
     print("\n".join(render_comparison(changes, old_path.name)))
     regressed = [c for c in changes if fail_above is not None and c.regressed_by_more_than(fail_above)]
     for change in regressed:
-        print(f"REGRESSION {change.nodeid}: {change.describe()}, more than {fail_above:g} points", file=sys.stderr)
+        print(
+            f"REGRESSION {plain(change.nodeid)}: {change.describe()}, more than {fail_above:g} points", file=sys.stderr
+        )
     return 1 if regressed else 0
 
 
 def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> int:
-    run = load_run(storage.find(reference))
-    results = [OverheadResult.from_json(r) for r in run["results"]]
+    run = read_run(storage.find(reference))
+    results = run.measured()
     if fmt == "markdown":
-        text = render_markdown(results, run.get("environment", {}))
+        text = render_markdown(results, run.environment)
     elif fmt == "csv":
         buffer = io.StringIO()
         csv.writer(buffer, lineterminator="\n").writerows(csv_rows(results))
         text = buffer.getvalue()
     else:
-        text = json.dumps(run, indent=1) + "\n"
+        text = dumps(run.to_json()) + "\n"
     if output is None:
         sys.stdout.write(text)
     else:
@@ -100,21 +105,29 @@ def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> 
     return 0
 
 
-def _plot(storage: Storage, reference: str | None, trend: bool, output: Path) -> int:
+def _plot(storage: Storage, reference: str | None, over_runs: bool, output: Path) -> int:
     if output.suffix.lower() not in (".svg", ".png"):
         raise StorageError(f"{output}: the plot is written as .svg or .png")
-    if trend:
+    if over_runs:
         paths = storage.runs()
         if not paths:
             raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
-        plots.trend([(path.name, load_run(path)) for path in paths], output)
+        trend_plot([(path.name, read_run(path)) for path in paths], output)
     else:
         if reference is None:
             raise StorageError("plot needs a RUN (or --trend)")
         path = storage.find(reference)
-        plots.distributions(path.name, load_run(path), output)
+        distributions(path.name, read_run(path), output)
     print(f"plot written to {output}")
     return 0
+
+
+def _points(text: str) -> float:
+    """A number of percentage points: finite and not negative (``nan`` would switch the gate off)."""
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of points, 0 or more")
+    return value
 
 
 if __name__ == "__main__":

@@ -13,13 +13,34 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
+from .samples import ReplicaSamples
+from .settings import Mode
 from .stats import pair_ratios
 
 ALPHA = 0.05
+
+
+class Compared(Protocol):
+    """What a comparison reads of a result (:class:`~overheadbench.results.OverheadResult` has it)."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def overhead(self) -> float: ...
+
+    @property
+    def measured(self) -> bool: ...
+
+    @property
+    def samples(self) -> list[ReplicaSamples]: ...
 
 
 @dataclass(frozen=True)
@@ -58,13 +79,9 @@ class Change:
         )
 
 
-def process_ratios(result: dict[str, Any]) -> list[float]:
-    """Each process's median pair ratio, from a stored result's raw samples."""
-    return [
-        float(np.median(pair_ratios(s["baseline_ns"], s["framework_ns"])))
-        for s in result.get("samples", [])
-        if s.get("baseline_ns")
-    ]
+def process_ratios(result: Compared) -> list[float]:
+    """Each process's median pair ratio, from a result's raw samples."""
+    return [float(np.median(pair_ratios(s.baseline_ns, s.framework_ns))) for s in result.samples if s.baseline_ns]
 
 
 def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
@@ -95,27 +112,18 @@ def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
     return min(1.0, 2 * (1 - NormalDist().cdf(max(z, 0.0))))
 
 
-def compare_runs(old_results: list[dict[str, Any]], new_results: list[dict[str, Any]]) -> list[Change]:
+def compare_runs(old_results: Sequence[Compared], new_results: Sequence[Compared]) -> list[Change]:
     """A :class:`Change` for every test measured in both runs (by node id) in the same mode
     (a time overhead and an instruction overhead are different figures), in the new run's order."""
-    old_by_id = {r["nodeid"]: r for r in old_results if r.get("verdict") != "unmeasured"}
+    old_by_id = {r.nodeid: r for r in old_results if r.measured}
     return [
-        compare_result(old_by_id[r["nodeid"]], r)
+        compare_result(old_by_id[r.nodeid], r)
         for r in new_results
-        if r["nodeid"] in old_by_id and _mode(old_by_id[r["nodeid"]]) == _mode(r)
+        if r.measured and r.nodeid in old_by_id and old_by_id[r.nodeid].mode == r.mode
     ]
 
 
-def compare_result(old: dict[str, Any], new: dict[str, Any]) -> Change:
-    if _mode(new) == "count":
-        return Change(new["nodeid"], float(old["overhead"]), float(new["overhead"]), math.nan, exact=True)
-    return Change(
-        new["nodeid"],
-        float(old["overhead"]),
-        float(new["overhead"]),
-        mann_whitney_p(process_ratios(old), process_ratios(new)),
-    )
-
-
-def _mode(result: dict[str, Any]) -> str:
-    return result.get("mode") or "time"  # stored runs of schema 1 were all timed
+def compare_result(old: Compared, new: Compared) -> Change:
+    if new.mode == Mode.COUNT:
+        return Change(new.nodeid, old.overhead, new.overhead, math.nan, exact=True)
+    return Change(new.nodeid, old.overhead, new.overhead, mann_whitney_p(process_ratios(old), process_ratios(new)))

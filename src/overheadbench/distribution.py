@@ -85,4 +85,4 @@ def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
 
         item._id = coerce_node_id(nodeid)
     else:
-        item._nodeid = nodeid
+        setattr(item, "_nodeid", nodeid)  # noqa: B010  (pytest < 9.2 keeps the id here)

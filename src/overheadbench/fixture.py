@@ -12,54 +12,29 @@ import gc
 import inspect
 import random
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import pytest
 import sniffio
 
-from .counting import INSTRUCTIONS, CountSamples, count_calls, count_plan
-from .durations import format_seconds
-from .instruments import allocations, instructions, walltime
-from .instruments.walltime import empty_async, empty_sync
-from .marker import COUNT, Budget
-from .options import Settings
-from .replicas.pool import Replicas
-from .results import OverheadResult, summarise, summarise_counts
-from .sampling import BASELINE, FRAMEWORK, HARNESS, ReplicaSamples, Request, blame, drive_async, drive_sync
+from .counting import count_calls, count_plan
+from .errors import OverheadUsageError
+from .instruments import Block, Instrument
+from .instruments.allocations import AllocationTrace
+from .instruments.instructions import InstructionCount
+from .instruments.walltime import WallClock, empty_async, empty_sync
+from .pair import Pair
+from .results import OverheadResult
+from .samples import CountSamples, Kind, ReplicaSamples, Side
+from .sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
+from .settings import Mode, Settings
 from .timeouts import time_limit
-
-HARNESS_WARN_SHARE = 0.10
-
-
-class OverheadUsageError(Exception):
-    """The fixture was used wrongly; the message names the test and the fix."""
-
-
-class OverheadHarnessWarning(UserWarning):
-    """The measuring loop's own cost is a large share of the baseline's time per call."""
-
-
-class Replication(Protocol):
-    """Where a pair's samples come from: :class:`~overheadbench.replicas.pool.Replicas` in the
-    user's session (fresh processes), :class:`~overheadbench.replicas.replica.ReplicaPlugin`
-    in a replica (the controller's orders)."""
-
-    in_replica: bool
-
-    def plan(
-        self,
-        nodeid: str,
-        settings: Settings,
-        rng: random.Random,
-        clock_ns: Callable[[], int],
-        too_wide: Callable[[list[ReplicaSamples]], bool],
-    ) -> Generator[Request, int, list[ReplicaSamples]]: ...
+from .units import format_seconds
+from .verdict import halfwidth, summarise, summarise_counts
 
 
 class OverheadFixture:
@@ -67,42 +42,41 @@ class OverheadFixture:
 
     ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
     for the time budget; a test may replace it before calling ``compare`` to drive the
-    whole machinery with synthetic costs. ``replication`` says where the samples come from.
+    whole machinery with synthetic costs. ``replication`` says where the time samples come
+    from (default: this process only).
     """
 
     def __init__(
         self,
-        nodeid: str,
-        budget: Budget,
+        pair: Pair,
         settings: Settings,
         measuring: bool,
         replication: Replication | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
-        group: str | None = None,
     ) -> None:
-        self.nodeid = nodeid
-        self.budget = budget
-        self.settings = replace(settings, processes=budget.processes) if budget.processes else settings
-        """The session's settings with the marker's ``processes``, if it gives one."""
-        self.replication: Replication = replication or Replicas()
+        self.pair = pair
+        self.settings = pair.measuring(settings)
+        self.replication: Replication = replication or InProcess()
         self.measuring = measuring or self.replication.in_replica
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
         self.result: OverheadResult | None = None
-        self.group = group
-        self.mode = budget.mode or settings.mode
         self._called = False
         self._slowest_call_s = 0.0
         self._replicas: list[ReplicaSamples] = []
         self._counts: CountSamples | None = None
+
+    @property
+    def nodeid(self) -> str:
+        return self.pair.nodeid
 
     def compare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both async)."""
         __tracebackhide__ = True
         kind = self._begin(baseline, framework)
         with self._time_limit():
-            if kind == "async":
+            if kind == Kind.ASYNC:
                 if _loop_running():
                     raise OverheadUsageError(
                         f"{self.nodeid}: compare() was called inside a running event loop; "
@@ -116,11 +90,11 @@ class OverheadFixture:
         __tracebackhide__ = True
         kind = self._begin(baseline, framework)
         with self._time_limit():
-            if kind == "async":
+            if kind == Kind.ASYNC:
                 return await self._measure_async(baseline, framework)
             return self._measure_sync(baseline, framework)
 
-    def _time_limit(self) -> Any:
+    def _time_limit(self) -> contextlib.AbstractContextManager[None]:
         """The pair's time limit in the user's session (a replica's silence is the controller's to judge)."""
         if not self.measuring or self.replication.in_replica:
             return contextlib.nullcontext()
@@ -141,11 +115,11 @@ class OverheadFixture:
 
         return time_limit(limit_s, message)
 
-    def _begin(self, baseline: Any, framework: Any) -> str:
+    def _begin(self, baseline: Any, framework: Any) -> Kind:
         if self._called:
             raise OverheadUsageError(f"{self.nodeid}: overhead.compare() was called twice; measure one pair per test")
         self._called = True
-        for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
+        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             if not callable(fn):
                 raise OverheadUsageError(f"{self.nodeid}: the {side} must be a zero-argument callable, got {fn!r}")
         kinds = {inspect.iscoroutinefunction(fn) for fn in (baseline, framework)}
@@ -154,11 +128,11 @@ class OverheadFixture:
                 f"{self.nodeid}: baseline and framework must both be plain functions or both `async def` "
                 f"functions; got one of each"
             )
-        return "async" if kinds == {True} else "sync"
+        return Kind.ASYNC if kinds == {True} else Kind.SYNC
 
     def _measure_sync(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         started = time.perf_counter()
-        for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
+        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             with blame(side), self._first_call():
                 value = fn()
             if inspect.isawaitable(value):
@@ -168,25 +142,25 @@ class OverheadFixture:
                     f"function instead (e.g. `async def {side}(): return await agent.process(msg)`)"
                 )
         if not self.measuring:
-            return self._record(OverheadResult(self.nodeid, self.budget, "sync"))
+            return self._record(OverheadResult(self.pair, Kind.SYNC))
         with timing_conditions(self.settings):
-            for plan, blocks, keep in self._stages("sync", baseline, framework):
+            for plan, blocks, keep in self._stages(Kind.SYNC, baseline, framework):
                 keep(drive_sync(plan, blocks))
-        return self._conclude("sync", started)
+        return self._conclude(Kind.SYNC, started)
 
     async def _measure_async(
         self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]
     ) -> OverheadResult:
         started = time.perf_counter()
-        for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework)):
+        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             with blame(side), self._first_call():
                 await fn()
         if not self.measuring:
-            return self._record(OverheadResult(self.nodeid, self.budget, "async"))
+            return self._record(OverheadResult(self.pair, Kind.ASYNC))
         with timing_conditions(self.settings):
-            for plan, blocks, keep in self._stages("async", baseline, framework):
+            for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework):
                 keep(await drive_async(plan, blocks))
-        return self._conclude("async", started)
+        return self._conclude(Kind.ASYNC, started)
 
     @contextmanager
     def _first_call(self) -> Iterator[None]:
@@ -195,55 +169,46 @@ class OverheadFixture:
         yield
         self._slowest_call_s = max(self._slowest_call_s, time.perf_counter() - started)
 
-    def _counting(self) -> bool:
-        """Count mode always counts; time mode counts allocations after timing, unless turned
-        off (and the marker has no allocation budget). Replica processes only time."""
+    def _instruments(self) -> list[Instrument]:
+        """What measures the pair, in order: wall time (time mode), then, in this process
+        only, instructions (count mode) and allocations (count mode; in time mode unless
+        turned off and the marker has no allocation budget). Separate passes, so the
+        allocation tracer's own work is never counted as instructions. Replicas only time."""
+        timed: list[Instrument] = [WallClock(self.clock_ns)] if self.pair.mode == Mode.TIME else []
         if self.replication.in_replica:
-            return False
-        return (
-            self.mode == COUNT
+            return timed
+        counted: list[Instrument] = [InstructionCount()] if self.pair.mode == Mode.COUNT else []
+        budget = self.pair.budget
+        if (
+            self.pair.mode == Mode.COUNT
             or self.settings.allocations
-            or self.budget.max_alloc is not None
-            or self.budget.max_alloc_bytes is not None
-        )
+            or budget.max_alloc is not None
+            or budget.max_alloc_bytes is not None
+        ):
+            counted.append(AllocationTrace())
+        return timed + counted
 
     def _stages(
-        self, kind: str, baseline: Any, framework: Any
-    ) -> Iterator[tuple[Generator[Request, Any, Any], dict[str, Any], Callable[[Any], None]]]:
-        """What measuring the pair takes, stage by stage: a plan, the blocks it asks for, and
-        where its result goes. Timing (time mode); then, in this process only, counting:
-        instructions (count mode), then allocations, in separate passes so the allocation
-        tracer's own work is never counted as instructions."""
-        sync = kind == "sync"
-        empty = empty_sync if sync else empty_async
-        if self.mode != COUNT:
-            timed = walltime.sync_block if sync else walltime.async_block
+        self, kind: Kind, baseline: Any, framework: Any
+    ) -> Iterator[tuple[Generator[Request, Any, Any], dict[Side, Block], Callable[[Any], None]]]:
+        """Each instrument's stage: a plan, the blocks it asks for, and where its result goes.
+        Wall time follows the replication's plan; a counter follows the count plan."""
+        empty = empty_sync if kind == Kind.SYNC else empty_async
+        for instrument in self._instruments():
+            blocks = {
+                side: instrument.block(fn, kind)
+                for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
+            }
+            if not instrument.figures:
+                yield self._plan(), blocks, self._replicas.extend
+                continue
+            if self._counts is None:
+                self._counts = CountSamples(count_calls(self._slowest_call_s))
             yield (
-                self._plan(),
-                self._blocks(lambda fn: timed(fn, self.clock_ns), baseline, framework, empty),
-                self._replicas.extend,
+                count_plan(self._counts.calls_per_block, harness=instrument.subtract_harness),
+                blocks,
+                partial(self._counts.add, instrument.figures),
             )
-        if not self._counting():
-            return
-        counts = self._counts = CountSamples(count_calls(self._slowest_call_s))
-        if self.mode == COUNT:
-            counter = instructions.InstructionCounter()
-            counted = instructions.sync_block if sync else instructions.async_block
-            yield (
-                count_plan(counts.calls_per_block, harness=False),
-                self._blocks(lambda fn: counted(fn, counter), baseline, framework, empty),
-                partial(counts.add, (INSTRUCTIONS,)),
-            )
-        traced = allocations.sync_block if sync else allocations.async_block
-        yield (
-            count_plan(counts.calls_per_block, harness=True),
-            self._blocks(traced, baseline, framework, empty),
-            partial(counts.add, allocations.Allocations._fields),
-        )
-
-    def _blocks(self, instrument: Callable[[Any], Any], baseline: Any, framework: Any, empty: Any) -> dict[str, Any]:
-        """The three blocks of a pair (baseline, framework, harness), built by one instrument."""
-        return {side: instrument(fn) for side, fn in ((BASELINE, baseline), (FRAMEWORK, framework), (HARNESS, empty))}
 
     def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
         """This process's procedure: a replica's, or the controller's for the whole pair.
@@ -253,32 +218,20 @@ class OverheadFixture:
         """
 
         def too_wide(replicas: list[ReplicaSamples]) -> bool:
-            interim = summarise(self.nodeid, self.budget, "", replicas, self.settings, 0.0)
-            return (interim.ci[1] - interim.ci[0]) / 2 > self.settings.target_halfwidth
+            return halfwidth(self.pair, replicas, self.settings) > self.settings.target_halfwidth
 
         return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, too_wide)
 
-    def _conclude(self, kind: str, started: float) -> OverheadResult:
+    def _conclude(self, kind: Kind, started: float) -> OverheadResult:
         if self.replication.in_replica:
             pytest.skip("overheadbench replica process: samples sent to the controller")
         wall_s = time.perf_counter() - started
-        if self.mode == COUNT:
+        if self.pair.mode == Mode.COUNT:
             assert self._counts is not None
-            return self._record(summarise_counts(self.nodeid, self.budget, kind, self._counts, wall_s))
-        result = summarise(self.nodeid, self.budget, kind, self._replicas, self.settings, wall_s, self._counts)
-        if not self.settings.subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
-            warnings.warn(
-                OverheadHarnessWarning(
-                    f"{self.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
-                    f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
-                    f"the overhead; batch more work per call or set overhead_subtract_harness=true"
-                ),
-                stacklevel=2,
-            )
-        return self._record(result)
+            return self._record(summarise_counts(self.pair, kind, self._counts, wall_s))
+        return self._record(summarise(self.pair, kind, self._replicas, self.settings, wall_s, self._counts))
 
     def _record(self, result: OverheadResult) -> OverheadResult:
-        result.group = self.group
         self.result = result
         return result
 

@@ -1,12 +1,22 @@
-"""Atomic files: a reader never sees half a file, and a failed write never clobbers one."""
+"""JSON in and out: atomic files, strict JSON (NaN as null), and reading a document's fields
+with errors that name the field.
+
+Atomic: a reader never sees half a file, and a failed write never clobbers one. Strict: every
+parser can read what we write (JavaScript's ``JSON.parse`` refuses a bare ``NaN``), so a
+figure that was not measured is written as ``null`` and read back as NaN.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
@@ -33,6 +43,116 @@ def _umask() -> int:
     return mask
 
 
+def strict(data: Any) -> Any:
+    """``data`` as plain JSON values: every non-finite float replaced by None (JSON has no
+    NaN or infinity), enum words as plain strings (so pickling-free channels such as xdist's carry them)."""
+    if isinstance(data, str):
+        return str(data)
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {strict(key): strict(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [strict(value) for value in data]
+    return data
+
+
+def dumps(data: Any) -> str:
+    """Indented strict JSON (NaN and infinities as null)."""
+    return json.dumps(strict(data), indent=1, allow_nan=False)
+
+
 def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
-    """:func:`write_text_atomic` of ``data`` as indented JSON."""
-    return write_text_atomic(path, json.dumps(data, indent=1, allow_nan=True))
+    """:func:`write_text_atomic` of ``data`` as strict, indented JSON."""
+    return write_text_atomic(path, dumps(data) + "\n")
+
+
+class ShapeError(ValueError):
+    """A JSON document has the wrong shape; the message names the field (``results[3].ci``)."""
+
+
+class Fields:
+    """Typed reads of one JSON object's fields, each error naming the field's path."""
+
+    def __init__(self, data: Any, path: str) -> None:
+        if not isinstance(data, dict):
+            raise ShapeError(f"{path or 'the document'}: expected an object, got {_kind(data)}")
+        self.data, self.path = data, path
+
+    def _at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def _get(self, key: str, optional: bool) -> Any:
+        if key not in self.data:
+            if optional:
+                return None
+            raise ShapeError(f"{self._at(key)}: missing")
+        return self.data[key]
+
+    def text(self, key: str, optional: bool = False) -> Any:
+        """A string (None when optional and absent or null)."""
+        return self._typed(key, str, "a string", optional)
+
+    def number(self, key: str, optional: bool = False) -> float:
+        """A number; null (a figure that was not measured) reads as NaN, as does an absent optional one."""
+        value = self._get(key, optional)
+        if value is None:
+            return math.nan
+        return self._number(value, self._at(key))
+
+    def maybe_number(self, key: str) -> float | None:
+        """A number that may be absent or null (a budget not given)."""
+        value = self.data.get(key)
+        return None if value is None else self._number(value, self._at(key))
+
+    def whole(self, key: str, optional: bool = False) -> Any:
+        """An int (None when optional and absent or null)."""
+        return self._typed(key, int, "a whole number", optional)
+
+    def flag(self, key: str, optional: bool = False) -> bool:
+        return bool(self._typed(key, bool, "true or false", optional))
+
+    def obj(self, key: str, optional: bool = False) -> Fields | None:
+        value = self._get(key, optional)
+        return None if value is None and optional else Fields(value, self._at(key))
+
+    def items(self, key: str, read: Callable[[Any, str], T]) -> list[T]:
+        """A list, each item read by ``read(item, path)``."""
+        value = self._get(key, False)
+        if not isinstance(value, list):
+            raise ShapeError(f"{self._at(key)}: expected a list, got {_kind(value)}")
+        return [read(item, f"{self._at(key)}[{index}]") for index, item in enumerate(value)]
+
+    def numbers(self, key: str) -> list[float]:
+        """A list of numbers (null items read as NaN)."""
+        return self.items(key, lambda item, path: math.nan if item is None else self._number(item, path))
+
+    def choice(self, key: str, words: Callable[[str], T], default: T | None = None) -> T:
+        """A string that must be one of an enum's words (``default`` when absent)."""
+        value = self._get(key, default is not None)
+        if value is None and default is not None:
+            return default
+        try:
+            return words(value)
+        except ValueError:
+            raise ShapeError(f"{self._at(key)}: {value!r} is not one of the known values") from None
+
+    def _typed(self, key: str, kind: type, what: str, optional: bool) -> Any:
+        value = self._get(key, optional)
+        if value is None and optional:
+            return None
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ShapeError(f"{self._at(key)}: expected {what}, got {_kind(value)}")
+        return value
+
+    @staticmethod
+    def _number(value: Any, path: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ShapeError(f"{path}: expected a number, got {_kind(value)}")
+        return float(value)
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message (short: a stored file's text is not echoed whole)."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"

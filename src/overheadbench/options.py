@@ -1,66 +1,27 @@
-"""Session settings: each one resolved in one place as "command line, else ini, else default".
+"""The plugin's options: registered, resolved and checked once, at configure time.
 
-A :class:`Settings` is also what a replica worker process receives, so it stays a flat,
-JSON-serialisable dataclass.
+Each setting is resolved in one place as "command line, else the quick profile (itself a
+command-line option), else ini, else default". Every output and storage option is checked
+here, so a bad one is a usage error (exit 4) before anything is measured, not a traceback
+after the whole run. Options that only mean something while measuring imply ``--overhead``.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .durations import DurationError, parse_duration
-from .marker import MAX_PROCESSES, MODES
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How pairs are measured and judged (units in the names: seconds, fractions)."""
-
-    time_budget_s: float = 2.0
-    """Wall time one pair may take, all replica processes included."""
-    target_halfwidth: float = 0.01
-    """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
-    confidence: float = 0.95
-    processes: int = 6
-    """Fresh replica processes a pair is measured in first; 1 = in this process only, no replicas.
-    6 is the fewest for which the median of the processes has its distribution-free interval at
-    95%. Fewer fall back to mean ± t, which one heavy-tail process moves, and which is too
-    narrow where a pair stops because its first few processes happened to agree
-    (benchmarks/validation/stopping.py: 0.85 coverage for those that stopped at 3)."""
-    max_processes: int = 9
-    """At most this many processes per pair (or ``processes``, if more)."""
-    extra_processes: int = 3
-    """Processes added per further round while the interval is wider than the target (6 -> 9)."""
-    replica_timeout_s: float = 60.0
-    """Longest a replica process may stay silent (starting, setting a test up, sampling)."""
-    pair_timeout_s: float = 120.0
-    """Longest a pair may take in this process before it fails (a callable that hangs)."""
-    backend: str = "asyncio"
-    gc_enabled: bool = False
-    """Leave the garbage collector on while timing (off by default: it fires at random)."""
-    inconclusive: str = "fail"
-    """What an inconclusive verdict does to the test: "fail" or "warn"."""
-    subtract_harness: bool = False
-    """Subtract the harness's own per-call loop cost from both sides before the ratio."""
-    min_block_s: float = 100e-6
-    """Calibration target: a timed block lasts at least this long."""
-    mode: str = "time"
-    """"time" (wall clock, replicated, with intervals) or "count" (instructions and
-    allocations, exact, in this process); a marker's ``mode=`` overrides it per test."""
-    allocations: bool = True
-    """In time mode, also count allocations per call (a short tracemalloc pass after timing)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Settings:
-        return cls(**data)
+from .errors import StorageError
+from .runs import Storage, check_name
+from .settings import Mode, Policy, Settings
+from .units import DurationError, parse_duration
+from .vocabulary import MAX_PROCESSES
 
 
 def _process_count(text: str) -> int:
@@ -77,7 +38,7 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _choice(*allowed: str) -> Callable[[str], str]:
+def _choice(*allowed: str) -> Callable[[str], Any]:
     def parse(text: str) -> str:
         if text not in allowed:
             raise ValueError(f"must be one of {', '.join(allowed)}")
@@ -127,13 +88,13 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
     "inconclusive": (
         "inconclusive",
-        _choice("fail", "warn"),
+        _choice(*Policy),
         "an inconclusive verdict fails the test or only warns (default fail)",
     ),
     "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call (default false)"),
     "mode": (
         "mode",
-        _choice(*MODES),
+        _choice(*Mode),
         "what a pair is measured in: time (wall clock, default) or count "
         "(executed instructions and allocations, the same on every run)",
     ),
@@ -158,28 +119,32 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-quick",
         action="store_true",
         default=False,
-        help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win)",
+        help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win; "
+        "implies --overhead)",
     )
     group.addoption(
         "--overhead-json",
         metavar="PATH",
         default=None,
-        help="write every measured pair (samples included) as JSON to PATH",
+        help="write every measured pair (samples included) as JSON to PATH (implies --overhead)",
     )
     group.addoption(
         "--overhead-md",
         metavar="PATH",
         default=None,
-        help="write a markdown report (environment, one table per group) to PATH at the end",
+        help="write a markdown report (environment, one table per group) to PATH at the end (implies --overhead)",
     )
     group.addoption(
         "--overhead-save",
         metavar="NAME",
         default=None,
-        help="store this run as NNNN_NAME.json in the storage folder (never replacing a file)",
+        help="store this run as NNNN_NAME.json in the storage folder (never replacing a file; implies --overhead)",
     )
     group.addoption(
-        "--overhead-autosave", action="store_true", default=False, help="store this run, named after the git commit"
+        "--overhead-autosave",
+        action="store_true",
+        default=False,
+        help="store this run, named after the git commit (implies --overhead)",
     )
     group.addoption(
         "--overhead-storage",
@@ -194,36 +159,105 @@ def add_options(parser: pytest.Parser) -> None:
         nargs="?",
         const="",
         default=None,
-        help="compare each pair with a stored run: its name, number or path (default: the newest)",
+        help="compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
     )
     group.addoption(
         "--overhead-compare-fail",
         metavar="POINTS",
-        type=float,
         default=None,
         help="fail a test whose overhead grew by more than POINTS percentage points, significantly, "
-        "against the stored run (implies --overhead-compare)",
+        "against the stored run (implies --overhead-compare and --overhead)",
     )
     for suffix, _, help_text in _OPTIONS.values():
         group.addoption(f"--overhead-{suffix}", default=None, help=help_text)
         parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)
 
 
-QUICK = {"processes": 3, "max_processes": 3, "time_budget_s": 0.5, "target_halfwidth": 0.03, "inconclusive": "warn"}
+QUICK: dict[str, Any] = {
+    "processes": 3,
+    "max_processes": 3,
+    "time_budget_s": 0.5,
+    "target_halfwidth": 0.03,
+    "inconclusive": Policy.WARN,
+}
 """``--overhead-quick``: a CI profile, about a quarter of the default time per pair, with
 wider intervals (3 processes: the interval is the mean ± t, see measurement.md). Its
 intervals are too wide to settle close calls, so an inconclusive verdict warns instead of
 failing; a pair clearly over budget still fails."""
+IMPLYING = (
+    "--overhead-quick",
+    "--overhead-json",
+    "--overhead-md",
+    "--overhead-save",
+    "--overhead-autosave",
+    "--overhead-compare",
+    "--overhead-compare-fail",
+)
+"""Options that only mean something while measuring: each implies ``--overhead``."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option of the session, resolved and checked."""
+
+    settings: Settings
+    measuring: bool
+    implied_by: str | None
+    """The option that switched measuring on without ``--overhead``, if one did."""
+    quick: bool
+    json_path: Path | None
+    markdown_path: Path | None
+    storage: Storage
+    save: str | None
+    autosave: bool
+    compare: str | None
+    """A stored run's name, number or path; "" for the newest; None: no comparison."""
+    fail_points: float | None
+
+    @property
+    def uses_storage(self) -> bool:
+        return bool(self.save or self.autosave or self.compare is not None or self.fail_points is not None)
+
+
+def options_from_config(config: pytest.Config) -> Options:
+    """Resolve and check every option, or raise :class:`pytest.UsageError` saying which and why."""
+    option = config.getoption
+    given = [name for name in IMPLYING if option(name) not in (None, False)]
+    try:
+        storage = Storage(
+            config.rootpath / (option("--overhead-storage") or config.getini("overhead_storage") or "baselines")
+        )
+        storage.check()
+        save = None if option("--overhead-save") is None else check_name(option("--overhead-save"))
+    except StorageError as exc:
+        raise pytest.UsageError(f"overheadbench: {exc}") from None
+    return Options(
+        settings=settings_from_config(config),
+        measuring=bool(option("--overhead") or given),
+        implied_by=None if option("--overhead") or not given else given[0],
+        quick=bool(option("--overhead-quick")),
+        json_path=_output(option("--overhead-json"), "--overhead-json"),
+        markdown_path=_output(option("--overhead-md"), "--overhead-md"),
+        storage=storage,
+        save=save,
+        autosave=bool(option("--overhead-autosave")),
+        compare=option("--overhead-compare"),
+        fail_points=_points(option("--overhead-compare-fail")),
+    )
 
 
 def settings_from_config(config: pytest.Config) -> Settings:
-    """Resolve every setting: command line, else ini, else the quick profile if asked, else
+    """Resolve every setting: command line, else the quick profile if asked, else ini, else
     the dataclass default."""
-    values: dict[str, Any] = dict(QUICK) if config.getoption("--overhead-quick") else {}
+    quick = QUICK if config.getoption("--overhead-quick") else {}
+    values: dict[str, Any] = {}
     for field, (suffix, parse, _) in _OPTIONS.items():
         ini_name = f"overhead_{suffix.replace('-', '_')}"
         raw = config.getoption(f"--overhead-{suffix}")
         source = f"--overhead-{suffix}"
+        if raw is None and field in quick:
+            values[field] = quick[field]
+            continue
         if raw is None:
             raw = config.getini(ini_name)
             source = f"ini option {ini_name}"
@@ -234,3 +268,38 @@ def settings_from_config(config: pytest.Config) -> Settings:
         except ValueError as exc:
             raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
     return Settings(**values)
+
+
+def _output(raw: str | None, option: str) -> Path | None:
+    """An output file's path, checked now: not a folder, in a folder that exists (or can be
+    made) and can be written, so the run's results are never lost at the end."""
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise pytest.UsageError(f"overheadbench: {option} needs a file path")
+    path = Path(raw)
+    if path.is_dir():
+        raise pytest.UsageError(f"overheadbench: {option}={raw}: is a folder; name a file")
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"overheadbench: {option}={raw}: cannot write in {folder}")
+    if path.exists() and not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
+        raise pytest.UsageError(f"overheadbench: {option}={raw}: cannot be written")
+    return path
+
+
+def _points(raw: str | None) -> float | None:
+    """``--overhead-compare-fail``: a finite number of points, 0 or more (``nan`` would switch the gate off)."""
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise pytest.UsageError(
+            f"overheadbench: --overhead-compare-fail={raw!r}: give a number of percentage points, 0 or more (e.g. 5)"
+        )
+    return value

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .report import plain
+from .runs import Run
 from .stats import pair_ratios
 
 
@@ -30,12 +32,12 @@ def _pyplot() -> Any:
     return plt
 
 
-def distributions(name: str, run: dict[str, Any], output: Path) -> None:
+def distributions(name: str, run: Run, output: Path) -> None:
     plt = _pyplot()
-    results = [r for r in run["results"] if r.get("samples")]
+    results = [r for r in run.results if r.samples]
     figure, axes = plt.subplots(figsize=(9, 1.2 + 0.6 * max(len(results), 1)))
     for row, result in enumerate(results):
-        per_process = [100 * (pair_ratios(s["baseline_ns"], s["framework_ns"]) - 1) for s in result["samples"]]
+        per_process = [100 * (pair_ratios(s.baseline_ns, s.framework_ns) - 1) for s in result.samples]
         axes.boxplot(
             np.concatenate(per_process), positions=[row], orientation="horizontal", widths=0.5, showfliers=False
         )
@@ -47,9 +49,9 @@ def distributions(name: str, run: dict[str, Any], output: Path) -> None:
             zorder=3,
             label="process medians" if row == 0 else None,
         )
-    axes.set_yticks(range(len(results)), [r["nodeid"].split("::")[-1] for r in results], fontsize=8)
+    axes.set_yticks(range(len(results)), [_label(r.nodeid) for r in results], fontsize=8)
     axes.set_xlabel("framework / baseline - 1, per pair of blocks (%)")
-    axes.set_title(f"{name}: pair ratios (boxes) and process medians (dots)")
+    axes.set_title(f"{plain(name)}: pair ratios (boxes) and process medians (dots)")
     if results:
         axes.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
@@ -57,21 +59,26 @@ def distributions(name: str, run: dict[str, Any], output: Path) -> None:
     plt.close(figure)
 
 
-def trend(runs: list[tuple[str, dict[str, Any]]], output: Path) -> None:
+def trend(runs: list[tuple[str, Run]], output: Path) -> None:
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(9, 4.5))
-    tests = sorted({r["nodeid"] for _, run in runs for r in run["results"] if r.get("verdict") != "unmeasured"})
+    tests = sorted({r.nodeid for _, run in runs for r in run.measured()})
     for nodeid in tests:
-        points = [(index, r) for index, (_, run) in enumerate(runs) for r in run["results"] if r["nodeid"] == nodeid]
+        points = [(index, r) for index, (_, run) in enumerate(runs) for r in run.measured() if r.nodeid == nodeid]
         x = [index for index, _ in points]
-        y = np.array([100 * r["overhead"] for _, r in points])
-        low = np.array([100 * r["ci"][0] for _, r in points])
-        high = np.array([100 * r["ci"][1] for _, r in points])
-        axes.errorbar(x, y, yerr=[y - low, high - y], marker="o", capsize=3, label=nodeid.split("::")[-1])
-    axes.set_xticks(range(len(runs)), [name for name, _ in runs], rotation=30, ha="right", fontsize=8)
+        y = np.array([100 * r.overhead for _, r in points])
+        low = np.array([100 * r.ci[0] for _, r in points])
+        high = np.array([100 * r.ci[1] for _, r in points])
+        axes.errorbar(x, y, yerr=[y - low, high - y], marker="o", capsize=3, label=_label(nodeid))
+    axes.set_xticks(range(len(runs)), [plain(name) for name, _ in runs], rotation=30, ha="right", fontsize=8)
     axes.set_ylabel("overhead (%) with its interval")
     axes.set_title("overhead across stored runs")
     axes.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(output)
     plt.close(figure)
+
+
+def _label(nodeid: str) -> str:
+    """The test's name as a plot label (its own function's part, escaped: it may come from a file)."""
+    return plain(nodeid.split("::")[-1])

@@ -1,48 +1,48 @@
-"""pytest hooks, kept thin: options, the marker, the ``overhead`` fixture, verdicts, reports."""
+"""pytest hooks, kept thin: options, the marker, the ``overhead`` fixture, outcomes, reports."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Generator
+from typing import Any
 
 import pytest
 
-from . import distribution
 from .baselines import Baselines
+from .distribution import (
+    XdistGrouping,
+    group_overhead_tests,
+    is_controller,
+    original_nodeid,
+    prepare_controller,
+    remember_nodeids,
+)
 from .environment import environment
-from .fixture import OverheadFixture, OverheadUsageError, Replication
+from .errors import MarkerError, OverheadUsageError, StorageError
+from .fixture import OverheadFixture
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
-from .jsonio import write_json_atomic, write_text_atomic
-from .marker import COUNT, MARKER_HELP, MARKER_NAME, Budget, MarkerError, budget_from_marker
-from .options import Settings, add_options, settings_from_config
-from .replicas.pool import ReplicaError, ReplicaPool, Replicas
+from .jsonio import strict, write_json_atomic, write_text_atomic
+from .marker import MARKER_HELP, MARKER_NAME, pair_from_marker
+from .options import Options, add_options, options_from_config
+from .pair import Pair
+from .replicas.pool import ReplicaError, ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
-from .report import render_comparison, render_markdown, render_table
-from .results import JSON_SCHEMA_VERSION, OverheadResult
-from .storage import Storage, StorageError
+from .replicas.replication import Replicas
+from .report import plain, render_comparison, render_markdown, render_table
+from .results import OverheadResult
+from .runs import Run
+from .sampling import Replication
 from .timeouts import PairTimeout
-from .verdict import FAIL, INCONCLUSIVE
+from .verdict import outcome
 
 FIXTURE_NAME = "overhead"
 REPORT_ATTRIBUTE = "overheadbench"
 """The test report attribute carrying its measured pair: pytest serialises extra report
 attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
 it stays out of JUnit XML)."""
-RESULT_KEY = pytest.StashKey[dict]()
-
-
-def group_for(item: pytest.Item) -> str | None:
-    """The report group: the overhead marker's ``group``, else pytest-benchmark's."""
-    for name in (MARKER_NAME, "benchmark"):
-        mark = item.get_closest_marker(name)
-        if mark is not None and mark.kwargs.get("group"):
-            return str(mark.kwargs["group"])
-    return None
-
-
-class OverheadInconclusiveWarning(UserWarning):
-    """An inconclusive verdict, reported as a warning because overhead_inconclusive=warn."""
+RESULT_KEY = pytest.StashKey[dict[str, Any]]()
+PAIR_KEY = pytest.StashKey[Pair]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,61 +50,61 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the session's plugin, and in a replica process the replica's plugin too."""
+    """Check every option, then register the session's plugin, and in a replica process the
+    replica's plugin too."""
     config.addinivalue_line("markers", MARKER_HELP)
+    options = options_from_config(config)
     request = ReplicaRequest.from_env()
     replica = ReplicaPlugin(config, request) if request is not None else None
     if replica is not None:
         config.pluginmanager.register(replica, "overheadbench-replica")
-    elif config.getoption("--overhead") and config.pluginmanager.hasplugin("xdist"):
-        if distribution.is_controller(config):
-            distribution.prepare_controller(config)
-        config.pluginmanager.register(distribution.XdistGrouping(), "overheadbench-xdist")
-    config.pluginmanager.register(OverheadSession(config, replica), "overheadbench-session")
+    elif options.measuring and config.pluginmanager.hasplugin("xdist"):
+        if is_controller(config):
+            prepare_controller(config)
+        config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
+    config.pluginmanager.register(OverheadSession(config, options, replica), "overheadbench-session")
 
 
 class OverheadSession:
-    """Session state: resolved settings, where pairs get their samples (the replica pool, or
+    """Session state: resolved options, where pairs get their samples (the replica pool, or
     in a replica the controller), and every measured pair, for the table and JSON."""
 
-    def __init__(self, config: pytest.Config, replica: ReplicaPlugin | None = None) -> None:
+    def __init__(self, config: pytest.Config, options: Options, replica: ReplicaPlugin | None = None) -> None:
         self.config = config
-        self.settings: Settings = settings_from_config(config)
-        self.measuring: bool = config.getoption("--overhead")
+        self.options = options
+        self.settings = options.settings
         self.results: list[OverheadResult] = []
         self.marked: list[pytest.Item] = []
         self.replicas = Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
-        self._environment: dict | None = None
+        self._environment: dict[str, Any] | None = None
         self.baselines: Baselines | None = None
         self.reporting = replica is None and not hasattr(config, "workerinput")
         """Only the user's session (the xdist controller, under xdist) gathers the results and
         writes every output; replicas and xdist workers only measure."""
 
-    def environment(self) -> dict:
+    def environment(self) -> dict[str, Any]:
         if self._environment is None:
             self._environment = environment(self.config)
         return self._environment
 
+    def pytest_report_header(self) -> str | None:
+        if self.options.implied_by:
+            return f"overheadbench: measuring (--overhead implied by {self.options.implied_by})"
+        return None
+
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        option = self.config.getoption
-        wanted = (
-            option("--overhead-save")
-            or option("--overhead-autosave")
-            or option("--overhead-compare") is not None
-            or option("--overhead-compare-fail") is not None
-        )
-        if not wanted or self.replication.in_replica:
+        options = self.options
+        if not options.uses_storage or self.replication.in_replica:
             return
-        folder = option("--overhead-storage") or self.config.getini("overhead_storage") or "baselines"
         try:
             self.baselines = Baselines.from_options(
-                Storage(self.config.rootpath / folder),
+                options.storage,
                 self.environment(),
-                option("--overhead-save"),
-                option("--overhead-autosave"),
-                option("--overhead-compare"),
-                option("--overhead-compare-fail"),
+                options.save,
+                options.autosave,
+                options.compare,
+                options.fail_points,
             )
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {exc}") from None
@@ -115,22 +115,22 @@ class OverheadSession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.baselines and self.baselines.environment_differences and reporter is not None:
             reporter.write_line(
-                f"WARNING: overhead compared with {self.baselines.compare_with.name}, measured in "
-                f"another environment: {'; '.join(self.baselines.environment_differences)}",
+                f"WARNING: overhead compared with {plain(self.baselines.compared_name)}, measured in another "
+                f"environment: {plain('; '.join(self.baselines.environment_differences))}",
                 yellow=True,
                 bold=True,
             )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        distribution.remember_nodeids(items)
+        remember_nodeids(items)
 
     @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
     def pytest_collection_modifyitems_last(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Remember the marked tests, in their final order (replicas re-run them in it)."""
         self.marked = [item for item in items if item.get_closest_marker(MARKER_NAME) is not None]
-        if self.measuring:
-            distribution.group_overhead_tests(config, self.marked)
+        if self.options.measuring:
+            group_overhead_tests(config, self.marked)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather measured pairs from the reports (here or from xdist workers alike)."""
@@ -140,66 +140,72 @@ class OverheadSession:
 
     def _make_pool(self) -> ReplicaPool:
         """The session's replica processes, for the timed tests measured in more than one process."""
-        nodeids = tuple(distribution.original_nodeid(item) for item in self.marked if self._replicated(item))
+        nodeids = tuple(original_nodeid(item) for item in self.marked if self._replicated(item))
         return ReplicaPool(Invocation.of(self.config), nodeids, self.settings.replica_timeout_s)
 
     def _replicated(self, item: pytest.Item) -> bool:
         try:
-            budget = self.budget_for(item)
+            pair = self.pair_for(item)
         except pytest.fail.Exception:
             return False
-        return (
-            budget is not None
-            and (budget.mode or self.settings.mode) != COUNT
-            and (budget.processes or self.settings.processes) > 1
-        )
+        return pair is not None and pair.replicated
 
-    def budget_for(self, item: pytest.Item) -> Budget | None:
+    def pair_for(self, item: pytest.Item) -> Pair | None:
+        """The test's pair, resolved once from its marker and the settings (None: not marked)."""
+        if PAIR_KEY in item.stash:
+            return item.stash[PAIR_KEY]
         mark = item.get_closest_marker(MARKER_NAME)
         if mark is None:
             return None
+        benchmark = item.get_closest_marker("benchmark")
+        group = benchmark.kwargs.get("group") if benchmark is not None else None
         try:
-            return budget_from_marker(mark.args, mark.kwargs, item.nodeid)
+            with warnings.catch_warnings(record=True) as hints:
+                warnings.simplefilter("always")
+                pair = pair_from_marker(
+                    mark.args,
+                    mark.kwargs,
+                    original_nodeid(item),
+                    self.settings,
+                    str(group) if group else None,
+                )
         except MarkerError as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None
+        for hint in hints:
+            item.warn(hint.message)  # type: ignore[arg-type]
+        item.stash[PAIR_KEY] = pair
+        return pair
 
     @pytest.fixture(name=FIXTURE_NAME)
     def overhead_fixture(self, request: pytest.FixtureRequest) -> OverheadFixture:
         """Measure a baseline-versus-framework pair: ``overhead.compare(baseline=..., framework=...)``."""
         item = request.node
-        budget = self.budget_for(item)
-        if budget is None:
+        pair = self.pair_for(item)
+        if pair is None:
             pytest.fail(
                 f"{item.nodeid}: the overhead fixture needs a budget: add "
                 f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
                 pytrace=False,
             )
-        return OverheadFixture(
-            distribution.original_nodeid(item),
-            budget,
-            self.settings,
-            self.measuring,
-            self.replication,
-            group=group_for(item),
-        )
+        return OverheadFixture(pair, self.settings, self.options.measuring, self.replication)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        budget = self.budget_for(item)
+        marked = item.get_closest_marker(MARKER_NAME) is not None
         try:
-            outcome = yield
+            result = yield
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None  # the message says it all
-        if budget is None:
-            return outcome
+        if not marked:
+            return result
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
         if fixture is None or fixture.result is None:
             pytest.fail(
                 f"{item.nodeid}: marked @pytest.mark.overhead but never called overhead.compare(baseline, framework)",
                 pytrace=False,
             )
-        self._judge(item, fixture.result)
-        return outcome
+        self._apply(item, fixture.result)
+        return result
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -210,26 +216,30 @@ class OverheadSession:
             setattr(report, REPORT_ATTRIBUTE, item.stash[RESULT_KEY])
         return report
 
-    def _judge(self, item: pytest.Item, result: OverheadResult) -> None:
+    def _apply(self, item: pytest.Item, result: OverheadResult) -> None:
+        """Carry the result on the test's report, and do what the verdict says to the test."""
         if not result.measured:
             return
-        data = result.to_json()
-        item.stash[RESULT_KEY] = data  # travels on the call's report (also from xdist workers)
-        regression = self.baselines.regression(data) if self.baselines else None
-        if result.verdict == FAIL:
-            pytest.fail(result.message + (f"\n{regression}" if regression else ""), pytrace=False)
-        if regression:
-            pytest.fail(regression, pytrace=False)
-        if result.verdict == INCONCLUSIVE:
-            if self.settings.inconclusive == "fail":
-                pytest.fail(f"inconclusive: {result.message}", pytrace=False)
-            warnings.warn(OverheadInconclusiveWarning(f"{result.nodeid}: inconclusive: {result.message}"))
+        item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
+        baselines = self.baselines
+        decided = outcome(
+            result,
+            self.settings.inconclusive,
+            self.settings.subtract_harness,
+            baselines.change(result) if baselines else None,
+            baselines.fail_points if baselines else None,
+            baselines.compared_name if baselines else "",
+        )
+        for warning in decided.warnings:
+            item.warn(warning)
+        if decided.failure:
+            pytest.fail(decided.failure, pytrace=False)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.reporting:
             return
         if not self.results:
-            if self.measuring:
+            if self.options.measuring:
                 terminalreporter.write_sep("-", "overhead: no pair was measured")
             return
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
@@ -237,18 +247,18 @@ class OverheadSession:
             terminalreporter.write_line(line)
         if self.replicas.started:
             terminalreporter.write_line(f"replica processes started in this session: {self.replicas.started}")
-        if self.config.getoption("--overhead-quick"):
+        if self.options.quick:
             terminalreporter.write_line(
                 "quick profile (--overhead-quick): fewer processes and less time per pair, so "
                 "intervals are wider; inconclusive verdicts warn instead of failing"
             )
-        for option in ("--overhead-json", "--overhead-md"):
-            if self.config.getoption(option):
-                terminalreporter.write_line(f"overhead results written to {self.config.getoption(option)}")
-        changes = self.baselines.changes([r.to_json() for r in self.results]) if self.baselines else []
-        if changes:
-            terminalreporter.write_sep("-", f"overhead: compared with {self.baselines.compare_with.name}")
-            for line in render_comparison(changes, self.baselines.compare_with.name):
+        for path in (self.options.json_path, self.options.markdown_path):
+            if path is not None:
+                terminalreporter.write_line(f"overhead results written to {path}")
+        changes = self.baselines.changes(self.results) if self.baselines else []
+        if self.baselines and changes:
+            terminalreporter.write_sep("-", f"overhead: compared with {plain(self.baselines.compared_name)}")
+            for line in render_comparison(changes, self.baselines.compared_name):
                 terminalreporter.write_line(line)
             self._warn_environment()
         if self.baselines and self.baselines.saved:
@@ -258,26 +268,30 @@ class OverheadSession:
         self.replicas.close()
         if not self.reporting:
             return
-        path = self.config.getoption("--overhead-json")
-        if path:
-            write_json_atomic(path, self.run_document())
-        markdown = self.config.getoption("--overhead-md")
-        if markdown:
-            write_text_atomic(markdown, render_markdown(self.results, self.environment()))
+        try:
+            self._write_outputs(exitstatus)
+        except (OSError, StorageError) as exc:
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"overheadbench: could not write the results: {exc}", red=True, bold=True)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def _write_outputs(self, exitstatus: int) -> None:
+        if self.options.json_path:
+            write_json_atomic(self.options.json_path, self.run().to_json())
+        if self.options.markdown_path:
+            write_text_atomic(self.options.markdown_path, render_markdown(self.results, self.environment()))
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if self.baselines and self.results and finished:
-            self.baselines.save(self.run_document())
+            self.baselines.save(self.run())
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_benchmark_update_json(self, config: pytest.Config, benchmarks: list, output_json: dict) -> None:
+    def pytest_benchmark_update_json(
+        self, config: pytest.Config, benchmarks: list[Any], output_json: dict[str, Any]
+    ) -> None:
         """pytest-benchmark's ``--benchmark-json`` file carries this session's pairs too."""
-        output_json["overheadbench"] = self.run_document()
+        output_json["overheadbench"] = strict(self.run().to_json())  # it writes with bare NaN allowed
 
-    def run_document(self) -> dict:
-        """This session as one JSON document: what --overhead-json writes and a stored run holds."""
-        return {
-            "schema_version": JSON_SCHEMA_VERSION,
-            "environment": self.environment(),
-            "settings": self.settings.to_json(),
-            "results": [result.to_json() for result in self.results],
-        }
+    def run(self) -> Run:
+        """This session as one run: what --overhead-json writes and a stored run holds."""
+        return Run(self.environment(), self.settings, self.results)

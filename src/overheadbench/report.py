@@ -4,20 +4,32 @@ from the results."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .comparison import Change
-from .counting import INSTRUCTIONS, KEPT_BLOCKS, KEPT_BYTES, PEAK_BYTES
-from .durations import format_fraction, format_seconds
-from .marker import TIME
-from .results import COUNTED, OverheadResult
-from .sampling import BASELINE, FRAMEWORK
-from .sizes import format_bytes, format_count
-from .stats import WITHIN_PROCESS
+from .results import OverheadResult, Status
+from .samples import Figure, Side
+from .settings import Mode
+from .stats import Method
+from .units import format_bytes, format_count, format_fraction, format_seconds
 
-STATUS_MARKS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "unjudged": "NOT JUDGED"}
-MARKDOWN_STATUS = {"pass": "✅", "fail": "❌", "inconclusive": "⚠ inconclusive", "unjudged": "— (no count budget)"}
+STATUS_MARKS = {
+    Status.PASS: "PASS",
+    Status.FAIL: "FAIL",
+    Status.INCONCLUSIVE: "INCONCLUSIVE",
+    Status.UNJUDGED: "NOT JUDGED",
+    Status.UNMEASURED: "NOT MEASURED",
+}
+MARKDOWN_STATUS = {
+    Status.PASS: "✅",
+    Status.FAIL: "❌",
+    Status.INCONCLUSIVE: "⚠ inconclusive",
+    Status.UNJUDGED: "— (not judged)",
+    Status.UNMEASURED: "— (not measured)",
+}
 COUNT_FOOTNOTE = (
     "count mode: the overhead is in executed bytecode instructions per call, median over the repeats; "
     '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
@@ -26,26 +38,29 @@ ALLOCATION_FOOTNOTE = (
     "memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
     "blocks a call left allocated"
 )
+COUNTED_FIGURES = (Figure.INSTRUCTIONS, Figure.PEAK_BYTES, Figure.KEPT_BLOCKS, Figure.KEPT_BYTES)
 CSV_HEADERS = (
-    "group",
-    "test",
-    "baseline_s",
-    "framework_s",
-    "overhead",
-    "ci_low",
-    "ci_high",
-    "abs_overhead_s",
-    "budget_max",
-    "budget_max_abs_s",
-    "verdict",
-    "processes",
-    "mode",
-    *(
-        f"{side}_{figure}"
-        for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES)
-        for side in (BASELINE, FRAMEWORK)
-    ),
-)
+    "group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s", "budget_max",
+    "budget_max_abs_s", "verdict", "processes", "mode",
+    *(f"{side}_{figure}" for figure in COUNTED_FIGURES for side in (Side.BASELINE, Side.FRAMEWORK)),
+)  # fmt: skip
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """``text`` with every control character (escape codes, newlines, tabs) written as an escape:
+    names and messages can come from a stored file, and must not drive the terminal or break a row."""
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` safe inside a markdown table cell: :func:`plain`, and pipes escaped."""
+    return plain(text).replace("|", "\\|")
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as inline code in a table cell (as plain text if it holds a backtick, which would end the span)."""
+    return markdown_cell(text) if "`" in text else f"`{markdown_cell(text)}`"
 
 
 @dataclass(frozen=True)
@@ -62,24 +77,24 @@ class Column:
 
 
 def _timed(result: OverheadResult) -> bool:
-    return result.mode == TIME
+    return result.mode == Mode.TIME
 
 
-def _counted(figure: str) -> Callable[[OverheadResult], bool]:
+def _counted(figure: Figure) -> Callable[[OverheadResult], bool]:
     return lambda result: result.counts is not None and result.counts.has(figure)
 
 
 def overhead_cell(result: OverheadResult) -> str:
     """``31.5% (30.5%..32.7%)``; in count mode ``25.0% instr (exact)`` when every repeat agreed."""
     low, high = result.ci
-    if result.method == COUNTED:
+    if result.method == Method.COUNTED:
         spread = "exact" if low == high else f"{format_fraction(low)}..{format_fraction(high)}"
         return f"{format_fraction(result.overhead)} instr ({spread})"
     text = f"{format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)})"
-    return text + ("*" if result.method == WITHIN_PROCESS else "")
+    return text + ("*" if result.method == Method.WITHIN_PROCESS else "")
 
 
-def sides_cell(figure: str, show: Callable[..., str]) -> Callable[[OverheadResult], str]:
+def sides_cell(figure: Figure, show: Callable[..., str]) -> Callable[[OverheadResult], str]:
     """``1,234 -> 1,500 (+266)``: each side's median per call, and their difference (its
     range when the repeats disagreed)."""
 
@@ -88,28 +103,41 @@ def sides_cell(figure: str, show: Callable[..., str]) -> Callable[[OverheadResul
         assert counts is not None
         middle, low, high = (show(value, signed=True) for value in counts.difference(figure))
         difference = middle if low == high else f"{low}..{high}"  # a range only where it shows
-        return f"{show(counts.median(BASELINE, figure))} -> {show(counts.median(FRAMEWORK, figure))} ({difference})"
+        baseline, framework = (show(counts.median(side, figure)) for side in (Side.BASELINE, Side.FRAMEWORK))
+        return f"{baseline} -> {framework} ({difference})"
 
     return cell
 
 
 def impact(result: OverheadResult) -> str:
     """``0.03% of 500 ms``: the absolute overhead against the real work per call, if declared."""
-    if result.impact is None or result.budget.work_s is None:
+    if result.impact is None or result.pair.work_s is None:
         return ""
-    return f"{100 * result.impact:.2g}% of {format_seconds(result.budget.work_s)}"
+    return f"{100 * result.impact:.2g}% of {format_seconds(result.pair.work_s)}"
 
 
 COLUMNS = (
     Column("baseline/call", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
     Column("framework/call", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
-    Column("overhead (CI)", "Overhead (95% CI)", overhead_cell),
+    Column("overhead (CI)", "Overhead (interval)", overhead_cell),
     Column("abs/call", "", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed, terminal_only=True),
     Column("harness/call", "", lambda r: format_seconds(r.harness_s), _timed, terminal_only=True),
-    Column("instructions/call", "Instructions/call", sides_cell(INSTRUCTIONS, format_count), _counted(INSTRUCTIONS)),
-    Column("peak memory/call", "Peak memory/call", sides_cell(PEAK_BYTES, format_bytes), _counted(PEAK_BYTES)),
-    Column("blocks kept/call", "Blocks kept/call", sides_cell(KEPT_BLOCKS, format_count), _counted(KEPT_BLOCKS)),
-    Column("budget", "Budget", lambda r: r.budget.describe(r.mode)),
+    Column(
+        "instructions/call",
+        "Instructions/call",
+        sides_cell(Figure.INSTRUCTIONS, format_count),
+        _counted(Figure.INSTRUCTIONS),
+    ),
+    Column(
+        "peak memory/call", "Peak memory/call", sides_cell(Figure.PEAK_BYTES, format_bytes), _counted(Figure.PEAK_BYTES)
+    ),
+    Column(
+        "blocks kept/call",
+        "Blocks kept/call",
+        sides_cell(Figure.KEPT_BLOCKS, format_count),
+        _counted(Figure.KEPT_BLOCKS),
+    ),
+    Column("budget", "Budget", lambda r: r.pair.budget.describe(r.mode)),
     Column("procs", "", lambda r: str(len(r.samples)), _timed, terminal_only=True),
     Column("wall", "", lambda r: format_seconds(r.wall_s), terminal_only=True),
     Column("impact", "Impact on real work", impact, lambda r: r.impact is not None),
@@ -128,24 +156,24 @@ def table_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
     """The header row, then one row per measured pair: test, the columns that apply, status."""
     columns = _columns(results, markdown=False)
     rows = [("test", *(c.header for c in columns), "status")]
-    rows += [(r.nodeid, *(_cell(c, r) for c in columns), STATUS_MARKS.get(r.verdict, r.verdict)) for r in results]
+    rows += [(plain(r.nodeid), *(_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
     return rows
 
 
 def padded(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as text lines with padded columns, a rule under the first (the headers)."""
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return lines
 
 
 def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
     """Old and new overhead per test; "~" marks a change that is not significant (p >= 0.05)."""
-    rows = [("test", f"old ({old_name})", "new", "change", "p")]
+    rows = [("test", f"old ({plain(old_name)})", "new", "change", "p")]
     rows += [
         (
-            c.nodeid,
+            plain(c.nodeid),
             format_fraction(c.old),
             format_fraction(c.new),
             f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points",
@@ -159,15 +187,9 @@ def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
 def render_table(results: Sequence[OverheadResult]) -> list[str]:
     """The table as text lines, columns padded, with footnotes for what needs explaining."""
     lines = padded(table_rows(results))
-    timed = [r for r in results if r.mode == TIME]
-    if timed:
-        confidences = sorted({f"{r.confidence * 100:g}%" for r in timed})
-        lines.append(
-            f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
-            f"fresh process(es) per pair at most"
-        )
+    lines += interval_notes(results)
     lines += footnotes(results)
-    if any(r.method == WITHIN_PROCESS for r in results):
+    if any(r.method == Method.WITHIN_PROCESS for r in results):
         lines.append(
             "* measured in one process only: the interval leaves out between-process "
             "variance and is optimistic (use overhead_processes >= 3)"
@@ -175,17 +197,29 @@ def render_table(results: Sequence[OverheadResult]) -> list[str]:
     return lines
 
 
+def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
+    """What the time intervals are: their confidence levels and the most processes behind one."""
+    timed = [r for r in results if r.mode == Mode.TIME and r.measured]
+    if not timed:
+        return []
+    confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})
+    return [
+        f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
+        f"fresh process(es) per pair at most"
+    ]
+
+
 def footnotes(results: Sequence[OverheadResult]) -> list[str]:
     """What the count columns mean, when the report has them (terminal and markdown alike)."""
     lines = []
-    if any(r.mode != TIME for r in results):
+    if any(r.mode != Mode.TIME for r in results):
         lines.append(COUNT_FOOTNOTE)
-    if any(_counted(PEAK_BYTES)(r) for r in results):
+    if any(_counted(Figure.PEAK_BYTES)(r) for r in results):
         lines.append(ALLOCATION_FOOTNOTE)
     return lines
 
 
-def environment_lines(env: dict) -> list[str]:
+def environment_lines(env: dict[str, Any]) -> list[str]:
     """The environment as a two-column markdown table (Python, OS, CPU, commit, packages, date)."""
     machine, commit = env.get("machine_info") or {}, env.get("commit_info") or {}
     cpu = (machine.get("cpu") or {}).get("brand_raw") or machine.get("processor") or "?"
@@ -201,52 +235,52 @@ def environment_lines(env: dict) -> list[str]:
         ("Packages", packages or "?"),
         ("Date", str(env.get("datetime", "?"))),
     ]
-    return ["| | |", "|---|---|", *(f"| {key} | {value} |" for key, value in rows)]
+    return ["| | |", "|---|---|", *(f"| {key} | {markdown_cell(value)} |" for key, value in rows)]
 
 
-def render_markdown(results: Sequence[OverheadResult], env: dict) -> str:
+def render_markdown(results: Sequence[OverheadResult], env: dict[str, Any]) -> str:
     """A report in the style of published benchmark baselines: the environment, then one
     table per group. Ready for a PR comment or a CI step summary."""
     lines = ["# Overhead report", "", *environment_lines(env)]
     groups: dict[str | None, list[OverheadResult]] = {}
     for result in results:
-        groups.setdefault(result.group, []).append(result)
+        groups.setdefault(result.pair.group, []).append(result)
     for group, members in groups.items():
         columns = _columns(members, markdown=True)
         lines += [
             "",
-            f"## {group or 'Ungrouped'}",
+            f"## {markdown_cell(group or 'Ungrouped')}",
             "",
             "| Test | " + "".join(f"{c.markdown} | " for c in columns) + "Status |",
             "|---|" + "---|" * len(columns) + "---|",
         ]
         lines += [
-            f"| `{r.nodeid}` | "
-            + "".join(f"{_cell(c, r)} | " for c in columns)
-            + f"{MARKDOWN_STATUS.get(r.verdict, r.verdict)} |"
+            f"| {markdown_code(r.nodeid)} | "
+            + "".join(f"{markdown_cell(_cell(c, r))} | " for c in columns)
+            + f"{MARKDOWN_STATUS[r.verdict]} |"
             for r in members
         ]
-    notes = footnotes(results)
+    notes = [*interval_notes(results), *footnotes(results)]
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
     return "\n".join(lines) + "\n"
 
 
-def csv_rows(results: Sequence[OverheadResult]) -> list[tuple]:
+def csv_rows(results: Sequence[OverheadResult]) -> list[tuple[Any, ...]]:
     """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
     headed by ``CSV_HEADERS``; a figure that was not measured is empty."""
     rows = [
         (
-            r.group or "",
-            r.nodeid,
+            plain(r.pair.group or ""),
+            plain(r.nodeid),
             r.baseline_s,
             r.framework_s,
             r.overhead,
             r.ci[0],
             r.ci[1],
             r.abs_overhead_s,
-            r.budget.max_overhead,
-            r.budget.max_abs_s,
+            r.pair.budget.max_overhead,
+            r.pair.budget.max_abs_s,
             r.verdict,
             len(r.samples),
             r.mode,
@@ -261,6 +295,6 @@ def _count_cells(result: OverheadResult) -> list[float | str]:
     counts = result.counts
     return [
         counts.median(side, figure) if counts is not None and counts.has(figure) else ""
-        for figure in (INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS, KEPT_BYTES)
-        for side in (BASELINE, FRAMEWORK)
+        for figure in COUNTED_FIGURES
+        for side in (Side.BASELINE, Side.FRAMEWORK)
     ]

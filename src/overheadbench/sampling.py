@@ -12,21 +12,22 @@ import math
 import random
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
-from .options import Settings
+from .errors import CallableError, InstrumentError
+from .samples import ReplicaSamples, Side
+from .settings import Settings
 from .stats import median_interval, pair_ratios
 
-BASELINE = "baseline"
-FRAMEWORK = "framework"
-HARNESS = "harness"
-
-Request = tuple[str, int]
+Request = tuple[Side, int]
 T = TypeVar("T")
-Plan = Generator[Request, int, "ReplicaSamples"]
+Plan = Generator[Request, int, ReplicaSamples]
+PairPlan = Generator[Request, int, list[ReplicaSamples]]
+Clock = Callable[[], int]
+TooWide = Callable[[list[ReplicaSamples]], bool]
+"""Whether the interval over these processes is still wider than the target (a pair's stopping rule)."""
 
 MAX_CALLS_PER_BLOCK = 10_000_000
 WARMUP_PAIRS = 5
@@ -39,36 +40,27 @@ CHECK_EVERY = 16
 SAMPLING_SHARE = 0.2
 
 
-class CallableError(Exception):
-    """A user's callable raised while being measured; ``side`` says which one."""
+class Replication(Protocol):
+    """Where a pair's time samples come from: this process (:class:`InProcess`), the
+    session's replica processes (:class:`~overheadbench.replicas.pool.Replicas`), or, in a
+    replica, the controller's orders (:class:`~overheadbench.replicas.replica.ReplicaPlugin`)."""
 
-    def __init__(self, side: str, error: BaseException) -> None:
-        super().__init__(f"the {side} callable raised {type(error).__name__}: {error}")
-        self.side = side
+    @property
+    def in_replica(self) -> bool: ...
+
+    def plan(
+        self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide
+    ) -> PairPlan: ...
 
 
-@dataclass
-class ReplicaSamples:
-    """The raw paired samples of one process: block costs in ns, ``calls_per_block`` calls each."""
+class InProcess:
+    """A pair measured in this process only: calibrated, then sampled."""
 
-    calls_per_block: int
-    baseline_ns: list[int] = field(default_factory=list)
-    framework_ns: list[int] = field(default_factory=list)
-    harness_ns_per_call: float = math.nan
-    wall_s: float = 0.0
+    in_replica = False
 
-    def to_json(self) -> dict:
-        return {
-            "calls_per_block": self.calls_per_block,
-            "baseline_ns": self.baseline_ns,
-            "framework_ns": self.framework_ns,
-            "harness_ns_per_call": self.harness_ns_per_call,
-            "wall_s": self.wall_s,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> ReplicaSamples:
-        return cls(**data)
+    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
+        calls = yield from calibrate(settings)
+        return [(yield from replica_plan(settings, rng, clock_ns, calls))]
 
 
 def replica_slice_s(settings: Settings) -> float:
@@ -102,13 +94,13 @@ def replica_plan(
     warm_until = clock_ns() + WARMUP_MIN_S * 1e9
     pairs = 0
     while pairs < WARMUP_PAIRS or clock_ns() < warm_until:
-        yield BASELINE, calls_per_block
-        yield FRAMEWORK, calls_per_block
+        yield Side.BASELINE, calls_per_block
+        yield Side.FRAMEWORK, calls_per_block
         pairs += 1
 
     harness = []
     for _ in range(HARNESS_BLOCKS):
-        harness.append((yield HARNESS, calls_per_block))
+        harness.append((yield Side.HARNESS, calls_per_block))
     samples.harness_ns_per_call = float(np.median(harness)) / calls_per_block
 
     # Each process is one of several replicas: its own interval only needs to be well
@@ -117,11 +109,11 @@ def replica_plan(
     sampling_from = clock_ns()
     while len(samples.baseline_ns) < MAX_PAIRS:
         if rng.random() < 0.5:
-            baseline_ns = yield BASELINE, calls_per_block
-            framework_ns = yield FRAMEWORK, calls_per_block
+            baseline_ns = yield Side.BASELINE, calls_per_block
+            framework_ns = yield Side.FRAMEWORK, calls_per_block
         else:
-            framework_ns = yield FRAMEWORK, calls_per_block
-            baseline_ns = yield BASELINE, calls_per_block
+            framework_ns = yield Side.FRAMEWORK, calls_per_block
+            baseline_ns = yield Side.BASELINE, calls_per_block
         samples.baseline_ns.append(baseline_ns)
         samples.framework_ns.append(framework_ns)
         count = len(samples.baseline_ns)
@@ -144,7 +136,7 @@ def calibrate(settings: Settings) -> Generator[Request, int, int]:
     min_block_ns = settings.min_block_s * 1e9
     n = 1
     while n < MAX_CALLS_PER_BLOCK:
-        shortest = min((yield BASELINE, n), (yield FRAMEWORK, n))
+        shortest = min((yield Side.BASELINE, n), (yield Side.FRAMEWORK, n))
         if shortest >= min_block_ns:
             break
         if shortest > 0:
@@ -155,7 +147,7 @@ def calibrate(settings: Settings) -> Generator[Request, int, int]:
     return min(n, MAX_CALLS_PER_BLOCK)
 
 
-def drive_sync(plan: Generator[Request, int, T], blocks: dict[str, Callable[[int], int]]) -> T:
+def drive_sync(plan: Generator[Request, Any, T], blocks: dict[Side, Callable[[int], Any]]) -> T:
     """Run ``plan`` with sync blocks; a callable that raises becomes :class:`CallableError`.
 
     The plan is closed whatever happens, so its ``finally`` clauses (stopping replica
@@ -167,10 +159,10 @@ def drive_sync(plan: Generator[Request, int, T], blocks: dict[str, Callable[[int
             with blame(request[0]):
                 cost = blocks[request[0]](request[1])
             request, result = _advance(plan, cost)
-    return result
+    return cast(T, result)
 
 
-async def drive_async(plan: Generator[Request, int, T], blocks: dict[str, Callable[[int], Awaitable[int]]]) -> T:
+async def drive_async(plan: Generator[Request, Any, T], blocks: dict[Side, Callable[[int], Awaitable[Any]]]) -> T:
     """Run ``plan`` with async blocks, awaited in the running loop (one loop for all calls)."""
     with closing(plan):
         request, result = _advance(plan, None)
@@ -178,19 +170,22 @@ async def drive_async(plan: Generator[Request, int, T], blocks: dict[str, Callab
             with blame(request[0]):
                 cost = await blocks[request[0]](request[1])
             request, result = _advance(plan, cost)
-    return result
+    return cast(T, result)
 
 
-def _advance(plan: Generator[Request, int, T], cost: int | None) -> tuple[Request | None, T]:
+def _advance(plan: Generator[Request, Any, T], cost: Any) -> tuple[Request | None, T | None]:
     try:
-        return plan.send(cost), None  # type: ignore[arg-type, return-value]
+        return plan.send(cost), None
     except StopIteration as done:
         return None, done.value
 
 
 @contextmanager
-def blame(side: str) -> Iterator[None]:
+def blame(side: Side) -> Iterator[None]:
+    """A block's error is its callable's, unless the instrument itself failed."""
     try:
         yield
+    except InstrumentError:
+        raise
     except Exception as exc:
         raise CallableError(side, exc) from exc

@@ -22,10 +22,21 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .vocabulary import Word
+
 EXACT_RANKS_UP_TO = 1000
 """Up to this many values the interval's ranks come from the exact binomial distribution."""
-WITHIN_PROCESS = "within-process"
-BETWEEN_PROCESSES = "between-processes"
+
+
+class Method(Word):
+    """What the overhead's interval is."""
+
+    BETWEEN_PROCESSES = "between-processes"
+    """Over the medians of several fresh processes (time mode)."""
+    WITHIN_PROCESS = "within-process"
+    """One process's own interval: optimistic, it leaves out between-process variance."""
+    COUNTED = "count"
+    """The range over repeated counts (count mode)."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +47,8 @@ class Estimate:
     low: float
     high: float
     confidence: float
-    method: str
-    """``between-processes`` (over replica medians) or ``within-process`` (one process only)."""
+    method: Method
+    """Over the processes' medians, or one process's own interval."""
 
     @property
     def overhead(self) -> float:
@@ -46,10 +57,6 @@ class Estimate:
     @property
     def overhead_ci(self) -> tuple[float, float]:
         return (self.low - 1, self.high - 1)
-
-    @property
-    def halfwidth(self) -> float:
-        return (self.high - self.low) / 2
 
 
 def pair_ratios(baseline_ns: Sequence[float], framework_ns: Sequence[float], offset_ns: float = 0.0) -> np.ndarray:
@@ -141,11 +148,11 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float) -
         raise ValueError("no replicas")
     if len(replicas) == 1:
         median, low, high = replicas[0]
-        return Estimate(median, low, high, confidence, WITHIN_PROCESS)
+        return Estimate(median, low, high, confidence, Method.WITHIN_PROCESS)
     medians = np.array([r[0] for r in replicas], float)
     if median_ranks(medians.size, confidence) is not None:
         centre, low, high = median_interval(medians, confidence)
-        return Estimate(centre, low, high, confidence, BETWEEN_PROCESSES)
+        return Estimate(centre, low, high, confidence, Method.BETWEEN_PROCESSES)
     centre = float(medians.mean())
     half = t_quantile((1 + confidence) / 2, medians.size - 1) * float(medians.std(ddof=1)) / math.sqrt(medians.size)
-    return Estimate(centre, centre - half, centre + half, confidence, BETWEEN_PROCESSES)
+    return Estimate(centre, centre - half, centre + half, confidence, Method.BETWEEN_PROCESSES)

@@ -1,13 +1,15 @@
-"""A quantity printed in the unit that fits it, with three significant figures.
+"""Quantities as users write them and as reports print them: durations, sizes, counts, fractions.
 
-Seconds (ns..s) and bytes (B..GiB) are printed the same way; :mod:`overheadbench.durations`
-and :mod:`overheadbench.sizes` each give their ladder of units.
+Every duration inside overheadbench is a float number of **seconds** and every size a number
+of **bytes**; this module is the only place that turns text into either, and either (or a
+per-call count, or a fraction) into text with three significant figures.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 
 def with_unit(value: float, ladder: Sequence[tuple[str, float]], signed: bool = False, whole: bool = False) -> str:
@@ -32,3 +34,98 @@ def _three_figures(value: float, whole: bool) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_SECOND_LADDER = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Zµ]+)?\s*$")
+
+
+class DurationError(ValueError):
+    """A duration that does not parse; the message says what was given and what is accepted."""
+
+
+def parse_duration(value: object) -> float:
+    """Return ``value`` in seconds.
+
+    Accepts a non-negative int/float (seconds) or a string with an optional unit:
+    ``"2us"``, ``"1.5ms"``, ``"250 ns"``, ``"0.5s"``, ``"0.002"`` (seconds).
+    """
+    seconds = _quantity(value, _DURATION, _UNITS_S, DurationError, ("duration", "seconds", "ns, us, ms, s", "1.5ms"))
+    if seconds < 0:
+        raise DurationError(f"{value!r} is not a duration: it must not be negative")
+    return seconds
+
+
+def format_seconds(seconds: float, signed: bool = False) -> str:
+    """Format a duration with three significant figures in ns, µs, ms or s."""
+    return with_unit(seconds, _SECOND_LADDER, signed)
+
+
+def format_fraction(fraction: float, signed: bool = False) -> str:
+    """Format a fraction (0.312) as a percentage with one decimal ("31.2%")."""
+    if math.isnan(fraction):
+        return "n/a"
+    return f"{fraction * 100:+.1f}%" if signed else f"{fraction * 100:.1f}%"
+
+
+_UNITS_B = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+_BYTE_LADDER = (("B", 1), ("KiB", 1024), ("MiB", 1024**2), ("GiB", 1024**3))
+_SIZE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z]+)?\s*$")
+
+
+class SizeError(ValueError):
+    """A size that does not parse; the message says what was given and what is accepted."""
+
+
+def parse_size(value: object) -> float:
+    """Return ``value`` in bytes: a number (bytes) or a string with a unit, e.g. ``"2KiB"``, ``"1.5 MB"``.
+
+    Negative sizes are allowed: a budget of extra bytes may demand that the framework
+    path allocate less than the baseline.
+    """
+    return _quantity(value, _SIZE, _UNITS_B, SizeError, ("size", "bytes", "B, KB, MB, GB, KiB, MiB, GiB", "2KiB"))
+
+
+def _quantity(
+    value: object,
+    pattern: re.Pattern[str],
+    units: Mapping[str, float],
+    error: type[ValueError],
+    words: tuple[str, str, str, str],
+) -> float:
+    """A number (in the base unit: the first of ``units``) or a string of a number and an
+    optional unit, or ``error`` saying what was given and what is accepted; ``words`` are the
+    quantity's name, its base unit's name, the units listed, and an example."""
+    noun, base, listing, example = words
+    match = pattern.match(value) if isinstance(value, str) else None
+    unit = (match.group(2) or next(iter(units))).lower() if match else ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif match and unit in units:
+        number = float(match.group(1)) * units[unit]
+    elif isinstance(value, str):
+        raise error(
+            f"{value!r} is not a {noun}: write a number of {base} or a number with one of the units {listing} "
+            f"(e.g. {example!r})"
+        )
+    else:
+        raise error(f"{value!r} is not a {noun} (use {base} or a string such as {example!r})")
+    if not math.isfinite(number):
+        raise error(f"{value!r} is not a {noun}: it must be finite")
+    return number
+
+
+def format_bytes(size: float, signed: bool = False) -> str:
+    """Bytes with three significant figures in B, KiB, MiB or GiB (``"1.50 KiB"``, ``"+96 B"``)."""
+    return with_unit(size, _BYTE_LADDER, signed, whole=True)
+
+
+def format_count(count: float, signed: bool = False) -> str:
+    """A per-call count (instructions, blocks): whole numbers as ``1,234``, others to one decimal."""
+    if math.isnan(count):
+        return "n/a"
+    text = f"{count:+,.0f}" if signed else f"{count:,.0f}"
+    if abs(count - round(count)) > 1e-9 and abs(count) < 1000:
+        text = f"{count:+,.1f}" if signed else f"{count:,.1f}"
+    return text

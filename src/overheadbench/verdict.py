@@ -1,10 +1,15 @@
-"""Pass, fail or inconclusive: each budget's check, and the sentence that says why.
+"""Judging a measured pair: its figures, each budget's check, the verdict, and what the
+verdict does to the test.
 
 A check is only "pass" when the *whole* interval is within its limit and only "fail" when
 the whole interval is over it; anything in between is "inconclusive", which is what makes
 the same code give the same verdict run after run. In time mode the interval is the
 confidence interval; in count mode it is the range over the repeated counts (a single
 value for deterministic code). The verdict is the worst of the checks.
+
+What the verdict does to the test (:func:`outcome`) is decided here too: a failure, an
+inconclusive verdict failing or warning (``overhead_inconclusive``), the harness warning,
+and the regression gate (``--overhead-compare-fail``).
 """
 
 from __future__ import annotations
@@ -13,23 +18,19 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .counting import INSTRUCTIONS, KEPT_BLOCKS, PEAK_BYTES, CountSamples
-from .durations import format_fraction, format_seconds
-from .marker import Budget
-from .sampling import BASELINE, FRAMEWORK
-from .sizes import format_bytes, format_count
+import numpy as np
 
-PASS = "pass"
-FAIL = "fail"
-INCONCLUSIVE = "inconclusive"
-UNJUDGED = "unjudged"
-"""Measured, but no budget applies in this mode (a time budget in count mode)."""
+from .comparison import Change
+from .errors import OverheadHarnessWarning, OverheadInconclusiveWarning
+from .pair import Budget, Pair
+from .results import OverheadResult, Status
+from .samples import CountSamples, Figure, Kind, ReplicaSamples, Side
+from .settings import Mode, Policy, Settings
+from .stats import Method, combine, replica_ratio
+from .units import format_bytes, format_count, format_fraction, format_seconds
 
-
-@dataclass(frozen=True)
-class Verdict:
-    status: str
-    message: str
+HARNESS_WARN_SHARE = 0.10
+"""The harness warning fires when the measuring loop costs more than this share of the baseline."""
 
 
 @dataclass(frozen=True)
@@ -47,44 +48,56 @@ class Check:
     show: Callable[[float], str]
     interval: str
     """What ``low..high`` is: "95% CI" (time) or "range over 5 repeats" (counts)."""
+    counted: bool
+    """Exact counts (their range is the repeats' spread), not an estimate with a confidence interval."""
 
     @property
-    def counted(self) -> bool:
-        return not self.interval.endswith("CI")
-
-    @property
-    def status(self) -> str:
+    def status(self) -> Status:
+        if math.isnan(self.value):
+            return Status.UNJUDGED
         if self.high <= self.limit:
-            return PASS
+            return Status.PASS
         if self.low > self.limit:
-            return FAIL
-        return INCONCLUSIVE
+            return Status.FAIL
+        return Status.INCONCLUSIVE
 
     def sentence(self) -> str:
-        if math.isnan(self.value):
+        if self.status == Status.UNJUDGED:
             return f"{self.what} cannot be judged: the baseline executes no Python bytecode to compare with"
-        verb = {PASS: "is within", FAIL: "exceeds", INCONCLUSIVE: "straddles"}[self.status]
+        verb = {Status.PASS: "is within", Status.FAIL: "exceeds", Status.INCONCLUSIVE: "straddles"}[self.status]
         spread = f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
         if self.counted and self.show(self.low) == self.show(self.high):
             spread = self.interval.replace("range over", "the same on all")
         return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"
 
 
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    message: str
+
+
 def judge(checks: Sequence[Check], figures: str) -> Verdict:
-    """The worst check's status, and a message naming that check, its interval and the figures."""
-    if not checks:
-        return Verdict(UNJUDGED, f"no budget of this test applies in count mode (max_abs is a time budget): {figures}")
-    statuses = [check.status for check in checks]
-    status = FAIL if FAIL in statuses else INCONCLUSIVE if INCONCLUSIVE in statuses else PASS
-    worst = next(check for check in checks if check.status == status)
+    """The worst judged check's status, and a message naming that check, its interval and the figures."""
+    judged = [check for check in checks if check.status != Status.UNJUDGED]
+    if not judged:
+        reason = (
+            checks[0].sentence()
+            if checks
+            else "no budget of this test applies in count mode (max_abs is a time budget)"
+        )
+        return Verdict(Status.UNJUDGED, f"{reason}: {figures}")
+    statuses = [check.status for check in judged]
+    status = next(s for s in (Status.FAIL, Status.INCONCLUSIVE, Status.PASS) if s in statuses)
+    worst = next(check for check in judged if check.status == status)
     message = f"{worst.sentence()}: {figures}"
-    if status == INCONCLUSIVE and not worst.counted:
+    if status == Status.INCONCLUSIVE and not worst.counted:
         message += (
             "; the interval contains the budget, so this run cannot tell. Give the pair more "
             "time (overhead_time_budget), more processes (overhead_processes), or set "
             "overhead_inconclusive=warn"
         )
-    elif status == INCONCLUSIVE:
+    elif status == Status.INCONCLUSIVE:
         message += (
             "; the counts differ from repeat to repeat (the code is not deterministic: caches, "
             "time-dependent branches) and their range contains the budget"
@@ -93,124 +106,212 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
 
 
 def judge_time(
-    overhead: float,
-    overhead_ci: tuple[float, float],
-    baseline_s: float,
-    budget: Budget,
-    confidence: float,
-    counts: CountSamples | None = None,
+    overhead: float, ci: tuple[float, float], baseline_s: float, pair: Pair, counts: CountSamples | None = None
 ) -> Verdict:
-    """Judge a timed overhead (a fraction, with its interval) against the time budgets, and
-    the allocations counted after timing (``counts``) against the allocation budgets."""
+    """Judge a timed overhead (a fraction, with its interval at the pair's confidence) against
+    the time budgets, and the allocations counted after timing (``counts``) against theirs.
+    The absolute overhead is the relative one times the baseline's time per call, so both
+    are judged on the same paired estimate."""
+    low, high = ci
     figures = (
         f"baseline {format_seconds(baseline_s)}/call, framework {format_seconds(baseline_s * (1 + overhead))}"
         f"/call ({format_seconds(overhead * baseline_s, signed=True)})" + allocation_figures(counts)
     )
-    return judge(
-        time_checks(overhead, overhead_ci, baseline_s, budget, f"{confidence * 100:g}% CI")
-        + allocation_checks(counts, budget),
-        figures,
-    )
+    interval = f"{pair.confidence * 100:g}% CI"
+    checks = []
+    budget = pair.budget
+    if budget.max_overhead is not None:
+        checks.append(
+            Check("max", "overhead", budget.max_overhead, overhead, low, high, format_fraction, interval, counted=False)
+        )
+    if budget.max_abs_s is not None:
+        checks.append(
+            Check("max_abs", "overhead", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
+                  high * baseline_s, _signed_seconds, interval, counted=False)
+        )  # fmt: skip
+    return judge(checks + allocation_checks(counts, budget), figures)
 
 
-def judge_counts(counts: CountSamples, budget: Budget) -> Verdict:
+def judge_counts(pair: Pair, counts: CountSamples) -> Verdict:
     """Judge a pair measured in count mode: its instruction overhead and allocations, on
     their range over the repeats."""
-    base, framework = counts.median(BASELINE, INSTRUCTIONS), counts.median(FRAMEWORK, INSTRUCTIONS)
+    base, framework = (counts.median(side, Figure.INSTRUCTIONS) for side in (Side.BASELINE, Side.FRAMEWORK))
     figures = (
         f"baseline {format_count(base)} instructions/call, framework {format_count(framework)}/call "
         f"({format_count(framework - base, signed=True)})" + allocation_figures(counts)
     )
-    return judge(instruction_checks(counts, budget) + allocation_checks(counts, budget), figures)
+    checks = []
+    if pair.budget.max_overhead is not None:
+        ratio, low, high = counts.ratio(Figure.INSTRUCTIONS) if base >= 1 else (math.nan,) * 3
+        checks.append(
+            Check("max", "instruction overhead", pair.budget.max_overhead, ratio - 1, low - 1, high - 1,
+                  format_fraction, _repeats(counts), counted=True)
+        )  # fmt: skip
+    return judge(checks + allocation_checks(counts, pair.budget), figures)
+
+
+def summarise(
+    pair: Pair,
+    kind: Kind,
+    replicas: list[ReplicaSamples],
+    settings: Settings,
+    wall_s: float,
+    counts: CountSamples | None = None,
+) -> OverheadResult:
+    """Estimate, interval, per-call figures and verdict for a pair measured in time mode
+    (``counts``: its allocations, from the pass after timing, if any)."""
+    calls = replicas[0].calls_per_block
+    harness_ns = float(np.median([r.harness_ns_per_call for r in replicas]))
+    offset_ns = harness_ns * calls if settings.subtract_harness else 0.0
+    estimate = combine(
+        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas], pair.confidence
+    )
+    per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
+    baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
+    verdict = judge_time(estimate.overhead, estimate.overhead_ci, baseline_s, pair, counts)
+    return OverheadResult(
+        pair=pair,
+        kind=kind,
+        ratio=estimate.ratio,
+        ci=estimate.overhead_ci,
+        method=estimate.method,
+        baseline_s=baseline_s,
+        framework_s=baseline_s * estimate.ratio,
+        harness_s=harness_ns / 1e9,
+        harness_subtracted=settings.subtract_harness,
+        verdict=verdict.status,
+        message=verdict.message,
+        calls_per_block=calls,
+        wall_s=wall_s,
+        samples=replicas,
+        counts=counts,
+    )
+
+
+def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> float:
+    """Half the width of the overhead's interval so far (the replicas' stopping rule reads it)."""
+    low, high = summarise(pair, Kind.SYNC, replicas, settings, 0.0).ci
+    return (high - low) / 2
+
+
+def summarise_counts(pair: Pair, kind: Kind, counts: CountSamples, wall_s: float) -> OverheadResult:
+    """The instruction overhead, its range over the repeats, and the verdict, for a pair
+    measured in count mode."""
+    has_bytecode = counts.median(Side.BASELINE, Figure.INSTRUCTIONS) >= 1
+    ratio, low, high = counts.ratio(Figure.INSTRUCTIONS) if has_bytecode else (math.nan,) * 3
+    verdict = judge_counts(pair, counts)
+    return OverheadResult(
+        pair=pair,
+        kind=kind,
+        ratio=ratio,
+        ci=(low - 1, high - 1),
+        method=Method.COUNTED,
+        verdict=verdict.status,
+        message=verdict.message,
+        calls_per_block=counts.calls_per_block,
+        wall_s=wall_s,
+        counts=counts,
+    )
 
 
 def allocation_figures(counts: CountSamples | None) -> str:
     """``; peak memory 96 B -> 352 B, blocks kept 0 -> 1 per call`` (empty without counts)."""
-    if counts is None or not counts.has(PEAK_BYTES):
+    if counts is None or not counts.has(Figure.PEAK_BYTES):
         return ""
-    peak = [format_bytes(counts.median(side, PEAK_BYTES)) for side in (BASELINE, FRAMEWORK)]
-    kept = [format_count(counts.median(side, KEPT_BLOCKS)) for side in (BASELINE, FRAMEWORK)]
+    peak = [format_bytes(counts.median(side, Figure.PEAK_BYTES)) for side in (Side.BASELINE, Side.FRAMEWORK)]
+    kept = [format_count(counts.median(side, Figure.KEPT_BLOCKS)) for side in (Side.BASELINE, Side.FRAMEWORK)]
     return f"; peak memory {peak[0]} -> {peak[1]}, blocks kept {kept[0]} -> {kept[1]} per call"
-
-
-def time_checks(
-    overhead: float, overhead_ci: tuple[float, float], baseline_s: float, budget: Budget, interval: str
-) -> list[Check]:
-    """The time budgets: the relative overhead, and the absolute one (relative times the
-    baseline's time per call, so both are judged on the same paired estimate)."""
-    checks = []
-    if budget.max_overhead is not None:
-        checks.append(Check("max", "overhead", budget.max_overhead, overhead, *overhead_ci, format_fraction, interval))
-    if budget.max_abs_s is not None:
-        low, high = overhead_ci
-        checks.append(
-            Check(
-                "max_abs",
-                "overhead",
-                budget.max_abs_s,
-                overhead * baseline_s,
-                low * baseline_s,
-                high * baseline_s,
-                lambda s: format_seconds(s, signed=True),
-                interval,
-            )
-        )
-    return checks
-
-
-def instruction_checks(counts: CountSamples, budget: Budget) -> list[Check]:
-    """Count mode's relative budget: extra instructions per call as a fraction of the baseline's."""
-    if budget.max_overhead is None:
-        return []
-    interval = repeats(counts)
-    if counts.median(BASELINE, INSTRUCTIONS) < 1:
-        return [
-            Check(
-                "max",
-                "instruction overhead",
-                budget.max_overhead,
-                math.nan,
-                math.nan,
-                math.nan,
-                format_fraction,
-                interval,
-            )
-        ]
-    ratio, low, high = counts.ratio(INSTRUCTIONS)
-    return [
-        Check(
-            "max", "instruction overhead", budget.max_overhead, ratio - 1, low - 1, high - 1, format_fraction, interval
-        )
-    ]
-
-
-def repeats(counts: CountSamples) -> str:
-    return f"range over {len(next(iter(counts.baseline.values())))} repeats"
 
 
 def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check]:
     """The allocation budgets (both modes): extra blocks kept, extra peak bytes, per call."""
+    if counts is None or not counts.has(Figure.PEAK_BYTES):
+        return []
     checks = []
-    if counts is not None and budget.max_alloc is not None:
+    if budget.max_alloc is not None:
         checks.append(
             Check(
                 "max_alloc",
                 "extra memory blocks kept per call",
                 budget.max_alloc,
-                *counts.difference(KEPT_BLOCKS),
-                lambda n: format_count(n, signed=True),
-                repeats(counts),
+                *counts.difference(Figure.KEPT_BLOCKS),
+                _signed_count,
+                _repeats(counts),
+                counted=True,
             )
         )
-    if counts is not None and budget.max_alloc_bytes is not None:
+    if budget.max_alloc_bytes is not None:
         checks.append(
             Check(
                 "max_alloc_bytes",
                 "extra peak memory per call",
                 budget.max_alloc_bytes,
-                *counts.difference(PEAK_BYTES),
-                lambda b: format_bytes(b, signed=True),
-                repeats(counts),
+                *counts.difference(Figure.PEAK_BYTES),
+                _signed_bytes,
+                _repeats(counts),
+                counted=True,
             )
         )
     return checks
+
+
+def _repeats(counts: CountSamples) -> str:
+    return f"range over {counts.repeats()} repeats"
+
+
+def _signed_seconds(seconds: float) -> str:
+    return format_seconds(seconds, signed=True)
+
+
+def _signed_count(count: float) -> str:
+    return format_count(count, signed=True)
+
+
+def _signed_bytes(size: float) -> str:
+    return format_bytes(size, signed=True)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a judged pair does to its test: fail with ``failure``, and/or issue ``warnings``."""
+
+    failure: str | None = None
+    warnings: tuple[Warning, ...] = ()
+
+
+def outcome(
+    result: OverheadResult,
+    policy: Policy,
+    subtract_harness: bool,
+    change: Change | None = None,
+    fail_points: float | None = None,
+    compared_with: str = "",
+) -> Outcome:
+    """The test's outcome: a failed verdict fails; an inconclusive one fails or warns by
+    ``policy``; a significant growth of more than ``fail_points`` over the stored run
+    ``compared_with`` (``change``) fails; a harness that costs more than
+    ``HARNESS_WARN_SHARE`` of the baseline warns."""
+    if not result.measured:
+        return Outcome()
+    warned: list[Warning] = []
+    failures = []
+    if result.verdict == Status.FAIL:
+        failures.append(result.message)
+    elif result.verdict == Status.INCONCLUSIVE and policy == Policy.FAIL:
+        failures.append(f"inconclusive: {result.message}")
+    elif result.verdict == Status.INCONCLUSIVE:
+        warned.append(OverheadInconclusiveWarning(f"{result.nodeid}: inconclusive: {result.message}"))
+    if change is not None and fail_points is not None and change.regressed_by_more_than(fail_points):
+        failures.append(
+            f"{result.nodeid}: overhead regressed against {compared_with}: {change.describe()}, "
+            f"more than --overhead-compare-fail={fail_points:g} points"
+        )
+    if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
+        warned.append(
+            OverheadHarnessWarning(
+                f"{result.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
+                f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
+                f"the overhead; batch more work per call or set overhead_subtract_harness=true"
+            )
+        )
+    return Outcome("\n".join(failures) or None, tuple(warned))

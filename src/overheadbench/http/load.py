@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,44 +74,47 @@ class Throughput:
         return self.requests / self.duration_s if self.duration_s > 0 else math.nan
 
 
-def latency(
-    send: Callable[[], Any],
-    *,
-    count: int = 1000,
-    warmup: int = 20,
-    max_s: float = 30.0,
-    clock_ns: Callable[[], int] = time.perf_counter_ns,
-) -> LatencyStats:
-    """``count`` sequential requests after ``warmup`` (a warm connection), stopping early at ``max_s``."""
-    for _ in range(warmup):
-        send()
-    samples: list[int] = []
-    deadline = clock_ns() + max_s * 1e9
-    while len(samples) < count and clock_ns() < deadline:
-        start = clock_ns()
-        send()
-        samples.append(clock_ns() - start)
-    return LatencyStats.from_ns(samples)
+@dataclass
+class Sequential:
+    """The sequential-latency procedure, written once for the sync and async drivers:
+    ``count`` requests after ``warmup`` (a warm connection), stopping early at ``max_s``.
+    Iterating it asks for one request per step; the driver only sends it (the generator's
+    resume, ~0.1 µs, is inside the timed request, far below a request's milliseconds)."""
+
+    count: int = 1000
+    warmup: int = 20
+    max_s: float = 30.0
+    clock_ns: Callable[[], int] = time.perf_counter_ns
+    stats: LatencyStats | None = None
+
+    def __iter__(self) -> Iterator[None]:
+        for _ in range(self.warmup):
+            yield
+        samples: list[int] = []
+        deadline = self.clock_ns() + self.max_s * 1e9
+        while len(samples) < self.count and self.clock_ns() < deadline:
+            start = self.clock_ns()
+            yield
+            samples.append(self.clock_ns() - start)
+        self.stats = LatencyStats.from_ns(samples)
 
 
-async def alatency(
-    send: Callable[[], Awaitable[Any]],
-    *,
-    count: int = 1000,
-    warmup: int = 20,
-    max_s: float = 30.0,
-    clock_ns: Callable[[], int] = time.perf_counter_ns,
-) -> LatencyStats:
+def latency(send: Callable[[], Any], **limits: Any) -> LatencyStats:
+    """Sequential requests' latency (``limits``: the keywords of :class:`Sequential`)."""
+    steps = Sequential(**limits)
+    for _ in steps:
+        send()
+    assert steps.stats is not None
+    return steps.stats
+
+
+async def alatency(send: Callable[[], Awaitable[Any]], **limits: Any) -> LatencyStats:
     """:func:`latency` for an async request callable."""
-    for _ in range(warmup):
+    steps = Sequential(**limits)
+    for _ in steps:
         await send()
-    samples: list[int] = []
-    deadline = clock_ns() + max_s * 1e9
-    while len(samples) < count and clock_ns() < deadline:
-        start = clock_ns()
-        await send()
-        samples.append(clock_ns() - start)
-    return LatencyStats.from_ns(samples)
+    assert steps.stats is not None
+    return steps.stats
 
 
 async def throughput(

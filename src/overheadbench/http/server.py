@@ -82,7 +82,8 @@ class Server:
     def stats(self) -> dict[str, int]:
         """The built-in app's request gauge (``/_stats``)."""
         with httpx.Client(base_url=self.url, http1=self.protocol == "http1", http2=self.protocol == "h2c") as client:
-            return client.get("/_stats").json()
+            stats: dict[str, int] = client.get("/_stats").json()
+            return stats
 
     def output(self) -> str:
         """What the server process printed (errors, tracebacks)."""

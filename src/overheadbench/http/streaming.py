@@ -9,6 +9,7 @@ events the server's writes coalesce); ``reads`` shows how many reads carried the
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,14 +44,14 @@ class EventTimer:
     clock_ns: Callable[[], int] = time.perf_counter_ns
     started_ns: int = 0
     arrivals_ns: list[int] = field(default_factory=list)
-    bytes: int = 0
+    bytes: int = 0  # noqa: A003
     reads: int = 0
-    _tail: bytes = b""
+    _tail: builtins.bytes = b""
 
     def start(self) -> None:
         self.started_ns = self.clock_ns()
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: builtins.bytes) -> None:
         if not chunk:
             return
         now = self.clock_ns()

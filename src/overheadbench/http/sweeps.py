@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import anyio
+import httpx
 
 from .load import LatencyStats, Throughput, alatency, throughput
 from .server import Server
@@ -35,7 +36,7 @@ class SizePoint:
     latency: LatencyStats
 
 
-def _clients(server: Server, concurrency: int, per_client: int | None) -> list:
+def _clients(server: Server, concurrency: int, per_client: int | None) -> list[httpx.AsyncClient]:
     return [server.async_client() for _ in range(math.ceil(concurrency / (per_client or PER_CLIENT[server.protocol])))]
 
 
@@ -86,7 +87,9 @@ async def concurrency_sweep(
         rotation = itertools.cycle(clients)
         try:
             result = await throughput(
-                lambda: next(rotation).post(path, content=body), concurrency=level, duration_s=duration_s
+                lambda: next(rotation).post(path, content=body),  # noqa: B023  (awaited within this iteration)
+                concurrency=level,
+                duration_s=duration_s,
             )
         finally:
             for client in clients:
@@ -105,7 +108,10 @@ async def size_sweep(
             body = b"x" * size
             points.append(
                 SizePoint(
-                    size, await alatency(lambda: client.post("/echo", content=body), count=count, warmup=5, max_s=max_s)
+                    size,
+                    await alatency(
+                        lambda: client.post("/echo", content=body)  # noqa: B023, count=count, warmup=5, max_s=max_s
+                    ),
                 )
             )
     return points

@@ -1,7 +1,39 @@
-"""What one timed block measures.
+"""What a block measures: one interface, three instruments.
 
-An instrument turns a zero-argument callable into a *block*: ``block(n) -> int`` runs the
-callable ``n`` times and returns the cost of the whole block. Wall time (nanoseconds) is the
-only instrument today; a deterministic count instrument (instructions, allocations) can be a
-second module with the same shape, without touching the sampling engine.
+An instrument turns a zero-argument callable into a *block*: ``block(n)`` runs the callable
+``n`` times (awaiting it in the running loop for an ``async def`` one) and returns what the
+whole block cost. The sampling plans ask for blocks by side and never see the instrument,
+so one engine serves them all:
+
+* :class:`~.walltime.WallClock`: nanoseconds (time mode, replicated, estimated);
+* :class:`~.instructions.InstructionCount`: executed bytecode instructions (count mode);
+* :class:`~.allocations.AllocationTrace`: peak bytes, blocks and bytes kept (tracemalloc).
+
+An instrument's own failure raises :class:`~overheadbench.errors.InstrumentError`, which
+the drivers never blame on the user's callable.
 """
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from ..samples import Figure, Kind
+
+Block = Callable[[int], Any] | Callable[[int], Awaitable[Any]]
+
+
+class Instrument(Protocol):
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        """What each number of a block's result is, in order (empty: one cost in nanoseconds)."""
+        ...
+
+    @property
+    def subtract_harness(self) -> bool:
+        """Whether the counted plan measures an empty callable once, to subtract from every block."""
+        ...
+
+    def block(self, fn: Callable[[], Any], kind: Kind) -> Block:
+        """A block running ``fn`` (sync or async, as ``kind`` says)."""
+        ...

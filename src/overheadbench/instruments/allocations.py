@@ -26,6 +26,8 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
+from ..samples import Figure, Kind
+
 
 class Allocations(NamedTuple):
     """A block's allocation figures, summed over its calls (bytes and blocks)."""
@@ -127,3 +129,16 @@ def async_block(fn: Callable[[], Awaitable[Any]]) -> Callable[[int], Awaitable[A
         return Allocations(peak_bytes, *tracing.kept)
 
     return block
+
+
+class AllocationTrace:
+    """The allocation instrument (both modes): blocks return :class:`Allocations`."""
+
+    figures: tuple[Figure, ...] = (Figure.PEAK_BYTES, Figure.KEPT_BLOCKS, Figure.KEPT_BYTES)
+    subtract_harness: bool = True
+    """tracemalloc's own bookkeeping per call is measured with an empty callable and removed."""
+
+    def block(
+        self, fn: Callable[[], Any], kind: Kind
+    ) -> Callable[[int], Allocations] | Callable[[int], Awaitable[Allocations]]:
+        return sync_block(fn) if kind == Kind.SYNC else async_block(fn)

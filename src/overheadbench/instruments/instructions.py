@@ -26,13 +26,15 @@ from functools import partial
 from types import CodeType, FrameType
 from typing import Any
 
+from ..errors import InstrumentError
+from ..samples import Figure, Kind
 from . import walltime
 
 _FREE_TOOL_IDS = (2, 3, 4, 5)
 """sys.monitoring tool ids tried in turn (0 is debuggers', 1 coverage's)."""
 
 
-class CounterBusy(RuntimeError):
+class CounterBusy(InstrumentError):
     """No sys.monitoring tool id is free (other tools hold them all)."""
 
 
@@ -145,3 +147,17 @@ def async_block(fn: Callable[[], Awaitable[Any]], counter: InstructionCounter) -
     counter.skip(timed.__code__)
     counter.skip(block.__code__)
     return block
+
+
+class InstructionCount:
+    """The count-mode instrument: blocks return the instructions executed below the callable."""
+
+    figures: tuple[Figure, ...] = (Figure.INSTRUCTIONS,)
+    subtract_harness: bool = False
+    """The counter leaves the harness's own code out already."""
+
+    def __init__(self) -> None:
+        self.counter = InstructionCounter()
+
+    def block(self, fn: Callable[[], Any], kind: Kind) -> walltime.SyncBlock | walltime.AsyncBlock:
+        return sync_block(fn, self.counter) if kind == Kind.SYNC else async_block(fn, self.counter)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+from ..samples import Figure, Kind
 
 Clock = Callable[[], int]
 SyncBlock = Callable[[int], int]
@@ -48,3 +51,15 @@ def empty_sync() -> None:
 
 async def empty_async() -> None:
     """The async harness probe: a coroutine call and await, nothing else."""
+
+
+@dataclass(frozen=True)
+class WallClock:
+    """The time-mode instrument: blocks return elapsed nanoseconds from ``clock``."""
+
+    clock: Clock = time.perf_counter_ns
+    figures: tuple[Figure, ...] = field(default=(), init=False)
+    subtract_harness: bool = field(default=False, init=False)
+
+    def block(self, fn: Callable[[], Any], kind: Kind) -> SyncBlock | AsyncBlock:
+        return sync_block(fn, self.clock) if kind == Kind.SYNC else async_block(fn, self.clock)

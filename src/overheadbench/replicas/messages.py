@@ -21,24 +21,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, cast
 
-from ..options import Settings
-from ..sampling import ReplicaSamples
+from ..samples import ReplicaSamples
+from ..settings import Settings
 
 
 @dataclass(frozen=True)
 class Ready:
+    """Replica: parked at ``overhead.compare`` of this test, waiting for :class:`Go` or :class:`Done`."""
+
     nodeid: str
-
-
-@dataclass(frozen=True)
-class Samples:
-    samples: ReplicaSamples
+    """The test's original node id (as the controller collected it)."""
 
 
 @dataclass(frozen=True)
 class Missed:
+    """Replica: the test it was sent to ended (failed, skipped) before reaching ``compare``."""
+
     nodeid: str
     when: str
     """The phase that ended the test: "setup", "call" or "teardown"."""
@@ -49,28 +49,40 @@ class Missed:
 
 
 @dataclass(frozen=True)
-class Idle:
-    pass
+class Samples:
+    """Replica: the pair's samples, after :class:`Go`."""
+
+    samples: ReplicaSamples
+    """This process's paired block costs."""
 
 
 @dataclass(frozen=True)
-class Next:
-    nodeid: str
+class Idle:
+    """Replica: between tests, holding no test's fixtures, waiting for :class:`Next`."""
+
+
+@dataclass(frozen=True)
+class Done:
+    """Controller: the pair is finished: end the test and wait (:class:`Idle`) for the next."""
 
 
 @dataclass(frozen=True)
 class Go:
+    """Controller: sample the pair now, in blocks of this many calls."""
+
     calls_per_block: int
     settings: Settings
     """The pair's settings (a marker may change them per test): how long to sample, to what width."""
 
 
 @dataclass(frozen=True)
-class Done:
-    pass
+class Next:
+    """Controller: run on to this test (skipping the ones before it) and park at its ``compare``."""
+
+    nodeid: str
 
 
-Message = Union[Ready, Samples, Missed, Idle, Next, Go, Done]
+Message = Ready | Samples | Missed | Idle | Next | Go | Done
 _TYPES: dict[str, type] = {cls.__name__: cls for cls in (Ready, Samples, Missed, Idle, Next, Go, Done)}
 
 
@@ -92,11 +104,14 @@ def decode(line: bytes) -> Message:
     try:
         data = json.loads(line)
         cls = _TYPES[data.pop("type")]
-        return cls(
-            **{
-                name: _NESTED[name].from_json(value) if name in _NESTED else value  # type: ignore[attr-defined]
-                for name, value in data.items()
-            }
+        return cast(
+            Message,
+            cls(
+                **{
+                    name: _NESTED[name].from_json(value) if name in _NESTED else value  # type: ignore[attr-defined]
+                    for name, value in data.items()
+                }
+            ),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ProtocolError(f"not an overheadbench replica message: {line[:200]!r}") from exc

@@ -14,7 +14,8 @@ blocked on a pipe, holding only session- and module-scoped fixtures.
 
 Why few processes first: every process sets up the pair's fixtures. A pair starts with
 ``processes`` replicas and gets ``extra_processes`` more per round only while the interval
-is wider than the target, up to ``max_processes``; see :func:`pair_plan`.
+is wider than the target, up to ``max_processes``; see
+:func:`overheadbench.replicas.replication.pair_plan`.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
-from ..options import Settings
-from ..sampling import ReplicaSamples, Request, calibrate, replica_plan
+from ..samples import ReplicaSamples
+from ..settings import Settings
 from .messages import Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from .relaunch import Invocation
 from .replica import REPLICA_ENV, ReplicaRequest
@@ -107,7 +108,8 @@ class ReplicaPool:
         position = self._position(nodeid)
         if self._current != nodeid:
             self._current, self._parked = nodeid, []
-        started_ns, moved, new = self.clock_ns(), [], 0
+        started_ns, new = self.clock_ns(), 0
+        moved: list[_Replica] = []
         for replica in list(self._replicas):
             if len(self._parked) + len(moved) >= count:
                 break
@@ -140,7 +142,7 @@ class ReplicaPool:
         self._send(replica, Go(calls_per_block, settings))
         message = self._receive(replica)
         if not isinstance(message, Samples):
-            self._fail(replica, f"answered {message!r} instead of its samples")
+            raise self._fail(replica, f"answered {message!r} instead of its samples")
         replica.state = State.PARKED
         return message.samples
 
@@ -325,86 +327,3 @@ class ReplicaPool:
                 pass
         os.close(replica.messages_fd)
         replica.log.close()
-
-
-class Replicas:
-    """The user's session's :class:`~overheadbench.fixture.Replication`: a pair with
-    ``processes`` > 1 is measured in the session's pool, made on the first such pair
-    (without ``make_pool``, every pair is measured in this process only)."""
-
-    in_replica = False
-
-    def __init__(self, make_pool: Callable[[], ReplicaPool] | None = None) -> None:
-        self._make_pool = make_pool
-        self._pool: ReplicaPool | None = None
-
-    @property
-    def started(self) -> int:
-        """Replica processes started in this session."""
-        return self._pool.started if self._pool is not None else 0
-
-    def plan(
-        self,
-        nodeid: str,
-        settings: Settings,
-        rng: Any,
-        clock_ns: Callable[[], int],
-        too_wide: Callable[[list[ReplicaSamples]], bool],
-    ) -> Generator[Request, int, list[ReplicaSamples]]:
-        replicated = settings.processes > 1 and self._make_pool is not None
-        if replicated and self._pool is None:
-            self._pool = self._make_pool()  # type: ignore[misc]
-        return pair_plan(settings, rng, clock_ns, self._pool if replicated else None, nodeid, too_wide)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-
-
-def pair_plan(
-    settings: Settings,
-    rng: Any,
-    clock_ns: Callable[[], int],
-    pool: ReplicaPool | Any | None,
-    nodeid: str,
-    too_wide: Callable[[list[ReplicaSamples]], bool],
-) -> Generator[Request, int, list[ReplicaSamples]]:
-    """The controller's whole procedure for a pair, as one plan for the sampling drivers.
-
-    Without a pool (``processes = 1``) the pair is calibrated and sampled here. Otherwise
-    this process only calibrates: it is no fresh process (it has run other tests), and its
-    ratio was biased against the replicas' (+0.4 points on an A/A pair). ``processes``
-    replicas are parked at the pair and sample in turn. Then, while ``too_wide`` (the
-    interval is wider than the target) and fewer than ``max_processes`` have sampled,
-    ``extra_processes`` more do, if that round is predicted to fit the time budget.
-
-    The budget is counted from when the first processes are parked: their start-up is the
-    session's (paid once, on the first pair), not this pair's, and counting it let the first
-    pair of every session no further round (its A/A estimate then rested on 3 processes).
-    A further round's own start-up or set-up is counted.
-
-    The rule looks at the interval's *width* only, never at the verdict: adding processes
-    while the verdict is undecided is optional stopping, which inflates the error rate.
-    The width hardly depends on where the estimate lies, so the rule cannot steer it.
-    """
-    if pool is None:
-        calls = yield from calibrate(settings)
-        return [(yield from replica_plan(settings, rng, clock_ns, calls))]
-    cap = max(settings.processes, settings.max_processes)
-    try:
-        pool.ensure(settings.processes, nodeid)
-        started = clock_ns()
-        calls = yield from calibrate(settings)
-        sampling_from = clock_ns()
-        replicas = [pool.sample(index, calls, settings) for index in range(settings.processes)]
-        per_process_ns = (clock_ns() - sampling_from) / settings.processes
-        while len(replicas) < cap and too_wide(replicas):
-            want = min(cap, len(replicas) + settings.extra_processes)
-            more = want - len(replicas)
-            if clock_ns() - started + per_process_ns * more + pool.round_ns(more) > settings.time_budget_s * 1e9:
-                break
-            pool.ensure(want, nodeid)
-            replicas += [pool.sample(index, calls, settings) for index in range(len(replicas), want)]
-        return replicas
-    finally:
-        pool.release()

@@ -28,7 +28,8 @@ from typing import Any
 
 import pytest
 
-from ..sampling import ReplicaSamples, Request, replica_plan
+from ..samples import ReplicaSamples
+from ..sampling import Request, replica_plan
 from .messages import Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 

@@ -1,0 +1,43 @@
+"""Everything overheadbench raises or warns with that a user may see, catch or filter.
+
+Each error's message names the test (or the file, or the option) and the fix; the plugin
+turns them into a failed test or a usage error, never a traceback from deep inside.
+"""
+
+from __future__ import annotations
+
+
+class MarkerError(Exception):
+    """The marker's arguments are wrong; the message names the test and the fix."""
+
+
+class OverheadUsageError(Exception):
+    """The ``overhead`` fixture was used wrongly; the message names the test and the fix."""
+
+
+class CallableError(Exception):
+    """A user's callable raised while being measured; ``side`` says which one."""
+
+    def __init__(self, side: str, error: BaseException) -> None:
+        super().__init__(f"the {side} callable raised {type(error).__name__}: {error}")
+        self.side = side
+
+
+class InstrumentError(Exception):
+    """An instrument (a counter, a tracer) could not measure: not the user's callable's fault."""
+
+
+class StorageError(Exception):
+    """A stored run cannot be found, read, validated or written; the message names the file."""
+
+
+class OverheadInconclusiveWarning(UserWarning):
+    """An inconclusive verdict, reported as a warning because ``overhead_inconclusive=warn``."""
+
+
+class OverheadHarnessWarning(UserWarning):
+    """The measuring loop's own cost is a large share of the baseline's time per call."""
+
+
+class OverheadMarkerWarning(UserWarning):
+    """A marker argument that is valid but probably not what was meant (``max=25``: 2,500%)."""

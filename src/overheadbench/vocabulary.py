@@ -1,0 +1,27 @@
+"""The base of every enum of overheadbench's vocabulary, and the bounds every layer checks against.
+
+Each word lives with the concept it names (``Mode`` and ``Policy`` in :mod:`.settings`,
+``Side``, ``Kind`` and ``Figure`` in :mod:`.samples`, ``Method`` in :mod:`.stats`, ``Status``
+in :mod:`.results`); each is a :class:`Word`: a ``str`` enum that compares equal to its
+text, so JSON carries it as that text and a stored run reads back into the same member
+(``Status("pass")``).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Word(str, Enum):
+    """An enum whose members print, format and serialise as their text."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+MAX_PROCESSES = 32
+"""Upper bound of every process count: each replica is a whole pytest session (~50-100 MB)
+and sets up the pair's fixtures; beyond this the interval no longer narrows in any useful way."""

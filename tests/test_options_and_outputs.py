@@ -1,0 +1,193 @@
+"""Options and output files: every bad one is a usage error before anything is measured, the
+command line beats ini, measuring options imply --overhead, outputs are strict and escaped."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from overheadbench.cli import main
+from overheadbench.pair import Budget, Pair
+from overheadbench.results import OverheadResult, Status
+from overheadbench.runs import Run, Storage
+from overheadbench.samples import Kind
+from overheadbench.stats import Method
+
+RECORDING_PAIR = """
+import pathlib
+import pytest
+
+@pytest.mark.overhead(max=1.0, processes=1)
+def test_pair(overhead, clock):
+    pathlib.Path("measured").write_text("yes")
+    overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+"""
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--overhead-save=my run", "*run name 'my run': use letters, digits*"),
+        ("--overhead-save=../../x", "*run name '../../x'*(no spaces, folders or leading dot)"),
+        ("--overhead-save=", "*run name ''*"),
+        ("--overhead-json=afile/out.json", "*--overhead-json=afile/out.json: cannot write in *afile"),
+        ("--overhead-md=adir", "*--overhead-md=adir: is a folder; name a file"),
+        ("--overhead-json=", "*--overhead-json needs a file path"),
+        ("--overhead-storage=afile", "*afile: the storage folder is a file; name a folder*"),
+        ("--overhead-compare-fail=nan", "*--overhead-compare-fail='nan': give a number of percentage points*"),
+        ("--overhead-compare-fail=-3", "*--overhead-compare-fail='-3': give a number of percentage points*"),
+        ("--overhead-compare=nope", "*no stored run matches 'nope'*"),
+    ],
+)
+def test_bad_output_and_storage_options_stop_the_run_before_measuring(
+    fake_clock_project: pytest.Pytester, option: str, message: str
+) -> None:
+    fake_clock_project.makepyfile(RECORDING_PAIR)
+    (fake_clock_project.path / "afile").write_text("not a folder")
+    (fake_clock_project.path / "adir").mkdir()
+    result = fake_clock_project.runpytest("--overhead", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*overheadbench: *" + message.lstrip("*")])
+    assert not (fake_clock_project.path / "measured").exists()
+
+
+def test_measuring_options_imply_overhead_and_say_so(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(RECORDING_PAIR)
+    result = fake_clock_project.runpytest("--overhead-save=first")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["overheadbench: measuring (--overhead implied by --overhead-save)", "*overhead run saved to*0001_first.json"]
+    )
+
+
+def test_the_quick_profile_on_the_command_line_beats_the_ini_file(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\noverhead_time_budget = 5s\n")
+    fake_clock_project.makepyfile(RECORDING_PAIR)
+    result = fake_clock_project.runpytest("--overhead-quick", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)
+    settings = json.loads((fake_clock_project.path / "out.json").read_text())["settings"]
+    assert settings["time_budget_s"] == 0.5 and settings["inconclusive"] == "warn"
+    explicit = fake_clock_project.runpytest("--overhead-quick", "--overhead-time-budget=1s", "--overhead-json=out.json")
+    explicit.assert_outcomes(passed=1)
+    assert json.loads((fake_clock_project.path / "out.json").read_text())["settings"]["time_budget_s"] == 1.0
+
+
+def test_a_max_above_ten_gets_a_hint_that_it_is_a_fraction(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(RECORDING_PAIR.replace("max=1.0", "max=25"))
+    result = fake_clock_project.runpytest("--overhead")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*OverheadMarkerWarning: *test_pair: @pytest.mark.overhead: max=25 allows 2500.0% overhead; max is a "
+            "fraction (0.25 = 25%): did you mean max=0.25?"
+        ]
+    )
+
+
+def test_count_mode_json_outputs_are_strict_json(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=5, mode="count")
+        def test_counted(overhead):
+            overhead.compare(lambda: None, lambda: sum(range(10)))
+
+        def test_benchmarked(benchmark):  # pytest-benchmark writes its file only when something was benchmarked
+            benchmark(lambda: None)
+        """
+    )
+    result = pytester.runpytest("--overhead", "--overhead-json=o.json", "--benchmark-json=b.json")
+    result.assert_outcomes(passed=2)
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"bare {name} in a JSON output")
+
+    ours = json.loads((pytester.path / "o.json").read_text(), parse_constant=refuse)
+    assert ours["results"][0]["baseline_s"] is None and ours["results"][0]["mode"] == "count"
+    carried = json.loads((pytester.path / "b.json").read_text(), parse_constant=refuse)["overheadbench"]
+    assert carried["results"][0]["nodeid"].endswith("::test_counted")
+
+
+HOSTILE = "t.py::test_\x1b[31mred|pipe\nnewline`tick"
+
+
+@pytest.fixture
+def hostile_storage(tmp_path):
+    result = OverheadResult(
+        Pair(HOSTILE, Budget(max_overhead=0.5), group="g|\x1b]0;title\x07"),
+        Kind.SYNC,
+        ratio=1.1,
+        ci=(0.05, 0.15),
+        method=Method.BETWEEN_PROCESSES,
+        verdict=Status.PASS,
+        message="fine",
+    )
+    storage = Storage(tmp_path)
+    storage.save(Run(environment={"commit_info": {"id": "abc|\x1b[2J"}}, results=[result]), "hostile")
+    storage.save(Run(results=[result]), "again")
+    return tmp_path
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv"])
+def test_text_from_a_stored_file_is_escaped_in_every_report(hostile_storage, capsys, fmt: str) -> None:
+    assert main(["--storage", str(hostile_storage), "report", "hostile", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b[31m" in out and "\\n" in out
+    body = [line for line in out.splitlines() if "test_" in line]
+    assert len(body) == 1  # the newline in the name did not start a new row
+    if fmt == "markdown":
+        assert "red\\|pipe" in body[0] and "abc\\|" in out  # a pipe does not end a cell
+
+
+def test_text_from_a_stored_file_is_escaped_in_the_terminal_comparison(hostile_storage, capsys) -> None:
+    assert main(["--storage", str(hostile_storage), "compare", "hostile", "again"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "t.py::test_\\x1b[31mred|pipe\\nnewline`tick" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"schema_version": 3, "results": "all"}', "results: expected a list"),
+        ('{"schema_version": 3, "results": [{"nodeid": 1}]}', r"results[0].nodeid: expected a string"),
+    ],
+)
+def test_the_cli_gives_exit_2_not_1_for_a_bad_shape(tmp_path, capsys, content: str, message: str) -> None:
+    (tmp_path / "0001_bad.json").write_text(content)
+    (tmp_path / "0002_good.json").write_text(json.dumps(Run().to_json()))
+    assert main(["--storage", str(tmp_path), "compare", "bad", "good"]) == 2
+    assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse: usage error, exit 2 (nan would switch the gate off)
+        main(["--storage", str(tmp_path), "compare", "good", "good", "--fail-above", "nan"])
+    assert refused.value.code == 2
+    assert "--fail-above: 'nan': give a finite number of points" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring tool ids exist from Python 3.12")
+def test_an_instruments_own_error_is_not_blamed_on_the_callable(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import sys
+        import pytest
+
+        @pytest.fixture
+        def all_tools_taken():
+            for tool in (2, 3, 4, 5):
+                sys.monitoring.use_tool_id(tool, "someone else")
+            yield
+            for tool in (2, 3, 4, 5):
+                sys.monitoring.free_tool_id(tool)
+
+        @pytest.mark.overhead(max=0.5, mode="count")
+        def test_counted(all_tools_taken, overhead):
+            overhead.compare(lambda: None, lambda: None)
+        """
+    )
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*CounterBusy: count mode needs a free sys.monitoring tool id*"])
+    result.stdout.no_fnmatch_line("*callable raised*")
