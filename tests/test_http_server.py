@@ -9,7 +9,7 @@ import threading
 import anyio
 import pytest
 
-from overheadbench.http import ServerError, astream, in_flight_probe, start_server, stream, throughput
+from overheadbench.http import ServerError, astream, in_flight_probe, size_sweep, start_server, stream, throughput
 from overheadbench.http.child import GRACEFUL_TIMEOUT_S, config_for
 
 
@@ -69,6 +69,18 @@ def test_stopping_with_a_stream_in_flight_is_prompt() -> None:
     # within its own grace for open streams, not hypercorn's 3 s.
     assert server.process.returncode == 0
     assert config_for(0).graceful_timeout == GRACEFUL_TIMEOUT_S < 1
+
+
+def test_a_size_sweep_sends_the_requests_asked_for_at_each_size() -> None:
+    server = start_server(protocol="http1")
+    try:
+        before = server.stats()["requests"]
+        points = anyio.run(lambda: size_sweep(server, (10, 1000), count=7))
+        assert [(p.size, p.latency.count) for p in points] == [(10, 7), (1000, 7)]
+        # the server's own count: 5 warm-up and 7 timed requests per size, then this /_stats
+        assert server.stats()["requests"] - before == 2 * (5 + 7) + 1
+    finally:
+        server.close()
 
 
 def test_the_probe_sees_requests_really_in_flight_together() -> None:

@@ -191,3 +191,13 @@ def test_an_instruments_own_error_is_not_blamed_on_the_callable(pytester: pytest
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*CounterBusy: count mode needs a free sys.monitoring tool id*"])
     result.stdout.no_fnmatch_line("*callable raised*")
+
+
+def test_every_public_name_resolves_and_is_typed() -> None:
+    from pathlib import Path
+
+    import overheadbench
+
+    assert all(getattr(overheadbench, name) is not None for name in overheadbench.__all__)
+    assert (Path(overheadbench.__file__).parent / "py.typed").exists()
+    assert issubclass(overheadbench.OverheadInconclusiveWarning, UserWarning)

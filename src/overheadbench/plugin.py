@@ -43,6 +43,7 @@ attributes, so xdist brings them from workers to the controller (unlike ``user_p
 it stays out of JUnit XML)."""
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 PAIR_KEY = pytest.StashKey[Pair]()
+HINTS_KEY = pytest.StashKey[list[Warning]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -145,14 +146,19 @@ class OverheadSession:
 
     def _replicated(self, item: pytest.Item) -> bool:
         try:
-            pair = self.pair_for(item)
+            pair = self.pair_for(item, warn=False)  # its hints are the test's own, issued when it runs
         except pytest.fail.Exception:
             return False
         return pair is not None and pair.replicated
 
-    def pair_for(self, item: pytest.Item) -> Pair | None:
-        """The test's pair, resolved once from its marker and the settings (None: not marked)."""
+    def pair_for(self, item: pytest.Item, warn: bool = True) -> Pair | None:
+        """The test's pair, resolved once from its marker and the settings (None: not marked);
+        ``warn``: issue the marker's hints (``max=25``) on the test now, if not done yet."""
         if PAIR_KEY in item.stash:
+            if warn:
+                for hint in item.stash[HINTS_KEY]:
+                    item.warn(hint)
+                item.stash[HINTS_KEY] = []
             return item.stash[PAIR_KEY]
         mark = item.get_closest_marker(MARKER_NAME)
         if mark is None:
@@ -171,10 +177,9 @@ class OverheadSession:
                 )
         except MarkerError as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None
-        for hint in hints:
-            item.warn(hint.message)  # type: ignore[arg-type]
         item.stash[PAIR_KEY] = pair
-        return pair
+        item.stash[HINTS_KEY] = [hint.message for hint in hints if isinstance(hint.message, Warning)]
+        return self.pair_for(item, warn)
 
     @pytest.fixture(name=FIXTURE_NAME)
     def overhead_fixture(self, request: pytest.FixtureRequest) -> OverheadFixture:

@@ -110,7 +110,10 @@ async def size_sweep(
                 SizePoint(
                     size,
                     await alatency(
-                        lambda: client.post("/echo", content=body)  # noqa: B023, count=count, warmup=5, max_s=max_s
+                        lambda: client.post("/echo", content=body),  # noqa: B023  (awaited within this iteration)
+                        count=count,
+                        warmup=5,
+                        max_s=max_s,
                     ),
                 )
             )
