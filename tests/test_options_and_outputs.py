@@ -201,3 +201,24 @@ def test_every_public_name_resolves_and_is_typed() -> None:
     assert all(getattr(overheadbench, name) is not None for name in overheadbench.__all__)
     assert (Path(overheadbench.__file__).parent / "py.typed").exists()
     assert issubclass(overheadbench.OverheadInconclusiveWarning, UserWarning)
+
+
+def test_an_output_that_fails_at_the_end_keeps_the_table_and_the_baselines(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(
+        RECORDING_PAIR
+        + """
+
+def test_the_disk_changes_under_the_run():
+    pathlib.Path("out.json").mkdir()  # the checked path became a folder mid-run: the write must fail
+"""
+    )
+    first = fake_clock_project.runpytest("--overhead-save=base")
+    first.assert_outcomes(passed=2)
+    stored = (fake_clock_project.path / "baselines" / "0001_base.json").read_bytes()
+    (fake_clock_project.path / "out.json").rmdir()
+    result = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-json=out.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(
+        ["*overheadbench: could not write the results: *out.json*", "*overhead: framework vs baseline*"]
+    )
+    assert (fake_clock_project.path / "baselines" / "0001_base.json").read_bytes() == stored
