@@ -45,15 +45,21 @@ class Budget:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        """By the marker's keywords (``max``), in seconds and bytes."""
-        return dict(zip(_JSON_KEYS, dataclasses.astuple(self), strict=True))
+        """Each limit under its JSON key (the marker's ``max``; seconds and bytes), by field name."""
+        return {key: getattr(self, name) for name, key in _JSON_KEYS.items()}
 
     @classmethod
     def from_json(cls, fields: Fields) -> Budget:
-        return cls(*(fields.maybe_number(key) for key in _JSON_KEYS))
+        return cls(**{name: fields.maybe_number(key) for name, key in _JSON_KEYS.items()})
 
 
-_JSON_KEYS = ("max", "max_abs_s", "max_alloc", "max_alloc_bytes")
+_JSON_KEYS = {
+    "max_overhead": "max",
+    "max_abs_s": "max_abs_s",
+    "max_alloc": "max_alloc",
+    "max_alloc_bytes": "max_alloc_bytes",
+}
+"""Budget field -> its key in a stored run."""
 
 
 @dataclass(frozen=True)
