@@ -1,0 +1,62 @@
+"""The house rules, checked on every run: the package's import floors, no cycles, module sizes.
+
+A module's floor is 1 + the highest floor among the package modules it imports (relative or
+absolute, typing-only imports included); a cycle would have no floor at all.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent.parent / "src" / "overheadbench"
+MAX_FLOORS = 7
+MAX_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def imports(name: str) -> set[str]:
+    """The package modules ``name`` imports."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            found.update(c for c in (target, *(f"{target}.{a.name}" for a in node.names)) if c in MODULES)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in MODULES)
+    return found - {name}
+
+
+@cache
+def floor(name: str, seen: tuple[str, ...] = ()) -> int:
+    assert name not in seen, f"import cycle: {' -> '.join((*seen, name))}"
+    return 1 + max((floor(other, (*seen, name)) for other in imports(name)), default=0)
+
+
+def test_the_package_has_at_most_seven_floors_and_no_cycle() -> None:
+    floors = {name: floor(name) for name in MODULES}
+    assert max(floors.values()) <= MAX_FLOORS, sorted(floors.items(), key=lambda item: -item[1])[:5]
+
+
+def test_the_engine_and_the_model_sit_low() -> None:
+    assert floor("overheadbench.sampling") <= 3 and floor("overheadbench.pair") <= 3
+    assert "overheadbench.options" not in imports("overheadbench.sampling")
+
+
+def test_no_module_is_over_400_lines() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
+    assert max(sizes.values()) <= MAX_LINES, max(sizes.items(), key=lambda item: item[1])
