@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from overheadbench.comparison import Change, compare_runs, mann_whitney_p
-from overheadbench.environment import differences
+from overheadbench.comparison import Change, compare_runs
+from overheadbench.environment import differences, fingerprint
 from overheadbench.errors import StorageError
 from overheadbench.jsonio import strict
 from overheadbench.pair import Budget, Pair
@@ -19,6 +19,8 @@ from overheadbench.runs import MAX_RUN_BYTES, SCHEMA_VERSION, Run, Storage, read
 from overheadbench.samples import Kind
 from overheadbench.settings import Mode
 from overheadbench.stats import Method
+
+MACHINE = fingerprint()
 
 
 def result(nodeid: str, overhead: float) -> OverheadResult:
@@ -36,7 +38,7 @@ def run(overheads: dict[str, float]) -> Run:
 
 
 def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> None:
-    storage = Storage(tmp_path / "baselines")
+    storage = Storage(tmp_path / "baselines", "machine-a")
     first = storage.save(run({"t::a": 0.1}), "base")
     first_bytes = first.read_bytes()
     second = storage.save(run({"t::a": 0.2}), "base")
@@ -45,7 +47,7 @@ def test_runs_are_numbered_and_an_existing_file_is_never_replaced(tmp_path) -> N
     assert first.read_bytes() == first_bytes
     assert storage.find() == third and storage.find("base") == second and storage.find("1") == first
     assert storage.find(str(first)) == first
-    assert list((tmp_path / "baselines").glob("*.tmp")) == []  # written atomically, nothing left over
+    assert list((tmp_path / "baselines").rglob("*.tmp")) == []  # written atomically, nothing left over
     mask = os.umask(0)
     os.umask(mask)
     assert first.stat().st_mode & 0o777 == 0o666 & ~mask  # permissions of an ordinary file, not mkstemp's 0600
@@ -117,27 +119,22 @@ def test_a_stored_file_over_the_size_limit_is_refused_unread(tmp_path) -> None:
 
 def test_a_run_round_trips_as_strict_json_with_nan_as_null(tmp_path) -> None:
     unmeasured = OverheadResult(Pair("t::smoke", Budget(max_overhead=0.1)), Kind.ASYNC)
-    text = Storage(tmp_path).save(Run(results=[unmeasured, result("t::a", 0.25)]), "x").read_text()
+    text = Storage(tmp_path, "m").save(Run(results=[unmeasured, result("t::a", 0.25)]), "x").read_text()
     assert "NaN" not in text and '"ratio": null' in text
     json.loads(text, parse_constant=lambda name: pytest.fail(f"bare {name} in the file"))
-    back = read_run(tmp_path / "0001_x.json").results
+    back = read_run(tmp_path / "m" / "0001_x.json").results
     assert strict(back[1].to_json()) == strict(result("t::a", 0.25).to_json())
     assert back[0].verdict == Status.UNMEASURED and math.isnan(back[0].overhead)
-
-
-def test_mann_whitney_matches_the_textbook_value() -> None:
-    # U = 0 for two separated groups of 5: z = (12.5 - 0.5) / sqrt(25 * 11 / 12), p = 0.0122
-    assert mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(0.01219, abs=1e-4)
-    assert mann_whitney_p([1, 2, 3], [1, 2, 3]) == 1.0
-    assert mann_whitney_p([1.0] * 5, [1.0] * 5) == 1.0  # all tied: no evidence of a change
 
 
 def test_changes_are_matched_by_test_and_described_like_benchstat() -> None:
     changes = compare_runs(run({"t::a": 0.10, "t::gone": 0.2}).results, run({"t::a": 0.31, "t::new": 0.1}).results)
     assert [c.nodeid for c in changes] == ["t::a"]
-    assert Change("t::a", 0.12, 0.315, 0.001).describe() == "12.0% -> 31.5% (+19.5 points, p=0.001)"
-    quiet = Change("t::a", 0.12, 0.123, 0.62)
-    assert quiet.describe() == "12.0% -> 12.3% (~ +0.3 points, p=0.62)" and not quiet.regressed_by_more_than(0.1)
+    assert Change("t::a", 0.12, 0.315, se=0.02).describe() == "12.0% -> 31.5% (+19.5 points, 95% CI +15.6..+23.4)"
+    quiet = Change("t::a", 0.12, 0.123, se=0.01)
+    assert quiet.describe() == "12.0% -> 12.3% (~ +0.3 points, 95% CI -1.7..+2.3)" and not quiet.regressed_by_more_than(
+        0.1
+    )
 
 
 def test_environment_differences_name_the_field() -> None:
@@ -170,8 +167,8 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     fake_clock_project.makepyfile(SLOWABLE_PAIR)
     first = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-save", "base")
     first.assert_outcomes(passed=1)
-    first.stdout.fnmatch_lines(["overhead run saved to *baselines/0001_base.json"])
-    stored = json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text())
+    first.stdout.fnmatch_lines([f"overhead run saved to *baselines/{MACHINE}/0001_base.json"])
+    stored = json.loads((fake_clock_project.path / "baselines" / MACHINE / "0001_base.json").read_text())
     assert stored["schema_version"] == SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
     assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
 
@@ -189,21 +186,23 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     assert slowed.ret == pytest.ExitCode.TESTS_FAILED
     slowed.stdout.fnmatch_lines(
         [
-            "*::test_middleware: overhead regressed against 0001_base.json: 10.0% -> 30.0% (+20.0 points, p=0.00*), "
+            "*::test_middleware: overhead regressed against 0001_base.json: 10.0% -> 30.0% (+20.0 points, 95% CI +*), "
             "more than --overhead-compare-fail=5 points",
             "FAILED *::test_middleware*",
         ]
     )
-    assert (fake_clock_project.path / "baselines" / "0001_base.json").read_text() == json.dumps(
+    assert (fake_clock_project.path / "baselines" / MACHINE / "0001_base.json").read_text() == json.dumps(
         stored, indent=1
-    ) or json.loads((fake_clock_project.path / "baselines" / "0001_base.json").read_text()) == stored
-    assert len(list((fake_clock_project.path / "baselines").glob("0002_*.json"))) == 1  # the failing run is kept too
+    ) or json.loads((fake_clock_project.path / "baselines" / MACHINE / "0001_base.json").read_text()) == stored
+    assert (
+        len(list((fake_clock_project.path / "baselines" / MACHINE).glob("0002_*.json"))) == 1
+    )  # the failing run is kept too
 
 
 def test_comparing_with_a_corrupt_run_is_a_usage_error_naming_it(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(SLOWABLE_PAIR)
-    (fake_clock_project.path / "baselines").mkdir()
-    (fake_clock_project.path / "baselines" / "0001_base.json").write_text('{"schema_version": 1, "resu')
+    (fake_clock_project.path / "baselines" / MACHINE).mkdir(parents=True)
+    (fake_clock_project.path / "baselines" / MACHINE / "0001_base.json").write_text('{"schema_version": 1, "resu')
     result = fake_clock_project.runpytest("--overhead", "--overhead-compare")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
@@ -215,7 +214,7 @@ def test_comparing_with_a_corrupt_run_is_a_usage_error_naming_it(fake_clock_proj
 def test_another_environment_is_named_in_a_warning(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(SLOWABLE_PAIR)
     fake_clock_project.runpytest("--overhead", "--overhead-save", "base").assert_outcomes(passed=1)
-    path = fake_clock_project.path / "baselines" / "0001_base.json"
+    path = fake_clock_project.path / "baselines" / MACHINE / "0001_base.json"
     stored = json.loads(path.read_text())
     stored["environment"]["machine_info"]["python_version"] = "2.7.18"
     path.write_text(json.dumps(stored))
@@ -248,7 +247,7 @@ def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_
     result.stdout.fnmatch_lines(["*overhead: framework vs baseline*", "*overhead run saved to *0001_x.json"])
     gathered = json.loads((fake_clock_project.path / "out.json").read_text())["results"]
     assert sorted(round(r["overhead"], 2) for r in gathered) == [0.1, 0.2, 0.3, 0.4]
-    assert len(list((fake_clock_project.path / "baselines").glob("*.json"))) == 1  # saved once, by the controller
+    assert len(list((fake_clock_project.path / "baselines").rglob("*.json"))) == 1  # saved once, by the controller
 
 
 def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clock_project: pytest.Pytester) -> None:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from overheadbench.cli import main
+from overheadbench.environment import fingerprint
 from overheadbench.pair import Budget, Pair
 from overheadbench.results import OverheadResult, Status
 from overheadbench.runs import Run, Storage
@@ -125,7 +126,7 @@ def hostile_storage(tmp_path):
         verdict=Status.PASS,
         message="fine",
     )
-    storage = Storage(tmp_path)
+    storage = Storage(tmp_path, "m")
     storage.save(Run(environment={"commit_info": {"id": "abc|\x1b[2J"}}, results=[result]), "hostile")
     storage.save(Run(results=[result]), "again")
     return tmp_path
@@ -214,11 +215,11 @@ def test_the_disk_changes_under_the_run():
     )
     first = fake_clock_project.runpytest("--overhead-save=base")
     first.assert_outcomes(passed=2)
-    stored = (fake_clock_project.path / "baselines" / "0001_base.json").read_bytes()
+    stored = (fake_clock_project.path / "baselines" / fingerprint() / "0001_base.json").read_bytes()
     (fake_clock_project.path / "out.json").rmdir()
     result = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-json=out.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(
         ["*overheadbench: could not write the results: *out.json*", "*overhead: framework vs baseline*"]
     )
-    assert (fake_clock_project.path / "baselines" / "0001_base.json").read_bytes() == stored
+    assert (fake_clock_project.path / "baselines" / fingerprint() / "0001_base.json").read_bytes() == stored

@@ -138,7 +138,7 @@ def test_big_buffer(overhead, clock):
 @pytest.mark.parametrize("mode", ["time", "count"])
 def test_allocation_budgets_in_both_modes(fake_clock_project: pytest.Pytester, mode: str) -> None:
     fake_clock_project.makepyfile(LEAK)
-    result = fake_clock_project.runpytest("--overhead", f"--overhead-mode={mode}")
+    result = fake_clock_project.runpytest("--overhead", f"--overhead-mode={mode}", "--overhead-columns=peak,kept")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [
@@ -159,9 +159,9 @@ def test_allocations_can_be_left_out_of_time_mode(fake_clock_project: pytest.Pyt
             overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
         """
     )
-    result = fake_clock_project.runpytest("--overhead", "--overhead-allocations=false")
+    result = fake_clock_project.runpytest("--overhead", "--overhead-allocations=false", "--overhead-columns=all")
     result.stdout.no_fnmatch_line("*peak memory/call*")
-    with_allocations = fake_clock_project.runpytest("--overhead")
+    with_allocations = fake_clock_project.runpytest("--overhead", "--overhead-columns=all")
     with_allocations.stdout.fnmatch_lines(["*peak memory/call*blocks kept/call*"])
 
 

@@ -191,7 +191,7 @@ def test_replicas_set_up_only_while_their_pair_waits_for_them(pytester: pytest.P
             timed(overhead, "test_alone")
         """
     )
-    result, pairs = measure(pytester)
+    result, pairs = measure(pytester, "--overhead-columns=overhead,procs,wall")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*procs*wall*status*", "replica processes started in this session: *"])
     events = read_events(pytester.path)

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROFILES = {"default": [], "quick": ["--overhead-quick"]}
 METRICS = ["benchmarks/test_middleware_overhead.py", "-k", "alone and metrics"]
 LEVELS = (5, 10, 20)
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead"]
 
 
 def session(out: Path, name: str, args: list[str], slowdown: int = 0) -> dict:
@@ -37,8 +38,7 @@ def session(out: Path, name: str, args: list[str], slowdown: int = 0) -> dict:
     path = out / f"{name}.json"
     if not path.exists():
         env = {**os.environ, "OVERHEADBENCH_EXAMPLE_SLOWDOWN": str(slowdown)}
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead",
-                   f"--overhead-json={path}", *args]
+        command = [*PYTEST, f"--overhead-json={path}", *args]
         started = time.perf_counter()
         subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
         print(f"{name}: {time.perf_counter() - started:.0f} s", flush=True)
@@ -66,6 +66,73 @@ def collect(out: Path, sessions: int, injected: int) -> None:
                 session(out, f"inj{level}-{profile}-{index:02d}", [*METRICS, *flags], slowdown=iterations)
 
 
+def load(out: Path, pattern: str) -> list:
+    """The runs whose files match ``pattern``, as typed runs, in name order."""
+    from overheadbench.runs import read_run
+
+    return [read_run(path) for path in sorted(out.glob(pattern))]
+
+
+def report(out: Path) -> None:
+    from overheadbench.comparison import compare_result
+
+    thresholds = (0.0, 2.0, 5.0, 10.0)
+    print("## Identical code, consecutive sessions (each compared with the one before; the older ones as history)\n")
+    print(
+        "| profile | pairs | comparisons | significant (no ~) | "
+        + " | ".join(f"gate at {t:g} pts" for t in thresholds)
+        + " |"
+    )
+    print("|---|---|---|---|" + "---|" * len(thresholds))
+    for profile in PROFILES:
+        runs = load(out, f"aa-{profile}-*.json")
+        changes = []
+        for index in range(1, len(runs)):
+            history = [r for run in runs[:index] for r in run.measured()]
+            old = {r.nodeid: r for r in runs[index - 1].measured()}
+            changes += [
+                compare_result(old[r.nodeid], r, history)
+                for r in runs[index].measured()
+                if r.nodeid in old and r.mode == old[r.nodeid].mode
+            ]
+        timed = [c for c in changes if not c.exact]
+        pairs = len({c.nodeid for c in timed})
+        gates = " | ".join(f"{sum(c.regressed_by_more_than(t) for c in timed)}" for t in thresholds)
+        print(f"| {profile} | {pairs} | {len(timed)} | {sum(c.significant for c in timed)} | {gates} |")
+        worst = sorted(timed, key=lambda c: c.delta_points)[-3:]
+        print(
+            "|  | largest rises: "
+            + "; ".join(f"{c.nodeid.split('::')[-1]} {c.delta_points:+.1f} ({c.evidence})" for c in worst)
+            + " |"
+            + " |" * (len(thresholds) + 1)
+        )
+    print("\n## Injected regressions (metrics middleware), each injected session against each identical one\n")
+    print("| profile | pair | injected (points, measured) | comparisons | detected at 5 pts | detected at 2 pts |")
+    print("|---|---|---|---|---|---|")
+    for profile in PROFILES:
+        identical = load(out, f"aa-{profile}-*.json")
+        history = [r for run in identical for r in run.measured()]
+        for level in LEVELS:
+            injected = load(out, f"inj{level}-{profile}-*.json")
+            for kind in ("sync", "async"):
+                name = f"test_each_middleware_alone[metrics-{kind}]"
+                olds = [r for run in identical for r in run.measured() if r.nodeid.endswith(name)]
+                news = [r for run in injected for r in run.measured() if r.nodeid.endswith(name)]
+                if not olds or not news:
+                    continue
+                truth = 100 * (sum(r.overhead for r in news) / len(news) - sum(r.overhead for r in olds) / len(olds))
+                changes = [compare_result(old, new, history) for old in olds for new in news]
+                found = [sum(c.regressed_by_more_than(t) for c in changes) for t in (5.0, 2.0)]
+                print(
+                    f"| {profile} | metrics-{kind} | +{level} target, {truth:+.1f} measured | {len(changes)} | "
+                    f"{found[0]} ({100 * found[0] / len(changes):.0f}%) | {found[1]} ({100 * found[1] / len(changes):.0f}%) |"
+                )
+    print(
+        f"\nCommand: python benchmarks/validation/gate.py collect && python benchmarks/validation/gate.py report "
+        f"(runs in {out})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("collect", "report"))
@@ -76,8 +143,6 @@ def main() -> None:
     if args.command == "collect":
         collect(args.out, args.sessions, args.injected)
     else:
-        from gate_report import report
-
         report(args.out)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from .comparison import Change, compare_result, compare_runs
 from .environment import differences
+from .errors import StorageError
 from .results import OverheadResult
 from .runs import Run, Storage, check_name, read_run
 
@@ -24,6 +25,10 @@ class Baselines:
     compare_with: Path | None = None
     fail_points: float | None = None
     old: dict[str, OverheadResult] = field(default_factory=dict)
+    history: list[OverheadResult] = field(default_factory=list)
+    """This machine's stored results: each pair's between-session spread."""
+    foreign: bool = False
+    """The stored run was measured on another machine (or an unknown one)."""
     saved: Path | None = None
     environment_differences: list[str] = field(default_factory=list)
     """What differs between the stored run's environment and this one (printed loudly)."""
@@ -37,9 +42,11 @@ class Baselines:
         autosave: bool,
         compare: str | None,
         fail_points: float | None,
+        force: bool = False,
     ) -> Baselines:
         """Resolve the options; a stored run that cannot be found or read, a storage folder
-        that is a file or a bad run name is a :class:`~overheadbench.errors.StorageError`."""
+        that is a file, a bad run name, or a gate against another machine's run without
+        ``force`` is a :class:`~overheadbench.errors.StorageError`."""
         storage.check()
         if autosave and not save:
             commit = env.get("commit_info", {})
@@ -53,6 +60,14 @@ class Baselines:
             run = read_run(baselines.compare_with)
             baselines.old = {r.nodeid: r for r in run.measured()}
             baselines.environment_differences = differences(run.environment, env)
+            baselines.foreign = storage.is_foreign(baselines.compare_with)
+            baselines.history = [r for past in storage.history() for r in past.measured()]
+        if baselines.foreign and fail_points is not None and not force:
+            raise StorageError(
+                f"{baselines.compare_with}: measured on another machine than this one ({storage.machine}); "
+                f"a gate across machines measures the machines, not the change. Compare with a run of this "
+                f"machine, or add --overhead-compare-force to gate anyway"
+            )
         return baselines
 
     @property
@@ -64,11 +79,11 @@ class Baselines:
         old = self.old.get(result.nodeid)
         if old is None or old.mode != result.mode or not result.measured:
             return None
-        return compare_result(old, result)
+        return compare_result(old, result, self.history)
 
     def changes(self, results: list[OverheadResult]) -> list[Change]:
         """Every test of this session that the stored run has too."""
-        return compare_runs(list(self.old.values()), results) if self.compare_with is not None else []
+        return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
 
     def save(self, run: Run) -> None:
         if self.save_as:

@@ -74,7 +74,9 @@ def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | N
     old, new = read_run(old_path), read_run(new_path)
     for difference in differences(old.environment, new.environment):
         print(f"WARNING: the runs were measured in different environments: {plain(difference)}", file=sys.stderr)
-    changes = compare_runs(old.results, new.results)
+    machine = Storage(storage.root, old_path.resolve().parent.name)  # the old run's machine, and its history
+    history = [r for run in machine.history() for r in run.measured()] if machine.folder.is_dir() else []
+    changes = compare_runs(old.results, new.results, history)
     if not changes:
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
@@ -109,7 +111,7 @@ def _plot(storage: Storage, reference: str | None, over_runs: bool, output: Path
     if output.suffix.lower() not in (".svg", ".png"):
         raise StorageError(f"{output}: the plot is written as .svg or .png")
     if over_runs:
-        paths = storage.runs()
+        paths = storage.runs() or storage.runs(every_machine=True)  # this machine's history, else every run
         if not paths:
             raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
         trend_plot([(path.name, read_run(path)) for path in paths], output)

@@ -10,8 +10,12 @@ packages that shape a measurement, and the date.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
+import platform
+import re
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 PACKAGES = ("overheadbench", "pytest", "pytest-benchmark", "numpy", "anyio", "httpx", "hypercorn")
@@ -72,3 +76,31 @@ def _version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def fingerprint() -> str:
+    """This machine as a folder name for its stored runs, e.g. ``Linux-CPython-3.11-64bit-2cpu-5d41402a``.
+
+    pytest-benchmark's machine id (system, interpreter, Python version, word size) plus what
+    moves an overhead between machines: the core count and the CPU model (hashed, so the
+    name stays short). Runs of one fingerprint are one machine's history.
+    """
+    cpu = f"{_cpu_model()}/{os.cpu_count()}"
+    parts = (
+        platform.system(),
+        platform.python_implementation(),
+        ".".join(platform.python_version_tuple()[:2]),
+        platform.architecture()[0],
+        f"{os.cpu_count()}cpu",
+        hashlib.sha256(cpu.encode()).hexdigest()[:8],
+    )
+    return re.sub(r"[^\w.-]", "_", "-".join(parts))
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return platform.processor() or platform.machine()
+    found = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
+    return found.group(1).strip() if found else platform.machine()

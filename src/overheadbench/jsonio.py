@@ -8,33 +8,73 @@ figure that was not measured is written as ``null`` and read back as NaN.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+TEMPORARY_PREFIX = ".run."
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` to a temporary file beside ``path``, fsync it, then rename over ``path``."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temporary = _temporary(target.parent, f".{target.name}.", text)
     try:
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink()
+        raise
+    return target
+
+
+def write_exclusive(folder: Path, next_path: Callable[[], Path], text: str) -> Path:
+    """Create a new file holding ``text`` at ``next_path()``, atomically and never replacing a file:
+    the whole file is hard-linked into place, which fails if the name exists (another writer
+    took it), and then the next name is tried."""
+    temporary = _temporary(folder, TEMPORARY_PREFIX, text)
+    try:
+        for _ in range(10_000):
+            path = next_path()
+            try:
+                os.link(temporary, path)
+                return path
+            except FileExistsError:
+                continue
+        raise FileExistsError(f"no free name in {folder}")
+    finally:
+        temporary.unlink()
+
+
+def remove_stale_temporaries(folder: Path, older_than_s: float) -> None:
+    """Remove the temporary files of writes killed before they finished (kill -9 leaves them)."""
+    limit = time.time() - older_than_s
+    for path in folder.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < limit:
+                path.unlink()
+
+
+def _temporary(folder: Path, prefix: str, text: str) -> Path:
+    """``text`` in a new, fsynced temporary file in ``folder`` (with an ordinary file's permissions)."""
+    handle, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    try:
+        os.chmod(name, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, target)
     except BaseException:
-        os.unlink(temporary)
+        os.unlink(name)
         raise
-    return target
+    return Path(name)
 
 
 def _umask() -> int:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .errors import StorageError
+from .report import COLUMN_KEYS, TERMINAL_COLUMNS
 from .runs import Storage, check_name
 from .settings import Mode, Policy, Settings
 from .units import DurationError, parse_duration
@@ -164,9 +165,33 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--overhead-compare-fail",
         metavar="POINTS",
+        nargs="?",
+        const=str(DEFAULT_FAIL_POINTS),
         default=None,
-        help="fail a test whose overhead grew by more than POINTS percentage points, significantly, "
-        "against the stored run (implies --overhead-compare and --overhead)",
+        help=f"fail a test whose overhead grew by more than POINTS percentage points (default {DEFAULT_FAIL_POINTS:g}) "
+        "with 95% confidence against the stored run (implies --overhead-compare and --overhead)",
+    )
+    group.addoption(
+        "--overhead-columns",
+        metavar="KEYS",
+        default=None,
+        help=f"the terminal table's columns, comma-separated, or 'all': {', '.join(COLUMN_KEYS)} "
+        f"(default {','.join(TERMINAL_COLUMNS)}; the markdown report and JSON always have every figure)",
+    )
+    parser.addini("overhead_columns", "the terminal table's columns (see --overhead-columns)", default=None)
+    group.addoption(
+        "--overhead-github",
+        metavar="BOOL",
+        default=None,
+        help="under GitHub Actions, annotate failing pairs and append the markdown report to the job summary "
+        "(default true)",
+    )
+    parser.addini("overhead_github", "see --overhead-github (default true)", default=None)
+    group.addoption(
+        "--overhead-compare-force",
+        action="store_true",
+        default=False,
+        help="let --overhead-compare-fail gate against a run stored by another machine",
     )
     for suffix, _, help_text in _OPTIONS.values():
         group.addoption(f"--overhead-{suffix}", default=None, help=help_text)
@@ -184,6 +209,8 @@ QUICK: dict[str, Any] = {
 wider intervals (3 processes: the interval is the mean ± t, see measurement.md). Its
 intervals are too wide to settle close calls, so an inconclusive verdict warns instead of
 failing; a pair clearly over budget still fails."""
+DEFAULT_FAIL_POINTS = 5.0
+"""The gate's documented threshold, in percentage points (benchmarks/validation/gate.py)."""
 IMPLYING = (
     "--overhead-quick",
     "--overhead-json",
@@ -213,6 +240,12 @@ class Options:
     compare: str | None
     """A stored run's name, number or path; "" for the newest; None: no comparison."""
     fail_points: float | None
+    force: bool
+    """Gate against another machine's run anyway."""
+    columns: tuple[str, ...]
+    """The terminal table's columns (keys of :data:`overheadbench.report.COLUMNS`)."""
+    github: bool
+    """Annotate and summarise under GitHub Actions."""
 
     @property
     def uses_storage(self) -> bool:
@@ -243,6 +276,9 @@ def options_from_config(config: pytest.Config) -> Options:
         autosave=bool(option("--overhead-autosave")),
         compare=option("--overhead-compare"),
         fail_points=_points(option("--overhead-compare-fail")),
+        force=bool(option("--overhead-compare-force")),
+        columns=_columns(option("--overhead-columns") or config.getini("overhead_columns")),
+        github=_flag(option("--overhead-github") or config.getini("overhead_github"), "--overhead-github"),
     )
 
 
@@ -288,6 +324,32 @@ def _output(raw: str | None, option: str) -> Path | None:
     if path.exists() and not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
         raise pytest.UsageError(f"overheadbench: {option}={raw}: cannot be written")
     return path
+
+
+def _flag(raw: str | None, name: str) -> bool:
+    """A true/false option that defaults to true."""
+    if not raw:
+        return True
+    try:
+        return _boolean(str(raw))
+    except ValueError as exc:
+        raise pytest.UsageError(f"overheadbench: {name}={raw!r}: {exc}") from None
+
+
+def _columns(raw: str | None) -> tuple[str, ...]:
+    """``--overhead-columns``: known column keys, or "all"."""
+    if not raw:
+        return TERMINAL_COLUMNS
+    keys = tuple(key.strip() for key in str(raw).split(",") if key.strip())
+    if keys == ("all",):
+        return COLUMN_KEYS
+    unknown = [key for key in keys if key not in COLUMN_KEYS]
+    if unknown or not keys:
+        raise pytest.UsageError(
+            f"overheadbench: --overhead-columns={raw!r}: unknown column(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(COLUMN_KEYS)}, or 'all'"
+        )
+    return keys
 
 
 def _points(raw: str | None) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Generator
 from typing import Any
@@ -20,6 +21,7 @@ from .distribution import (
 from .environment import environment
 from .errors import MarkerError, OverheadUsageError, StorageError
 from .fixture import OverheadFixture
+from .github import annotation, append_summary, in_actions
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
 from .jsonio import strict, write_json_atomic, write_text_atomic
 from .marker import MARKER_HELP, MARKER_NAME, pair_from_marker
@@ -75,6 +77,8 @@ class OverheadSession:
         self.options = options
         self.settings = options.settings
         self.results: list[OverheadResult] = []
+        self.failures: list[tuple[str, int, str]] = []
+        """Each failing pair's file, line (1-based) and message: GitHub annotations."""
         self.marked: list[pytest.Item] = []
         self.replicas = Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
@@ -106,6 +110,7 @@ class OverheadSession:
                 options.autosave,
                 options.compare,
                 options.fail_points,
+                options.force,
             )
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {exc}") from None
@@ -138,6 +143,9 @@ class OverheadSession:
         data = getattr(report, REPORT_ATTRIBUTE, None)
         if report.when == "call" and data:
             self.results.append(OverheadResult.from_json(data))
+            if report.failed:
+                path, line, _ = report.location
+                self.failures.append((path, (line or 0) + 1, report.longreprtext))
 
     def _make_pool(self) -> ReplicaPool:
         """The session's replica processes, for the timed tests measured in more than one process."""
@@ -248,7 +256,7 @@ class OverheadSession:
                 terminalreporter.write_sep("-", "overhead: no pair was measured")
             return
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
-        for line in render_table(self.results):
+        for line in render_table(self.results, self.options.columns):
             terminalreporter.write_line(line)
         if self.replicas.started:
             terminalreporter.write_line(f"replica processes started in this session: {self.replicas.started}")
@@ -268,6 +276,9 @@ class OverheadSession:
             self._warn_environment()
         if self.baselines and self.baselines.saved:
             terminalreporter.write_line(f"overhead run saved to {self.baselines.saved}")
+        if self.options.github and in_actions(os.environ):
+            for file, number, message in self.failures:
+                terminalreporter.write_line(annotation(file, number, "overhead over budget", message))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.replicas.close()
@@ -286,6 +297,8 @@ class OverheadSession:
             write_json_atomic(self.options.json_path, self.run().to_json())
         if self.options.markdown_path:
             write_text_atomic(self.options.markdown_path, render_markdown(self.results, self.environment()))
+        if self.options.github and in_actions(os.environ) and self.results:
+            append_summary(os.environ, render_markdown(self.results, self.environment()))
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if self.baselines and self.results and finished:
             self.baselines.save(self.run())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,11 +70,12 @@ class Column:
     which results it applies (a table shows it only if some result has the figure, so a
     time-only run prints no count columns)."""
 
+    key: str
+    """Its name in ``--overhead-columns``."""
     header: str
     markdown: str
     cell: Callable[[OverheadResult], str]
     shown: Callable[[OverheadResult], bool] = lambda result: True
-    terminal_only: bool = False
 
 
 def _timed(result: OverheadResult) -> bool:
@@ -117,47 +119,69 @@ def impact(result: OverheadResult) -> str:
 
 
 COLUMNS = (
-    Column("baseline/call", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
-    Column("framework/call", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
-    Column("overhead (CI)", "Overhead (interval)", overhead_cell),
-    Column("abs/call", "", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed, terminal_only=True),
-    Column("harness/call", "", lambda r: format_seconds(r.harness_s), _timed, terminal_only=True),
+    Column("baseline", "baseline/call", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
+    Column("framework", "framework/call", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
+    Column("overhead", "overhead (CI)", "Overhead (interval)", overhead_cell),
+    Column("abs", "abs/call", "Abs/call", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed),
+    Column("harness", "harness/call", "Harness/call", lambda r: format_seconds(r.harness_s), _timed),
     Column(
+        "instructions",
         "instructions/call",
         "Instructions/call",
         sides_cell(Figure.INSTRUCTIONS, format_count),
         _counted(Figure.INSTRUCTIONS),
     ),
     Column(
-        "peak memory/call", "Peak memory/call", sides_cell(Figure.PEAK_BYTES, format_bytes), _counted(Figure.PEAK_BYTES)
+        "peak",
+        "peak memory/call",
+        "Peak memory/call",
+        sides_cell(Figure.PEAK_BYTES, format_bytes),
+        _counted(Figure.PEAK_BYTES),
     ),
     Column(
+        "kept",
         "blocks kept/call",
         "Blocks kept/call",
         sides_cell(Figure.KEPT_BLOCKS, format_count),
         _counted(Figure.KEPT_BLOCKS),
     ),
-    Column("budget", "Budget", lambda r: r.pair.budget.describe(r.mode)),
-    Column("procs", "", lambda r: str(len(r.samples)), _timed, terminal_only=True),
-    Column("wall", "", lambda r: format_seconds(r.wall_s), terminal_only=True),
-    Column("impact", "Impact on real work", impact, lambda r: r.impact is not None),
+    Column("budget", "budget", "Budget", lambda r: r.pair.budget.describe(r.mode)),
+    Column("procs", "procs", "Processes", lambda r: str(len(r.samples)), _timed),
+    Column("wall", "wall", "Wall", lambda r: format_seconds(r.wall_s)),
+    Column("impact", "impact", "Impact on real work", impact, lambda r: r.impact is not None),
 )
+COLUMN_KEYS = tuple(column.key for column in COLUMNS)
+TERMINAL_COLUMNS = ("baseline", "framework", "overhead", "instructions", "budget", "impact")
+"""The terminal table's columns by default (with the test and its status): what fits 120 columns."""
+TERMINAL_WIDTH = 120
+SHORTEST_TEST = 24
+"""A test name is cut (from the left, keeping its function and parameters) to fit, never below this."""
 
 
-def _columns(results: Sequence[OverheadResult], markdown: bool) -> list[Column]:
-    return [c for c in COLUMNS if any(c.shown(r) for r in results) and not (markdown and c.terminal_only)]
+def _columns(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[Column]:
+    """The columns named by ``keys``, in that order, that some result has a figure for."""
+    by_key = {column.key: column for column in COLUMNS}
+    return [by_key[key] for key in keys if any(by_key[key].shown(r) for r in results)]
 
 
 def _cell(column: Column, result: OverheadResult) -> str:
     return column.cell(result) if column.shown(result) else ""
 
 
-def table_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
-    """The header row, then one row per measured pair: test, the columns that apply, status."""
-    columns = _columns(results, markdown=False)
+def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS) -> list[tuple[str, ...]]:
+    """The header row, then one row per measured pair: test, the chosen columns that apply, status."""
+    columns = _columns(results, keys)
     rows = [("test", *(c.header for c in columns), "status")]
     rows += [(plain(r.nodeid), *(_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
     return rows
+
+
+def fitted(rows: list[tuple[str, ...]], width: int) -> list[tuple[str, ...]]:
+    """``rows`` with the test names (first column) cut from the left, ``…`` marking the cut, so
+    the padded table fits ``width`` columns where it can."""
+    others = sum(max(len(row[i]) for row in rows) + 2 for i in range(1, len(rows[0])))
+    room = max(width - others, SHORTEST_TEST)
+    return [(row[0] if len(row[0]) <= room else "…" + row[0][-(room - 1) :], *row[1:]) for row in rows]
 
 
 def padded(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -169,8 +193,9 @@ def padded(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
-    """Old and new overhead per test; "~" marks a change that is not significant (p >= 0.05)."""
-    rows = [("test", f"old ({plain(old_name)})", "new", "change", "p")]
+    """Old and new overhead per test, the change and its 95% interval; "~" marks a change
+    whose interval contains zero."""
+    rows = [("test", f"old ({plain(old_name)})", "new", "change", "95% CI (points)")]
     rows += [
         (
             plain(c.nodeid),
@@ -181,20 +206,25 @@ def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
         )
         for c in changes
     ]
-    return [*padded(rows), "~: not a significant change (Mann-Whitney U over the processes, p >= 0.05)"]
+    note = (
+        "~: not a significant change (the interval contains zero; it carries the spread within and between "
+        "processes, and between sessions of this machine)"
+    )
+    return [*padded(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
 
 
-def render_table(results: Sequence[OverheadResult]) -> list[str]:
-    """The table as text lines, columns padded, with footnotes for what needs explaining."""
-    lines = padded(table_rows(results))
-    lines += interval_notes(results)
-    lines += footnotes(results)
+def render_table(
+    results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH
+) -> list[str]:
+    """The table as text lines, columns padded to fit ``width``, with footnotes for what needs explaining."""
+    lines = padded(fitted(table_rows(results, keys), width))
+    notes = [*interval_notes(results), *footnotes(results)]
     if any(r.method == Method.WITHIN_PROCESS for r in results):
-        lines.append(
+        notes.append(
             "* measured in one process only: the interval leaves out between-process "
             "variance and is optimistic (use overhead_processes >= 3)"
         )
-    return lines
+    return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]
 
 
 def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
@@ -246,7 +276,7 @@ def render_markdown(results: Sequence[OverheadResult], env: dict[str, Any]) -> s
     for result in results:
         groups.setdefault(result.pair.group, []).append(result)
     for group, members in groups.items():
-        columns = _columns(members, markdown=True)
+        columns = _columns(members)
         lines += [
             "",
             f"## {markdown_cell(group or 'Ungrouped')}",

@@ -15,14 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .environment import fingerprint
 from .errors import StorageError
-from .jsonio import Fields, ShapeError, write_json_atomic
+from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
 from .results import OverheadResult
 from .settings import Settings
 
 SCHEMA_VERSION = 3
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it). Versions 1 and 2 still load."""
+STALE_TEMPORARY_S = 3600.0
+"""A temporary file this old in a storage folder was left by a save that was killed."""
+HISTORY_RUNS = 20
+"""Stored runs of this machine read for each pair's between-session spread."""
 MAX_RUN_BYTES = 32 * 1024 * 1024
 """A stored run larger than this is refused before it is read (a run of 50 pairs is ~2 MB)."""
 RUN_FILE = re.compile(r"^(\d{4})_(.+)\.json$")
@@ -104,45 +109,91 @@ def check_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class Storage:
-    """A folder of stored runs, ``NNNN_name.json``."""
+    """The stored runs under ``root``, one folder per machine fingerprint (as pytest-benchmark
+    keeps one per machine id): ``root/<fingerprint>/NNNN_name.json``. Runs saved before
+    folders existed (``root/NNNN_name.json``) are read as runs of an unknown machine."""
 
-    folder: Path
+    root: Path
+    machine: str = field(default_factory=fingerprint)
+
+    @property
+    def folder(self) -> Path:
+        """This machine's folder."""
+        return self.root / self.machine
 
     def check(self) -> None:
         """Refuse a folder that cannot hold runs (a file by that name), before any measuring."""
-        if self.folder.exists() and not self.folder.is_dir():
-            raise StorageError(f"{self.folder}: the storage folder is a file; name a folder (--overhead-storage)")
+        for folder in (self.root, self.folder):
+            if folder.exists() and not folder.is_dir():
+                raise StorageError(f"{folder}: the storage folder is a file; name a folder (--overhead-storage)")
 
-    def runs(self) -> list[Path]:
-        """Stored run files, oldest first (by number)."""
-        if not self.folder.is_dir():
-            return []
-        return sorted((p for p in self.folder.iterdir() if RUN_FILE.match(p.name)), key=lambda p: p.name)
+    def runs(self, every_machine: bool = False) -> list[Path]:
+        """This machine's stored runs, oldest first (by number); with ``every_machine``, every
+        machine's and the unfiled ones too (by number, then machine)."""
+        folders = [self.folder]
+        if every_machine and self.root.is_dir():
+            folders = [self.root, *(p for p in self.root.iterdir() if p.is_dir())]
+        found = [p for folder in folders if folder.is_dir() for p in folder.iterdir() if RUN_FILE.match(p.name)]
+        return sorted(set(found), key=lambda p: (p.name, str(p.parent)))
+
+    def is_foreign(self, path: Path) -> bool:
+        """Whether ``path`` was stored by another machine (or by an unknown one)."""
+        return path.resolve().parent != self.folder.resolve()
 
     def save(self, run: Run, name: str) -> Path:
-        """Store ``run`` as the next ``NNNN_name.json``; an existing file is never touched."""
+        """Store ``run`` as the next ``NNNN_name.json`` of this machine. Exclusive and atomic:
+        the file appears whole, under a number no other save took, even when sessions save at
+        once; an existing file is never touched. Temporary files a killed save left behind
+        (older than ``STALE_TEMPORARY_S``) are removed."""
         check_name(name)
         self.check()
-        numbers = [int(match.group(1)) for match in map(RUN_FILE.match, (p.name for p in self.runs())) if match]
-        path = self.folder / f"{max(numbers, default=0) + 1:04d}_{name}.json"
         try:
-            write_json_atomic(path, run.to_json())
+            self.folder.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(self.folder, STALE_TEMPORARY_S)
+            return write_exclusive(
+                self.folder, lambda: self.folder / f"{self._next_number():04d}_{name}.json", dumps(run.to_json()) + "\n"
+            )
         except OSError as exc:
-            raise StorageError(f"{path}: cannot be written ({exc.strerror or exc})") from None
-        return path
+            raise StorageError(f"{self.folder}: the run cannot be written ({exc.strerror or exc})") from None
+
+    def _next_number(self) -> int:
+        numbers = [int(match.group(1)) for match in map(RUN_FILE.match, (p.name for p in self.runs())) if match]
+        return max(numbers, default=0) + 1
 
     def find(self, reference: str | None = None) -> Path:
-        """The run named by ``reference``: a path, a number (``0003``), a name (its newest
-        file), or None for the newest run of all."""
+        """The run named by ``reference``: a path, a number (``0003``) or a name (its newest
+        file), of this machine first, else of another; None: this machine's newest run."""
         if reference and Path(reference).is_file():
             return Path(reference)
-        runs = self.runs()
-        if reference:
-            runs = [p for p in runs if _matches(p.name, reference)]
-        if not runs:
-            what = f"no stored run matches {reference!r}" if reference else "no stored run"
-            raise StorageError(f"{what} in {self.folder}/ (save one with --overhead-save NAME or --overhead-autosave)")
-        return runs[-1]
+        if not reference:
+            runs = self.runs()
+            if not runs:
+                others = len(self.runs(every_machine=True))
+                raise StorageError(
+                    f"no stored run of this machine ({self.machine}) in {self.root}/"
+                    + (
+                        f"; {others} of other machines: name one to compare across machines"
+                        if others
+                        else " (save one with --overhead-save NAME or --overhead-autosave)"
+                    )
+                )
+            return runs[-1]
+        for every_machine in (False, True):
+            runs = [p for p in self.runs(every_machine) if _matches(p.name, reference)]
+            if runs:
+                return max(runs, key=lambda p: (p.name, p.stat().st_mtime)) if every_machine else runs[-1]
+        hint = "save one with --overhead-save NAME or --overhead-autosave"
+        raise StorageError(f"no stored run matches {reference!r} in {self.root}/ ({hint})")
+
+    def history(self, limit: int = HISTORY_RUNS) -> list[Run]:
+        """This machine's newest ``limit`` readable runs: each pair's between-session spread."""
+        runs = []
+        for path in self.runs()[-limit:]:
+            try:
+                runs.append(read_run(path))
+            except StorageError:
+                continue  # a bad file is reported when it is compared with, not here
+        return runs
 
 
 def _matches(file_name: str, reference: str) -> bool:

@@ -1,0 +1,202 @@
+"""The regression gate on synthetic runs (deterministic), stored runs per machine, exclusive
+saves, and CI integration (GitHub annotations, the job summary, a table that fits)."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, session_sd, spread
+from overheadbench.environment import fingerprint
+from overheadbench.errors import StorageError
+from overheadbench.github import annotation
+from overheadbench.pair import Budget, Pair
+from overheadbench.report import render_table
+from overheadbench.results import OverheadResult, Status
+from overheadbench.runs import Run, Storage, read_run
+from overheadbench.samples import Kind, ReplicaSamples
+from overheadbench.settings import Mode
+from overheadbench.stats import Method
+
+
+def timed(overheads: list[float], nodeid: str = "t.py::test_pair") -> OverheadResult:
+    """A timed result whose processes' median overheads are ``overheads`` (one pair per process)."""
+    samples = [ReplicaSamples(1, [100_000], [round(100_000 * (1 + o))], 10.0) for o in overheads]
+    centre = sorted(overheads)[len(overheads) // 2]
+    return OverheadResult(
+        Pair(nodeid, Budget(max_overhead=1.0), processes=len(overheads)),
+        Kind.SYNC,
+        ratio=1 + centre,
+        method=Method.BETWEEN_PROCESSES,
+        verdict=Status.PASS,
+        samples=samples,
+        baseline_s=1e-6,
+        framework_s=1.1e-6,
+    )
+
+
+def processes(centre: float, sd: float, k: int) -> list[float]:
+    """``k`` process medians around ``centre`` with sample standard deviation about ``sd`` (fixed, not random)."""
+    offsets = (
+        [(-1) ** i * (i // 2 + 1) for i in range(k)]
+        if k % 2 == 0
+        else [0, *[(-1) ** i * (i // 2 + 1) for i in range(k - 1)]]
+    )
+    scale = sd / math.sqrt(sum(o * o for o in offsets) / (k - 1))
+    return [centre + scale * o for o in offsets]
+
+
+def test_a_run_spread_is_the_standard_error_of_its_processes() -> None:
+    six = spread(timed(processes(0.10, 0.01, 6)))
+    assert six.se == pytest.approx(0.01 / math.sqrt(6) * 1.2533, rel=1e-3) and six.df == 5
+    three = spread(timed(processes(0.10, 0.01, 3)))
+    assert three.se == pytest.approx(0.01 / math.sqrt(3), rel=1e-3) and three.df == 2
+
+
+@pytest.mark.parametrize("k", [3, 6, 9])
+def test_the_gate_detects_a_twenty_point_regression_with_three_processes_or_more(k: int) -> None:
+    old, new = timed(processes(0.10, 0.005, k)), timed(processes(0.30, 0.005, k))
+    change = compare_result(old, new)
+    assert change.significant and change.regressed_by_more_than(5)
+    assert not change.regressed_by_more_than(25)  # +20 points is not "more than 25 points", with confidence
+
+
+def test_identical_code_is_not_significant_and_never_gated() -> None:
+    change = compare_result(timed(processes(0.10, 0.01, 6)), timed(processes(0.103, 0.01, 6)))
+    assert not change.significant and not change.regressed_by_more_than(0)
+
+
+def test_the_session_spread_comes_from_the_machines_history_when_it_has_enough() -> None:
+    assert session_sd([], "t.py::test_pair", Mode.TIME, 0.001) == (SESSION_SD_PRIOR, math.inf)
+    history = [timed(processes(centre, 0.0001, 6)) for centre in (0.10, 0.14, 0.06, 0.12)]
+    sd, df = session_sd(history, "t.py::test_pair", history[0].mode, 0.0001)
+    assert sd == pytest.approx(float(__import__("numpy").std([0.10, 0.14, 0.06, 0.12], ddof=1)), rel=0.01) and df == 3
+    noisy = compare_result(timed(processes(0.10, 0.001, 6)), timed(processes(0.20, 0.001, 6)), history)
+    assert not noisy.regressed_by_more_than(5)  # 10 points is within what this pair moves between sessions here
+    quiet = compare_result(timed(processes(0.10, 0.001, 6)), timed(processes(0.20, 0.001, 6)))
+    assert quiet.regressed_by_more_than(5)  # with the prior (0.5 points between sessions) it is a regression
+
+
+def test_runs_are_stored_per_machine_and_the_newest_of_this_machine_is_the_default(tmp_path: Path) -> None:
+    here, there = Storage(tmp_path, "machine-a"), Storage(tmp_path, "machine-b")
+    first = here.save(Run(), "base")
+    other = there.save(Run(), "elsewhere")
+    assert (
+        first == tmp_path / "machine-a" / "0001_base.json" and other == tmp_path / "machine-b" / "0001_elsewhere.json"
+    )
+    later = there.save(Run(), "base")
+    assert here.find() == first and there.find() == later  # never another machine's newer run
+    assert here.find("elsewhere") == other and here.is_foreign(other) and not here.is_foreign(first)
+    legacy = tmp_path / "0007_old.json"
+    legacy.write_text(json.dumps(Run().to_json()))
+    assert here.find("old") == legacy and here.is_foreign(legacy)
+    with pytest.raises(StorageError, match=r"no stored run of this machine \(machine-c\).*2 of other machines"):
+        Storage(tmp_path / "machine-b", "machine-c").find()
+
+
+def _save_many(root: str, count: int) -> None:
+    storage = Storage(Path(root), "racing")
+    for _ in range(count):
+        storage.save(Run(environment={"pid": os.getpid()}), "same")
+
+
+def test_saves_that_race_never_overwrite_each_other(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_save_many, args=(str(tmp_path), 25)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    files = sorted((tmp_path / "racing").glob("*.json"))
+    assert len(files) == 100 and [f.name for f in files] == [f"{n:04d}_same.json" for n in range(1, 101)]
+    assert all(read_run(f).environment["pid"] for f in files)  # each whole, none half-written
+    assert list((tmp_path / "racing").glob(".*.tmp")) == []
+
+
+def test_a_save_removes_the_temporary_files_a_killed_save_left(tmp_path: Path) -> None:
+    storage = Storage(tmp_path, "m")
+    storage.folder.mkdir(parents=True)
+    stale, fresh = storage.folder / ".run.killed.tmp", storage.folder / ".run.inflight.tmp"
+    stale.write_text("{")
+    fresh.write_text("{")
+    hours_ago = time.time() - 7200
+    os.utime(stale, (hours_ago, hours_ago))
+    storage.save(Run(), "next")
+    assert not stale.exists() and fresh.exists()  # a save in flight elsewhere is left alone
+
+
+GATED_PAIR = """
+import os
+import pytest
+
+@pytest.mark.overhead(max=1.0, processes=1)
+def test_middleware(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(int(os.environ.get("FRAMEWORK_NS", "1100")), seed=2))
+"""
+
+
+def test_a_gate_against_another_machines_run_is_refused_unless_forced(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(GATED_PAIR)
+    fake_clock_project.runpytest("--overhead-save=base").assert_outcomes(passed=1)
+    baselines = fake_clock_project.path / "baselines"
+    (baselines / fingerprint()).rename(baselines / "another-machine")
+    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
+    forced = fake_clock_project.runpytest(
+        "--overhead-compare=base", "--overhead-compare-fail", "--overhead-compare-force"
+    )
+    forced.assert_outcomes(passed=1)
+    compared = fake_clock_project.runpytest("--overhead-compare=base")  # without a gate: compared, not refused
+    compared.assert_outcomes(passed=1)
+    compared.stdout.fnmatch_lines(["*overhead: compared with 0001_base.json*"])
+
+
+def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary(
+    fake_clock_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_clock_project.makepyfile(GATED_PAIR.replace("max=1.0", "max=0.05"))
+    summary = fake_clock_project.path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = fake_clock_project.runpytest_subprocess("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "::error file=test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary.py,"
+            "line=4,title=overhead over budget::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
+        ]
+    )
+    text = summary.read_text()
+    assert text.startswith("earlier step\n# Overhead report") and "test_middleware" in text
+    quiet = fake_clock_project.runpytest_subprocess("--overhead", "--overhead-github=false")
+    quiet.stdout.no_fnmatch_line("::error*")
+
+
+def test_annotations_escape_what_the_command_syntax_reserves() -> None:
+    line = annotation("a,b:c.py", 7, "over budget", "50% over\nsecond line")
+    assert line == "::error file=a%2Cb%3Ac.py,line=7,title=over budget::50%25 over%0Asecond line"
+
+
+def test_the_terminal_table_fits_120_columns_and_columns_can_be_chosen() -> None:
+    long = "benchmarks/test_middleware_overhead.py::test_each_middleware_alone[rate_limiter-async-with-a-long-id]"
+    result = timed(processes(0.1, 0.01, 6), long)
+    lines = render_table([result])
+    assert max(len(line) for line in lines) <= 120
+    assert any(line.startswith("…") and "rate_limiter-async-with-a-long-id]" in line for line in lines)
+    chosen = render_table([result], ("overhead", "procs", "wall"))
+    assert chosen[0].split() == ["test", "overhead", "(CI)", "procs", "wall", "status"]
+
+
+def test_unknown_columns_are_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--overhead-columns=overhead,cycles")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--overhead-columns='overhead,cycles': unknown column(s) cycles; choose from*"])
