@@ -146,11 +146,11 @@ def test_a_gate_against_another_machines_run_is_refused_unless_forced(fake_clock
     fake_clock_project.runpytest("--overhead-save=base").assert_outcomes(passed=1)
     baselines = fake_clock_project.path / "baselines"
     (baselines / fingerprint()).rename(baselines / "another-machine")
-    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail")
+    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail=5")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
     forced = fake_clock_project.runpytest(
-        "--overhead-compare=base", "--overhead-compare-fail", "--overhead-compare-force"
+        "--overhead-compare=base", "--overhead-compare-fail=5", "--overhead-compare-force"
     )
     forced.assert_outcomes(passed=1)
     compared = fake_clock_project.runpytest("--overhead-compare=base")  # without a gate: compared, not refused

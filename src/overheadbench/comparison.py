@@ -12,8 +12,8 @@ explain) or, without enough history, taken as a prior measured for this project
 The change ``new - old`` then has variance ``se_new² + se_old² + 2·sd_session²`` and a Student
 t interval (Welch's degrees of freedom). It is significant when its two-sided interval
 excludes zero (else it prints "~", as benchstat does), and the gate fails a test when the
-one-sided lower bound of the change is above the threshold: a regression larger than the
-threshold, with confidence. Count mode compares exact counts: any difference is real.
+interval's low end is above the threshold: a regression larger than the threshold, with
+confidence (97.5%, one-sided). Count mode compares exact counts: any difference is real.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .settings import Mode
 from .stats import pair_ratios, t_quantile
 
 CONFIDENCE = 0.95
-"""Of the change's two-sided interval ("~" when it contains zero) and of the gate's one-sided bound."""
+"""Of the change's two-sided interval: "~" when it contains zero; the gate reads its low end."""
 MEDIAN_EFFICIENCY = 1.2533
 """Standard error of a median over that of a mean, for normal spread (sqrt(pi/2))."""
 SESSION_SD_PRIOR = 0.005
@@ -135,10 +135,11 @@ class Change:
         return f"{low:+.1f}..{high:+.1f}"
 
     def regressed_by_more_than(self, points: float) -> bool:
-        """The gate: the change's one-sided lower bound at ``CONFIDENCE`` is above ``points``."""
+        """The gate: the low end of the change's interval is above ``points`` (the same interval
+        as printed, so a change marked "~" never fails it)."""
         if self.exact:
             return self.delta_points > points
-        return self.delta_points - 100 * self._quantile(CONFIDENCE) * self.se > points
+        return self.interval_points[0] > points
 
     def describe(self) -> str:
         """e.g. ``12.0% -> 31.5% (+19.5 points, 95% CI +15.2..+23.8)`` or ``... (~ +0.3 points, ...)``."""
