@@ -54,7 +54,6 @@ def test_streams_are_timed_per_event_sync_and_async() -> None:
 
         async_stats = anyio.run(main)
         assert (async_stats.events, async_stats.bytes) == (5, 5 * 18)
-        assert 0 < async_stats.first_event_s <= async_stats.total_s
     finally:
         server.close()
 
