@@ -143,6 +143,7 @@ class ReplicaPlugin:
         # the selection, as paths that work from any directory; the user's paths already chose the conftests
         config.args[:] = [absolute_nodeid(nodeid, config.rootpath) for nodeid in request.nodeids]
         watch_controller(request.lifeline_fd)
+        self._layout = _random_layout()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -206,6 +207,15 @@ class ReplicaPlugin:
         if not isinstance(self.channel.receive(), Done):
             raise RuntimeError("overheadbench replica: expected the end of the pair")
         return [samples]
+
+
+def _random_layout() -> list[bytearray]:
+    """Memory held for the replica's life, of a random size, allocated before the tests are
+    imported: it moves where their code and objects land, so that no one layout (fixed by what
+    the session imported before them) biases every replica alike, and the spread between the
+    replicas' medians carries the layout effect instead of hiding it."""
+    rng = random.Random()
+    return [bytearray(rng.randrange(16, 2048)) for _ in range(rng.randrange(1, 512))]
 
 
 def _report_text(report: pytest.TestReport) -> str:
