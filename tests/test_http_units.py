@@ -3,14 +3,18 @@ accounting, the protocol check. Fake clocks and fake requests; no timing asserts
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import httpx
 import pytest
+from httpx_sse import EventSource
 
+from overheadbench.http import apps, streaming
 from overheadbench.http.apps import AgentApp, sse_event
-from overheadbench.http.load import LatencyStats, latency, throughput
+from overheadbench.http.load import LatencyStats, latency, throughput, window_rates
 from overheadbench.http.server import ProtocolMismatch, Server
-from overheadbench.http.streaming import EventTimer
+from overheadbench.http.streaming import BOM, EventTimer, astream, stream
 
 
 class Ticks:
@@ -53,30 +57,79 @@ def test_sse_events_have_the_requested_payload_size() -> None:
     assert len(sse_event(123456, 100)) == len(b"data: \n\n") + 100
 
 
-def test_an_event_is_timed_when_its_end_arrives_not_its_first_byte() -> None:
+class Reads(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A response body that arrives in the given reads, each advancing the fake clock first."""
+
+    def __init__(self, ticks: Ticks, reads: list[tuple[int, bytes]]) -> None:
+        self.ticks, self.reads = ticks, reads
+
+    def __iter__(self):
+        for at, chunk in self.reads:
+            self.ticks.now = at
+            yield chunk
+
+    async def __aiter__(self):
+        for at, chunk in self.reads:
+            self.ticks.now = at
+            yield chunk
+
+
+def sse_client(reads: list[tuple[int, bytes]], ticks: Ticks, asynchronous: bool = False) -> Any:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Reads(ticks, reads))
+
+    transport = httpx.MockTransport(handler)
+    return (httpx.AsyncClient if asynchronous else httpx.Client)(transport=transport, base_url="http://app")
+
+
+def test_an_event_is_timed_by_the_read_that_completed_it_sync_and_async() -> None:
+    reads = [(1_000, b"data: 0"), (5_000, b"0\n\ndata: 01\n\ndata: 0"), (9_000, b"2\n\n")]
     ticks = Ticks()
-    timer = EventTimer(ticks)
-    timer.start()
-    ticks.now = 1_000
-    timer.feed(b"data: 0")  # headers and half an event: no event yet
-    ticks.now = 5_000
-    timer.feed(b"0\n\ndata: 01\n\ndata: 0")  # the first two complete together (coalesced)
-    ticks.now = 9_000
-    timer.feed(b"2\n\n")
-    ticks.now = 10_000
-    stats = timer.stats()
-    assert (stats.events, stats.reads, stats.bytes) == (3, 3, len(b"data: 00\n\ndata: 01\n\ndata: 02\n\n"))
-    assert stats.first_event_s == pytest.approx(5e-6) and stats.total_s == pytest.approx(10e-6)
-    assert stats.gap_p50_s == pytest.approx(2e-6)  # gaps 0 and 4 µs
-    assert stats.events_per_s == pytest.approx(3 / 10e-6)
+    sync = stream(sse_client(reads, ticks), "/s", clock_ns=ticks)
+    ticks.now = 0
+    asynchronous = anyio.run(lambda: astream(sse_client(reads, ticks, asynchronous=True), "/s", clock_ns=ticks))
+    for stats in (sync, asynchronous):
+        assert (stats.events, stats.reads, stats.bytes) == (3, 3, len(b"data: 00\n\ndata: 01\n\ndata: 02\n\n"))
+        assert stats.first_event_s == pytest.approx(5e-6) and stats.total_s == pytest.approx(9e-6)
+        assert stats.gap_p50_s == pytest.approx(2e-6)  # gaps 0 and 4 µs: the first two came in one read
+        assert stats.events_per_s == pytest.approx(3 / 9e-6)
+
+
+SPEC_EXAMPLES = [
+    # the examples of the WHATWG HTML standard's "event stream interpretation", and their events
+    ("data: YHOO\ndata: +2\ndata: 10\n\n", ["YHOO\n+2\n10"]),
+    (": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n",
+     ["first event", "second event", " third event"]),
+    ("data\n\ndata\ndata\n\ndata:", ["", "\n"]),
+    ("data:test\n\ndata: test\n\n", ["test", "test"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+@pytest.mark.parametrize("text, data", SPEC_EXAMPLES)
+def test_the_specs_examples_parse_with_every_line_ending_split_anywhere(
+    text: str, data: list[str], ending: str
+) -> None:
+    body = text.replace("\n", ending).encode()
+    for split in range(1, len(body)):
+        timer = EventTimer(Ticks())
+        with sse_client([(1, body[:split]), (2, body[split:])], Ticks()).stream("GET", "/") as response:
+            response.stream = streaming._StampedStream(response.stream, timer)
+            events = [sse.data for sse in EventSource(response).iter_sse()]
+        assert events == data, (ending, split)
+
+
+def test_a_byte_order_mark_is_dropped_and_id_and_retry_are_read() -> None:
+    ticks = Ticks()
+    body = BOM + b"retry: 3000\r\nid: 7\r\nevent: token\r\ndata: a\r\n\r\n"
+    stats = stream(sse_client([(3, body)], ticks), "/", clock_ns=ticks)
+    assert (stats.events, stats.last_event_id, stats.bytes) == (1, "7", len(body) - len(BOM))
 
 
 def test_a_stream_without_a_complete_event_is_an_error() -> None:
-    timer = EventTimer(Ticks())
-    timer.start()
-    timer.feed(b"data: never ends")
+    ticks = Ticks()
     with pytest.raises(ValueError, match="without one complete event"):
-        timer.stats()
+        stream(sse_client([(1, b"data: never ends")], ticks), "/", clock_ns=ticks)
 
 
 def test_p99_needs_a_thousand_samples() -> None:
@@ -115,17 +168,57 @@ def test_throughput_counts_errors_apart_and_stops_at_max_requests() -> None:
     assert result.first_error in ("ConnectError: refused", "status 500")
 
 
-def test_requests_in_flight_at_the_deadline_are_not_counted() -> None:
+def test_requests_in_flight_at_the_deadline_finish_uncounted_or_are_cancelled_after_the_drain() -> None:
     finished = []
 
-    async def slow() -> httpx.Response:
-        await anyio.sleep(5)
-        finished.append(1)
+    async def request(seconds: float) -> httpx.Response:
+        await anyio.sleep(seconds)
+        finished.append(seconds)
         return httpx.Response(200)
 
-    result = anyio.run(lambda: throughput(slow, concurrency=4, duration_s=0.05, warmup=0))
-    assert (result.requests, result.errors, result.latency) == (0, 0, None)
-    assert finished == []  # cancelled at the deadline, not awaited to the end
+    slow = anyio.run(lambda: throughput(lambda: request(5), concurrency=4, duration_s=0.05, warmup=0, drain_s=0.05))
+    assert (slow.requests, slow.errors, slow.latency, slow.window_rates) == (0, 0, None, (0.0,) * 10)
+    assert finished == []  # cancelled when the drain ran out, not awaited to the end
+    late = anyio.run(lambda: throughput(lambda: request(0.2), concurrency=3, duration_s=0.05, warmup=0))
+    assert (late.requests, finished) == (0, [0.2] * 3)  # let finish (no reset stream left open), not counted
+
+
+def test_window_rates_spread_completions_over_equal_slices() -> None:
+    assert window_rates([0, 1, 2, 5, 9], 10, windows=2) == (3 * 2 * 1e8, 2 * 2 * 1e8)
+    assert window_rates([], 0) == ()
+
+
+def test_the_built_in_app_refuses_oversized_requests_with_413_and_bad_numbers_with_400() -> None:
+    async def main() -> None:
+        async with asgi_client() as client:
+            big = await client.post("/echo", content=b"x" * (apps.MAX_BODY_BYTES + 1))
+            assert big.status_code == 413 and "16,777,216 bytes" in big.json()["error"]
+            huge = await client.get("/stream?chunks=200&size=1000000")
+            assert huge.status_code == 413 and "a stream may be at most" in huge.json()["error"]
+            assert (await client.get("/stream?size=2000000")).status_code == 413
+            assert (await client.get("/stream?chunks=-1")).status_code == 413
+            bad = await client.get("/stream?chunks=ten")
+            assert bad.status_code == 400 and "ten" in bad.json()["error"]
+            ok = await client.post("/echo", content=b"y" * 1000)
+            assert ok.status_code == 200 and ok.headers["content-length"] == "1000"
+            assert (await client.get("/_stats")).json()["in_flight"] == 1  # every refused request ended
+
+    anyio.run(main)
+
+
+def test_a_request_whose_client_went_away_ends_without_an_answer() -> None:
+    app = AgentApp()
+    sent = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/echo", "query_string": b""}
+    anyio.run(lambda: app(scope, receive, send))
+    assert (sent, app.in_flight, app.requests) == ([], 0, 1)
 
 
 def test_an_h2c_server_answering_over_http1_fails_loudly() -> None:

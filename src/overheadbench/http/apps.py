@@ -15,6 +15,11 @@ One app serves every endpoint; ``app`` is the instance a server process imports
   ``POST /_stats/reset`` zeroes them. This is how a concurrency level is verified on the
   server's side of the wire.
 * ``GET /fail``: raises, so the server answers 500 (to see errors reported).
+
+Sizes are bounded, so a typo in a query cannot take the server's memory: a request body over
+``MAX_BODY_BYTES``, or a stream/batch over ``MAX_STREAM_BYTES`` in all (or events over
+``MAX_EVENT_BYTES``) is answered ``413`` with a JSON body saying which limit. A request the
+client gave up on (``http.disconnect``: the connection closed, or the stream reset) ends at once.
 """
 
 from __future__ import annotations
@@ -29,6 +34,19 @@ import anyio
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+MAX_BODY_BYTES = 16 * 2**20
+MAX_EVENT_BYTES = 2**20
+MAX_STREAM_BYTES = 64 * 2**20
+MAX_CHUNKS = 1_000_000
+
+
+class Disconnected(Exception):
+    """The client went away before its request's body had arrived."""
+
+
+class TooLarge(Exception):
+    """A request asks for more than the app's limits allow (answered 413)."""
 
 
 def sse_event(index: int, size: int) -> bytes:
@@ -56,6 +74,12 @@ class AgentApp:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await self._route(scope, receive, send)
+        except Disconnected:
+            pass
+        except TooLarge as exc:
+            await _respond(send, 413, json.dumps({"error": str(exc)}).encode(), b"application/json")
+        except ValueError as exc:  # a query value that is not a number
+            await _respond(send, 400, json.dumps({"error": f"bad query: {exc}"}).encode(), b"application/json")
         finally:
             self.in_flight -= 1
 
@@ -72,13 +96,8 @@ class AgentApp:
                 send, 200, json.dumps({"slept_ms": float(query.get("ms", "0"))}).encode(), b"application/json"
             )
         elif path in ("/stream", "/batch"):
-            await self._events(
-                send,
-                path == "/stream",
-                int(query.get("chunks", "10")),
-                int(query.get("size", "100")),
-                float(query.get("delay_ms", "0")) / 1000,
-            )
+            chunks, size = _bounded_stream(int(query.get("chunks", "10")), int(query.get("size", "100")))
+            await self._events(send, path == "/stream", chunks, size, float(query.get("delay_ms", "0")) / 1000)
         elif path == "/hold":
             await self._hold(int(query.get("n", "1")), float(query.get("timeout_ms", "2000")) / 1000)
             await _respond(send, 200, json.dumps({"max_in_flight": self.max_in_flight}).encode(), b"application/json")
@@ -134,17 +153,36 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+def _bounded_stream(chunks: int, size: int) -> tuple[int, int]:
+    if not 0 <= chunks <= MAX_CHUNKS:
+        raise TooLarge(f"chunks={chunks}: the built-in app streams 0..{MAX_CHUNKS:,} events")
+    if not 0 <= size <= MAX_EVENT_BYTES:
+        raise TooLarge(f"size={size}: an event's payload may be at most {MAX_EVENT_BYTES:,} bytes")
+    if chunks * size > MAX_STREAM_BYTES:
+        raise TooLarge(f"chunks x size = {chunks * size:,} bytes: a stream may be at most {MAX_STREAM_BYTES:,}")
+    return chunks, size
+
+
 async def _body(receive: Receive) -> bytes:
+    """The whole request body, at most ``MAX_BODY_BYTES`` (then :class:`TooLarge`, and the
+    rest is not read); :class:`Disconnected` if the client went away first."""
     parts = []
+    size = 0
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Disconnected
         parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if size > MAX_BODY_BYTES:
+            raise TooLarge(f"the request body is over {MAX_BODY_BYTES:,} bytes, the built-in app's limit")
         if not message.get("more_body"):
             return b"".join(parts)
 
 
 async def _respond(send: Send, status: int, body: bytes, content_type: bytes) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
+    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

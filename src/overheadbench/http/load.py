@@ -55,7 +55,8 @@ class LatencyStats:
 
 @dataclass(frozen=True)
 class Throughput:
-    """Completed requests over a bounded duration at a concurrency level."""
+    """Completed requests over a bounded duration at a concurrency level, with what the
+    load generator and (when it can be read) the server spent in CPU per request."""
 
     concurrency: int
     requests: int
@@ -63,15 +64,35 @@ class Throughput:
     duration_s: float
     latency: LatencyStats | None
     client_cpu_s_per_request: float
-    """CPU time this process (the load generator) spent per completed request."""
+    """CPU time the load generator (this process, or all its worker processes) spent per request."""
     first_error: str = ""
     """The first failed request's exception or status, when there were errors."""
     server_max_in_flight: int | None = None
     """Most requests the server saw at once, when it can tell (the built-in app can)."""
+    server_cpu_s_per_request: float = math.nan
+    """CPU time the server process spent per request (from the OS; NaN where it cannot be read)."""
+    window_rates: tuple[float, ...] = ()
+    """Requests per second in each of ``WINDOWS`` equal slices of the duration: the spread
+    the req/s interval is made from."""
+    processes: int = 1
+    """Load-generator processes."""
 
     @property
     def requests_per_s(self) -> float:
         return self.requests / self.duration_s if self.duration_s > 0 else math.nan
+
+
+WINDOWS = 10
+DRAIN_S = 2.0
+"""How long requests in flight at the deadline get to finish (not counted) before they are cancelled."""
+
+
+def window_rates(finished_ns: list[int] | np.ndarray, duration_ns: int, windows: int = WINDOWS) -> tuple[float, ...]:
+    """Completions per second in ``windows`` equal slices of ``[0, duration_ns)``."""
+    if duration_ns <= 0:
+        return ()
+    counts, _ = np.histogram(np.asarray(finished_ns, float), bins=windows, range=(0, duration_ns))
+    return tuple(float(count) * windows * 1e9 / duration_ns for count in counts)
 
 
 @dataclass
@@ -125,23 +146,30 @@ async def throughput(
     max_requests: int = 1_000_000,
     warmup: int = 10,
     ok: Callable[[Any], bool] = lambda response: getattr(response, "status_code", 200) < 400,
+    server_cpu_s: Callable[[], float] | None = None,
+    drain_s: float = DRAIN_S,
     clock_ns: Callable[[], int] = time.perf_counter_ns,
 ) -> Throughput:
     """``concurrency`` workers send requests back to back until the deadline, which is exact:
-    requests still in flight then are cancelled and not counted. A response ``ok`` rejects
-    (by default: HTTP status ≥ 400) or a raised exception counts as an error, not a request."""
+    only requests completed by then are counted. Requests still in flight then are let finish
+    (for at most ``drain_s``, then cancelled), not cut off: a cancelled HTTP/2 request is never
+    reset by httpx, so the server kept it open and its in-flight gauge grew run after run.
+    A response ``ok`` rejects (by default: HTTP status ≥ 400) or a raised exception counts as
+    an error, not a request. ``server_cpu_s`` reads the server process's CPU seconds."""
     for _ in range(warmup):
         await send()
+    finished: list[int] = []
     samples: list[int] = []
     failures: list[str] = []
     started = clock_ns()
+    deadline = started + int(duration_s * 1e9)
     cpu_started = time.process_time()
-
-    issued = 0
+    server_started = server_cpu_s() if server_cpu_s else math.nan
+    issued = late = 0
 
     async def worker() -> None:
-        nonlocal issued
-        while issued < max_requests:
+        nonlocal issued, late
+        while issued < max_requests and clock_ns() < deadline:
             issued += 1
             start = clock_ns()
             try:
@@ -149,23 +177,32 @@ async def throughput(
             except Exception as exc:
                 failures.append(f"{type(exc).__name__}: {exc}")
                 continue
+            end = clock_ns()
+            if end > deadline:
+                late += 1  # its CPU is in the totals below, so it counts in "per request" only
+                return
             if ok(response):
-                samples.append(clock_ns() - start)
+                samples.append(end - start)
+                finished.append(end - started)
             else:
                 failures.append(f"status {getattr(response, 'status_code', '?')}")
 
-    with anyio.move_on_after(duration_s):
+    with anyio.move_on_after(duration_s + drain_s):
         async with anyio.create_task_group() as group:
             for _ in range(concurrency):
                 group.start_soon(worker)
-    elapsed_s = (clock_ns() - started) / 1e9
+    elapsed_ns = min(clock_ns(), deadline) - started
     cpu_s = time.process_time() - cpu_started
+    server_s = server_cpu_s() - server_started if server_cpu_s else math.nan
+    count, served = len(samples), len(samples) + late
     return Throughput(
         concurrency,
-        len(samples),
+        count,
         len(failures),
-        elapsed_s,
+        elapsed_ns / 1e9,
         LatencyStats.from_ns(samples) if samples else None,
-        cpu_s / len(samples) if samples else math.nan,
+        cpu_s / served if served else math.nan,
         failures[0] if failures else "",
+        server_cpu_s_per_request=server_s / served if served else math.nan,
+        window_rates=window_rates(finished, elapsed_ns),
     )
