@@ -1,5 +1,8 @@
-"""The server process: ``python -m overheadbench.http.child APP FD`` serves APP with hypercorn
-on the listening socket FD (inherited, bound by the parent to 127.0.0.1 port 0).
+"""The server process: ``python -m overheadbench.http.child APP FD [CERT KEY ALPN [QUIC_FD]]``
+serves APP with hypercorn on the listening socket FD (inherited, bound by the parent to
+127.0.0.1 port 0); with a certificate and key over TLS, offering only the ALPN protocols
+given (comma-separated, so a client cannot silently fall back), and with QUIC_FD (a UDP
+socket bound the same way) HTTP/3 too.
 
 It stops when its standard input reaches end of file: the parent closes it to stop the
 server, and if the parent dies the kernel closes it, so a server never outlives its test.
@@ -30,9 +33,14 @@ def load_app(spec: str) -> Any:
     return target
 
 
-def config_for(fd: int) -> Config:
+def config_for(fd: int, tls: list[str] | None = None) -> Config:
     config = Config()
     config.bind = [f"fd://{fd}"]
+    if tls:
+        config.certfile, config.keyfile = tls[0], tls[1]
+        config.alpn_protocols = tls[2].split(",")
+        if len(tls) > 3:
+            config.quic_bind = [f"fd://{tls[3]}"]
     config.keep_alive_max_requests = 2**62  # the default 1,000 broke long h2c runs mid-stream
     config.graceful_timeout = GRACEFUL_TIMEOUT_S
     config.accesslog = None
@@ -44,9 +52,9 @@ async def _stdin_closed() -> None:
 
 
 def main(argv: list[str]) -> None:
-    spec, fd = argv
+    spec, fd, *tls = argv
     app = load_app(spec)
-    asyncio.run(serve(app, config_for(int(fd)), shutdown_trigger=_stdin_closed))
+    asyncio.run(serve(app, config_for(int(fd), tls), shutdown_trigger=_stdin_closed))
 
 
 if __name__ == "__main__":

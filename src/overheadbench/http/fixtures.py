@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-BUILTIN_APP = "overheadbench.http.apps:app"
-
 
 @pytest.fixture
 def asgi_server() -> Iterator[Callable[..., Any]]:
@@ -20,7 +18,7 @@ def asgi_server() -> Iterator[Callable[..., Any]]:
 
     servers: list[Any] = []
 
-    def start(app: str = BUILTIN_APP, protocol: str = "http1") -> Any:
+    def start(app: str = "overheadbench.http.apps:app", protocol: str = "http1") -> Any:
         server = start_server(app, protocol)
         servers.append(server)
         return server

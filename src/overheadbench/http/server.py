@@ -14,18 +14,31 @@ the readiness check. No sleeps, no fixed ports.
 from __future__ import annotations
 
 import collections
+import functools
+import math
 import os
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
+import anyio
 import httpx
 
-PROTOCOLS = ("http1", "h2c")
-HTTP_VERSION = {"http1": "HTTP/1.1", "h2c": "HTTP/2"}
+PROTOCOLS = ("http1", "h2c", "https", "h2", "h3")
+"""HTTP/1.1 and HTTP/2 (prior knowledge) in the clear; HTTP/1.1 and HTTP/2 over TLS; HTTP/3 over QUIC."""
+HTTP_VERSION = {"http1": "HTTP/1.1", "h2c": "HTTP/2", "https": "HTTP/1.1", "h2": "HTTP/2", "h3": "HTTP/3"}
+ALPN = {"https": "http/1.1", "h2": "h2", "h3": "h2"}
+"""What the TLS listener offers: one protocol only, so a client cannot silently fall back
+(an h3 server's TCP listener serves HTTP/2 beside QUIC, for clients that cannot speak HTTP/3)."""
+BUILTIN_APP = "overheadbench.http.apps:app"
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 CLIENT_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=200)
@@ -56,14 +69,31 @@ class Server:
     process: subprocess.Popen[bytes]
     log: IO[bytes]
     versions: collections.Counter[str] = field(default_factory=collections.Counter)
+    quic_port: int | None = None
+    """The UDP port HTTP/3 is served on (``h3`` only; ``url``'s port is its TCP listener)."""
+    tls_folder: Path | None = None
+    """The certificate and key the server was given (removed at close)."""
     _clients: list[Any] = field(default_factory=list)
 
+    @property
+    def tls(self) -> bool:
+        return self.protocol in ALPN
+
     def client(self, **options: Any) -> httpx.Client:
+        """An httpx client for this protocol (``h3``: HTTP/2 over the TLS listener; httpx has no HTTP/3)."""
         client = httpx.Client(event_hooks={"response": [self.check]}, **self._client_options(options))
         self._clients.append(client)
         return client
 
-    def async_client(self, **options: Any) -> httpx.AsyncClient:
+    def async_client(self, **options: Any) -> Any:
+        """An ``httpx.AsyncClient`` for this protocol; for ``h3`` an
+        :class:`~overheadbench.http.h3.H3Client` over QUIC (use it with ``async with``)."""
+        if self.protocol == "h3":
+            from .h3 import H3Client
+
+            assert self.quic_port is not None
+            return H3Client("127.0.0.1", self.quic_port, cadata=authority().cert_pem.bytes())
+
         async def check(response: httpx.Response) -> None:
             self.check(response)
 
@@ -71,17 +101,25 @@ class Server:
         self._clients.append(client)
         return client
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server process has used, from the OS (``/proc`` on
+        Linux; NaN elsewhere)."""
+        return process_cpu_s(self.process.pid)
+
     def check(self, response: httpx.Response) -> None:
-        """Count the response's HTTP version; fail loudly when it is not the server's protocol."""
+        """Count the response's HTTP version; fail loudly when it is not the server's protocol.
+        Over TLS the version is what ALPN negotiated, so this checks ALPN on every response
+        (an ``h3`` server's httpx clients speak HTTP/2 to its TCP listener)."""
         self.versions[response.http_version] += 1
-        if response.http_version != HTTP_VERSION[self.protocol]:
+        expected = "HTTP/2" if self.protocol == "h3" else HTTP_VERSION[self.protocol]
+        if response.http_version != expected:
             raise ProtocolMismatch(
                 f"{self.url} was started for {self.protocol}, but a response came over {response.http_version}"
             )
 
     def stats(self) -> dict[str, int]:
         """The built-in app's request gauge (``/_stats``)."""
-        with httpx.Client(base_url=self.url, http1=self.protocol == "http1", http2=self.protocol == "h2c") as client:
+        with httpx.Client(**self._client_options({})) as client:
             stats: dict[str, int] = client.get("/_stats").json()
             return stats
 
@@ -106,20 +144,62 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+        if self.tls_folder is not None:
+            shutil.rmtree(self.tls_folder, ignore_errors=True)
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        http2 = HTTP_VERSION[self.protocol] != "HTTP/1.1"
         defaults = {
             "base_url": self.url,
-            "http1": self.protocol == "http1",
-            "http2": self.protocol == "h2c",
+            "http1": not http2,
+            "http2": http2,
             "limits": CLIENT_LIMITS,
             "timeout": 30.0,
+            "verify": client_tls_context() if self.tls else True,
         }
         return {**defaults, **options}
 
 
-def start_server(app: str = "overheadbench.http.apps:app", protocol: str = "http1") -> Server:
-    """Serve ``app`` (``"module:attribute"``) on 127.0.0.1, a free port, over ``protocol``.
+@functools.cache
+def authority() -> Any:
+    """This process's certificate authority for test servers (trustme: made on the fly, trusted
+    only by this process's clients)."""
+    import trustme
+
+    return trustme.CA()
+
+
+@functools.cache
+def client_tls_context() -> ssl.SSLContext:
+    """A client context that trusts :func:`authority` and nothing else."""
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    context.load_verify_locations(cadata=authority().cert_pem.bytes().decode())
+    return context
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid``, from ``/proc/PID/stat`` (NaN where there is none)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _bound(kind: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, kind)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    if kind == socket.SOCK_STREAM:
+        sock.listen(1024)
+    return sock
+
+
+def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
+    """Serve ``app`` (``"module:attribute"``) on 127.0.0.1, a free port, over ``protocol``
+    (one of :data:`PROTOCOLS`; the TLS ones with a certificate for 127.0.0.1 and localhost
+    from :func:`authority`).
 
     Returns once a first request has been answered over that protocol; raises
     :class:`ServerError` with the server's output if it cannot start within seconds.
@@ -128,26 +208,34 @@ def start_server(app: str = "overheadbench.http.apps:app", protocol: str = "http
         raise ServerError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
     if not isinstance(app, str) or ":" not in app:
         raise ServerError(f"app must be given as 'module:attribute' (the server process imports it), not {app!r}")
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1024)
-    port = listener.getsockname()[1]
-    fd = listener.detach()  # the child owns it now; no socket object here may close a reused fd
+    sockets = [_bound(socket.SOCK_STREAM)] + ([_bound(socket.SOCK_DGRAM)] if protocol == "h3" else [])
+    ports = [sock.getsockname()[1] for sock in sockets]
+    fds = [sock.detach() for sock in sockets]  # the child owns them now; no socket object here may close a reused fd
+    arguments = [app, str(fds[0])]
+    tls_folder = None
+    if protocol in ALPN:
+        tls_folder = Path(tempfile.mkdtemp(prefix="overheadbench-tls-"))
+        certificate = authority().issue_cert("127.0.0.1", "localhost")
+        certificate.cert_chain_pems[0].write_to_path(str(tls_folder / "cert.pem"))
+        certificate.private_key_pem.write_to_path(str(tls_folder / "key.pem"))
+        arguments += [str(tls_folder / "cert.pem"), str(tls_folder / "key.pem"), ALPN[protocol], *map(str, fds[1:])]
     log = tempfile.TemporaryFile(prefix="overheadbench-server-")
     environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "overheadbench.http.child", app, str(fd)],
+            [sys.executable, "-m", "overheadbench.http.child", *arguments],
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
-            pass_fds=(fd,),
+            pass_fds=fds,
             env=environ,
         )
     finally:
-        os.close(fd)
-    server = Server(app, protocol, f"http://127.0.0.1:{port}", process, log)
+        for fd in fds:
+            os.close(fd)
+    scheme = "https" if tls_folder else "http"
+    server = Server(app, protocol, f"{scheme}://127.0.0.1:{ports[0]}", process, log, tls_folder=tls_folder)
+    server.quic_port = ports[1] if protocol == "h3" else None
     try:
         _wait_ready(server)
     except BaseException:
@@ -156,16 +244,39 @@ def start_server(app: str = "overheadbench.http.apps:app", protocol: str = "http
     return server
 
 
+async def _h3_ready(server: Server) -> None:
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with server.async_client() as client:
+            await client.get("/")
+
+
+def _in_a_thread(function: Callable[[], object]) -> None:
+    """Run ``function`` in a thread of its own and re-raise its error here: the fixture may be
+    called from inside a running event loop (an async test), where a new one cannot start."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            function()
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, name="overheadbench-h3-ready")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
 def _wait_ready(server: Server) -> None:
+    from .h3 import H3Error
+
     try:
-        with httpx.Client(
-            base_url=server.url,
-            http1=server.protocol == "http1",
-            http2=server.protocol == "h2c",
-            timeout=START_TIMEOUT_S,
-        ) as client:
+        with httpx.Client(**server._client_options({"timeout": START_TIMEOUT_S})) as client:
             server.check(client.get("/"))
-    except httpx.HTTPError as exc:
+        if server.protocol == "h3":
+            _in_a_thread(lambda: anyio.run(_h3_ready, server, backend="asyncio"))
+    except (httpx.HTTPError, H3Error, TimeoutError) as exc:
         try:  # a crashing server resets the connection a moment before it has exited
             code: int | None = server.process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:

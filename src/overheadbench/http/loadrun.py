@@ -1,0 +1,145 @@
+"""``load(server, ...)``: a fixed request from lean worker processes, released together, and
+their reports merged into one :class:`~overheadbench.http.load.Throughput`.
+
+The workers (:mod:`overheadbench.http.loadgen`) connect and warm up first; only when all say
+``ready`` are they told ``go``, so connection set-up is outside the measured seconds. The
+server's CPU is read from the OS around the run; each worker's own CPU is its report's; both
+are divided by the requests served (finished in time or during the drain).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+
+from .load import LatencyStats, Throughput, window_rates
+from .loadgen import MAX_BODY, Job, LoadError
+from .server import Server, authority
+
+START_TIMEOUT_S = 30.0
+DEFAULT_BODY = b'{"message": "hello", "padding": "' + b"x" * 60 + b'"}'
+"""About 100 bytes of JSON, the reference figures' request."""
+
+
+def default_processes(concurrency: int) -> int:
+    """One worker per two cores (the server needs the others), never more than requests in flight."""
+    return max(1, min(concurrency, (os.cpu_count() or 2) // 2))
+
+
+def load(
+    server: Server,
+    *,
+    concurrency: int = 1,
+    duration_s: float = 2.0,
+    method: str = "POST",
+    path: str = "/echo",
+    body: bytes = DEFAULT_BODY,
+    processes: int | None = None,
+    warmup: int = 20,
+) -> Throughput:
+    """Keep ``concurrency`` copies of one request in flight against ``server`` for ``duration_s``,
+    from ``processes`` worker processes (default: :func:`default_processes`). Latency, req/s
+    per window, errors, the workers' and the server's CPU per request. (Whether the server
+    really had that many requests in flight is :func:`~overheadbench.http.sweeps.in_flight_probe`'s
+    question: an app that never awaits finishes each request before the next one is read,
+    so its own gauge says 1 whatever the load.)"""
+    if concurrency < 1 or duration_s <= 0:
+        raise ValueError(f"concurrency must be >= 1 and duration > 0 (got {concurrency}, {duration_s})")
+    if len(body) > MAX_BODY:
+        raise ValueError(f"the lean load sends bodies of at most {MAX_BODY:,} bytes, not {len(body):,}")
+    workers = min(processes or default_processes(concurrency), concurrency)
+    shares = [concurrency // workers + (index < concurrency % workers) for index in range(workers)]
+    port = server.quic_port if server.protocol == "h3" else int(server.url.rsplit(":", 1)[1])
+    assert port is not None
+    cadata = authority().cert_pem.bytes().decode() if server.tls else None
+    jobs = [
+        Job(server.protocol, port, method, path, base64.b64encode(body).decode(), share, duration_s,
+            max(warmup // workers, 1), cadata)
+        for share in shares
+    ]  # fmt: skip
+    return _merged(_run_workers(jobs, server), concurrency, workers)
+
+
+def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "overheadbench.http.loadgen"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environ,
+        )
+        for _ in jobs
+    ]
+    try:
+        for process, job in zip(processes, jobs, strict=True):
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(dataclasses.asdict(job)) + "\n")
+            process.stdin.flush()
+        for process in processes:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if line.strip() != "ready":
+                raise LoadError(_worker_failure(process, line, server))
+        cpu_started = server.cpu_s()
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.flush()
+        reports = []
+        for process in processes:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            report = json.loads(line) if line.startswith("{") else {"fatal": _worker_failure(process, line, server)}
+            if "fatal" in report:
+                raise LoadError(f"a load worker failed: {report['fatal']}")
+            reports.append(report)
+        server_s = server.cpu_s() - cpu_started
+        for report in reports:
+            report["server_cpu_s"] = server_s / len(reports)
+        return reports
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+
+
+def _worker_failure(process: subprocess.Popen[str], line: str, server: Server) -> str:
+    if line.startswith("{"):
+        return str(json.loads(line).get("fatal", line))
+    process.kill()
+    _, errors = process.communicate()
+    return f"a load worker for {server.url} ({server.protocol}) stopped before it was ready: {line}{errors[-2000:]}"
+
+
+def _merged(reports: list[dict[str, Any]], concurrency: int, workers: int) -> Throughput:
+    latencies = np.concatenate([np.asarray(report["latencies_ns"], np.int64) for report in reports])
+    duration_ns = max(report["duration_ns"] for report in reports)
+    finished = np.concatenate([np.asarray(report["finished_ns"], np.int64) for report in reports])
+    served = sum(report["served"] for report in reports)
+    errors = sum(report["errors"] for report in reports)
+    first_error = next((report["first_error"] for report in reports if report["first_error"]), "")
+    per_request = (lambda total: total / served) if served else (lambda total: math.nan)
+    return Throughput(
+        concurrency,
+        int(latencies.size),
+        errors,
+        duration_ns / 1e9,
+        LatencyStats.from_ns(latencies) if latencies.size else None,
+        per_request(sum(report["cpu_s"] for report in reports)),
+        first_error,
+        server_cpu_s_per_request=per_request(sum(report["server_cpu_s"] for report in reports)),
+        window_rates=window_rates(finished, duration_ns),
+        processes=workers,
+    )
