@@ -9,12 +9,13 @@ import os
 
 import pytest
 
+from overheadbench.checks import Status
 from overheadbench.comparison import Change, compare_runs
 from overheadbench.environment import differences, fingerprint
 from overheadbench.errors import StorageError
 from overheadbench.jsonio import strict
 from overheadbench.pair import Budget, Pair
-from overheadbench.results import OverheadResult, Status
+from overheadbench.results import OverheadResult
 from overheadbench.runs import MAX_RUN_BYTES, SCHEMA_VERSION, Run, Storage, read_run
 from overheadbench.samples import Kind
 from overheadbench.settings import Mode

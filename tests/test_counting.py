@@ -170,8 +170,8 @@ def test_figures_keep_their_range_when_repeats_disagree() -> None:
 
 
 def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
+    from overheadbench.checks import Status
     from overheadbench.pair import Budget, Pair
-    from overheadbench.results import Status
     from overheadbench.verdict import judge_counts
 
     def judge(samples: CountSamples, budget: Budget):

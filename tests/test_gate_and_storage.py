@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from overheadbench.checks import Status
 from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, session_sd, spread
 from overheadbench.environment import fingerprint
 from overheadbench.errors import StorageError
 from overheadbench.github import annotation
 from overheadbench.pair import Budget, Pair
 from overheadbench.report import render_table
-from overheadbench.results import OverheadResult, Status
+from overheadbench.results import OverheadResult
 from overheadbench.runs import Run, Storage, read_run
 from overheadbench.samples import Kind, ReplicaSamples
 from overheadbench.settings import Mode

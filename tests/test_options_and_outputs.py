@@ -8,10 +8,11 @@ import sys
 
 import pytest
 
+from overheadbench.checks import Status
 from overheadbench.cli import main
 from overheadbench.environment import fingerprint
 from overheadbench.pair import Budget, Pair
-from overheadbench.results import OverheadResult, Status
+from overheadbench.results import OverheadResult
 from overheadbench.runs import Run, Storage
 from overheadbench.samples import Kind
 from overheadbench.stats import Method

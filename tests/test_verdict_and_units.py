@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from overheadbench.checks import Status
 from overheadbench.pair import Budget, Pair
-from overheadbench.results import Status
 from overheadbench.samples import Kind
 from overheadbench.settings import Policy
 from overheadbench.units import (

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from .checks import Status
     from .errors import (
         CallableError,
         InstrumentError,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .fixture import OverheadFixture
     from .pair import Budget, Pair
     from .replicas import in_replica
-    from .results import OverheadResult, Status
+    from .results import OverheadResult
     from .samples import Kind
     from .settings import Mode
     from .units import DurationError, format_seconds, parse_duration
@@ -71,7 +72,7 @@ _HOMES = {
     **dict.fromkeys(("DurationError", "format_seconds", "parse_duration"), "units"),
     "Kind": "samples",
     "Mode": "settings",
-    "Status": "results",
+    "Status": "checks",
     **dict.fromkeys(("Budget", "Pair"), "pair"),
     "OverheadFixture": "fixture",
     "OverheadResult": "results",

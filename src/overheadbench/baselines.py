@@ -14,6 +14,8 @@ from typing import Any
 from .comparison import Change, compare_result, compare_runs
 from .environment import differences
 from .errors import StorageError
+from .figure_changes import FigureChange, compare_figure, compare_figures
+from .figures import FigureResult, Metric
 from .results import OverheadResult
 from .runs import Run, Storage, check_name, read_run
 
@@ -27,6 +29,8 @@ class Baselines:
     old: dict[str, OverheadResult] = field(default_factory=dict)
     history: list[OverheadResult] = field(default_factory=list)
     """This machine's stored results: each pair's between-session spread."""
+    old_figures: dict[tuple[str, str, Metric], FigureResult] = field(default_factory=dict)
+    figure_history: list[FigureResult] = field(default_factory=list)
     foreign: bool = False
     """The stored run was measured on another machine (or an unknown one)."""
     saved: Path | None = None
@@ -61,7 +65,10 @@ class Baselines:
             baselines.old = {r.nodeid: r for r in run.measured()}
             baselines.environment_differences = differences(run.environment, env)
             baselines.foreign = storage.is_foreign(baselines.compare_with)
-            baselines.history = [r for past in storage.history() for r in past.measured()]
+            baselines.old_figures = {f.key: f for f in run.measured_figures()}
+            stored = storage.history()
+            baselines.history = [r for past in stored for r in past.measured()]
+            baselines.figure_history = [f for past in stored for f in past.measured_figures()]
         if baselines.foreign and fail_points is not None and not force:
             raise StorageError(
                 f"{baselines.compare_with}: measured on another machine than this one ({storage.machine}); "
@@ -84,6 +91,15 @@ class Baselines:
     def changes(self, results: list[OverheadResult]) -> list[Change]:
         """Every test of this session that the stored run has too."""
         return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
+
+    def figure_change(self, figure: FigureResult) -> FigureChange | None:
+        old = self.old_figures.get(figure.key)
+        return compare_figure(old, figure, self.figure_history) if old is not None else None
+
+    def figure_changes(self, figures: list[FigureResult]) -> list[FigureChange]:
+        if self.compare_with is None:
+            return []
+        return compare_figures(list(self.old_figures.values()), figures, self.figure_history)
 
     def save(self, run: Run) -> None:
         if self.save_as:

@@ -20,6 +20,9 @@ from .distribution import (
 )
 from .environment import environment
 from .errors import MarkerError, OverheadUsageError, StorageError
+from .figure_report import markdown_figures, render_figure_changes, render_figures
+from .figures import MARKER_NAME as TRANSPORT_MARKER
+from .figures import FigureResult, limits_from_marker
 from .fixture import OverheadFixture
 from .github import annotation, append_summary, in_actions
 from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
@@ -36,14 +39,24 @@ from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
 from .timeouts import PairTimeout
-from .verdict import outcome
+from .transport import TransportFixture
+from .verdict import figures_outcome, outcome
 
 FIXTURE_NAME = "overhead"
 REPORT_ATTRIBUTE = "overheadbench"
 """The test report attribute carrying its measured pair: pytest serialises extra report
 attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
 it stays out of JUnit XML)."""
+TRANSPORT_FIXTURE = "transport"
+FIGURES_ATTRIBUTE = "overheadbench_figures"
+TRANSPORT_HELP = (
+    "transport(p50=None, p95=None, p99=None, rps=None, client_cpu=None, server_cpu=None, errors=0, ttfe=None, "
+    "events_per_s=None, total=None, scaling=None): budgets for the figures the `transport` fixture measures: "
+    "latency, CPU per request, time to first event and stream total ceilings (seconds or '5ms'), req/s, "
+    "events/s and scaling floors (numbers), failed requests"
+)
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
+FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
 PAIR_KEY = pytest.StashKey[Pair]()
 HINTS_KEY = pytest.StashKey[list[Warning]]()
 
@@ -56,6 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Check every option, then register the session's plugin, and in a replica process the
     replica's plugin too."""
     config.addinivalue_line("markers", MARKER_HELP)
+    config.addinivalue_line("markers", TRANSPORT_HELP)
     options = options_from_config(config)
     request = ReplicaRequest.from_env()
     replica = ReplicaPlugin(config, request) if request is not None else None
@@ -77,6 +91,7 @@ class OverheadSession:
         self.options = options
         self.settings = options.settings
         self.results: list[OverheadResult] = []
+        self.figures: list[FigureResult] = []
         self.failures: list[tuple[str, int, str]] = []
         """Each failing pair's file, line (1-based) and message: GitHub annotations."""
         self.marked: list[pytest.Item] = []
@@ -141,8 +156,12 @@ class OverheadSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather measured pairs from the reports (here or from xdist workers alike)."""
         data = getattr(report, REPORT_ATTRIBUTE, None)
-        if report.when == "call" and data:
-            self.results.append(OverheadResult.from_json(data))
+        figures = getattr(report, FIGURES_ATTRIBUTE, None)
+        if report.when == "call" and figures:
+            self.figures += [FigureResult.from_json(figure) for figure in figures]
+        if report.when == "call" and (data or figures):
+            if data:
+                self.results.append(OverheadResult.from_json(data))
             if report.failed:
                 path, line, _ = report.location
                 self.failures.append((path, (line or 0) + 1, report.longreprtext))
@@ -202,6 +221,18 @@ class OverheadSession:
             )
         return OverheadFixture(pair, self.settings, self.options.measuring, self.replication)
 
+    @pytest.fixture(name=TRANSPORT_FIXTURE)
+    def transport_fixture(self, request: pytest.FixtureRequest) -> TransportFixture:
+        """Measure transport rows (``transport.load``, ``sweep``, ``stream``) and judge their
+        figures against ``@pytest.mark.transport(...)`` and each call's own budgets."""
+        mark = request.node.get_closest_marker(TRANSPORT_MARKER)
+        try:
+            limits = limits_from_marker(mark.args, mark.kwargs, request.node.nodeid) if mark else {}
+        except MarkerError as exc:
+            raise pytest.fail.Exception(str(exc), pytrace=False) from None
+        options = self.options
+        return TransportFixture(request.node.nodeid, limits, self.settings, options.measuring, options.quick)
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         marked = item.get_closest_marker(MARKER_NAME) is not None
@@ -209,6 +240,7 @@ class OverheadSession:
             result = yield
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None  # the message says it all
+        self._apply_figures(item)
         if not marked:
             return result
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
@@ -227,7 +259,34 @@ class OverheadSession:
         report = yield
         if call.when == "call" and RESULT_KEY in item.stash:
             setattr(report, REPORT_ATTRIBUTE, item.stash[RESULT_KEY])
+        if call.when == "call" and FIGURES_KEY in item.stash:
+            setattr(report, FIGURES_ATTRIBUTE, item.stash[FIGURES_KEY])
         return report
+
+    def _apply_figures(self, item: pytest.Item) -> None:
+        """Judge the test's transport figures, carry them on its report, and fail or warn."""
+        fixture = getattr(item, "funcargs", {}).get(TRANSPORT_FIXTURE)
+        if not isinstance(fixture, TransportFixture):
+            if item.get_closest_marker(TRANSPORT_MARKER) is not None:
+                pytest.fail(f"{item.nodeid}: marked @pytest.mark.transport but never used the transport fixture",
+                            pytrace=False)  # fmt: skip
+            return
+        figures = fixture.judged()
+        if not fixture.measuring:
+            return
+        item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
+        baselines = self.baselines
+        decided = figures_outcome(
+            figures,
+            self.settings.inconclusive,
+            [c for c in map(baselines.figure_change, figures) if c is not None] if baselines else [],
+            baselines.fail_points if baselines else None,
+            baselines.compared_name if baselines else "",
+        )
+        for warning in decided.warnings:
+            item.warn(warning)
+        if decided.failure:
+            pytest.fail(decided.failure, pytrace=False)
 
     def _apply(self, item: pytest.Item, result: OverheadResult) -> None:
         """Carry the result on the test's report, and do what the verdict says to the test."""
@@ -251,8 +310,17 @@ class OverheadSession:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.reporting:
             return
+        if self.figures:
+            terminalreporter.write_sep("-", "transport figures (server in its own process)")
+            for line in render_figures(self.figures):
+                terminalreporter.write_line(line)
+            figure_changes = self.baselines.figure_changes(self.figures) if self.baselines else []
+            if self.baselines and figure_changes:
+                terminalreporter.write_sep("-", f"transport: compared with {plain(self.baselines.compared_name)}")
+                for line in render_figure_changes(figure_changes, self.baselines.compared_name):
+                    terminalreporter.write_line(line)
         if not self.results:
-            if self.options.measuring:
+            if self.options.measuring and not self.figures:
                 terminalreporter.write_sep("-", "overhead: no pair was measured")
             return
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
@@ -296,12 +364,16 @@ class OverheadSession:
         if self.options.json_path:
             write_json_atomic(self.options.json_path, self.run().to_json())
         if self.options.markdown_path:
-            write_text_atomic(self.options.markdown_path, render_markdown(self.results, self.environment()))
-        if self.options.github and in_actions(os.environ) and self.results:
-            append_summary(os.environ, render_markdown(self.results, self.environment()))
+            write_text_atomic(self.options.markdown_path, self.markdown())
+        if self.options.github and in_actions(os.environ) and (self.results or self.figures):
+            append_summary(os.environ, self.markdown())
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if self.baselines and self.results and finished:
+        if self.baselines and (self.results or self.figures) and finished:
             self.baselines.save(self.run())
+
+    def markdown(self) -> str:
+        figures = markdown_figures(self.figures)
+        return render_markdown(self.results, self.environment()) + (f"\n{figures}" if figures else "")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_benchmark_update_json(
@@ -312,4 +384,4 @@ class OverheadSession:
 
     def run(self) -> Run:
         """This session as one run: what --overhead-json writes and a stored run holds."""
-        return Run(self.environment(), self.settings, self.results)
+        return Run(self.environment(), self.settings, self.results, self.figures)

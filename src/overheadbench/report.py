@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .checks import Status
 from .comparison import Change
-from .results import OverheadResult, Status
+from .results import OverheadResult
 from .samples import Figure, Side
 from .settings import Mode
 from .stats import Method

@@ -10,27 +10,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import Status
 from .jsonio import Fields, ShapeError
 from .pair import Budget, Pair
 from .samples import CountSamples, Kind, ReplicaSamples
 from .settings import Mode
 from .stats import Method
-from .vocabulary import Word
-
-
-class Status(Word):
-    """A pair's verdict."""
-
-    PASS = "pass"
-    """The whole interval is within every budget."""
-    FAIL = "fail"
-    """The whole interval of some budget's figure is over it."""
-    INCONCLUSIVE = "inconclusive"
-    """The interval contains the budget: this run cannot tell."""
-    UNJUDGED = "unjudged"
-    """Measured, but no budget could be judged (a time budget in count mode, no bytecode to count)."""
-    UNMEASURED = "unmeasured"
-    """Called once as a smoke test (no ``--overhead``)."""
 
 
 @dataclass

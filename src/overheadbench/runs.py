@@ -17,13 +17,14 @@ from typing import Any
 
 from .environment import fingerprint
 from .errors import StorageError
+from .figures import FigureResult
 from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
 from .results import OverheadResult
 from .settings import Settings
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
-(``work_s`` moved beside it). Versions 1 and 2 still load."""
+(``work_s`` moved beside it); 4 added ``figures`` (transport figures). Versions 1 to 3 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
@@ -37,12 +38,13 @@ RUN_NAME = re.compile(r"[A-Za-z0-9_][\w.-]*")
 
 @dataclass
 class Run:
-    """One session: where it ran, how it measured, and every measured pair."""
+    """One session: where it ran, how it measured, every measured pair and transport figure."""
 
     environment: dict[str, Any] = field(default_factory=dict)
     """Machine, Python, packages and commit (pytest-benchmark's ``machine_info``/``commit_info`` shapes)."""
     settings: Settings = field(default_factory=Settings)
     results: list[OverheadResult] = field(default_factory=list)
+    figures: list[FigureResult] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class Run:
             "environment": self.environment,
             "settings": self.settings.to_json(),
             "results": [result.to_json() for result in self.results],
+            "figures": [figure.to_json() for figure in self.figures],
         }
 
     @classmethod
@@ -72,10 +75,14 @@ class Run:
             environment=environment.data if environment else {},
             settings=known,
             results=fields.items("results", OverheadResult.from_json),
+            figures=fields.items("figures", FigureResult.from_json) if version >= 4 else [],
         )
 
     def measured(self) -> list[OverheadResult]:
         return [result for result in self.results if result.measured]
+
+    def measured_figures(self) -> list[FigureResult]:
+        return [figure for figure in self.figures if figure.measured]
 
 
 def read_run(path: Path) -> Run:

@@ -15,15 +15,18 @@ and the regression gate (``--overhead-compare-fail``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import Check, Status
 from .comparison import Change
 from .errors import OverheadHarnessWarning, OverheadInconclusiveWarning
+from .figure_changes import FigureChange
+from .figures import FigureResult
 from .pair import Budget, Pair
-from .results import OverheadResult, Status
+from .results import OverheadResult
 from .samples import CountSamples, Figure, Kind, ReplicaSamples, Side
 from .settings import Mode, Policy, Settings
 from .stats import Method, combine, replica_ratio
@@ -31,44 +34,6 @@ from .units import format_bytes, format_count, format_fraction, format_seconds
 
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when the measuring loop costs more than this share of the baseline."""
-
-
-@dataclass(frozen=True)
-class Check:
-    """One budget against one measured figure: ``value`` with its interval ``low..high``."""
-
-    name: str
-    """The marker keyword: max, max_abs, max_alloc, max_alloc_bytes."""
-    what: str
-    """What is measured, e.g. "overhead" or "extra blocks kept per call"."""
-    limit: float
-    value: float
-    low: float
-    high: float
-    show: Callable[[float], str]
-    interval: str
-    """What ``low..high`` is: "95% CI" (time) or "range over 5 repeats" (counts)."""
-    counted: bool
-    """Exact counts (their range is the repeats' spread), not an estimate with a confidence interval."""
-
-    @property
-    def status(self) -> Status:
-        if math.isnan(self.value):
-            return Status.UNJUDGED
-        if self.high <= self.limit:
-            return Status.PASS
-        if self.low > self.limit:
-            return Status.FAIL
-        return Status.INCONCLUSIVE
-
-    def sentence(self) -> str:
-        if self.status == Status.UNJUDGED:
-            return f"{self.what} cannot be judged: the baseline executes no Python bytecode to compare with"
-        verb = {Status.PASS: "is within", Status.FAIL: "exceeds", Status.INCONCLUSIVE: "straddles"}[self.status]
-        spread = f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
-        if self.counted and self.show(self.low) == self.show(self.high):
-            spread = self.interval.replace("range over", "the same on all")
-        return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"
 
 
 @dataclass(frozen=True)
@@ -314,4 +279,33 @@ def outcome(
                 f"the overhead; batch more work per call or set overhead_subtract_harness=true"
             )
         )
+    return Outcome("\n".join(failures) or None, tuple(warned))
+
+
+def figures_outcome(
+    figures: Sequence[FigureResult],
+    policy: Policy,
+    changes: Sequence[FigureChange] = (),
+    fail_percent: float | None = None,
+    compared_with: str = "",
+) -> Outcome:
+    """A transport test's outcome, by the pairs' rules: a failed figure fails the test, an
+    inconclusive one fails or warns by ``policy``, and a figure worse than the stored run's
+    by more than ``fail_percent`` percent (the low end of its interval) fails."""
+    failures: list[str] = []
+    warned: list[Warning] = []
+    for figure in figures:
+        if figure.verdict == Status.FAIL:
+            failures.append(figure.message)
+        elif figure.verdict == Status.INCONCLUSIVE and policy == Policy.FAIL:
+            failures.append(f"inconclusive: {figure.message}")
+        elif figure.verdict == Status.INCONCLUSIVE:
+            warned.append(OverheadInconclusiveWarning(f"{figure.nodeid}: inconclusive: {figure.message}"))
+    if fail_percent is not None:
+        for change in changes:
+            if change.worse_by_more_than(fail_percent):
+                failures.append(
+                    f"{change.key[0]}: worse than {compared_with}: {change.describe()}, "
+                    f"more than --overhead-compare-fail={fail_percent:g}%"
+                )
     return Outcome("\n".join(failures) or None, tuple(warned))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -76,6 +76,8 @@ class Throughput:
     the req/s interval is made from."""
     processes: int = 1
     """Load-generator processes."""
+    latency_ns: tuple[int, ...] = field(default=(), repr=False)
+    """Every counted request's latency (the percentiles' intervals are made from them)."""
 
     @property
     def requests_per_s(self) -> float:
@@ -205,4 +207,5 @@ async def throughput(
         failures[0] if failures else "",
         server_cpu_s_per_request=server_s / served if served else math.nan,
         window_rates=window_rates(finished, elapsed_ns),
+        latency_ns=tuple(samples),
     )

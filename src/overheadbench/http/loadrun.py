@@ -142,4 +142,5 @@ def _merged(reports: list[dict[str, Any]], concurrency: int, workers: int) -> Th
         server_cpu_s_per_request=per_request(sum(report["server_cpu_s"] for report in reports)),
         window_rates=window_rates(finished, duration_ns),
         processes=workers,
+        latency_ns=tuple(latencies.tolist()),
     )

@@ -1,0 +1,121 @@
+"""The transport figures as tables: load rows, stream rows, and every budget with its verdict;
+the same tables in markdown, and the comparison with a stored run.
+
+One line per measured row keeps the figures of a row side by side (req/s beside its p95
+and both CPUs); the budget table then gives each judged figure its interval and verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Callable, Sequence
+
+from .checks import Status
+from .figure_changes import FigureChange
+from .figures import SPECS, FigureResult, Metric
+from .report import TERMINAL_WIDTH, fitted, markdown_cell, markdown_code, padded, plain
+
+LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)
+STREAM = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
+HEADERS = {
+    Metric.RPS: "req/s", Metric.P50: "p50", Metric.P95: "p95", Metric.P99: "p99",
+    Metric.CLIENT_CPU: "client CPU/req", Metric.SERVER_CPU: "server CPU/req", Metric.ERRORS: "errors",
+    Metric.TTFE: "first event", Metric.EVENTS_PER_S: "events/s", Metric.TOTAL: "total", Metric.SCALING: "scaling",
+}  # fmt: skip
+MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INCONCLUSIVE: "inconclusive"}
+NOTE = (
+    "intervals: req/s over 10 windows of its run; percentiles from order statistics of all its requests "
+    "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "
+    "server and load generator) and errors are single readings"
+)
+
+
+def _rows(figures: Sequence[FigureResult]) -> dict[tuple[str, str], dict[Metric, FigureResult]]:
+    rows: dict[tuple[str, str], dict[Metric, FigureResult]] = {}
+    for figure in figures:
+        if figure.measured:
+            rows.setdefault((figure.nodeid, figure.row), {})[figure.metric] = figure
+    return rows
+
+
+def _value(figure: FigureResult | None) -> str:
+    if figure is None:
+        return ""
+    value = figure.reading.value
+    return SPECS[figure.metric].show(value) if math.isfinite(value) else "n/a"
+
+
+def _table(
+    figures: Sequence[FigureResult], metrics: Sequence[Metric], name: Callable[[str], str]
+) -> list[tuple[str, ...]]:
+    rows = [r for r in _rows(figures).items() if any(metric in r[1] for metric in metrics)]
+    if not rows:
+        return []
+    header = ("test", "row", *(HEADERS[m] for m in metrics))
+    return [
+        header,
+        *((name(nodeid), plain(row), *(_value(cells.get(m)) for m in metrics)) for (nodeid, row), cells in rows),
+    ]
+
+
+def budget_rows(figures: Sequence[FigureResult], name: Callable[[str], str]) -> list[tuple[str, ...]]:
+    judged = [f for f in figures if f.measured and f.limit is not None]
+    if not judged:
+        return []
+    rows: list[tuple[str, ...]] = [("test", "row", "figure", "value", "interval", "budget", "verdict")]
+    for f in judged:
+        spec = SPECS[f.metric]
+        reading = f.reading
+        interval = f"{spec.show(reading.low)}..{spec.show(reading.high)}" if reading.interval else "(single reading)"
+        assert f.limit is not None
+        budget = f"{'≥' if spec.floor else '≤'}{spec.show(f.limit)}"
+        rows.append((name(f.nodeid), plain(f.row), HEADERS[f.metric], _value(f), interval, budget, MARK[f.verdict]))
+    return rows
+
+
+def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH) -> list[str]:
+    """The terminal's transport tables, fitted to ``width``."""
+    lines: list[str] = []
+    for title, table in (
+        ("load", _table(figures, (*LOAD, Metric.SCALING), plain)),
+        ("streams", _table(figures, STREAM, plain)),
+        ("budgets", budget_rows(figures, plain)),
+    ):
+        if table:
+            lines += ["", f"{title}:", *padded(fitted(table, width))]
+    return lines[1:] + textwrap.wrap(NOTE, width) if lines else []
+
+
+def markdown_figures(figures: Sequence[FigureResult]) -> str:
+    """The same tables as markdown sections (appended to the ``--overhead-md`` report)."""
+    sections = []
+    for title, table in (
+        ("Transport", _table(figures, (*LOAD, Metric.SCALING), markdown_code)),
+        ("Streams", _table(figures, STREAM, markdown_code)),
+        ("Transport budgets", budget_rows(figures, markdown_code)),
+    ):
+        if table:
+            header, *body = table
+            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(cell if i == 0 else markdown_cell(cell) for i, cell in enumerate(row)) + " |"
+                      for row in body]  # fmt: skip
+            sections.append(f"## {title}\n\n" + "\n".join(lines))
+    return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
+
+
+def render_figure_changes(changes: Sequence[FigureChange], old_name: str) -> list[str]:
+    """Old and new value of each figure both runs have, the change and its interval."""
+    rows: list[tuple[str, ...]] = [("test", "row", "figure", f"old ({plain(old_name)})", "new", "change", "95% CI")]
+    for change in changes:
+        spec = SPECS[change.metric]
+        low, high = change.interval_percent
+        mark = "" if change.significant else "~ "
+        old, new = spec.show(change.old), spec.show(change.new)
+        moved = f"{mark}{change.change_percent:+.1f}%"
+        rows.append((plain(change.key[0]), plain(change.key[1]), HEADERS[change.metric], old, new, moved,
+                     f"{low:+.1f}..{high:+.1f}%"))  # fmt: skip
+    note = (
+        "~: not a significant change (the interval carries both runs' own spread and this machine's between sessions)"
+    )
+    return [*padded(fitted(rows, TERMINAL_WIDTH)), *textwrap.wrap(note, TERMINAL_WIDTH)]
