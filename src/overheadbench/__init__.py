@@ -19,18 +19,21 @@ if TYPE_CHECKING:
         CallableError,
         InstrumentError,
         MarkerError,
+        OverheadCountingWarning,
         OverheadHarnessWarning,
         OverheadInconclusiveWarning,
         OverheadMarkerWarning,
         OverheadUsageError,
         StorageError,
     )
+    from .figures import FigureResult, Metric
     from .fixture import OverheadFixture
     from .pair import Budget, Pair
     from .replicas import in_replica
     from .results import OverheadResult
     from .samples import Kind
     from .settings import Mode
+    from .transport import TransportFixture
     from .units import DurationError, format_seconds, parse_duration
 
 __version__ = "0.1.0"
@@ -42,6 +45,9 @@ __all__ = [
     "Kind",
     "MarkerError",
     "Mode",
+    "FigureResult",
+    "Metric",
+    "OverheadCountingWarning",
     "OverheadFixture",
     "OverheadHarnessWarning",
     "OverheadInconclusiveWarning",
@@ -51,6 +57,7 @@ __all__ = [
     "Pair",
     "Status",
     "StorageError",
+    "TransportFixture",
     "format_seconds",
     "in_replica",
     "parse_duration",
@@ -61,6 +68,7 @@ _HOMES = {
             "CallableError",
             "InstrumentError",
             "MarkerError",
+            "OverheadCountingWarning",
             "OverheadHarnessWarning",
             "OverheadInconclusiveWarning",
             "OverheadMarkerWarning",
@@ -71,6 +79,9 @@ _HOMES = {
     ),
     **dict.fromkeys(("DurationError", "format_seconds", "parse_duration"), "units"),
     "Kind": "samples",
+    "FigureResult": "figures",
+    "Metric": "figures",
+    "TransportFixture": "transport",
     "Mode": "settings",
     "Status": "checks",
     **dict.fromkeys(("Budget", "Pair"), "pair"),

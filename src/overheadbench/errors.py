@@ -41,3 +41,7 @@ class OverheadHarnessWarning(UserWarning):
 
 class OverheadMarkerWarning(UserWarning):
     """A marker argument that is valid but probably not what was meant (``max=25``: 2,500%)."""
+
+
+class OverheadCountingWarning(UserWarning):
+    """Count mode counted this process only, while the pair's requests were served by another."""

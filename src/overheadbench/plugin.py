@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Generator
 from typing import Any
@@ -80,6 +81,12 @@ def pytest_configure(config: pytest.Config) -> None:
             prepare_controller(config)
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
     config.pluginmanager.register(OverheadSession(config, options, replica), "overheadbench-session")
+
+
+def servers_elsewhere() -> list[int]:
+    """Process ids of the servers running now (none unless the HTTP helpers were imported)."""
+    server = sys.modules.get("overheadbench.http.server")
+    return sorted(set(server.SERVING.values())) if server is not None else []
 
 
 class OverheadSession:
@@ -301,6 +308,7 @@ class OverheadSession:
             baselines.change(result) if baselines else None,
             baselines.fail_points if baselines else None,
             baselines.compared_name if baselines else "",
+            servers_elsewhere(),
         )
         for warning in decided.warnings:
             item.warn(warning)

@@ -54,19 +54,25 @@ class TransportFixture:
         budgets = self._budgets(options, "load")
         options.setdefault("duration_s", self.duration_s)
         result = load(server, concurrency=concurrency, **options)
-        self.record(label or f"{server.protocol} c={concurrency}", result, **budgets)
+        self._record(label or f"{server.protocol} c={concurrency}", result, budgets)
         return result
 
     def sweep(
         self, server: Any, levels: Sequence[int] = (1, 10, 50, 100), *, label: str | None = None, **options: Any
     ) -> list[Throughput]:
-        """:meth:`load` at each level, and the row "<label> c=<last>/c=<first>" with the scaling
-        figure (req/s at the last level / at the first), for a ``scaling`` floor."""
+        """:func:`~overheadbench.http.sweeps.concurrency_sweep` (each level verified on the
+        server's side where it can be), a row per level, and the row "<label> c=<last>/c=<first>"
+        with the scaling figure (req/s at the last level / at the first) for a ``scaling`` floor."""
+        from .http.sweeps import concurrency_sweep
+
         if len(levels) < 2:
             raise OverheadUsageError(f"{self.nodeid}: transport.sweep needs two levels or more, got {list(levels)}")
         budgets = self._budgets(options, "sweep")
+        options.setdefault("duration_s", self.duration_s)
         name = label or server.protocol
-        results = [self.load(server, concurrency=level, label=f"{name} c={level}", **options) for level in levels]
+        results = concurrency_sweep(server, levels, **options)
+        for level, result in zip(levels, results, strict=True):
+            self._record(f"{name} c={level}", result, budgets)
         first, last = results[0], results[-1]
         value, low, high = ratio_interval(last.window_rates, first.window_rates, self.confidence)
         interval = f"{self.confidence:.0%} CI over {len(first.window_rates)} windows each"
@@ -95,7 +101,9 @@ class TransportFixture:
     def record(self, label: str, result: Throughput, **budgets: Any) -> None:
         """Record a :class:`~overheadbench.http.load.Throughput` as row ``label`` (from
         :func:`load`, or from ``throughput()`` with any client)."""
-        limits = self._budgets(budgets, "record")
+        self._record(label, result, self._budgets(budgets, "record"))
+
+    def _record(self, label: str, result: Throughput, limits: Limits) -> None:
         confidence = self.confidence
         if result.window_rates:
             value, low, high = mean_interval(result.window_rates, confidence)

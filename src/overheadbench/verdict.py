@@ -22,7 +22,7 @@ import numpy as np
 
 from .checks import Check, Status
 from .comparison import Change
-from .errors import OverheadHarnessWarning, OverheadInconclusiveWarning
+from .errors import OverheadCountingWarning, OverheadHarnessWarning, OverheadInconclusiveWarning
 from .figure_changes import FigureChange
 from .figures import FigureResult
 from .pair import Budget, Pair
@@ -251,11 +251,13 @@ def outcome(
     change: Change | None = None,
     fail_points: float | None = None,
     compared_with: str = "",
+    servers_elsewhere: Sequence[int] = (),
 ) -> Outcome:
     """The test's outcome: a failed verdict fails; an inconclusive one fails or warns by
     ``policy``; a significant growth of more than ``fail_points`` over the stored run
     ``compared_with`` (``change``) fails; a harness that costs more than
-    ``HARNESS_WARN_SHARE`` of the baseline warns."""
+    ``HARNESS_WARN_SHARE`` of the baseline warns; a count of this process while servers
+    ran in other processes (``servers_elsewhere``: their process ids) warns."""
     if not result.measured:
         return Outcome()
     warned: list[Warning] = []
@@ -270,6 +272,16 @@ def outcome(
         failures.append(
             f"{result.nodeid}: overhead regressed against {compared_with}: {change.describe()}, "
             f"more than --overhead-compare-fail={fail_points:g} points"
+        )
+    if result.mode == Mode.COUNT and servers_elsewhere:
+        warned.append(
+            OverheadCountingWarning(
+                f"{result.nodeid}: count mode counted this process only, while server process(es) "
+                f"{', '.join(map(str, servers_elsewhere))} served requests: what the server does for each call "
+                f"is not in the counts ({format_fraction(result.overhead, signed=True)} counts the client's side). "
+                f"Measure the server's side in time mode, or serve the app in the test's event loop "
+                f"(overheadbench.http.serve_in_process) with an async pair"
+            )
         )
     if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
         warned.append(

@@ -1,5 +1,5 @@
-"""Local HTTP/1.1 and h2c servers for any ASGI app, built-in echo/delay/SSE apps, and load
-and streaming measurements.
+"""Local servers for any ASGI app (HTTP/1.1, h2c, HTTPS, HTTP/2 over TLS, HTTP/3), built-in
+echo/delay/SSE apps, a lean load generator, and load and streaming measurements.
 
 Names load on first use, so the pytest plugin (which registers the ``asgi_server``
 fixture from here) does not import httpx and hypercorn into every test session.
@@ -29,6 +29,9 @@ _HOMES = {
     "concurrency_sweep": "sweeps",
     "in_flight_probe": "sweeps",
     "size_sweep": "sweeps",
+    "serve_in_process": "inprocess",
+    "load": "loadrun",
+    "H3Client": "h3",
 }
 __all__ = sorted(_HOMES)
 __getattr__ = lazy_attributes(__name__, _HOMES)

@@ -24,10 +24,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import anyio
 import httpx
@@ -38,9 +38,12 @@ HTTP_VERSION = {"http1": "HTTP/1.1", "h2c": "HTTP/2", "https": "HTTP/1.1", "h2":
 ALPN = {"https": "http/1.1", "h2": "h2", "h3": "h2"}
 """What the TLS listener offers: one protocol only, so a client cannot silently fall back
 (an h3 server's TCP listener serves HTTP/2 beside QUIC, for clients that cannot speak HTTP/3)."""
+T = TypeVar("T")
 BUILTIN_APP = "overheadbench.http.apps:app"
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
+SERVING: dict[int, int] = {}
+"""Servers running in other processes now: ``id(server)`` -> process id (count mode warns)."""
 CLIENT_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=200)
 """Enough connections for 100 requests in flight over HTTP/1.1 (httpx's default allows 100)."""
 
@@ -66,8 +69,10 @@ class Server:
     app: str
     protocol: str
     url: str
-    process: subprocess.Popen[bytes]
-    log: IO[bytes]
+    process: subprocess.Popen[bytes] | None
+    """The server's process; None when it is served in this process's event loop
+    (:func:`~overheadbench.http.inprocess.serve_in_process`)."""
+    log: IO[bytes] | None
     versions: collections.Counter[str] = field(default_factory=collections.Counter)
     quic_port: int | None = None
     """The UDP port HTTP/3 is served on (``h3`` only; ``url``'s port is its TCP listener)."""
@@ -103,8 +108,8 @@ class Server:
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system) the server process has used, from the OS (``/proc`` on
-        Linux; NaN elsewhere)."""
-        return process_cpu_s(self.process.pid)
+        Linux; NaN elsewhere, and for a server in this process, whose CPU is the client's too)."""
+        return process_cpu_s(self.process.pid) if self.process is not None else math.nan
 
     def check(self, response: httpx.Response) -> None:
         """Count the response's HTTP version; fail loudly when it is not the server's protocol.
@@ -125,6 +130,8 @@ class Server:
 
     def output(self) -> str:
         """What the server process printed (errors, tracebacks)."""
+        if self.log is None:
+            return ""
         self.log.flush()
         self.log.seek(0)
         return self.log.read().decode(errors="replace")
@@ -135,6 +142,9 @@ class Server:
             if isinstance(client, httpx.Client):
                 client.close()
         self._clients.clear()
+        SERVING.pop(id(self), None)
+        if self.process is None or self.log is None:
+            return
         if self.process.poll() is None:
             assert self.process.stdin is not None
             self.process.stdin.close()
@@ -236,8 +246,9 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
     scheme = "https" if tls_folder else "http"
     server = Server(app, protocol, f"{scheme}://127.0.0.1:{ports[0]}", process, log, tls_folder=tls_folder)
     server.quic_port = ports[1] if protocol == "h3" else None
+    SERVING[id(server)] = process.pid
     try:
-        _wait_ready(server)
+        _wait_ready(server, process)
     except BaseException:
         server.close()
         raise
@@ -250,35 +261,38 @@ async def _h3_ready(server: Server) -> None:
             await client.get("/")
 
 
-def _in_a_thread(function: Callable[[], object]) -> None:
-    """Run ``function`` in a thread of its own and re-raise its error here: the fixture may be
-    called from inside a running event loop (an async test), where a new one cannot start."""
+def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``anyio.run(function, *args)`` on asyncio, in a thread of its own: a sync fixture or
+    helper may be called from inside a running event loop (an async test), where a new loop
+    cannot start. Its error is raised here."""
+    results: list[T] = []
     errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            function()
+            results.append(anyio.run(function, *args, backend="asyncio"))
         except BaseException as exc:
             errors.append(exc)
 
-    thread = threading.Thread(target=run, name="overheadbench-h3-ready")
+    thread = threading.Thread(target=run, name="overheadbench-async")
     thread.start()
     thread.join()
     if errors:
         raise errors[0]
+    return results[0]
 
 
-def _wait_ready(server: Server) -> None:
+def _wait_ready(server: Server, process: subprocess.Popen[bytes]) -> None:
     from .h3 import H3Error
 
     try:
         with httpx.Client(**server._client_options({"timeout": START_TIMEOUT_S})) as client:
             server.check(client.get("/"))
         if server.protocol == "h3":
-            _in_a_thread(lambda: anyio.run(_h3_ready, server, backend="asyncio"))
+            run_async(_h3_ready, server)
     except (httpx.HTTPError, H3Error, TimeoutError) as exc:
         try:  # a crashing server resets the connection a moment before it has exited
-            code: int | None = server.process.wait(timeout=2.0)
+            code: int | None = process.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
             code = None
         state = f"exited with code {code}" if code is not None else "did not answer"

@@ -1,25 +1,24 @@
 """Sweeps against a :class:`~overheadbench.http.server.Server`: concurrency levels (verified
 on the server's side) and message sizes.
 
-Concurrency over HTTP/1.1: one httpx client with 50–100 requests in flight spent 2.3–3.9 ms
-of CPU per request here and fell to ~400 req/s, below its own sequential rate (a known
-httpcore pool cost that grows with the pool). Spread over clients of 20 in flight it still
-cost 1.7 ms/request (572 req/s at 100), over clients of 5 it cost 1.05 ms (948 req/s). So
-HTTP/1.1 requests go over clients of at most 5 in flight each; h2c multiplexes up to 20
-streams over each client's one connection (1,103 req/s at 100 in flight).
+The load itself is the lean generator's (:mod:`overheadbench.http.loadgen`). The probe that
+verifies a level uses httpx: one httpx client with 50–100 HTTP/1.1 requests in flight spent
+2.3–3.9 ms of CPU per request here (a known httpcore pool cost that grows with the pool), so
+its HTTP/1.1 requests go over clients of at most 5 in flight each, and h2c multiplexes up to
+20 streams over each client's one connection.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import anyio
 import httpx
 
-from .load import LatencyStats, Throughput, alatency, throughput
+from .load import LatencyStats, Throughput, alatency
 from .server import Server
 
 PER_CLIENT = {"http1": 5, "h2c": 20}
@@ -62,39 +61,30 @@ async def in_flight_probe(server: Server, concurrency: int, per_client: int | No
             await client.aclose()
 
 
-async def concurrency_sweep(
+def concurrency_sweep(
     server: Server,
     levels: Sequence[int] = (1, 10, 50, 100),
     *,
-    path: str = "/echo",
-    body: bytes = b'{"message": "hello"}',
-    duration_s: float = 1.0,
-    per_client: int | None = None,
-    verify: bool = True,
+    verify: bool | None = None,
+    **options: Any,
 ) -> list[Throughput]:
-    """Throughput and latency at each concurrency level, over the built-in app (or any app
-    with ``/_stats`` and ``/delay`` when ``verify``). Raises :class:`ConcurrencyNotReached`
-    when the server never saw a level's requests in flight together."""
+    """Lean load (:func:`~overheadbench.http.loadrun.load`, keywords passed on) at each
+    concurrency level. ``verify`` (default: for the built-in app, over every protocol but
+    HTTP/3) first sends that many requests to the ``/hold`` barrier and raises
+    :class:`ConcurrencyNotReached` when the server never had them all in flight at once."""
+    from .loadrun import load
+    from .server import BUILTIN_APP, run_async
+
+    check = verify if verify is not None else server.app == BUILTIN_APP and server.protocol != "h3"
     results = []
     for level in levels:
-        seen = await in_flight_probe(server, level, per_client) if verify else None
+        seen = run_async(in_flight_probe, server, level) if check else None
         if seen is not None and seen < level:
             raise ConcurrencyNotReached(
                 f"asked for {level} requests in flight, the server saw at most {seen} "
                 f"at once ({server.protocol}); the client serialises them"
             )
-        clients = _clients(server, level, per_client)
-        rotation = itertools.cycle(clients)
-        try:
-            result = await throughput(
-                lambda: next(rotation).post(path, content=body),  # noqa: B023  (awaited within this iteration)
-                concurrency=level,
-                duration_s=duration_s,
-            )
-        finally:
-            for client in clients:
-                await client.aclose()
-        results.append(replace(result, server_max_in_flight=seen))
+        results.append(replace(load(server, concurrency=level, **options), server_max_in_flight=seen))
     return results
 
 
