@@ -1,33 +1,30 @@
-"""Transport benchmarks: HTTP/1.1 and h2c through overheadbench's server fixture, side by side.
+"""Transport benchmarks: HTTP/1.1, h2c, HTTPS, HTTP/2 over TLS and HTTP/3 through
+overheadbench's server fixture, side by side.
 
-Two kinds of test. Marked ones are pairs judged by the overhead engine (the fixture's
-client against a hand-written httpx client, HTTP against an in-process call, h2c against
-HTTP/1.1, streaming against batch, transport as a share of 10 ms of real work). Unmarked
-ones measure the tables (latency, concurrency, sizes, streaming) and add rows to the
-transport report printed at the end of the session (see conftest.py); they assert the
-goals that hold by construction and report the absolute figures beside the reference.
+Two kinds of test. ``@pytest.mark.overhead`` pairs are judged by the overhead engine (the
+fixture's client against a hand-written httpx client, HTTP against an in-process call, h2c
+against HTTP/1.1, streaming against batch, transport as a share of 10 ms of real work).
+``@pytest.mark.transport`` tests measure rows with the ``transport`` fixture (the lean load
+generator, repeated streams) and judge their figures against the budgets the seeds publish
+(P95 < 5 ms sequential, > 1,000 req/s, > 600 req/s at 100 in flight, 100 in flight never
+below 1); the plugin prints their tables at the end.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import time
 
 import anyio
 import httpx
 import pytest
 
-from overheadbench.http import alatency, astream, concurrency_sweep, size_sweep, throughput
+from overheadbench.http import astream, throughput
 
 BODY = json.dumps({"message": "hello", "padding": "x" * 60}).encode()  # ~100 bytes
 PROTOCOLS = ["http1", "h2c"]
-
-
-@pytest.fixture
-def seconds(request) -> float:
-    """Measuring time per table row: 2 s, or 0.5 s under --overhead-quick (noisier, said in the report)."""
-    return 0.5 if request.config.getoption("--overhead-quick") else 2.0
+ALL_PROTOCOLS = ["http1", "h2c", "https", "h2", "h3"]
+SSE_STARLETTE = "sse_app:app"  # benchmarks/ is on sys.path, and so on the server's
 
 
 def bare_client(server) -> httpx.Client:
@@ -91,87 +88,98 @@ def test_transport_as_a_share_of_10ms_of_work(overhead, asgi_server):
     overhead.compare(baseline=lambda: time.sleep(0.010), framework=lambda: client.get("/delay?ms=10"))
 
 
-def test_sequential_latency_and_client_cost(asgi_server, transport_report, seconds):
-    for protocol in PROTOCOLS:
-        server = asgi_server(protocol=protocol)
+# HTTP/3's client (aioquic, pure Python) costs ~1 ms of CPU per request here, as much as the
+# server: its floors are half the others'.
+SEQUENTIAL_FLOOR = {"http1": 1000, "h2c": 1000, "https": 1000, "h2": 1000, "h3": 500}
+LOADED_FLOOR = {"http1": 600, "h2c": 600, "https": 600, "h2": 600, "h3": 300}
+
+
+@pytest.mark.transport(p95="5ms")
+@pytest.mark.parametrize("protocol", ALL_PROTOCOLS)
+def test_sequential_latency(transport, asgi_server, protocol):
+    """One request at a time from the lean load generator: the seeds' "P95 < 5 ms" and "> 1,000 req/s"."""
+    transport.load(asgi_server(protocol=protocol), concurrency=1, body=BODY, rps=SEQUENTIAL_FLOOR[protocol])
+
+
+@pytest.mark.transport(errors=0)
+@pytest.mark.parametrize("protocol", ALL_PROTOCOLS)
+def test_concurrency_scaling(transport, asgi_server, protocol):
+    """1, 10 and 100 requests in flight (each level verified on the server's side): the seeds'
+    "c=100 > 600 req/s" at every level, and in the clear 100 in flight never below 1 in flight.
+    Over TLS and QUIC the one server process is the limit at 100 connections (HTTPS measured
+    1.0-1.2x here): their scaling is reported, not budgeted."""
+    scaling = 1.0 if protocol in PROTOCOLS else None
+    transport.sweep(asgi_server(protocol=protocol), (1, 10, 100), body=BODY, rps=LOADED_FLOOR[protocol],
+                    scaling=scaling)  # fmt: skip
+
+
+@pytest.mark.transport(errors=0, rps=600)
+def test_hundred_in_flight_for_ten_seconds_has_no_errors(transport, asgi_server, request):
+    duration = 2.5 if request.config.getoption("--overhead-quick") else 10.0
+    transport.load(asgi_server(protocol="h2c"), concurrency=100, duration_s=duration, body=BODY,
+                   label=f"h2c c=100 for {duration:g} s")  # fmt: skip
+
+
+@pytest.mark.transport(errors=0)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_httpx_client_cost(transport, asgi_server, protocol):
+    """The same sequential echo through httpx (what a hand-written benchmark uses): its client
+    CPU per request beside the lean generator's rows shows what the load generator costs."""
+    server = asgi_server(protocol=protocol)
+
+    async def main():
+        async with server.async_client() as client:
+            return await throughput(lambda: client.post("/echo", content=BODY), duration_s=transport.duration_s,
+                                    server_cpu_s=server.cpu_s)  # fmt: skip
+
+    transport.record(f"{protocol} c=1 (httpx client)", anyio.run(main))
+
+
+@pytest.mark.transport(errors=0)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_message_sizes(transport, asgi_server, protocol):
+    server = asgi_server(protocol=protocol)
+    for size in (100, 10_000, 1_000_000):
+        body = b"x" * size
 
         async def main():
             async with server.async_client() as client:
-                stats = await alatency(lambda: client.post("/echo", content=BODY), count=1000)
-                rate = await throughput(lambda: client.post("/echo", content=BODY), duration_s=seconds)
-                return stats, rate
+                return await throughput(lambda: client.post("/echo", content=body), duration_s=transport.duration_s,
+                                        server_cpu_s=server.cpu_s, warmup=3)  # fmt: skip
 
-        stats, rate = anyio.run(main)
-        transport_report.latency(f"{protocol}, sequential, 100 B echo", stats, rate)
-        assert rate.errors == 0 and stats.p99_s is not None
+        transport.record(f"{protocol} {size:,} B echo (httpx)", anyio.run(main))
 
 
-def test_concurrency_never_below_sequential(asgi_server, transport_report, seconds):
-    for protocol in PROTOCOLS:
-        server = asgi_server(protocol=protocol)
-        points = anyio.run(lambda: concurrency_sweep(server, (1, 10, 50, 100), body=BODY, duration_s=seconds))
-        for point in points:
-            transport_report.throughput(f"{protocol}, concurrency {point.concurrency}", point)
-        assert all(point.errors == 0 for point in points)
-        ratio = points[-1].requests_per_s / points[0].requests_per_s
-        transport_report.requests.append(f"| {protocol}: 100 in flight / 1 in flight | {ratio:.2f}x | | | | | | |")
-        # h2c: never below. HTTP/1.1: 100 connections cost one client process ~1.35 ms of CPU
-        # per request (1.1 ms at 1), so it lands at 1.0-1.7x of sequential from run to run here;
-        # what is guaranteed is no pool collapse (one httpx client: 0.5x).
-        floor = 1.0 if protocol == "h2c" else 0.75
-        assert ratio >= floor, f"{protocol}: 100 in flight gave {ratio:.2f}x the req/s of 1 in flight"
+@pytest.mark.anyio
+@pytest.mark.transport(ttfe="10ms")
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_streams_of_the_built_in_agent(transport, asgi_server, protocol):
+    """Time to first event for every stream; events/s only where 50 events make it more than
+    the request's own cost (10 events in ~2 ms is ~5,000/s by the round trip alone)."""
+    server = asgi_server(protocol=protocol)
+    async with server.async_client() as client:
+        await astream(client, "/stream?chunks=50&size=100")  # a warm connection
+        await transport.astream(client, "/stream?chunks=10&size=100", label=f"{protocol} SSE 10 x 100 B")
+        await transport.astream(client, "/stream?chunks=50&size=100", label=f"{protocol} SSE 50 x 100 B",
+                                events_per_s=5000)  # fmt: skip
 
 
-def test_hundred_way_concurrency_for_ten_seconds_has_no_errors(asgi_server, transport_report, seconds):
-    duration = 5 * seconds  # 10 s; 2.5 s in the quick profile
-    server = asgi_server(protocol="h2c")
-    point = anyio.run(lambda: concurrency_sweep(server, (100,), body=BODY, duration_s=duration))[0]
-    transport_report.throughput(f"h2c, concurrency 100 for {duration:g} s", point)
-    assert point.errors == 0 and point.requests > 0, point.first_error
-
-
-def test_message_sizes(asgi_server, transport_report):
-    for protocol in PROTOCOLS:
-        server = asgi_server(protocol=protocol)
-        for point in anyio.run(lambda: size_sweep(server, (100, 10_000, 1_000_000), count=100)):
-            transport_report.latency(f"{protocol}, {point.size:,} B echo", point.latency)
-
-
-def test_streaming_figures(asgi_server, transport_report):
-    """Each stream timed by ``astream`` (the median run is reported), interleaved with the same
-    stream read by a hand-written httpx loop, so the two are compared side by side."""
+@pytest.mark.anyio
+@pytest.mark.transport(ttfe="100ms")
+async def test_paced_tokens_arrive_as_they_are_made(transport, asgi_server):
+    """Events 50 ms apart: the first arrives at ~50 ms, not at the end, and 10 take ~500 ms."""
     server = asgi_server(protocol="http1")
+    async with server.async_client() as client:
+        await transport.astream(client, "/stream?chunks=10&size=100&delay_ms=50", label="SSE 10 @ 50 ms", total="550ms")
+        await transport.astream(client, "/stream?chunks=50&size=8&delay_ms=50", label="SSE 50 tokens @ 50 ms",
+                                runs=1, total=None)  # fmt: skip
 
-    async def measure(url: str, runs: int):
-        async with server.async_client() as client, httpx.AsyncClient(base_url=server.url) as bare:
-            await astream(client, url)  # warm connections
-            await astream(bare, url)
-            ours, hand = [], []
-            for _ in range(runs):
-                ours.append(await astream(client, url))
-                started = time.perf_counter()
-                async with bare.stream("GET", url) as response:
-                    async for _ in response.aiter_bytes():
-                        pass
-                hand.append(time.perf_counter() - started)
-        middle = statistics.median(r.total_s for r in ours)
-        return min(ours, key=lambda r: abs(r.total_s - middle)), statistics.median(hand)
 
-    paced = {}
-    for label, url, runs in [
-        ("SSE 10 chunks x 100 B, no delay", "/stream?chunks=10&size=100", 21),
-        ("SSE 50 chunks x 100 B, no delay", "/stream?chunks=50&size=100", 21),
-        ("SSE 10 chunks @ 50 ms (ideal 500 ms)", "/stream?chunks=10&size=100&delay_ms=50", 3),
-        ("SSE 50 tokens @ 50 ms: first token vs total", "/stream?chunks=50&size=8&delay_ms=50", 1),
-    ]:
-        stats, hand_s = anyio.run(measure, url, runs)
-        transport_report.stream(label, stats)
-        transport_report.streams.append(
-            f"| ... read by a bare httpx `aiter_bytes` loop | | {hand_s * 1e3:.2f} | "
-            f"{stats.events / hand_s:,.0f} | | | | |"
-        )
-        paced[url] = stats
-    ten = paced["/stream?chunks=10&size=100&delay_ms=50"]
-    assert abs(ten.total_s - 0.5) <= 0.02 * 0.5, f"10 chunks @ 50 ms took {ten.total_s * 1e3:.1f} ms"
-    tokens = paced["/stream?chunks=50&size=8&delay_ms=50"]
-    assert tokens.first_event_s < 0.1 < 2.4 < tokens.total_s  # the first token comes at ~50 ms, not at the end
+@pytest.mark.anyio
+@pytest.mark.transport(ttfe="10ms", events_per_s=2000)
+async def test_sse_starlette_streams(transport, asgi_server):
+    """sse-starlette's default output (CRLF line endings, ping comments) through the same parser."""
+    server = asgi_server(SSE_STARLETTE)
+    async with server.async_client() as client:
+        await astream(client, "/tokens?n=50")
+        await transport.astream(client, "/tokens?n=50", label="sse-starlette 50 tokens")

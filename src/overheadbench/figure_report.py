@@ -60,7 +60,11 @@ def _table(
 
 
 def budget_rows(figures: Sequence[FigureResult], name: Callable[[str], str]) -> list[tuple[str, ...]]:
-    judged = [f for f in figures if f.measured and f.limit is not None]
+    """Every judged figure, but failed requests only when over their limit (the load table shows them)."""
+    judged = [
+        f for f in figures
+        if f.measured and f.limit is not None and (f.metric != Metric.ERRORS or f.verdict != Status.PASS)
+    ]  # fmt: skip
     if not judged:
         return []
     rows: list[tuple[str, ...]] = [("test", "row", "figure", "value", "interval", "budget", "verdict")]

@@ -19,9 +19,10 @@ import anyio
 import httpx
 
 from .load import LatencyStats, Throughput, alatency
-from .server import Server
+from .server import HTTP_VERSION, Server
 
-PER_CLIENT = {"http1": 5, "h2c": 20}
+PER_CLIENT = {"HTTP/1.1": 5, "HTTP/2": 20, "HTTP/3": 20}
+"""Requests in flight per httpx client, by the HTTP version spoken."""
 HOLD_TIMEOUT_MS = 2000
 
 
@@ -36,7 +37,10 @@ class SizePoint:
 
 
 def _clients(server: Server, concurrency: int, per_client: int | None) -> list[httpx.AsyncClient]:
-    return [server.async_client() for _ in range(math.ceil(concurrency / (per_client or PER_CLIENT[server.protocol])))]
+    return [
+        server.async_client()
+        for _ in range(math.ceil(concurrency / (per_client or PER_CLIENT[HTTP_VERSION[server.protocol]])))
+    ]
 
 
 async def in_flight_probe(server: Server, concurrency: int, per_client: int | None = None) -> int:
