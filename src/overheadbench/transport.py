@@ -21,12 +21,14 @@ from typing import Any
 import numpy as np
 
 from .errors import MarkerError, OverheadUsageError
-from .figures import DEFAULT_ERRORS, FigureResult, Limits, Metric, Reading, judge, parse_limits
+from .figures import DEFAULT_ERRORS, KEYWORDS, FigureResult, Limits, Metric, Reading, judge, parse_limits
 from .http.load import Throughput
 from .http.streaming import StreamStats
 from .settings import Settings
 from .stats import mean_interval, median_interval, quantile_interval, ratio_interval
 
+LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup"}
+"""What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 STREAM_RUNS = 21
 """Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""
 SMOKE_DURATION_S = 0.05
@@ -153,12 +155,19 @@ class TransportFixture:
         return min(runs, key=lambda run: abs(run.total_s - middle))
 
     def _budgets(self, options: dict[str, Any], call: str) -> Limits:
-        """Take this call's budget keywords out of ``options``; the rest are measuring options."""
-        from .figures import KEYWORDS
-
+        """Take this call's budget keywords out of ``options``; what is left must be options of
+        the load (``load`` and ``sweep`` only), else the test fails naming the keyword."""
+        where = f"{self.nodeid}: transport.{call}()"
         mine = {key: options.pop(key) for key in list(options) if key in KEYWORDS}
+        passed_on = {"load": LOAD_OPTIONS, "sweep": LOAD_OPTIONS | {"verify"}}.get(call, set())
+        unknown = sorted(set(options) - passed_on)
+        if unknown:
+            accepted = sorted(passed_on | set(KEYWORDS))
+            raise OverheadUsageError(
+                f"{where} got unknown keyword(s) {', '.join(unknown)}; it accepts {', '.join(accepted)}"
+            )
         try:
-            return parse_limits(mine, f"{self.nodeid}: transport.{call}()")
+            return parse_limits(mine, where)
         except MarkerError as exc:
             raise OverheadUsageError(str(exc)) from None
 

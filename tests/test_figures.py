@@ -1,0 +1,166 @@
+"""Transport figures without a network: limits, intervals, verdicts, JSON, changes, tables.
+Synthetic readings and samples only, so every assertion is deterministic."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from overheadbench.checks import Status
+from overheadbench.errors import MarkerError
+from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures, session_log_sd
+from overheadbench.figure_report import markdown_figures, render_figure_changes, render_figures
+from overheadbench.figures import FigureResult, Metric, Reading, judge, limits_from_marker, parse_limits
+from overheadbench.runs import Run
+from overheadbench.settings import Policy
+from overheadbench.stats import mean_interval, quantile_interval, ratio_interval
+from overheadbench.verdict import figures_outcome
+
+
+def test_limits_parse_durations_and_numbers_and_name_the_test_and_keyword_when_wrong() -> None:
+    limits = parse_limits({"p95": "5ms", "rps": "1,000", "ttfe": 0.02, "scaling": 1, "errors": 0, "p99": None}, "t")
+    assert limits == {Metric.P95: 0.005, Metric.RPS: 1000.0, Metric.TTFE: 0.02, Metric.SCALING: 1.0, Metric.ERRORS: 0}
+    with pytest.raises(MarkerError, match=r"t.py::test_x: @pytest.mark.transport: p95='fast': .*fast"):
+        limits_from_marker((), {"p95": "fast"}, "t.py::test_x")
+    with pytest.raises(MarkerError, match=r"unknown budget\(s\) rpm; it accepts p50, p95"):
+        limits_from_marker((), {"rpm": 100}, "t.py::test_x")
+    with pytest.raises(MarkerError, match="rps=-5: -5 is not a number >= 0"):
+        parse_limits({"rps": -5}, "t")
+    with pytest.raises(MarkerError, match="keyword arguments only"):
+        limits_from_marker(("5ms",), {}, "t.py::test_x")
+
+
+def reading(metric: Metric, value: float, low: float, high: float, interval: str = "95% CI") -> Reading:
+    return Reading("h2c c=100", metric, value, low, high, interval)
+
+
+@pytest.mark.parametrize(
+    "metric, low, high, limit, status",
+    [
+        (Metric.P95, 0.004, 0.0045, 0.005, Status.PASS),  # a ceiling: the whole interval under it
+        (Metric.P95, 0.0051, 0.006, 0.005, Status.FAIL),
+        (Metric.P95, 0.0045, 0.0055, 0.005, Status.INCONCLUSIVE),
+        (Metric.RPS, 1100, 1300, 1000, Status.PASS),  # a floor: the whole interval over it
+        (Metric.RPS, 700, 900, 1000, Status.FAIL),
+        (Metric.RPS, 900, 1100, 1000, Status.INCONCLUSIVE),
+        (Metric.SCALING, 1.0, 1.2, 1.0, Status.PASS),  # exactly at a floor meets it
+    ],
+)
+def test_a_figure_is_judged_by_its_whole_interval_in_its_own_direction(
+    metric: Metric, low: float, high: float, limit: float, status: Status
+) -> None:
+    judged = judge("t::x", reading(metric, (low + high) / 2, low, high), limit)
+    assert judged.verdict == status
+    assert judged.message.startswith("h2c c=100: ")
+    if status == Status.INCONCLUSIVE:
+        assert "measure longer" in judged.message
+
+
+def test_single_readings_unbudgeted_and_unmeasured_figures() -> None:
+    cpu = judge("t::x", Reading("r", Metric.SERVER_CPU, 0.0004, 0.0004, 0.0004, ""), 0.0003)
+    assert (
+        cpu.verdict == Status.FAIL
+        and "(a single reading)" in cpu.message
+        and "exceeds server_cpu 300 µs" in cpu.message
+    )
+    assert judge("t::x", reading(Metric.P50, 1, 1, 1), None).verdict == Status.UNJUDGED
+    assert judge("t::x", reading(Metric.P50, 1, 1, 1), 2, measured=False).verdict == Status.UNMEASURED
+
+
+def test_quantile_interval_brackets_the_quantile_with_order_statistics() -> None:
+    values = np.arange(1000, dtype=float)  # the p95 of 0..999 is 949.05
+    value, low, high = quantile_interval(values, 0.95, 0.95)
+    assert value == pytest.approx(949.05)
+    # Binomial(1000, 0.95): sd 6.9, so ranks about 950 -/+ 13.5
+    assert 934 <= low <= 937 and 963 <= high <= 965
+    assert quantile_interval([5.0], 0.5, 0.95) == (5.0, 5.0, 5.0)
+    with pytest.raises(ValueError):
+        quantile_interval([], 0.5, 0.95)
+
+
+def test_mean_and_ratio_intervals() -> None:
+    mean, low, high = mean_interval([10.0, 12.0, 11.0, 9.0, 13.0], 0.95)
+    assert mean == 11 and (low, high) == pytest.approx((11 - 1.9632, 11 + 1.9632), abs=1e-3)  # t(4) 2.776 * 1.58/sqrt5
+    assert mean_interval([7.0], 0.95) == (7.0, 7.0, 7.0)
+    ratio, low, high = ratio_interval([200.0, 210.0, 190.0], [100.0, 105.0, 95.0], 0.95)
+    assert ratio == pytest.approx(2.0) and low < 2.0 < high
+    assert math.isnan(ratio_interval([1.0], [], 0.95)[0])
+
+
+def figure(
+    value: float, metric: Metric = Metric.RPS, low: float | None = None, high: float | None = None
+) -> FigureResult:
+    read = Reading("h2c c=100", metric, value, low or value * 0.98, high or value * 1.02, "95% CI", (value,))
+    return judge("t.py::test_load", read, None)
+
+
+def test_figures_go_to_json_and_back_in_a_run_and_old_runs_load_without_them() -> None:
+    judged = judge("t.py::x", Reading("r|1", Metric.TTFE, 0.002, 0.0018, 0.0025, "95% CI", (0.002, 0.0021)), 0.01)
+    run = Run(figures=[judged, figure(math.nan)])
+    back = Run.from_json(json.loads(json.dumps(run.to_json(), allow_nan=True)))
+    assert back.figures[0] == judged
+    assert math.isnan(back.figures[1].reading.value)
+    old = run.to_json()
+    old["schema_version"] = 3
+    del old["figures"]
+    assert Run.from_json(old).figures == []
+
+
+def test_a_change_is_worse_in_the_figures_own_direction_and_gated_on_its_interval() -> None:
+    slower = compare_figure(figure(1000.0), figure(800.0))  # req/s fell 20%: worse
+    assert slower is not None and slower.change_percent == pytest.approx(-20)
+    assert slower.worse_percent[0] > 0 and slower.worse_by_more_than(5) and not slower.worse_by_more_than(25)
+    later = compare_figure(figure(0.010, Metric.P95), figure(0.008, Metric.P95))  # p95 fell: better
+    assert later is not None and later.worse_percent[1] < 0 and not later.worse_by_more_than(0)
+    assert "~" not in slower.describe() and "-20.0%" in slower.describe()
+    same = compare_figure(figure(1000.0), figure(1010.0))
+    assert same is not None and not same.significant and "~ +1.0%" in same.describe()
+    assert compare_figure(figure(0.0, Metric.ERRORS), figure(3.0, Metric.ERRORS)) is None  # counts are not ratios
+
+
+def test_the_session_spread_is_learned_from_history_or_taken_from_the_prior() -> None:
+    key = figure(1.0).key
+    assert session_log_sd([figure(1000.0), figure(1100.0)], key) == SESSION_LOG_SD_PRIOR
+    learned = session_log_sd([figure(1000.0), figure(1100.0), figure(1210.0)], key)
+    assert learned == pytest.approx(np.std(np.log([1000, 1100, 1210]), ddof=1))
+    assert [c.key for c in compare_figures([figure(5.0)], [figure(6.0), figure(7.0, Metric.P50)])] == [key]
+
+
+def test_figures_outcome_fails_warns_and_gates() -> None:
+    failed = judge("t::x", reading(Metric.RPS, 500, 450, 550), 1000)
+    unsure = judge("t::x", reading(Metric.RPS, 1000, 900, 1100), 1000)
+    assert figures_outcome([failed], Policy.FAIL).failure == failed.message
+    assert figures_outcome([unsure], Policy.FAIL).failure.startswith("inconclusive: ")
+    warned = figures_outcome([unsure], Policy.WARN)
+    assert warned.failure is None and "inconclusive" in str(warned.warnings[0])
+    change = compare_figure(figure(1000.0), figure(700.0))
+    assert change is not None
+    gated = figures_outcome([], Policy.FAIL, [change], 5, "0001_ref.json")
+    assert "worse than 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail=5%" in (gated.failure or "")
+    assert figures_outcome([], Policy.FAIL, [change], None).failure is None
+
+
+def test_the_tables_show_rows_side_by_side_and_each_budget_with_its_verdict() -> None:
+    figures = [
+        judge("t.py::test_load", Reading("h2c c=100", Metric.RPS, 3000, 2900, 3100, "95% CI"), 600),
+        judge("t.py::test_load", Reading("h2c c=100", Metric.P95, 0.03, 0.029, 0.031, "95% CI"), None),
+        judge("t.py::test_load", Reading("h2c c=100", Metric.ERRORS, 0, 0, 0, ""), 0),
+        judge("t.py::test_sse", Reading("a|b", Metric.TTFE, 0.002, 0.0019, 0.0021, "95% CI"), 0.01),
+    ]
+    lines = render_figures(figures)
+    assert lines[0] == "load:" and "streams:" in lines and "budgets:" in lines
+    row = next(line for line in lines if line.startswith("t.py::test_load") and "3,000/s" in line and "30.0 ms" in line)
+    assert row
+    budgets = lines[lines.index("budgets:") :]
+    assert any("≥600/s" in line and "pass" in line for line in budgets)
+    assert not any(
+        " errors " in line for line in budgets if line.startswith("t.py")
+    )  # a passing count stays in the load table
+    markdown = markdown_figures(figures)
+    assert "## Transport\n" in markdown and "## Streams" in markdown and "a\\|b" in markdown
+    change = compare_figure(figure(1000.0), figure(700.0))
+    assert change is not None
+    assert any("-30.0%" in line for line in render_figure_changes([change], "0001_ref.json"))

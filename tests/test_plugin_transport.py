@@ -1,0 +1,230 @@
+"""Real pytest sessions (pytester) with the ``transport`` fixture: budgets, verdicts, bad
+input, outputs, stored runs and the gate. Rows are recorded from synthetic throughputs (no
+network, deterministic); one test runs the lean load against a real server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SYNTHETIC = '''
+import pytest
+from overheadbench.http.load import LatencyStats, Throughput
+
+
+def rows(rate, latency_ms=2.0, errors=0, spread=0.02):
+    """A throughput whose 10 windows are rate * (1 +/- spread) and whose 1,000 latencies
+    run evenly around latency_ms."""
+    windows = tuple(rate * (1 + spread * (-1) ** i) for i in range(10))
+    latencies = tuple(int(latency_ms * 1e6 * (0.5 + i / 1000)) for i in range(1000))
+    return Throughput(100, int(rate * 2), errors, 2.0, LatencyStats.from_ns(latencies), 1e-4,
+                      "status 500" if errors else "", server_cpu_s_per_request=3e-4,
+                      window_rates=windows, latency_ns=latencies)
+'''
+
+
+@pytest.fixture
+def transport_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(
+        SYNTHETIC.replace("import pytest\n", "import pytest\n\n\n@pytest.fixture\ndef make():\n    return rows\n", 1)
+    )
+    return pytester
+
+
+def test_figures_within_budget_pass_and_are_tabled_and_written(transport_project: pytest.Pytester) -> None:
+    transport_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.transport(p95="5ms", rps=1000)
+        def test_gateway(transport, make):
+            transport.record("h2c c=100", make(2000))
+        """
+    )
+    result = transport_project.runpytest("--overhead", "--overhead-json=out.json", "--overhead-md=out.md")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*transport figures (server in its own process)*",
+            "load:",
+            "*test_gateway*h2c c=100*2,000/s*2.00 ms*2.90 ms*2.98 ms*100 µs*300 µs*0",
+            "budgets:",
+            "*h2c c=100*req/s*2,000/s*1,970/s..2,030/s*≥1,000/s*pass",
+            "*h2c c=100*p95*≤5.00 ms*pass",
+        ]
+    )
+    data = json.loads((transport_project.path / "out.json").read_text())
+    by_metric = {figure["metric"]: figure for figure in data["figures"]}
+    assert by_metric["rps"]["verdict"] == "pass" and by_metric["rps"]["limit"] == 1000 and by_metric["rps"]["floor"]
+    assert by_metric["server_cpu"]["value"] == pytest.approx(3e-4) and by_metric["errors"]["verdict"] == "pass"
+    assert "## Transport budgets" in (transport_project.path / "out.md").read_text()
+
+
+def test_a_figure_over_its_budget_fails_the_test_naming_the_row(transport_project: pytest.Pytester) -> None:
+    transport_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.transport(rps=1000)
+        def test_gateway(transport, make):
+            transport.record("h2c c=1", make(2000))
+            transport.record("h2c c=100", make(500), p95="1ms")  # this row's own budget
+        """
+    )
+    result = transport_project.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*h2c c=100: req/s 500/s (95% CI over 10 windows 4*/s..5*/s) falls below rps 1,000/s*",
+            "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
+        ]
+    )
+    assert "h2c c=1: req/s" not in result.stdout.str().split("budgets:")[0]
+
+
+def test_failed_requests_fail_by_default_and_inconclusive_figures_follow_the_policy(
+    transport_project: pytest.Pytester,
+) -> None:
+    transport_project.makepyfile(
+        """
+        import pytest
+
+        def test_errors(transport, make):
+            transport.record("h1 c=10", make(2000, errors=3))
+
+        @pytest.mark.transport(rps=2000)
+        def test_unsure(transport, make):
+            transport.record("h1 c=10", make(2000, spread=0.2))
+        """
+    )
+    result = transport_project.runpytest("--overhead", "-W", "default")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        ["*h1 c=10: failed requests 3 (a single reading) exceeds errors 0*", "*inconclusive: *"]
+    )
+    warned = transport_project.runpytest("--overhead", "--overhead-inconclusive=warn", "-W", "default")
+    warned.assert_outcomes(failed=1, passed=1)
+    warned.stdout.fnmatch_lines(["*OverheadInconclusiveWarning*straddles rps*"])
+
+
+def test_without_overhead_rows_run_and_nothing_is_judged(transport_project: pytest.Pytester) -> None:
+    transport_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.transport(rps=10**9)
+        def test_gateway(transport, make):
+            transport.record("h2c c=100", make(2000))
+        """
+    )
+    result = transport_project.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "transport figures" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "marker, call, message, outcome",
+    [  # a bad marker is an error in the fixture's set-up, as for @pytest.mark.overhead; a bad call fails the test
+        ('p95="fast"', "", "*test_bad: @pytest.mark.transport: p95='fast': *", "errors"),
+        ("rpm=100", "", "*test_bad: @pytest.mark.transport got unknown budget(s) rpm; it accepts p50, p95*", "errors"),
+        ("", ", p99='soon'", "*test_bad: transport.record(): p99='soon': *", "failed"),
+        (
+            "",
+            ", rate=5",
+            "*test_bad: transport.record() got unknown keyword(s) rate; it accepts client_cpu, errors*",
+            "failed",
+        ),
+    ],
+)
+def test_a_bad_budget_fails_the_test_naming_it_and_the_mistake(
+    transport_project: pytest.Pytester, marker: str, call: str, message: str, outcome: str
+) -> None:
+    transport_project.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.transport({marker})
+        def test_bad(transport, make):
+            transport.record("row", make(2000){call})
+        """
+    )
+    result = transport_project.runpytest("--overhead")
+    result.assert_outcomes(**{outcome: 1})
+    result.stdout.fnmatch_lines([message])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_marked_test_that_never_uses_the_fixture_fails(transport_project: pytest.Pytester) -> None:
+    transport_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.transport(rps=10)
+        def test_forgot():
+            pass
+        """
+    )
+    result = transport_project.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_forgot: marked @pytest.mark.transport but never used the transport fixture*"])
+
+
+def test_stored_figures_are_compared_and_a_worse_one_is_gated(transport_project: pytest.Pytester) -> None:
+    test = """
+        import pytest
+
+        def test_gateway(transport, make):
+            transport.record("h2c c=100", make({rate}))
+        """
+    transport_project.makepyfile(test.format(rate=2000))
+    transport_project.runpytest("--overhead", "--overhead-save=before").assert_outcomes(passed=1)
+    transport_project.makepyfile(test.format(rate=1500))
+    result = transport_project.runpytest("--overhead", "--overhead-compare=before", "--overhead-compare-fail=5")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_gateway: worse than 0001_before.json: h2c c=100: req/s 2,000/s -> 1,500/s (-25.0%, 95% CI *), "
+            "more than --overhead-compare-fail=5%*",
+            "*transport: compared with 0001_before.json*",
+            "*test_gateway*h2c c=100*req/s*2,000/s*1,500/s*-25.0%*",
+        ]
+    )
+    same = transport_project.runpytest("--overhead", "--overhead-compare=before", "--overhead-compare-fail=5")
+    same.assert_outcomes(failed=1)  # the stored run is still "before" (nothing saved by the compare runs)
+
+
+def test_the_lean_load_against_a_real_server_records_every_figure(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import math
+        import pytest
+
+        @pytest.mark.transport(rps=1)
+        def test_load(transport, asgi_server):
+            result = transport.load(asgi_server(protocol="h2c"), concurrency=4)
+            assert result.errors == 0 and result.requests > 0
+            assert math.isfinite(result.server_cpu_s_per_request) and result.client_cpu_s_per_request > 0
+        """
+    )
+    result = pytester.runpytest("--overhead", "--overhead-time-budget=0.3s", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)
+    metrics = {figure["metric"] for figure in json.loads((pytester.path / "out.json").read_text())["figures"]}
+    assert metrics == {"rps", "p50", "p95", "p99", "client_cpu", "server_cpu", "errors"}
+
+
+def test_count_mode_warns_when_a_server_in_another_process_served_the_pair(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.5, mode="count")
+        def test_counted(overhead, asgi_server):
+            client = asgi_server().client()
+            overhead.compare(baseline=lambda: client.get("/delay?ms=0"), framework=lambda: client.post("/echo"))
+        """
+    )
+    result = pytester.runpytest("--overhead", "-W", "default")
+    result.stdout.fnmatch_lines(
+        ["*OverheadCountingWarning*count mode counted this process only, while server process*"]
+    )
