@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import gc
+import math
 import os
 import threading
+from pathlib import Path
 
 import anyio
 import pytest
 
-from overheadbench.http import ServerError, astream, in_flight_probe, size_sweep, start_server, stream, throughput
+from overheadbench.http import (
+    ServerError,
+    astream,
+    in_flight_probe,
+    serve_in_process,
+    size_sweep,
+    start_server,
+    stream,
+    throughput,
+)
 from overheadbench.http.child import GRACEFUL_TIMEOUT_S, config_for
+from overheadbench.http.loadgen import LoadError
+from overheadbench.http.loadrun import load
+from overheadbench.http.server import ProtocolMismatch
 
 
 def children() -> set[int]:
@@ -28,18 +42,113 @@ def children() -> set[int]:
     return found
 
 
-@pytest.mark.parametrize("protocol", ["http1", "h2c"])
+@pytest.mark.parametrize("protocol", ["http1", "h2c", "https", "h2", "h3"])
 def test_each_protocol_is_really_spoken(protocol: str) -> None:
     server = start_server(protocol=protocol)
     try:
         client = server.client()
         response = client.post("/echo", content=b'{"n": 1}')
         assert response.content == b'{"n": 1}'
-        assert response.http_version == {"http1": "HTTP/1.1", "h2c": "HTTP/2"}[protocol]
-        assert server.url.startswith("http://127.0.0.1:") and not server.url.endswith(":0")
+        # an h3 server's httpx client speaks HTTP/2 to its TLS listener; HTTP/3 goes over QUIC
+        assert response.http_version == {"http1": "HTTP/1.1", "https": "HTTP/1.1"}.get(protocol, "HTTP/2")
+        scheme = "https" if protocol in ("https", "h2", "h3") else "http"
+        assert server.url.startswith(f"{scheme}://127.0.0.1:") and not server.url.endswith(":0")
         assert set(server.versions) == {response.http_version}
+        if protocol == "h3":
+
+            async def over_quic():
+                async with server.async_client() as quic:
+                    return await quic.post("/echo", content=b'{"n": 3}')
+
+            answer = anyio.run(over_quic, backend="asyncio")
+            assert (answer.http_version, answer.content, answer.headers["server"]) == (
+                "HTTP/3",
+                b'{"n": 3}',
+                "hypercorn-h3",
+            )
+            assert server.quic_port not in (None, 0)
     finally:
         server.close()
+
+
+def test_a_tls_server_offers_one_alpn_protocol_and_every_response_is_checked() -> None:
+    server = start_server(protocol="h2")
+    try:
+        with pytest.raises(ProtocolMismatch, match="started for h2, but a response came over HTTP/1.1"):
+            server.client(http1=True, http2=False).get("/")  # ALPN offered http/1.1 only: nothing agreed
+    finally:
+        server.close()
+    assert server.tls_folder is not None and not server.tls_folder.exists()  # the key is gone with it
+
+
+@pytest.mark.parametrize("protocol", ["http1", "h2c", "https", "h2", "h3"])
+def test_the_lean_load_speaks_every_protocol_and_reads_both_cpus(protocol: str) -> None:
+    server = start_server(protocol=protocol)
+    try:
+        result = load(server, concurrency=3, duration_s=0.2, warmup=3)
+        assert result.errors == 0, result.first_error
+        assert result.requests > 0 and result.latency is not None and len(result.latency_ns) == result.requests
+        assert len(result.window_rates) == 10 and sum(result.window_rates) * 0.02 == pytest.approx(result.requests)
+        assert result.client_cpu_s_per_request > 0 and math.isfinite(result.server_cpu_s_per_request)
+        assert server.stats()["requests"] >= result.requests + 3  # the server counted them too
+    finally:
+        server.close()
+
+
+def test_the_lean_load_reports_a_status_and_a_refused_connection_clearly() -> None:
+    server = start_server()
+    try:
+        failing = load(server, concurrency=2, duration_s=0.1, method="GET", path="/nowhere", warmup=0)
+        assert (failing.requests, failing.first_error) == (0, "status 404") and failing.errors > 0
+    finally:
+        server.close()
+    with pytest.raises(
+        LoadError, match=r"a load worker for http://127.0.0.1:\d+ \(http1\) failed: ConnectionRefusedError"
+    ):
+        load(server, concurrency=1, duration_s=0.1)  # the server is gone
+
+
+def test_requests_in_flight_at_the_deadline_leave_no_stream_open_on_the_server() -> None:
+    server = start_server(protocol="h2c")
+    try:
+
+        async def main():
+            async with server.async_client() as client:
+                for _ in range(3):
+                    await throughput(lambda: client.post("/echo", content=b"x"), concurrency=20, duration_s=0.2)
+
+        anyio.run(main)
+        assert server.stats()["in_flight"] == 1  # only the /_stats request itself (it grew 14 -> 108 before)
+    finally:
+        server.close()
+
+
+def test_sse_starlettes_crlf_stream_is_parsed_and_timed(pytester: pytest.Pytester) -> None:
+    pytester.syspathinsert(Path(__file__).parent.parent / "benchmarks")
+    server = start_server("sse_app:app")
+    try:
+        stats = stream(server.client(), "/tokens?n=20")
+        assert (stats.events, stats.last_event_id) == (20, "19") and 0 < stats.first_event_s <= stats.total_s
+    finally:
+        server.close()
+
+
+def test_a_server_in_this_event_loop_serves_and_stops_and_refuses_trio() -> None:
+    async def main() -> tuple[bytes, float]:
+        async with serve_in_process("overheadbench.http.apps:app") as server:
+            async with server.async_client() as client:
+                body = (await client.post("/echo", content=b"here")).content
+            return body, server.cpu_s()
+
+    body, cpu = anyio.run(main, backend="asyncio")
+    assert body == b"here" and math.isnan(cpu)
+
+    async def on_trio() -> None:
+        async with serve_in_process("overheadbench.http.apps:app"):
+            pass
+
+    with pytest.raises(ServerError, match="not in trio"):
+        anyio.run(on_trio, backend="trio")
 
 
 def test_streams_are_timed_per_event_sync_and_async() -> None:
@@ -113,23 +222,38 @@ def test_a_server_that_cannot_start_is_a_clear_error_within_seconds() -> None:
         start_server("no_such_module:app")
     with pytest.raises(ServerError, match="'module:attribute'"):
         start_server(object())  # type: ignore[arg-type]
-    with pytest.raises(ServerError, match="protocol must be one of http1, h2c"):
+    with pytest.raises(ServerError, match="protocol must be one of http1, h2c, https, h2, h3"):
         start_server(protocol="http3")
 
 
-def test_200_start_stop_cycles_leak_no_threads_descriptors_or_processes() -> None:
-    def resources() -> tuple[int, int, set[int]]:
-        gc.collect()  # objects of earlier tests may still hold descriptors until collected
-        return threading.active_count(), len(os.listdir("/proc/self/fd")), children()
+def resources() -> tuple[int, int, set[int]]:
+    gc.collect()  # objects of earlier tests may still hold descriptors until collected
+    return threading.active_count(), len(os.listdir("/proc/self/fd")), children()
 
+
+def test_100_start_stop_cycles_leak_no_threads_descriptors_or_processes() -> None:
     start_server().close()  # first use loads modules and may open lasting descriptors
     threads, descriptors, processes = resources()
-    for index in range(200):
+    for index in range(100):
         server = start_server(protocol="h2c" if index % 2 else "http1")
         server.client().get("/delay?ms=0")
         server.close()
     after = resources()
     assert after[0] == threads and after[1] <= descriptors and after[2] == processes == set()
+
+
+def test_tls_and_quic_servers_leave_no_thread_descriptor_process_or_key_behind() -> None:
+    start_server(protocol="h3").close()
+    threads, descriptors, processes = resources()
+    folders = []
+    for index in range(12):
+        server = start_server(protocol=("https", "h2", "h3")[index % 3])
+        server.client().get("/delay?ms=0")
+        folders.append(server.tls_folder)
+        server.close()
+    after = resources()
+    assert after[0] == threads and after[1] <= descriptors and after[2] == processes == set()
+    assert not any(folder.exists() for folder in folders if folder is not None)
 
 
 def test_the_fixture_stops_its_servers_when_the_test_fails(pytester: pytest.Pytester) -> None:

@@ -13,6 +13,7 @@ from httpx_sse import EventSource
 from overheadbench.http import apps, streaming
 from overheadbench.http.apps import AgentApp, sse_event
 from overheadbench.http.load import LatencyStats, latency, throughput, window_rates
+from overheadbench.http.loadgen import _H1, LoadError, _chunked_end
 from overheadbench.http.server import ProtocolMismatch, Server
 from overheadbench.http.streaming import BOM, EventTimer, astream, stream
 
@@ -246,3 +247,20 @@ def test_the_hold_barrier_releases_when_all_are_in_flight_or_at_its_timeout() ->
 
     answers, alone = anyio.run(main)
     assert answers == [3, 3, 3] and alone == {"max_in_flight": 1}  # all three were held in flight together
+
+
+@pytest.mark.parametrize("split", range(1, 60, 7))
+def test_the_lean_http1_client_reads_content_length_and_chunked_responses_split_anywhere(split: int) -> None:
+    sized = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+    chunked = b"HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=1\r\n world\r\n0\r\n\r\n"
+    for response, status in ((sized, 200), (chunked, 404)):
+        connection = _H1(b"")
+        connection.buffer = response[:split]
+        assert connection._complete() is None or split >= len(response)
+        connection.buffer = response + sized  # a second response behind the first stays buffered
+        assert connection._complete() == status and connection.buffer == sized
+    assert _chunked_end(b"5\r\nhel", 0) == -1
+    connection = _H1(b"")
+    connection.buffer = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody"
+    with pytest.raises(LoadError, match="without Content-Length or chunked"):
+        connection._complete()

@@ -30,7 +30,6 @@ _HOMES = {
     "in_flight_probe": "sweeps",
     "size_sweep": "sweeps",
     "serve_in_process": "inprocess",
-    "load": "loadrun",
     "H3Client": "h3",
 }
 __all__ = sorted(_HOMES)

@@ -102,7 +102,7 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
             line = process.stdout.readline()
             report = json.loads(line) if line.startswith("{") else {"fatal": _worker_failure(process, line, server)}
             if "fatal" in report:
-                raise LoadError(f"a load worker failed: {report['fatal']}")
+                raise LoadError(f"a load worker for {server.url} ({server.protocol}) failed: {report['fatal']}")
             reports.append(report)
         server_s = server.cpu_s() - cpu_started
         for report in reports:
@@ -117,7 +117,7 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
 
 def _worker_failure(process: subprocess.Popen[str], line: str, server: Server) -> str:
     if line.startswith("{"):
-        return str(json.loads(line).get("fatal", line))
+        return f"a load worker for {server.url} ({server.protocol}) failed: {json.loads(line).get('fatal', line)}"
     process.kill()
     _, errors = process.communicate()
     return f"a load worker for {server.url} ({server.protocol}) stopped before it was ready: {line}{errors[-2000:]}"
