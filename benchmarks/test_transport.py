@@ -6,8 +6,8 @@ fixture's client against a hand-written httpx client, HTTP against an in-process
 against HTTP/1.1, streaming against batch, transport as a share of 10 ms of real work).
 ``@pytest.mark.transport`` tests measure rows with the ``transport`` fixture (the lean load
 generator, repeated streams) and judge their figures against the budgets the seeds publish
-(P95 < 5 ms sequential, > 1,000 req/s, > 600 req/s at 100 in flight, 100 in flight never
-below 1); the plugin prints their tables at the end.
+(P95 < 5 ms sequential, > 1,000 req/s, > 600 req/s at 100 in flight, and over h2c 100 in
+flight never below 1); the plugin prints their tables at the end.
 """
 
 from __future__ import annotations
@@ -105,10 +105,13 @@ def test_sequential_latency(transport, asgi_server, protocol):
 @pytest.mark.parametrize("protocol", ALL_PROTOCOLS)
 def test_concurrency_scaling(transport, asgi_server, protocol):
     """1, 10 and 100 requests in flight (each level verified on the server's side): the seeds'
-    "c=100 > 600 req/s" at every level, and in the clear 100 in flight never below 1 in flight.
-    Over TLS and QUIC the one server process is the limit at 100 connections (HTTPS measured
-    1.0-1.2x here): their scaling is reported, not budgeted."""
-    scaling = 1.0 if protocol in PROTOCOLS else None
+    "c=100 > 600 req/s" at every level, and over h2c 100 in flight never below 1 in flight.
+
+    Elsewhere the one server process is the limit before the load is: with the lean client,
+    HTTP/1.1 at 1 in flight already keeps hypercorn ~85% busy (0.30 ms of its CPU per request
+    at ~2,900 req/s), so 100 in flight measured 0.90-2.01x of 1 in flight here, and wrk itself
+    measured 0.84x and 0.93x (docs/http.md). Their scaling is reported, not budgeted."""
+    scaling = 1.0 if protocol == "h2c" else None
     transport.sweep(asgi_server(protocol=protocol), (1, 10, 100), body=BODY, rps=LOADED_FLOOR[protocol],
                     scaling=scaling)  # fmt: skip
 

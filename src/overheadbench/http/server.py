@@ -202,6 +202,9 @@ def _bound(kind: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     if kind == socket.SOCK_STREAM:
+        # hypercorn sets TCP_NODELAY on the sockets it binds itself, not on one passed as
+        # fd://; connections accepted from this socket inherit it (Linux)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.listen(1024)
     return sock
 
