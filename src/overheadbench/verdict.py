@@ -261,13 +261,8 @@ def outcome(
     if not result.measured:
         return Outcome()
     warned: list[Warning] = []
-    failures = []
-    if result.verdict == Status.FAIL:
-        failures.append(result.message)
-    elif result.verdict == Status.INCONCLUSIVE and policy == Policy.FAIL:
-        failures.append(f"inconclusive: {result.message}")
-    elif result.verdict == Status.INCONCLUSIVE:
-        warned.append(OverheadInconclusiveWarning(f"{result.nodeid}: inconclusive: {result.message}"))
+    failures: list[str] = []
+    _verdict_effect(result.verdict, result.message, result.nodeid, policy, failures, warned)
     if change is not None and fail_points is not None and change.regressed_by_more_than(fail_points):
         failures.append(
             f"{result.nodeid}: overhead regressed against {compared_with}: {change.describe()}, "
@@ -294,6 +289,18 @@ def outcome(
     return Outcome("\n".join(failures) or None, tuple(warned))
 
 
+def _verdict_effect(
+    status: Status, message: str, nodeid: str, policy: Policy, failures: list[str], warned: list[Warning]
+) -> None:
+    """A failed verdict fails; an inconclusive one fails or warns by ``policy``."""
+    if status == Status.FAIL:
+        failures.append(message)
+    elif status == Status.INCONCLUSIVE and policy == Policy.FAIL:
+        failures.append(f"inconclusive: {message}")
+    elif status == Status.INCONCLUSIVE:
+        warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))
+
+
 def figures_outcome(
     figures: Sequence[FigureResult],
     policy: Policy,
@@ -307,12 +314,7 @@ def figures_outcome(
     failures: list[str] = []
     warned: list[Warning] = []
     for figure in figures:
-        if figure.verdict == Status.FAIL:
-            failures.append(figure.message)
-        elif figure.verdict == Status.INCONCLUSIVE and policy == Policy.FAIL:
-            failures.append(f"inconclusive: {figure.message}")
-        elif figure.verdict == Status.INCONCLUSIVE:
-            warned.append(OverheadInconclusiveWarning(f"{figure.nodeid}: inconclusive: {figure.message}"))
+        _verdict_effect(figure.verdict, figure.message, figure.nodeid, policy, failures, warned)
     if fail_percent is not None:
         for change in changes:
             if change.worse_by_more_than(fail_percent):
