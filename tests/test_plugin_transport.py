@@ -155,6 +155,31 @@ def test_a_bad_budget_fails_the_test_naming_it_and_the_mistake(
     assert "Traceback" not in result.stdout.str()
 
 
+def test_a_wrong_server_or_load_option_fails_naming_the_test_and_the_call(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_not_a_server(transport):
+            transport.load("http://127.0.0.1:8000")
+
+        def test_no_callers(transport, asgi_server):
+            transport.load(asgi_server(), concurrency=0)
+
+        def test_typo(transport, asgi_server):
+            transport.sweep(asgi_server(), (1, 2), duration=1)
+        """
+    )
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_not_a_server: transport.load() takes a server started by asgi_server, not str",
+            "*test_no_callers: transport.load(): concurrency must be >= 1 and duration > 0 (got 0, *)",
+            "*test_typo: transport.sweep() got unknown keyword(s) duration; it accepts body, client_cpu, duration_s, *",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
 def test_a_marked_test_that_never_uses_the_fixture_fails(transport_project: pytest.Pytester) -> None:
     transport_project.makepyfile(
         """

@@ -131,6 +131,8 @@ class Reading:
     """What ``low..high`` is, e.g. "95% CI over 10 windows"; "" for a single reading."""
     samples: tuple[float, ...] = ()
     """The values the interval was made from (windows' req/s, streams' times): the comparison's spread."""
+    note: str = ""
+    """Said after the verdict (failed requests: the first one's error)."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ class FigureResult:
             "ci": [reading.low, reading.high],
             "interval": reading.interval,
             "samples": list(reading.samples),
+            "note": reading.note,
             "limit": self.limit,
             "floor": SPECS[reading.metric].floor,
             "verdict": self.verdict,
@@ -190,6 +193,7 @@ class FigureResult:
             ci[1],
             fields.text("interval"),
             tuple(fields.numbers("samples")),
+            fields.text("note", optional=True) or "",
         )
         return cls(
             fields.text("nodeid"),
@@ -220,7 +224,7 @@ def judge(nodeid: str, reading: Reading, limit: float | None, measured: bool = T
         counted=not reading.interval,
         floor=spec.floor,
     )
-    message = check.sentence()
+    message = check.sentence() + (f" ({reading.note})" if reading.note else "")
     if check.status == Status.INCONCLUSIVE:
         message += "; the interval contains the budget, so this run cannot tell: measure longer (duration, runs)"
     return FigureResult(nodeid, reading, limit, check.status, message)

@@ -15,8 +15,8 @@ nothing is judged, as the ``overhead`` fixture does.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .http.streaming import StreamStats
 from .settings import Settings
 from .stats import mean_interval, median_interval, quantile_interval, ratio_interval
 
+T = TypeVar("T")
 LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup"}
 """What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 STREAM_RUNS = 21
@@ -55,9 +56,23 @@ class TransportFixture:
 
         budgets = self._budgets(options, "load")
         options.setdefault("duration_s", self.duration_s)
-        result = load(server, concurrency=concurrency, **options)
+        result = self._running("load", server, lambda: load(server, concurrency=concurrency, **options))
         self._record(label or f"{server.protocol} c={concurrency}", result, budgets)
         return result
+
+    def _running(self, call: str, server: Any, run: Callable[[], T]) -> T:
+        """``run()``, with a wrong server, a bad option or a load that cannot run reported as
+        the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
+        from .http.loadgen import LoadError
+        from .http.server import Server
+
+        where = f"{self.nodeid}: transport.{call}()"
+        if not isinstance(server, Server):
+            raise OverheadUsageError(f"{where} takes a server started by asgi_server, not {type(server).__name__}")
+        try:
+            return run()
+        except (ValueError, LoadError) as exc:
+            raise OverheadUsageError(f"{where}: {exc}") from None
 
     def sweep(
         self, server: Any, levels: Sequence[int] = (1, 10, 50, 100), *, label: str | None = None, **options: Any
@@ -72,7 +87,7 @@ class TransportFixture:
         budgets = self._budgets(options, "sweep")
         options.setdefault("duration_s", self.duration_s)
         name = label or server.protocol
-        results = concurrency_sweep(server, levels, **options)
+        results = self._running("sweep", server, lambda: concurrency_sweep(server, levels, **options))
         for level, result in zip(levels, results, strict=True):
             self._record(f"{name} c={level}", result, budgets)
         first, last = results[0], results[-1]
@@ -134,9 +149,10 @@ class TransportFixture:
         for metric, value in (
             (Metric.CLIENT_CPU, result.client_cpu_s_per_request),
             (Metric.SERVER_CPU, result.server_cpu_s_per_request),
-            (Metric.ERRORS, float(result.errors)),
         ):
             self._add(Reading(label, metric, value, value, value, ""), limits)
+        note = f"the first: {result.first_error}" if result.first_error else ""
+        self._add(Reading(label, Metric.ERRORS, result.errors, result.errors, result.errors, "", note=note), limits)
 
     def _streams(self, label: str, runs: list[StreamStats], limits: Limits) -> StreamStats:
         interval = f"{self.confidence:.0%} CI of the median of {len(runs)} streams"
