@@ -291,3 +291,26 @@ def test_a_users_own_app_is_served_from_its_module(pytester: pytest.Pytester) ->
     )
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1)
+
+
+def test_the_lean_load_sends_its_headers_over_every_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "picky.py").write_text(
+        "async def app(scope, receive, send):\n"
+        "    if scope['type'] != 'http':\n"
+        "        return\n"
+        "    while (await receive()).get('more_body'):\n"
+        "        pass\n"
+        "    ok = dict(scope['headers']).get(b'content-type') == b'application/json'  # as FastAPI's body parsing\n"
+        "    await send({'type': 'http.response.start', 'status': 200 if ok else 422,\n"
+        "                'headers': [(b'content-length', b'2')]})\n"
+        "    await send({'type': 'http.response.body', 'body': b'ok'})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for protocol in ("http1", "h2c", "h3"):
+        server = start_server("picky:app", protocol=protocol)
+        try:
+            assert load(server, duration_s=0.1, warmup=1).errors == 0, protocol  # application/json by default
+            other = load(server, duration_s=0.1, warmup=0, headers={"Content-Type": "text/plain"})
+            assert other.first_error == "status 422", protocol
+        finally:
+            server.close()

@@ -28,7 +28,7 @@ from .settings import Settings
 from .stats import mean_interval, median_interval, quantile_interval, ratio_interval
 
 T = TypeVar("T")
-LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup"}
+LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
 """What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 STREAM_RUNS = 21
 """Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,10 +79,13 @@ class _Protocol(QuicConnectionProtocol):
             del self.pending[event.stream_id]
             pending.future.set_result(H3Response(pending.status, pending.headers, b"".join(pending.body)))
 
-    async def request(self, method: str, authority: str, path: str, content: bytes) -> H3Response:
+    async def request(
+        self, method: str, authority: str, path: str, content: bytes, extra: Sequence[tuple[str, str]] = ()
+    ) -> H3Response:
         stream_id = self._quic.get_next_available_stream_id()
         headers = [(b":method", method.encode()), (b":scheme", b"https"), (b":authority", authority.encode()),
-                   (b":path", path.encode()), (b"content-length", str(len(content)).encode())]  # fmt: skip
+                   (b":path", path.encode()), (b"content-length", str(len(content)).encode()),
+                   *((name.lower().encode(), value.encode()) for name, value in extra)]  # fmt: skip
         self.h3.send_headers(stream_id, headers, end_stream=not content)
         if content:
             self.h3.send_data(stream_id, content, end_stream=True)
@@ -124,10 +128,12 @@ class H3Client:
         await self._stack.aclose()
         self._protocol = None
 
-    async def request(self, method: str, path: str, content: bytes = b"") -> H3Response:
+    async def request(
+        self, method: str, path: str, content: bytes = b"", headers: Sequence[tuple[str, str]] = ()
+    ) -> H3Response:
         if self._protocol is None:
             raise H3Error("the client is not connected: use it as `async with H3Client(...) as client`")
-        return await self._protocol.request(method, f"{self.server_name}:{self.port}", path, content)
+        return await self._protocol.request(method, f"{self.server_name}:{self.port}", path, content, headers)
 
     async def get(self, path: str) -> H3Response:
         return await self.request("GET", path)

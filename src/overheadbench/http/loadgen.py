@@ -57,6 +57,8 @@ class Job:
     warmup: int
     cadata: str | None = None
     host: str = "127.0.0.1"
+    headers: tuple[tuple[str, str], ...] = (("content-type", "application/json"),)
+    """Sent with every request (lower-case names), besides the protocol's own."""
 
     @property
     def body(self) -> bytes:
@@ -215,15 +217,17 @@ async def _open(job: Job, count: int) -> list[Any]:
     tls = job.protocol in ("https", "h2")
     alpn = "h2" if job.protocol == "h2" else "http/1.1"
     body = job.body
+    extra = [(name.lower().encode(), value.encode()) for name, value in job.headers]
     if job.protocol in ("h2c", "h2"):
         headers = [(b":method", job.method.encode()), (b":scheme", b"https" if tls else b"http"),
                    (b":authority", authority), (b":path", job.path.encode()),
-                   (b"content-length", str(len(body)).encode())]  # fmt: skip
+                   (b"content-length", str(len(body)).encode()), *extra]  # fmt: skip
         factory: Callable[[], asyncio.Protocol] = lambda: _H2(headers, body)  # noqa: E731
     else:
+        lines = "".join(f"{name.decode()}: {value.decode()}\r\n" for name, value in extra)
         request = (
             f"{job.method} {job.path} HTTP/1.1\r\nHost: {authority.decode()}\r\n"
-            f"Content-Length: {len(body)}\r\nContent-Type: application/json\r\n\r\n"
+            f"Content-Length: {len(body)}\r\n{lines}\r\n"
         ).encode() + body
         factory = lambda: _H1(request)  # noqa: E731
     connections = []
@@ -246,7 +250,7 @@ class _H3Sender:
     job: Job
 
     async def send(self) -> int:
-        response = await self.client.request(self.job.method, self.job.path, self.job.body)
+        response = await self.client.request(self.job.method, self.job.path, self.job.body, self.job.headers)
         if response.http_version != "HTTP/3":
             raise LoadError(f"h3: a response came over {response.http_version}")
         return int(response.status_code)

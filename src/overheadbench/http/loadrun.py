@@ -44,10 +44,12 @@ def load(
     body: bytes = DEFAULT_BODY,
     processes: int | None = None,
     warmup: int = 20,
+    headers: dict[str, str] | None = None,
 ) -> Throughput:
     """Keep ``concurrency`` copies of one request in flight against ``server`` for ``duration_s``,
     from ``processes`` worker processes (default: :func:`default_processes`). Latency, req/s
-    per window, errors, the workers' and the server's CPU per request. (Whether the server
+    per window, errors, the workers' and the server's CPU per request. ``headers`` go with every
+    request (default: ``content-type: application/json``, which the default body is). (Whether the server
     really had that many requests in flight is :func:`~overheadbench.http.sweeps.in_flight_probe`'s
     question: an app that never awaits finishes each request before the next one is read,
     so its own gauge says 1 whatever the load.)"""
@@ -56,13 +58,14 @@ def load(
     if len(body) > MAX_BODY:
         raise ValueError(f"the lean load sends bodies of at most {MAX_BODY:,} bytes, not {len(body):,}")
     workers = min(processes or default_processes(concurrency), concurrency)
+    sent = {"content-type": "application/json"} if headers is None else {k.lower(): v for k, v in headers.items()}
     shares = [concurrency // workers + (index < concurrency % workers) for index in range(workers)]
     port = server.quic_port if server.protocol == "h3" else int(server.url.rsplit(":", 1)[1])
     assert port is not None
     cadata = authority().cert_pem.bytes().decode() if server.tls else None
     jobs = [
         Job(server.protocol, port, method, path, base64.b64encode(body).decode(), share, duration_s,
-            max(warmup // workers, 1), cadata)
+            max(warmup // workers, 1), cadata, headers=tuple(sent.items()))
         for share in shares
     ]  # fmt: skip
     return _merged(_run_workers(jobs, server), concurrency, workers)
