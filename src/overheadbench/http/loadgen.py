@@ -29,10 +29,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .load import DRAIN_S
+
 STREAMS_PER_CONNECTION = 50
 """HTTP/2 and HTTP/3 streams per connection (h2load's ``-m`` does the same job)."""
-DRAIN_S = 2.0
-"""Requests in flight at the deadline get this long to finish (uncounted) before the worker stops."""
 MAX_BODY = 65_535
 """A request body must fit HTTP/2's initial flow-control window (the lean client sends it at once)."""
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)", re.IGNORECASE)
