@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .comparison import Change, compare_result, compare_runs
+from .comparison import Change, comparable, compare_result, compare_runs
 from .environment import differences
 from .errors import StorageError
 from .figure_changes import FigureChange, compare_figure, compare_figures
@@ -84,7 +84,7 @@ class Baselines:
     def change(self, result: OverheadResult) -> Change | None:
         """How ``result`` changed against the stored run (None if it has no such test in this mode)."""
         old = self.old.get(result.nodeid)
-        if old is None or old.mode != result.mode or not result.measured:
+        if old is None or not comparable(old, result) or not result.measured:
             return None
         return compare_result(old, result, self.history)
 

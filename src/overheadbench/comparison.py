@@ -54,6 +54,9 @@ class Compared(Protocol):
     def mode(self) -> Mode: ...
 
     @property
+    def concurrency(self) -> int: ...
+
+    @property
     def overhead(self) -> float: ...
 
     @property
@@ -162,15 +165,21 @@ def process_ratios(result: Compared) -> list[float]:
 def compare_runs(
     old_results: Sequence[Compared], new_results: Sequence[Compared], history: Sequence[Compared] = ()
 ) -> list[Change]:
-    """A :class:`Change` for every test measured in both runs (by node id) in the same mode
-    (a time overhead and an instruction overhead are different figures), in the new run's order;
+    """A :class:`Change` for every test measured in both runs (by node id) in the same mode and
+    at the same concurrency (a time overhead and an instruction overhead are different figures,
+    as are one caller's and 64 callers'), in the new run's order;
     ``history``: the stored results of the same machine, for each pair's between-session spread."""
     old_by_id = {r.nodeid: r for r in old_results if r.measured}
     return [
         compare_result(old_by_id[r.nodeid], r, history)
         for r in new_results
-        if r.measured and r.nodeid in old_by_id and old_by_id[r.nodeid].mode == r.mode
+        if r.measured and r.nodeid in old_by_id and comparable(old_by_id[r.nodeid], r)
     ]
+
+
+def comparable(old: Compared, new: Compared) -> bool:
+    """Whether two results of one test measured the same figure (mode and callers)."""
+    return old.mode == new.mode and old.concurrency == new.concurrency
 
 
 def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = ()) -> Change:

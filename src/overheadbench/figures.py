@@ -26,6 +26,12 @@ from .units import DurationError, format_count, format_seconds, parse_duration
 from .vocabulary import Word
 
 MARKER_NAME = "transport"
+MARKER_HELP = (
+    "transport(p50=None, p95=None, p99=None, rps=None, client_cpu=None, server_cpu=None, errors=0, ttfe=None, "
+    "events_per_s=None, total=None, scaling=None): budgets for the figures the `transport` fixture measures: "
+    "latency, CPU per request, time to first event and stream total ceilings (seconds or '5ms'), req/s, "
+    "events/s and scaling floors (numbers), failed requests"
+)
 DEFAULT_ERRORS = 0
 """Failed requests a load row may have when no ``errors`` limit is given."""
 

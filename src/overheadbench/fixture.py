@@ -8,6 +8,7 @@ the replica's channel) and judging to :mod:`overheadbench.results`; it measures 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import inspect
 import random
@@ -35,6 +36,7 @@ from .settings import Mode, Settings
 from .timeouts import time_limit
 from .units import format_seconds
 from .verdict import halfwidth, summarise, summarise_counts
+from .vocabulary import MAX_CONCURRENCY
 
 
 class OverheadFixture:
@@ -71,10 +73,13 @@ class OverheadFixture:
     def nodeid(self) -> str:
         return self.pair.nodeid
 
-    def compare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
-        """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both async)."""
+    def compare(
+        self, baseline: Callable[[], Any], framework: Callable[[], Any], concurrency: int | None = None
+    ) -> OverheadResult:
+        """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both
+        async), with ``concurrency`` callers of each at once (threads, or tasks of the loop)."""
         __tracebackhide__ = True
-        kind = self._begin(baseline, framework)
+        kind = self._begin(baseline, framework, concurrency)
         with self._time_limit():
             if kind == Kind.ASYNC:
                 if _loop_running():
@@ -85,10 +90,12 @@ class OverheadFixture:
                 return anyio.run(self._measure_async, baseline, framework, backend=self.settings.backend)
             return self._measure_sync(baseline, framework)
 
-    async def acompare(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
+    async def acompare(
+        self, baseline: Callable[[], Any], framework: Callable[[], Any], concurrency: int | None = None
+    ) -> OverheadResult:
         """Like :meth:`compare`, measured inside the test's own running event loop."""
         __tracebackhide__ = True
-        kind = self._begin(baseline, framework)
+        kind = self._begin(baseline, framework, concurrency)
         with self._time_limit():
             if kind == Kind.ASYNC:
                 return await self._measure_async(baseline, framework)
@@ -115,10 +122,12 @@ class OverheadFixture:
 
         return time_limit(limit_s, message)
 
-    def _begin(self, baseline: Any, framework: Any) -> Kind:
+    def _begin(self, baseline: Any, framework: Any, concurrency: int | None = None) -> Kind:
         if self._called:
             raise OverheadUsageError(f"{self.nodeid}: overhead.compare() was called twice; measure one pair per test")
         self._called = True
+        if concurrency is not None:
+            self._callers(concurrency)
         for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             if not callable(fn):
                 raise OverheadUsageError(f"{self.nodeid}: the {side} must be a zero-argument callable, got {fn!r}")
@@ -143,8 +152,8 @@ class OverheadFixture:
                 )
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.SYNC))
-        with timing_conditions(self.settings):
-            for plan, blocks, keep in self._stages(Kind.SYNC, baseline, framework):
+        with timing_conditions(self.settings), self._held() as held:
+            for plan, blocks, keep in self._stages(Kind.SYNC, baseline, framework, held):
                 keep(drive_sync(plan, blocks))
         return self._conclude(Kind.SYNC, started)
 
@@ -157,10 +166,30 @@ class OverheadFixture:
                 await fn()
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.ASYNC))
-        with timing_conditions(self.settings):
-            for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework):
+        with timing_conditions(self.settings), self._held() as held:
+            for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework, held):
                 keep(await drive_async(plan, blocks))
         return self._conclude(Kind.ASYNC, started)
+
+    def _callers(self, concurrency: Any) -> None:
+        """``compare(concurrency=N)``: checked, and made the pair's (unless the marker gave levels)."""
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= MAX_CONCURRENCY:
+            raise OverheadUsageError(
+                f"{self.nodeid}: concurrency must be a whole number of callers from 1 to {MAX_CONCURRENCY}, "
+                f"got {concurrency!r} (for one row per level, give the marker a list: concurrency=[1, 8, 64])"
+            )
+        if self.pair.levelled and concurrency != self.pair.concurrency:
+            raise OverheadUsageError(
+                f"{self.nodeid}: the marker's concurrency levels set this row to {self.pair.concurrency} callers; "
+                f"compare() asked for {concurrency}: give the callers in one place"
+            )
+        if self.pair.mode == Mode.COUNT and concurrency > 1:
+            raise OverheadUsageError(
+                f"{self.nodeid}: count mode counts one caller's instructions; "
+                f"concurrency={concurrency} is a time measurement"
+            )
+        self.pair = dataclasses.replace(self.pair, concurrency=concurrency)
+        self.settings = dataclasses.replace(self.settings, concurrency=concurrency)
 
     @contextmanager
     def _first_call(self) -> Iterator[None]:
@@ -174,7 +203,9 @@ class OverheadFixture:
         only, instructions (count mode) and allocations (count mode; in time mode unless
         turned off and the marker has no allocation budget). Separate passes, so the
         allocation tracer's own work is never counted as instructions. Replicas only time."""
-        timed: list[Instrument] = [WallClock(self.clock_ns)] if self.pair.mode == Mode.TIME else []
+        timed: list[Instrument] = (
+            [WallClock(self.clock_ns, self.pair.concurrency)] if self.pair.mode == Mode.TIME else []
+        )
         if self.replication.in_replica:
             return timed
         counted: list[Instrument] = [InstructionCount()] if self.pair.mode == Mode.COUNT else []
@@ -188,13 +219,24 @@ class OverheadFixture:
             counted.append(AllocationTrace())
         return timed + counted
 
+    @contextmanager
+    def _held(self) -> Iterator[list[Instrument]]:
+        """The instruments a measurement used, closed however it ends (the callers' threads stop)."""
+        held: list[Instrument] = []
+        try:
+            yield held
+        finally:
+            for instrument in held:
+                instrument.close()
+
     def _stages(
-        self, kind: Kind, baseline: Any, framework: Any
+        self, kind: Kind, baseline: Any, framework: Any, held: list[Instrument]
     ) -> Iterator[tuple[Generator[Request, Any, Any], dict[Side, Block], Callable[[Any], None]]]:
         """Each instrument's stage: a plan, the blocks it asks for, and where its result goes.
         Wall time follows the replication's plan; a counter follows the count plan."""
         empty = empty_sync if kind == Kind.SYNC else empty_async
         for instrument in self._instruments():
+            held.append(instrument)
             blocks = {
                 side: instrument.block(fn, kind)
                 for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))

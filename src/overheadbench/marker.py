@@ -15,19 +15,21 @@ from .errors import MarkerError, OverheadMarkerWarning
 from .pair import Budget, Pair
 from .settings import Mode, Settings
 from .units import DurationError, SizeError, format_fraction, parse_duration, parse_size
-from .vocabulary import MAX_PROCESSES
+from .vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
 
 T = TypeVar("T")
 MARKER_NAME = "overhead"
 MARKER_HELP = (
     "overhead(max=None, max_abs=None, max_alloc=None, max_alloc_bytes=None, mode=None, confidence=None, "
-    "group=None, work=None, processes=None): fail when the framework callable given to the `overhead` fixture "
-    "costs more than the baseline by more than `max` (a fraction: 0.25 = 25% more time, or more instructions "
-    "with mode='count') or `max_abs` (seconds per call, or a string such as '2us'), or keeps more memory blocks "
-    "(`max_alloc`) or needs more peak memory per call (`max_alloc_bytes`, bytes or a string such as '1KiB')"
+    "group=None, work=None, processes=None, concurrency=None): fail when the framework callable given to "
+    "the `overhead` fixture costs more than the baseline by more than `max` (a fraction: 0.25 = 25% more "
+    "time, or more instructions with mode='count') or `max_abs` (seconds per call, or a string such as "
+    "'2us'), or keeps more memory blocks (`max_alloc`) or needs more peak memory per call "
+    "(`max_alloc_bytes`, bytes or a string such as '1KiB'); `concurrency`: callers at once (threads or "
+    "tasks), or a list of levels, one row each"
 )
 _BUDGETS = ("max", "max_abs", "max_alloc", "max_alloc_bytes")
-_KEYWORDS = (*_BUDGETS, "mode", "confidence", "group", "work", "processes")
+_KEYWORDS = (*_BUDGETS, "mode", "confidence", "group", "work", "processes", "concurrency")
 """``group`` names the report table the test appears in (as pytest-benchmark's ``group``);
 ``work`` is the typical real work per call (``"500ms"`` for an LLM call), against which the
 report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test;
@@ -38,10 +40,16 @@ PERCENT_HINT_ABOVE = 10
 
 
 def pair_from_marker(
-    args: tuple[Any, ...], kwargs: Mapping[str, Any], nodeid: str, settings: Settings, group: str | None = None
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    nodeid: str,
+    settings: Settings,
+    group: str | None = None,
+    level: int | None = None,
 ) -> Pair:
     """Validate the marker's arguments and resolve them over ``settings`` (``group``: the
-    report group to use when the marker names none), or raise :class:`MarkerError`."""
+    report group to use when the marker names none; ``level``: this item's concurrency level,
+    when the marker gives a list), or raise :class:`MarkerError`."""
     where = f"{nodeid}: @pytest.mark.overhead"
     if args:
         raise MarkerError(f"{where} takes keyword arguments only (e.g. max=0.25), got {args!r}")
@@ -76,6 +84,10 @@ def pair_from_marker(
     work_s = value.get("work", parse_duration)
     if work_s is not None and work_s <= 0:
         raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
+    levels = value.get("concurrency", concurrency_levels) or (1,)
+    if mode == Mode.COUNT and max(levels) > 1:
+        raise MarkerError(f"{where}: count mode counts one caller's instructions; concurrency is a time measurement")
+    listed = isinstance(kwargs.get("concurrency"), (list, tuple))
     return Pair(
         nodeid=nodeid,
         budget=budget,
@@ -84,7 +96,34 @@ def pair_from_marker(
         group=value.get("group", _group) or group,
         work_s=work_s,
         processes=value.get("processes", _processes) or settings.processes,
+        concurrency=level if listed and level in levels else levels[0],
+        levels=levels if listed else (),
     )
+
+
+def listed_levels(kwargs: Mapping[str, Any]) -> tuple[int, ...]:
+    """The marker's list of concurrency levels, if it gives a valid one (else its pair says why)."""
+    value = kwargs.get("concurrency")
+    if not isinstance(value, (list, tuple)):
+        return ()
+    try:
+        return concurrency_levels(value)
+    except ValueError:
+        return ()
+
+
+def concurrency_levels(value: Any) -> tuple[int, ...]:
+    """``concurrency=8`` or ``concurrency=[1, 8, 64]``: whole numbers of callers, each once."""
+    levels = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not levels or any(
+        isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_CONCURRENCY for level in levels
+    ):
+        raise ValueError(
+            f"must be a number of callers from 1 to {MAX_CONCURRENCY}, or a list of them (e.g. [1, 8, 64])"
+        )
+    if len(set(levels)) != len(levels):
+        raise ValueError("lists a level twice")
+    return tuple(levels)
 
 
 class _Reader:

@@ -78,6 +78,15 @@ class Pair:
     column (the absolute overhead as a share of it)."""
     processes: int = 6
     """Fresh processes the pair is measured in first (1: in the test's process only)."""
+    concurrency: int = 1
+    """Callers of each side at once while it is timed: threads for plain callables, tasks of
+    one event loop for ``async def`` ones (the marker's ``concurrency``, or ``compare()``'s)."""
+    levels: tuple[int, ...] = ()
+    """The marker's list of levels, when the test is measured at each (one row per level)."""
+
+    @property
+    def levelled(self) -> bool:
+        return bool(self.levels)
 
     @property
     def replicated(self) -> bool:
@@ -86,4 +95,10 @@ class Pair:
 
     def measuring(self, settings: Settings) -> Settings:
         """The session's settings with this pair's own choices: what the engine and the replicas use."""
-        return dataclasses.replace(settings, processes=self.processes, confidence=self.confidence, mode=self.mode)
+        return dataclasses.replace(
+            settings,
+            processes=self.processes,
+            confidence=self.confidence,
+            mode=self.mode,
+            concurrency=self.concurrency,
+        )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from collections.abc import Generator
 from typing import Any
@@ -22,13 +21,14 @@ from .distribution import (
 from .environment import environment
 from .errors import MarkerError, OverheadUsageError, StorageError
 from .figure_report import markdown_figures, render_figure_changes, render_figures
+from .figures import MARKER_HELP as TRANSPORT_HELP
 from .figures import MARKER_NAME as TRANSPORT_MARKER
 from .figures import FigureResult, limits_from_marker
 from .fixture import OverheadFixture
 from .github import annotation, append_summary, in_actions
-from .http.fixtures import asgi_server  # noqa: F401  (registered as a fixture by this plugin module)
+from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .jsonio import strict, write_json_atomic, write_text_atomic
-from .marker import MARKER_HELP, MARKER_NAME, pair_from_marker
+from .marker import MARKER_HELP, MARKER_NAME, listed_levels, pair_from_marker
 from .options import Options, add_options, options_from_config
 from .pair import Pair
 from .replicas.pool import ReplicaError, ReplicaPool
@@ -48,22 +48,30 @@ REPORT_ATTRIBUTE = "overheadbench"
 """The test report attribute carrying its measured pair: pytest serialises extra report
 attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
 it stays out of JUnit XML)."""
-TRANSPORT_FIXTURE = "transport"
-FIGURES_ATTRIBUTE = "overheadbench_figures"
-TRANSPORT_HELP = (
-    "transport(p50=None, p95=None, p99=None, rps=None, client_cpu=None, server_cpu=None, errors=0, ttfe=None, "
-    "events_per_s=None, total=None, scaling=None): budgets for the figures the `transport` fixture measures: "
-    "latency, CPU per request, time to first event and stream total ceilings (seconds or '5ms'), req/s, "
-    "events/s and scaling floors (numbers), failed requests"
-)
+TRANSPORT_FIXTURE, FIGURES_ATTRIBUTE = "transport", "overheadbench_figures"
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
 PAIR_KEY = pytest.StashKey[Pair]()
 HINTS_KEY = pytest.StashKey[list[Warning]]()
+LEVEL_FIXTURE = "overhead_concurrency"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``@pytest.mark.overhead(concurrency=[1, 8, 64])``: one test item, so one row, per level."""
+    mark = metafunc.definition.get_closest_marker(MARKER_NAME)
+    levels = listed_levels(mark.kwargs) if mark is not None else ()
+    if levels and LEVEL_FIXTURE in metafunc.fixturenames:
+        metafunc.parametrize(LEVEL_FIXTURE, levels, ids=[f"c={level}" for level in levels], indirect=True)
+
+
+@pytest.fixture(name=LEVEL_FIXTURE)
+def concurrency_level(request: pytest.FixtureRequest) -> int | None:
+    """This row's number of concurrent callers, when the marker lists levels."""
+    return getattr(request, "param", None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -81,12 +89,6 @@ def pytest_configure(config: pytest.Config) -> None:
             prepare_controller(config)
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
     config.pluginmanager.register(OverheadSession(config, options, replica), "overheadbench-session")
-
-
-def servers_elsewhere() -> list[int]:
-    """Process ids of the servers running now (none unless the HTTP helpers were imported)."""
-    server = sys.modules.get("overheadbench.http.server")
-    return sorted(set(server.SERVING.values())) if server is not None else []
 
 
 class OverheadSession:
@@ -202,12 +204,14 @@ class OverheadSession:
         try:
             with warnings.catch_warnings(record=True) as hints:
                 warnings.simplefilter("always")
+                callspec = getattr(item, "callspec", None)
                 pair = pair_from_marker(
                     mark.args,
                     mark.kwargs,
                     original_nodeid(item),
                     self.settings,
                     str(group) if group else None,
+                    callspec.params.get(LEVEL_FIXTURE) if callspec is not None else None,
                 )
         except MarkerError as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None
@@ -216,7 +220,7 @@ class OverheadSession:
         return self.pair_for(item, warn)
 
     @pytest.fixture(name=FIXTURE_NAME)
-    def overhead_fixture(self, request: pytest.FixtureRequest) -> OverheadFixture:
+    def overhead_fixture(self, request: pytest.FixtureRequest, overhead_concurrency: int | None) -> OverheadFixture:
         """Measure a baseline-versus-framework pair: ``overhead.compare(baseline=..., framework=...)``."""
         item = request.node
         pair = self.pair_for(item)

@@ -43,7 +43,7 @@ ALLOCATION_FOOTNOTE = (
 COUNTED_FIGURES = (Figure.INSTRUCTIONS, Figure.PEAK_BYTES, Figure.KEPT_BLOCKS, Figure.KEPT_BYTES)
 CSV_HEADERS = (
     "group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s", "budget_max",
-    "budget_max_abs_s", "verdict", "processes", "mode",
+    "budget_max_abs_s", "verdict", "processes", "mode", "concurrency",
     *(f"{side}_{figure}" for figure in COUNTED_FIGURES for side in (Side.BASELINE, Side.FRAMEWORK)),
 )  # fmt: skip
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -119,11 +119,28 @@ def impact(result: OverheadResult) -> str:
     return f"{100 * result.impact:.2g}% of {format_seconds(result.pair.work_s)}"
 
 
+def _concurrent(result: OverheadResult) -> bool:
+    return result.pair.concurrency > 1 or result.pair.levelled
+
+
+def calls_cell(result: OverheadResult) -> str:
+    """``1.23M -> 988k``: calls per second of both sides, all callers together."""
+
+    def rate(value: float) -> str:
+        if math.isnan(value):
+            return "n/a"
+        return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.0f}k" if value >= 1e4 else f"{value:,.0f}"
+
+    return " -> ".join(rate(value) for value in result.calls_per_s)
+
+
 COLUMNS = (
+    Column("callers", "callers", "Callers", lambda r: str(r.pair.concurrency), _concurrent),
     Column("baseline", "baseline/call", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
     Column("framework", "framework/call", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
     Column("overhead", "overhead (CI)", "Overhead (interval)", overhead_cell),
     Column("abs", "abs/call", "Abs/call", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed),
+    Column("calls", "calls/s", "Calls/s", calls_cell, lambda r: _timed(r) and _concurrent(r)),
     Column("harness", "harness/call", "Harness/call", lambda r: format_seconds(r.harness_s), _timed),
     Column(
         "instructions",
@@ -152,7 +169,7 @@ COLUMNS = (
     Column("impact", "impact", "Impact on real work", impact, lambda r: r.impact is not None),
 )
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
-TERMINAL_COLUMNS = ("baseline", "framework", "overhead", "instructions", "budget", "impact")
+TERMINAL_COLUMNS = ("callers", "baseline", "framework", "overhead", "calls", "instructions", "budget", "impact")
 """The terminal table's columns by default (with the test and its status): what fits 120 columns."""
 TERMINAL_WIDTH = 120
 SHORTEST_TEST = 24
@@ -225,6 +242,9 @@ def render_table(
             "* measured in one process only: the interval leaves out between-process "
             "variance and is optimistic (use overhead_processes >= 3)"
         )
+    scaling = scaling_rows(results)
+    if scaling:
+        lines += ["", "overhead by concurrent callers:", *padded(fitted(scaling, width))]
     return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]
 
 
@@ -291,6 +311,12 @@ def render_markdown(results: Sequence[OverheadResult], env: dict[str, Any]) -> s
             + f"{MARKDOWN_STATUS[r.verdict]} |"
             for r in members
         ]
+    scaling = scaling_rows(results)
+    if scaling:
+        header, *body = scaling
+        lines += ["", "## Overhead by concurrent callers", "", "| " + " | ".join(header) + " |"]
+        lines += ["|" + "---|" * len(header)]
+        lines += [f"| {markdown_code(row[0])} | " + " | ".join(map(markdown_cell, row[1:])) + " |" for row in body]
     notes = [*interval_notes(results), *footnotes(results)]
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
@@ -315,6 +341,7 @@ def csv_rows(results: Sequence[OverheadResult]) -> list[tuple[Any, ...]]:
             r.verdict,
             len(r.samples),
             r.mode,
+            r.pair.concurrency,
             *_count_cells(r),
         )
         for r in results
@@ -329,3 +356,31 @@ def _count_cells(result: OverheadResult) -> list[float | str]:
         for figure in COUNTED_FIGURES
         for side in (Side.BASELINE, Side.FRAMEWORK)
     ]
+
+
+def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
+    """Tests measured at a list of concurrency levels: each level's overhead and interval, and
+    the growth from the fewest callers to the most, in points (its half-width from both
+    intervals, as independent estimates)."""
+    tests: dict[str, dict[int, OverheadResult]] = {}
+    for result in results:
+        if result.pair.levelled and result.measured and result.mode == Mode.TIME:
+            tests.setdefault(_unlevelled(result.nodeid, result.pair.concurrency), {})[result.pair.concurrency] = result
+    levels = sorted({level for rows in tests.values() for level in rows})
+    if not tests:
+        return []
+    header = ("test", *(f"c={level}" for level in levels), "growth (points)")
+    rows = [header]
+    for name, by_level in tests.items():
+        cells = [overhead_cell(by_level[level]) if level in by_level else "" for level in levels]
+        fewest, most = by_level[min(by_level)], by_level[max(by_level)]
+        half = math.hypot(*(100 * (r.ci[1] - r.ci[0]) / 2 for r in (fewest, most)))
+        growth = 100 * (most.overhead - fewest.overhead)
+        rows.append((plain(name), *cells, f"{growth:+.1f} ± {half:.1f}" if len(by_level) > 1 else ""))
+    return rows
+
+
+def _unlevelled(nodeid: str, level: int) -> str:
+    """The test's id without its ``c=N`` parameter (``t[retry-c=8]`` -> ``t[retry]``)."""
+    stripped = re.sub(rf"(\[|-)c={level}(?=-|\])", lambda match: "[" if match.group(1) == "[" else "", nodeid)
+    return stripped.replace("[-", "[").replace("[]", "")

@@ -55,6 +55,10 @@ class OverheadResult:
         return self.pair.mode
 
     @property
+    def concurrency(self) -> int:
+        return self.pair.concurrency
+
+    @property
     def overhead(self) -> float:
         return self.ratio - 1
 
@@ -70,6 +74,14 @@ class OverheadResult:
         return self.abs_overhead_s / self.pair.work_s
 
     @property
+    def calls_per_s(self) -> tuple[float, float]:
+        """Calls per second of the baseline and the framework (at the pair's concurrency: all
+        its callers together)."""
+        return 1 / self.baseline_s if self.baseline_s > 0 else math.nan, (
+            1 / self.framework_s if self.framework_s > 0 else math.nan
+        )
+
+    @property
     def measured(self) -> bool:
         return self.verdict != Status.UNMEASURED
 
@@ -81,6 +93,8 @@ class OverheadResult:
             "mode": self.mode,
             "confidence": self.pair.confidence,
             "work_s": self.pair.work_s,
+            "concurrency": self.pair.concurrency,
+            "levels": list(self.pair.levels),
             "budget": self.pair.budget.to_json(),
             "impact": self.impact,
             "ratio": self.ratio,
@@ -123,6 +137,8 @@ class OverheadResult:
             group=fields.text("group", optional=True),
             work_s=budget.maybe_number("work_s") if work_s is None else work_s,  # schema 2 kept it in the budget
             processes=max(len(samples), 1),
+            concurrency=int(fields.maybe_number("concurrency") or 1),  # absent before schema 4: one caller
+            levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
         )
         method = fields.text("method", optional=True)
         return cls(

@@ -134,7 +134,7 @@ def calibrate(settings: Settings) -> Generator[Request, int, int]:
     process's count, so every replica times blocks of the same length.
     """
     min_block_ns = settings.min_block_s * 1e9
-    n = 1
+    n = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
     while n < MAX_CALLS_PER_BLOCK:
         shortest = min((yield Side.BASELINE, n), (yield Side.FRAMEWORK, n))
         if shortest >= min_block_ns:

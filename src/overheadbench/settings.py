@@ -66,6 +66,8 @@ class Settings:
     """The session's mode; a marker's ``mode=`` overrides it per test."""
     allocations: bool = True
     """In time mode, also count allocations per call (a short tracemalloc pass after timing)."""
+    concurrency: int = 1
+    """Callers of each side at once while it is timed (a pair's own: its marker or ``compare()``)."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -22,6 +22,8 @@ class Word(str, Enum):
         return format(str(self.value), spec)
 
 
+MAX_CONCURRENCY = 1024
+"""Upper bound of concurrent callers (threads or tasks) of one side of a pair."""
 MAX_PROCESSES = 32
 """Upper bound of every process count: each replica is a whole pytest session (~50-100 MB)
 and sets up the pair's fixtures; beyond this the interval no longer narrows in any useful way."""

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+
+def servers_elsewhere() -> list[int]:
+    """Process ids of the servers running now (none unless the HTTP helpers were imported)."""
+    server = sys.modules.get("overheadbench.http.server")
+    return sorted(set(server.SERVING.values())) if server is not None else []
 
 
 @pytest.fixture

@@ -37,3 +37,7 @@ class Instrument(Protocol):
     def block(self, fn: Callable[[], Any], kind: Kind) -> Block:
         """A block running ``fn`` (sync or async, as ``kind`` says)."""
         ...
+
+    def close(self) -> None:
+        """Release what the blocks held (the concurrent callers' threads)."""
+        ...

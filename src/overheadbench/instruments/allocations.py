@@ -142,3 +142,6 @@ class AllocationTrace:
         self, fn: Callable[[], Any], kind: Kind
     ) -> Callable[[int], Allocations] | Callable[[int], Awaitable[Allocations]]:
         return sync_block(fn) if kind == Kind.SYNC else async_block(fn)
+
+    def close(self) -> None:
+        """Nothing held between blocks."""

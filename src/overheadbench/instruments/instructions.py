@@ -161,3 +161,6 @@ class InstructionCount:
 
     def block(self, fn: Callable[[], Any], kind: Kind) -> walltime.SyncBlock | walltime.AsyncBlock:
         return sync_block(fn, self.counter) if kind == Kind.SYNC else async_block(fn, self.counter)
+
+    def close(self) -> None:
+        """Nothing held between blocks."""

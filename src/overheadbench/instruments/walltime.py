@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..samples import Figure, Kind
+from .callers import Crew, crew_block, tasks_block
 
 Clock = Callable[[], int]
 SyncBlock = Callable[[int], int]
@@ -53,13 +54,27 @@ async def empty_async() -> None:
     """The async harness probe: a coroutine call and await, nothing else."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class WallClock:
-    """The time-mode instrument: blocks return elapsed nanoseconds from ``clock``."""
+    """The time-mode instrument: blocks return elapsed nanoseconds from ``clock``; with
+    ``concurrency`` above one, from that many callers at once (:mod:`.callers`)."""
 
     clock: Clock = time.perf_counter_ns
+    concurrency: int = 1
     figures: tuple[Figure, ...] = field(default=(), init=False)
     subtract_harness: bool = field(default=False, init=False)
+    _crew: Crew | None = field(default=None, init=False, repr=False)
 
     def block(self, fn: Callable[[], Any], kind: Kind) -> SyncBlock | AsyncBlock:
-        return sync_block(fn, self.clock) if kind == Kind.SYNC else async_block(fn, self.clock)
+        if self.concurrency == 1:
+            return sync_block(fn, self.clock) if kind == Kind.SYNC else async_block(fn, self.clock)
+        if kind == Kind.ASYNC:
+            return tasks_block(fn, self.concurrency, self.clock)
+        if self._crew is None:
+            self._crew = Crew(self.concurrency)  # one crew for every side of the pair
+        return crew_block(self._crew, fn, self.clock)
+
+    def close(self) -> None:
+        if self._crew is not None:
+            self._crew.close()
+            self._crew = None
