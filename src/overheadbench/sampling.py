@@ -30,6 +30,9 @@ TooWide = Callable[[list[ReplicaSamples]], bool]
 """Whether the interval over these processes is still wider than the target (a pair's stopping rule)."""
 
 MAX_CALLS_PER_BLOCK = 10_000_000
+CALLER_BLOCK_S = 200e-6
+"""With concurrent callers a block lasts at least this long per caller: releasing and
+gathering a crew of threads costs ~10-50 µs per caller here, which must stay a small share."""
 WARMUP_PAIRS = 5
 WARMUP_MIN_S = 0.02
 HARNESS_BLOCKS = 7
@@ -133,7 +136,7 @@ def calibrate(settings: Settings) -> Generator[Request, int, int]:
     Power-of-two steps keep the count stable; the replica processes are given this
     process's count, so every replica times blocks of the same length.
     """
-    min_block_ns = settings.min_block_s * 1e9
+    min_block_ns = max(settings.min_block_s, settings.concurrency * CALLER_BLOCK_S) * 1e9
     n = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
     while n < MAX_CALLS_PER_BLOCK:
         shortest = min((yield Side.BASELINE, n), (yield Side.FRAMEWORK, n))
