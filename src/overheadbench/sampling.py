@@ -30,7 +30,7 @@ TooWide = Callable[[list[ReplicaSamples]], bool]
 """Whether the interval over these processes is still wider than the target (a pair's stopping rule)."""
 
 MAX_CALLS_PER_BLOCK = 10_000_000
-CALLER_BLOCK_S = 200e-6
+CALLER_BLOCK_S = 1e-3
 """With concurrent callers a block lasts at least this long per caller: releasing and
 gathering a crew of threads costs ~10-50 µs per caller here, which must stay a small share."""
 WARMUP_PAIRS = 5
