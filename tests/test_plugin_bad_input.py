@@ -8,7 +8,7 @@ from conftest import QUIET_INI
 CASES = {
     "unknown_keyword": (
         "@pytest.mark.overhead(max=0.2, maximum=0.3)",
-        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work, processes",
+        "*test_case: @pytest.mark.overhead got unknown argument(s) maximum; it accepts max, max_abs, max_alloc, max_alloc_bytes, mode, confidence, group, work, processes, concurrency",
     ),
     "max_not_a_number": (
         "@pytest.mark.overhead(max='25%')",

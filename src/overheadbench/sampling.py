@@ -136,7 +136,8 @@ def calibrate(settings: Settings) -> Generator[Request, int, int]:
     Power-of-two steps keep the count stable; the replica processes are given this
     process's count, so every replica times blocks of the same length.
     """
-    min_block_ns = max(settings.min_block_s, settings.concurrency * CALLER_BLOCK_S) * 1e9
+    callers = settings.concurrency
+    min_block_ns = (settings.min_block_s if callers == 1 else max(settings.min_block_s, callers * CALLER_BLOCK_S)) * 1e9
     n = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
     while n < MAX_CALLS_PER_BLOCK:
         shortest = min((yield Side.BASELINE, n), (yield Side.FRAMEWORK, n))
