@@ -8,12 +8,16 @@ uses anyio, so it runs on asyncio and trio alike.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 
 Message = dict[str, Any]
 
@@ -35,6 +39,20 @@ class EchoAgent:
 
     async def process(self, message: Message) -> Message:
         return self.handle(message)
+
+
+class HashingAgent:
+    """Checksums a 64 KiB document per message: C work that releases the GIL (and, async, runs
+    in a worker thread), so concurrent callers really overlap on several cores."""
+
+    def __init__(self, size: int = 64 * 1024) -> None:
+        self.document = bytes(range(256)) * (size // 256)
+
+    def handle(self, message: Message) -> Message:
+        return {**message, "checksum": hashlib.sha256(self.document).hexdigest()[:8]}
+
+    async def process(self, message: Message) -> Message:
+        return await anyio.to_thread.run_sync(self.handle, message)
 
 
 class FlakyAgent:
@@ -120,6 +138,30 @@ class Metrics:
             return result
         finally:
             self._record(started, failed)
+
+
+class SharedCounter:
+    """The deliberately contended middleware: counts calls in one shared counter, and holds its
+    lock across the call it counts (the classic mistake). Nearly free for one caller; with
+    many, every call waits for the one in progress, so callers that could overlap cannot."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.count = 0
+        self._lock = threading.Lock()
+        self._async_locks: dict[object, anyio.Lock] = {}
+
+    def handle(self, message: Message) -> Message:
+        with self._lock:
+            self.count += 1
+            return self.agent.handle(message)
+
+    async def process(self, message: Message) -> Message:
+        loop = anyio.lowlevel.current_token()  # an anyio.Lock belongs to the loop it was made in
+        lock = self._async_locks.setdefault(loop, anyio.Lock())
+        async with lock:
+            self.count += 1
+            return await self.agent.process(message)
 
 
 class CircuitOpen(Exception):

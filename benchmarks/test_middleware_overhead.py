@@ -38,6 +38,16 @@ MIDDLEWARE = {
 }
 
 
+FULL_STACK = (
+    Metrics,
+    Retry,
+    CircuitBreaker,
+    lambda a: RateLimiter(a, rate=1e12, burst=10**12),
+    lambda a: Timeout(a, seconds=30),
+)
+"""The five layers of the full stack, innermost first."""
+
+
 def pair(overhead, framework_agent, baseline_agent, kind: str):
     if kind == "sync":
         return overhead.compare(lambda: baseline_agent.handle(MESSAGE), lambda: framework_agent.handle(MESSAGE))
@@ -94,12 +104,4 @@ def test_minimal_stack_metrics_and_retry(overhead, kind: str):
 )
 def test_full_stack_five_layers(overhead, kind: str):
     agent = EchoAgent()
-    full = stack(
-        agent,
-        Metrics,
-        Retry,
-        CircuitBreaker,
-        lambda a: RateLimiter(a, rate=1e12, burst=10**12),
-        lambda a: Timeout(a, seconds=30),
-    )
-    pair(overhead, full, agent, kind)
+    pair(overhead, stack(agent, *FULL_STACK), agent, kind)

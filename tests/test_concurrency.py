@@ -115,3 +115,8 @@ def test_a_list_of_levels_gives_one_row_each_and_the_growth_table(pytester: pyte
     data = json.loads((pytester.path / "out.json").read_text())
     levels = {r["nodeid"].split("::")[1]: (r["concurrency"], r["levels"]) for r in data["results"]}
     assert levels == {"test_levels[c=1]": (1, [1, 4]), "test_levels[c=4]": (4, [1, 4]), "test_call": (3, [])}
+
+
+def test_levels_in_a_params_marks_are_refused_rather_than_lost() -> None:
+    with pytest.raises(MarkerError, match=r"goes in a marker on the test function .* not in pytest.param\(marks=...\)"):
+        pair_from_marker((), {"max": 0.1, "concurrency": [1, 8]}, "t::x[a]", Settings())

@@ -88,6 +88,11 @@ def pair_from_marker(
     if mode == Mode.COUNT and max(levels) > 1:
         raise MarkerError(f"{where}: count mode counts one caller's instructions; concurrency is a time measurement")
     listed = isinstance(kwargs.get("concurrency"), (list, tuple))
+    if listed and level is None:
+        raise MarkerError(
+            f"{where}: a list of concurrency levels parametrises the test, so it goes in a marker on the test "
+            f"function (or its class or module), not in pytest.param(marks=...), where the levels would be lost"
+        )
     return Pair(
         nodeid=nodeid,
         budget=budget,

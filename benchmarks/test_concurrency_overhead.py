@@ -1,0 +1,59 @@
+"""Middleware overhead under concurrent callers: each middleware alone and the full stack at 1,
+8 and 64 callers (threads for the sync path, tasks for the async one), and a deliberately
+contended middleware beside an uncontended one.
+
+Under the GIL a middleware without shared state costs per call what it costs one caller, so
+its rows stay flat. ``SharedCounter`` holds its lock across the call it counts: one caller
+barely notices, but callers of an agent whose work releases the GIL (checksumming in C, or a
+worker thread for the async path) could overlap on two cores and now wait in line, so its
+overhead grows with them. ``Metrics`` on the same agent keeps no lock: the flat control.
+Budgets are those of ``test_middleware_overhead.py`` (per call, whatever the load); the
+growth table at the end of the report is the figure (docs/concurrency.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+from framework import EchoAgent, HashingAgent, Metrics, SharedCounter, stack
+from test_middleware_overhead import FULL_STACK, MIDDLEWARE, pair
+
+LEVELS = [1, 8, 64]
+KINDS = ["sync", "async"]
+
+
+def under_load(**budget):
+    return pytest.mark.overhead(concurrency=LEVELS, processes=3, work="500ms", group="under concurrency", **budget)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", [name for name in MIDDLEWARE if name != "timeout"])
+@under_load(max_abs="3us")  # their budgets alone: 2 µs, batching 3 µs (levels need one marker per test)
+def test_each_middleware_under_concurrency(overhead, name: str, kind: str):
+    agent = EchoAgent()
+    pair(overhead, MIDDLEWARE[name][0](agent), agent, kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@under_load(max_abs="50us")
+def test_timeout_under_concurrency(overhead, kind: str):
+    agent = EchoAgent()
+    pair(overhead, MIDDLEWARE["timeout"][0](agent), agent, kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@under_load(max_abs="40us")  # async: the timeout layer's cancel scope (sync alone: 10 µs)
+def test_full_stack_under_concurrency(overhead, kind: str):
+    agent = EchoAgent()
+    pair(overhead, stack(agent, *FULL_STACK), agent, kind)
+
+
+@pytest.mark.parametrize(
+    ("name", "wrap"),
+    [("shared_counter", SharedCounter), ("metrics", Metrics)],
+    ids=["contended-shared_counter", "uncontended-metrics"],
+)
+@pytest.mark.parametrize("kind", KINDS)
+@under_load(max_abs="1ms")  # loose on purpose: the growth between the levels is the figure here
+def test_a_lock_held_across_the_call_grows_with_callers(overhead, name: str, wrap, kind: str):
+    agent = HashingAgent()
+    pair(overhead, wrap(agent), agent, kind)
