@@ -1,4 +1,5 @@
-"""Middleware overhead under concurrent callers: each middleware alone and the full stack at 1,
+"""Middleware overhead under concurrent callers (last in the suite by its name: its 5 minutes of
+threads come after the transport figures): each middleware alone and the full stack at 1,
 8 and 64 callers (threads for the sync path, tasks for the async one), and a deliberately
 contended middleware beside an uncontended one.
 
