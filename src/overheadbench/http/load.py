@@ -74,8 +74,6 @@ class Throughput:
     window_rates: tuple[float, ...] = ()
     """Requests per second in each of ``WINDOWS`` equal slices of the duration: the spread
     the req/s interval is made from."""
-    processes: int = 1
-    """Load-generator processes."""
     latency_ns: tuple[int, ...] = field(default=(), repr=False)
     """Every counted request's latency (the percentiles' intervals are made from them)."""
 

@@ -68,7 +68,7 @@ def load(
             max(warmup // workers, 1), cadata, headers=tuple(sent.items()))
         for share in shares
     ]  # fmt: skip
-    return _merged(_run_workers(jobs, server), concurrency, workers)
+    return _merged(_run_workers(jobs, server), concurrency)
 
 
 def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
@@ -126,7 +126,7 @@ def _worker_failure(process: subprocess.Popen[str], line: str, server: Server) -
     return f"a load worker for {server.url} ({server.protocol}) stopped before it was ready: {line}{errors[-2000:]}"
 
 
-def _merged(reports: list[dict[str, Any]], concurrency: int, workers: int) -> Throughput:
+def _merged(reports: list[dict[str, Any]], concurrency: int) -> Throughput:
     latencies = np.concatenate([np.asarray(report["latencies_ns"], np.int64) for report in reports])
     duration_ns = max(report["duration_ns"] for report in reports)
     finished = np.concatenate([np.asarray(report["finished_ns"], np.int64) for report in reports])
@@ -144,6 +144,5 @@ def _merged(reports: list[dict[str, Any]], concurrency: int, workers: int) -> Th
         first_error,
         server_cpu_s_per_request=per_request(sum(report["server_cpu_s"] for report in reports)),
         window_rates=window_rates(finished, duration_ns),
-        processes=workers,
         latency_ns=tuple(latencies.tolist()),
     )
