@@ -22,6 +22,7 @@ import pytest
 from overheadbench.http import astream, throughput
 
 BODY = json.dumps({"message": "hello", "padding": "x" * 60}).encode()  # ~100 bytes
+ECHO = {"path": "/echo", "body": BODY}  # the lean load's request: POST /echo with BODY
 PROTOCOLS = ["http1", "h2c"]
 ALL_PROTOCOLS = ["http1", "h2c", "https", "h2", "h3"]
 SSE_STARLETTE = "sse_app:app"  # benchmarks/ is on sys.path, and so on the server's
@@ -101,7 +102,7 @@ LOADED_FLOOR = {"http1": 600, "h2c": 600, "https": 600, "h2": 600, "h3": 300}
 @pytest.mark.parametrize("protocol", ALL_PROTOCOLS)
 def test_sequential_latency(transport, asgi_server, protocol):
     """One request at a time from the lean load generator: the seeds' "P95 < 5 ms" and "> 1,000 req/s"."""
-    transport.load(asgi_server(protocol=protocol), concurrency=1, body=BODY, rps=SEQUENTIAL_FLOOR[protocol])
+    transport.load(asgi_server(protocol=protocol), concurrency=1, **ECHO, rps=SEQUENTIAL_FLOOR[protocol])
 
 
 @pytest.mark.transport(errors=0)
@@ -115,14 +116,14 @@ def test_concurrency_scaling(transport, asgi_server, protocol):
     at ~2,900 req/s), so 100 in flight measured 0.90-2.01x of 1 in flight here, and wrk itself
     measured 0.84x and 0.93x (docs/http.md). Their scaling is reported, not budgeted."""
     scaling = 1.0 if protocol == "h2c" else None
-    transport.sweep(asgi_server(protocol=protocol), (1, 10, 100), body=BODY, rps=LOADED_FLOOR[protocol],
+    transport.sweep(asgi_server(protocol=protocol), (1, 10, 100), **ECHO, rps=LOADED_FLOOR[protocol],
                     scaling=scaling)  # fmt: skip
 
 
 @pytest.mark.transport(errors=0, rps=600)
 def test_hundred_in_flight_for_ten_seconds_has_no_errors(transport, asgi_server, request):
     duration = 2.5 if request.config.getoption("--overhead-quick") else 10.0
-    transport.load(asgi_server(protocol="h2c"), concurrency=100, duration_s=duration, body=BODY,
+    transport.load(asgi_server(protocol="h2c"), concurrency=100, duration_s=duration, **ECHO,
                    label=f"h2c c=100 for {duration:g} s")  # fmt: skip
 
 

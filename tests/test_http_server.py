@@ -23,7 +23,7 @@ from overheadbench.http import (
 )
 from overheadbench.http.child import GRACEFUL_TIMEOUT_S, config_for
 from overheadbench.http.loadgen import LoadError
-from overheadbench.http.loadrun import load
+from overheadbench.http.loadrun import _fatal, load
 from overheadbench.http.server import ProtocolMismatch
 
 
@@ -93,6 +93,34 @@ def test_the_lean_load_speaks_every_protocol_and_reads_both_cpus(protocol: str) 
         assert server.stats()["requests"] >= result.requests + 3  # the server counted them too
     finally:
         server.close()
+
+
+def test_the_lean_load_asks_what_any_app_answers_unless_told_otherwise() -> None:
+    """No options: GET / with no body (a user's app has no /echo); a body makes it a POST; a body
+    with GET or HEAD is refused before any worker starts."""
+    server = start_server()
+    try:
+        plain = load(server, duration_s=0.1, warmup=0)
+        assert plain.errors == 0 and plain.requests > 0, plain.first_error
+        echoed = load(server, duration_s=0.1, warmup=0, path="/echo", body=b'{"x": 1}')
+        assert echoed.errors == 0 and echoed.requests > 0, echoed.first_error
+        for method in ("GET", "head"):
+            with pytest.raises(ValueError, match=f"method={method.upper()} with a body \\(2 bytes\\): .* use method='POST'"):
+                load(server, duration_s=0.1, method=method, body=b"{}")
+    finally:
+        server.close()
+
+
+def test_a_server_that_hangs_up_is_reported_with_the_likely_cause_and_its_output() -> None:
+    class Stopped:
+        url, protocol = "http://127.0.0.1:1", "h2c"
+
+        def output(self) -> str:
+            return "Traceback ...\nKeyError: 3"
+
+    text = _fatal("the server closed the connection (EOF)", Stopped())  # type: ignore[arg-type]
+    assert "the server dropped the connection instead of answering" in text and text.endswith("KeyError: 3")
+    assert "dropped" not in _fatal("ConnectionRefusedError: ...", Stopped())  # type: ignore[arg-type]
 
 
 def test_the_lean_load_reports_a_status_and_a_refused_connection_clearly() -> None:
@@ -309,8 +337,8 @@ def test_the_lean_load_sends_its_headers_over_every_protocol(tmp_path: Path, mon
     for protocol in ("http1", "h2c", "h3"):
         server = start_server("picky:app", protocol=protocol)
         try:
-            assert load(server, duration_s=0.1, warmup=1).errors == 0, protocol  # application/json by default
-            other = load(server, duration_s=0.1, warmup=0, headers={"Content-Type": "text/plain"})
+            assert load(server, duration_s=0.1, warmup=1, body=b"{}").errors == 0, protocol  # a body: JSON by default
+            other = load(server, duration_s=0.1, warmup=0, body=b"{}", headers={"Content-Type": "text/plain"})
             assert other.first_error == "status 422", protocol
         finally:
             server.close()

@@ -253,3 +253,23 @@ def test_count_mode_warns_when_a_server_in_another_process_served_the_pair(pytes
     result.stdout.fnmatch_lines(
         ["*OverheadCountingWarning*count mode counted this process only, while server process*"]
     )
+
+
+def test_without_overhead_a_load_that_fails_its_requests_fails_the_test(transport_project: pytest.Pytester) -> None:
+    """Smoke mode judges nothing timed, but failed requests are a count: all 404s is a broken test."""
+    transport_project.makepyfile(
+        """
+        def test_broken(transport, make):
+            transport.record("h1 c=1", make(100, errors=40))
+
+        def test_fine(transport, make):
+            transport.record("h1 c=1", make(100))
+
+        def test_allowed(transport, make):
+            transport.record("h1 c=1", make(100, errors=40), errors=50)
+        """
+    )
+    result = transport_project.runpytest()
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["h1 c=1: failed requests 40 (a single reading) exceeds errors 0 (the first: status 500)"])
+    assert "transport figures" not in result.stdout.str()  # nothing measured, nothing tabled

@@ -74,7 +74,7 @@ def main() -> None:
             for level in LEVELS:
                 ours, theirs, client, served = [], [], [], []
                 for _ in range(args.rounds):
-                    result = load(server, concurrency=level, duration_s=args.seconds)
+                    result = load(server, concurrency=level, duration_s=args.seconds, path="/echo", body=DEFAULT_BODY)
                     ours.append(result.requests_per_s)
                     client.append(result.client_cpu_s_per_request)
                     served.append(result.server_cpu_s_per_request)

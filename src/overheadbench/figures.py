@@ -211,10 +211,12 @@ class FigureResult:
 
 
 def judge(nodeid: str, reading: Reading, limit: float | None, measured: bool = True) -> FigureResult:
-    """The reading against its limit, by the pairs' rule (the whole interval decides)."""
+    """The reading against its limit, by the pairs' rule (the whole interval decides). Not
+    measured (a smoke run without ``--overhead``), only failed requests are judged: a count,
+    exact however brief the run, and a load that is all errors is a broken test."""
     spec = SPECS[reading.metric]
     shown = f"{reading.row}: {spec.what} {spec.show(reading.value)}"
-    if not measured:
+    if not measured and reading.metric != Metric.ERRORS:
         return FigureResult(nodeid, reading, limit, Status.UNMEASURED, "not measured (run pytest with --overhead)")
     if limit is None:
         return FigureResult(nodeid, reading, None, Status.UNJUDGED, f"{shown} (no budget)")

@@ -283,10 +283,9 @@ class OverheadSession:
                             pytrace=False)  # fmt: skip
             return
         figures = fixture.judged()
-        if not fixture.measuring:
-            return
-        item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
-        baselines = self.baselines
+        if fixture.measuring:
+            item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
+        baselines = self.baselines if fixture.measuring else None
         decided = figures_outcome(
             figures,
             self.settings.inconclusive,

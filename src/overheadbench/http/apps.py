@@ -4,6 +4,7 @@ Plain ASGI (no framework), so a measurement of them is a measurement of the tran
 One app serves every endpoint; ``app`` is the instance a server process imports
 (``"overheadbench.http.apps:app"``):
 
+* ``GET /``: a small JSON body (what a load with no options asks for).
 * ``POST /echo``: the request body back, as ``application/json``.
 * ``GET|POST /delay?ms=N``: N ms of simulated work (an async sleep), then a small JSON body.
 * ``GET /stream?chunks=10&size=100&delay_ms=0``: a server-sent-events stream of ``chunks``
@@ -12,7 +13,7 @@ One app serves every endpoint; ``app`` is the instance a server process imports
 * ``GET /hold?n=N&timeout_ms=2000``: waits until N requests have been in flight at once since
   the last reset (or the timeout), then answers: the concurrency check's barrier.
 * ``GET /_stats``: requests served, in flight now, most in flight at once;
-  ``POST /_stats/reset`` zeroes them. This is how a concurrency level is verified on the
+  ``POST /_stats`` zeroes them (and answers the zeroed figures). This is how a concurrency level is verified on the
   server's side of the wire.
 * ``GET /fail``: raises, so the server answers 500 (to see errors reported).
 
@@ -90,6 +91,8 @@ class AgentApp:
         path, query = scope["path"], {k: v[-1] for k, v in parse_qs(scope["query_string"].decode()).items()}
         if path == "/echo":
             await _respond(send, 200, body, b"application/json")
+        elif path == "/":
+            await _respond(send, 200, b'{"app": "overheadbench"}', b"application/json")
         elif path == "/delay":
             await anyio.sleep(float(query.get("ms", "0")) / 1000)
             await _respond(

@@ -26,7 +26,14 @@ from .server import Server, authority
 
 START_TIMEOUT_S = 30.0
 DEFAULT_BODY = b'{"message": "hello", "padding": "' + b"x" * 60 + b'"}'
-"""About 100 bytes of JSON, the reference figures' request."""
+"""About 100 bytes of JSON, the reference figures' request (``POST /echo`` on the built-in app)."""
+BODILESS = ("GET", "HEAD")
+"""Methods whose request carries no body: a server may drop the connection over one that does."""
+CLOSED_HINT = (
+    "the server dropped the connection instead of answering; its output (if any) follows. Usual causes: "
+    "the server process crashed or was stopped, or it refused the request at the protocol level "
+    "(over HTTP/2 hypercorn drops a stream whose body the app did not read)"
+)
 
 
 def default_processes(concurrency: int) -> int:
@@ -39,17 +46,21 @@ def load(
     *,
     concurrency: int = 1,
     duration_s: float = 2.0,
-    method: str = "POST",
-    path: str = "/echo",
-    body: bytes = DEFAULT_BODY,
+    method: str | None = None,
+    path: str = "/",
+    body: bytes = b"",
     processes: int | None = None,
     warmup: int = 20,
     headers: dict[str, str] | None = None,
 ) -> Throughput:
     """Keep ``concurrency`` copies of one request in flight against ``server`` for ``duration_s``,
     from ``processes`` worker processes (default: :func:`default_processes`). Latency, req/s
-    per window, errors, the workers' and the server's CPU per request. ``headers`` go with every
-    request (default: ``content-type: application/json``, which the default body is). (Whether the server
+    per window, errors, the workers' and the server's CPU per request.
+
+    The request defaults to what any app answers: ``GET /`` with no body; a ``body`` makes it a
+    ``POST`` (``method`` chooses another), and a body with ``GET`` or ``HEAD`` is refused.
+    ``headers`` go with every request (default: ``content-type: application/json`` when there is
+    a body, none without). (Whether the server
     really had that many requests in flight is :func:`~overheadbench.http.sweeps.in_flight_probe`'s
     question: an app that never awaits finishes each request before the next one is read,
     so its own gauge says 1 whatever the load.)"""
@@ -57,8 +68,15 @@ def load(
         raise ValueError(f"concurrency must be >= 1 and duration > 0 (got {concurrency}, {duration_s})")
     if len(body) > MAX_BODY:
         raise ValueError(f"the lean load sends bodies of at most {MAX_BODY:,} bytes, not {len(body):,}")
+    method = (method or ("POST" if body else "GET")).upper()
+    if body and method in BODILESS:
+        raise ValueError(
+            f"method={method} with a body ({len(body):,} bytes): a {method} request carries none (a server may "
+            f"drop the connection over it); use method='POST', or leave the body out"
+        )
     workers = min(processes or default_processes(concurrency), concurrency)
-    sent = {"content-type": "application/json"} if headers is None else {k.lower(): v for k, v in headers.items()}
+    default_headers = {"content-type": "application/json"} if body else {}
+    sent = default_headers if headers is None else {k.lower(): v for k, v in headers.items()}
     shares = [concurrency // workers + (index < concurrency % workers) for index in range(workers)]
     port = server.quic_port if server.protocol == "h3" else int(server.url.rsplit(":", 1)[1])
     assert port is not None
@@ -105,7 +123,7 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
             line = process.stdout.readline()
             report = json.loads(line) if line.startswith("{") else {"fatal": _worker_failure(process, line, server)}
             if "fatal" in report:
-                raise LoadError(f"a load worker for {server.url} ({server.protocol}) failed: {report['fatal']}")
+                raise LoadError(_fatal(report["fatal"], server))
             reports.append(report)
         server_s = server.cpu_s() - cpu_started
         for report in reports:
@@ -118,9 +136,18 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
             process.communicate()
 
 
+def _fatal(error: str, server: Server) -> str:
+    """A worker's fatal error, with the likely cause and the server's output when the server hung up."""
+    text = f"a load worker for {server.url} ({server.protocol}) failed: {error}"
+    if "closed the connection" in error or "ended the connection" in error:
+        output = server.output().strip()
+        text += f"; {CLOSED_HINT}" + (f":\n{output[-2000:]}" if output else "")
+    return text
+
+
 def _worker_failure(process: subprocess.Popen[str], line: str, server: Server) -> str:
     if line.startswith("{"):
-        return f"a load worker for {server.url} ({server.protocol}) failed: {json.loads(line).get('fatal', line)}"
+        return _fatal(json.loads(line).get("fatal", line), server)
     process.kill()
     _, errors = process.communicate()
     return f"a load worker for {server.url} ({server.protocol}) stopped before it was ready: {line}{errors[-2000:]}"
