@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -443,6 +444,7 @@ def test_under_xdist_pairs_run_one_at_a_time_and_the_controller_gathers_them(pyt
         for test in ("test_pair_in_a_group_of_its_own", "test_pair_one")
     ]  # no "@group"
     assert_replicated(pairs, 4)
+    result.stdout.fnmatch_lines(["replica processes started in this session: [1-9]*"])  # the workers' count
     windows = sorted((e["start"], e["end"], e["pid"]) for e in read_events(pytester.path) if e["what"] == "window")
     assert len(windows) == 4 and len({pid for _, _, pid in windows}) == 1  # one worker measured them all
     for (_, end, _), (start, _, _) in zip(windows, windows[1:], strict=False):
@@ -460,3 +462,53 @@ def test_xdist_modes_that_cannot_keep_pairs_on_one_worker_are_refused(pytester: 
             f"workers at once*use --dist load or loadgroup*"
         ]
     )
+
+
+def test_under_xdist_transport_tests_run_on_the_pairs_worker(pytester: pytest.Pytester) -> None:
+    """A transport test's load beside a timed pair disturbs both: every test that times
+    anything (pairs, transport-marked tests, tests using the transport fixture) goes to one worker."""
+    pytester.makeconftest(
+        """
+        import os
+        import pytest
+        from overheadbench.http.load import Throughput
+
+        @pytest.fixture
+        def where(request):
+            yield
+            with open("workers.txt", "a") as out:
+                out.write(f"{request.node.module.__name__}.{request.node.name} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+
+        def record(transport):
+            transport.record("row", Throughput(10, 20, 0, 2.0, None, 1e-4, ""))
+        """
+    )
+    body = """
+        import pytest
+        from conftest import record
+
+        @pytest.mark.overhead(max=5.0, processes=1)
+        def test_pair(overhead, where):
+            overhead.compare(lambda: None, lambda: None)
+
+        @pytest.mark.transport(rps=1)
+        def test_marked(transport, where):
+            record(transport)
+
+        def test_fixture_only(transport, where):
+            record(transport)
+    """
+    for name in ("test_a", "test_b"):
+        pytester.makepyfile(**{name: textwrap.dedent(body) + "".join(f"\ndef test_plain_{i}(where):\n    pass\n" for i in range(6))})
+    result = pytester.runpytest("-n", "2", "--overhead", "--overhead-time-budget=0.1s", "--overhead-json=out.json")
+    result.assert_outcomes(passed=18)
+    seen = dict(line.split() for line in (pytester.path / "workers.txt").read_text().splitlines())
+    timed = {seen[f"{module}.{name}"] for module in ("test_a", "test_b") for name in ("test_pair", "test_marked", "test_fixture_only")}
+    assert len(seen) == 18 and len(timed) == 1, seen
+    assert len(set(seen.values())) == 2  # the plain tests spread out
+    assert {nodeid.split("::")[0] for nodeid in _figure_nodeids(pytester)} == {"test_a.py", "test_b.py"}
+    assert not any("@" in nodeid for nodeid in _figure_nodeids(pytester))  # the group suffix never shows
+
+
+def _figure_nodeids(pytester: pytest.Pytester) -> list[str]:
+    return [figure["nodeid"] for figure in json.loads((pytester.path / "out.json").read_text())["figures"]]

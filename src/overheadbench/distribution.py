@@ -1,14 +1,16 @@
-"""pytest-xdist: the overhead tests run one at a time, on one worker; the rest spread out.
+"""pytest-xdist: the timed tests run one at a time, on one worker; the rest spread out.
 
-Pairs timed on two workers at once disturb each other (and each brings its replicas), so
-under ``-n`` every overhead test goes to one xdist group. Two things must happen before
+Pairs timed on two workers at once disturb each other (and each brings its replicas), and a
+transport test's load (a server and load-generator processes) beside a timed pair halves
+both, so under ``-n`` every timed test (an overhead pair, a transport test) goes to one xdist
+group. Two things must happen before
 xdist schedules, in the right order:
 
 * on the controller, at configure time, the distribution mode becomes ``loadgroup`` (from
   ``load``, which ``-n`` alone means; ``loadgroup`` is ``load`` plus groups). Modes that
   cannot keep a group on one worker (``each``, ``loadscope``, ``loadfile``, ``worksteal``)
   are refused with a usage error rather than measured badly;
-* on each worker, after collection, the overhead tests' node ids get the group suffix
+* on each worker, after collection, the timed tests' node ids get the group suffix
   (``@overheadbench``) that ``loadgroup`` schedules by. That is done here rather than with
   an ``xdist_group`` mark, because xdist reads the marks before a ``trylast`` hook could add
   one, and a user's own ``xdist_group`` would give the test a second group name.
@@ -37,7 +39,7 @@ def is_controller(config: pytest.Config) -> bool:
 
 
 def prepare_controller(config: pytest.Config) -> None:
-    """Make the controller group overhead tests, or refuse a mode that cannot (usage error)."""
+    """Make the controller group the timed tests, or refuse a mode that cannot (usage error)."""
     dist = config.option.dist
     if dist not in GROUPING_MODES:
         raise pytest.UsageError(
@@ -66,11 +68,11 @@ def original_nodeid(item: pytest.Item) -> str:
     return item.stash.get(_ORIGINAL_NODEID, item.nodeid)
 
 
-def group_overhead_tests(config: pytest.Config, overhead_items: list[pytest.Item]) -> None:
-    """On an xdist worker told to group: give every overhead test the one group suffix."""
+def group_timed_tests(config: pytest.Config, timed_items: list[pytest.Item]) -> None:
+    """On an xdist worker told to group: give every timed test the one group suffix."""
     if not getattr(config, "workerinput", {}).get(_WORKERINPUT_KEY):
         return
-    for item in overhead_items:
+    for item in timed_items:
         _set_nodeid(item, f"{original_nodeid(item)}@{GROUP}")
 
 

@@ -12,7 +12,7 @@ import pytest
 from .baselines import Baselines
 from .distribution import (
     XdistGrouping,
-    group_overhead_tests,
+    group_timed_tests,
     is_controller,
     original_nodeid,
     prepare_controller,
@@ -54,6 +54,17 @@ FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
 PAIR_KEY = pytest.StashKey[Pair]()
 HINTS_KEY = pytest.StashKey[list[Warning]]()
 LEVEL_FIXTURE = "overhead_concurrency"
+WORKER_REPLICAS = "overheadbench_replicas"
+
+
+def _times_anything(item: pytest.Item) -> bool:
+    """An overhead pair or a transport test (marked, or using the fixture): under xdist these
+    run on one worker, one at a time, so no load or pair disturbs another's timing."""
+    return (
+        item.get_closest_marker(MARKER_NAME) is not None
+        or item.get_closest_marker(TRANSPORT_MARKER) is not None
+        or TRANSPORT_FIXTURE in getattr(item, "fixturenames", ())
+    )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -108,6 +119,8 @@ class OverheadSession:
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.baselines: Baselines | None = None
+        self.workers_replicas = 0
+        """Replica processes the xdist workers started (the controller starts none)."""
         self.reporting = replica is None and not hasattr(config, "workerinput")
         """Only the user's session (the xdist controller, under xdist) gathers the results and
         writes every output; replicas and xdist workers only measure."""
@@ -160,7 +173,7 @@ class OverheadSession:
         """Remember the marked tests, in their final order (replicas re-run them in it)."""
         self.marked = [item for item in items if item.get_closest_marker(MARKER_NAME) is not None]
         if self.options.measuring:
-            group_overhead_tests(config, self.marked)
+            group_timed_tests(config, [item for item in items if _times_anything(item)])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Gather measured pairs from the reports (here or from xdist workers alike)."""
@@ -238,11 +251,11 @@ class OverheadSession:
         figures against ``@pytest.mark.transport(...)`` and each call's own budgets."""
         mark = request.node.get_closest_marker(TRANSPORT_MARKER)
         try:
-            limits = limits_from_marker(mark.args, mark.kwargs, request.node.nodeid) if mark else {}
+            limits = limits_from_marker(mark.args, mark.kwargs, original_nodeid(request.node)) if mark else {}
         except MarkerError as exc:
             raise pytest.fail.Exception(str(exc), pytrace=False) from None
         options = self.options
-        return TransportFixture(request.node.nodeid, limits, self.settings, options.measuring, options.quick)
+        return TransportFixture(original_nodeid(request.node), limits, self.settings, options.measuring, options.quick)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -337,8 +350,9 @@ class OverheadSession:
         terminalreporter.write_sep("-", "overhead: framework vs baseline")
         for line in render_table(self.results, self.options.columns):
             terminalreporter.write_line(line)
-        if self.replicas.started:
-            terminalreporter.write_line(f"replica processes started in this session: {self.replicas.started}")
+        started = self.replicas.started + self.workers_replicas
+        if started:
+            terminalreporter.write_line(f"replica processes started in this session: {started}")
         if self.options.quick:
             terminalreporter.write_line(
                 "quick profile (--overhead-quick): fewer processes and less time per pair, so "
@@ -359,8 +373,16 @@ class OverheadSession:
             for file, number, message in self.failures:
                 terminalreporter.write_line(annotation(file, number, "overhead over budget", message))
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """An xdist worker is done: count the replicas it started (the summary's line)."""
+        self.workers_replicas += int(getattr(node, "workeroutput", {}).get(WORKER_REPLICAS, 0))
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.replicas.close()
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKER_REPLICAS] = self.replicas.started  # to the controller's pytest_testnodedown
         if not self.reporting:
             return
         try:
