@@ -186,6 +186,7 @@ async def test_paced_tokens_arrive_as_they_are_made(transport, asgi_server):
 @pytest.mark.transport(ttfe="10ms", events_per_s=2000)
 async def test_sse_starlette_streams(transport, asgi_server):
     """sse-starlette's default output (CRLF line endings, ping comments) through the same parser."""
+    pytest.importorskip("sse_starlette", reason="sse-starlette is not installed: pip install '.[bench]'")
     server = asgi_server(SSE_STARLETTE)
     async with server.async_client() as client:
         await astream(client, "/tokens?n=50")

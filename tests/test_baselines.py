@@ -176,7 +176,7 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")
     same.assert_outcomes(passed=1)
     same.stdout.fnmatch_lines(
-        ["*overhead: compared with 0001_base.json*", "*::test_middleware*10.0%*10.0%*~ +0.0 points*"]
+        ["*overhead: compared with 0001_base.json*", "  test_middleware*10.0%*10.0%*~ +0.0 points*"]
     )
 
     monkeypatch.setenv("FRAMEWORK_NS", "1300")

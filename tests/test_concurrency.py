@@ -109,7 +109,7 @@ def test_a_list_of_levels_gives_one_row_each_and_the_growth_table(pytester: pyte
             "*callers*calls/s*",
             "overhead by concurrent callers:",
             "*test*c=1*c=4*growth (points)*",
-            "*::test_levels *%*%*±*",
+            "  test_levels  *%*%*±*",
         ]
     )
     data = json.loads((pytester.path / "out.json").read_text())

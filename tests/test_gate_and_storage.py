@@ -172,7 +172,7 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     result.stdout.fnmatch_lines(
         [
             "::error file=test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary.py,"
-            "line=4,title=overhead over budget::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
+            "line=4,title=over budget::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
         ]
     )
     text = summary.read_text()
@@ -191,7 +191,18 @@ def test_the_terminal_table_fits_120_columns_and_columns_can_be_chosen() -> None
     result = timed(processes(0.1, 0.01, 6), long)
     lines = render_table([result])
     assert max(len(line) for line in lines) <= 120
-    assert any(line.startswith("…") and "rate_limiter-async-with-a-long-id]" in line for line in lines)
+    assert "benchmarks/test_middleware_overhead.py" in lines  # the file, once, as a heading
+    assert lines[3].startswith("  test_each_middleware_alone[rate_limiter-async-with-a-long-id]  1.00 µs")  # whole
+    many = [timed(processes(0.1, 0.01, 6), f"t.py::test_x[{kind}-{index}]") for kind in "ab" for index in range(3)]
+    many.append(timed(processes(0.1, 0.01, 6), "t.py::test_" + "y" * 130))
+    lines = render_table(many)
+    assert max(len(line) for line in lines if "yyy" not in line) <= 120  # a name wider than the table: own line
+    assert (
+        lines[2:4] == ["t.py", "  test_x"]
+        and lines[4].startswith("    [a-0]  ")
+        and lines[9].startswith("    [b-2]  ")
+    )
+    assert lines[10] == "  test_" + "y" * 130 and lines[11].strip().startswith("1.00 µs")  # own line, never cut
     chosen = render_table([result], ("overhead", "procs", "wall"))
     assert chosen[0].split() == ["test", "overhead", "(CI)", "procs", "wall", "status"]
 

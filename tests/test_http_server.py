@@ -105,7 +105,9 @@ def test_the_lean_load_asks_what_any_app_answers_unless_told_otherwise() -> None
         echoed = load(server, duration_s=0.1, warmup=0, path="/echo", body=b'{"x": 1}')
         assert echoed.errors == 0 and echoed.requests > 0, echoed.first_error
         for method in ("GET", "head"):
-            with pytest.raises(ValueError, match=f"method={method.upper()} with a body \\(2 bytes\\): .* use method='POST'"):
+            with pytest.raises(
+                ValueError, match=f"method={method.upper()} with a body \\(2 bytes\\): .* use method='POST'"
+            ):
                 load(server, duration_s=0.1, method=method, body=b"{}")
     finally:
         server.close()

@@ -148,7 +148,7 @@ def test_text_from_a_stored_file_is_escaped_in_every_report(hostile_storage, cap
 def test_text_from_a_stored_file_is_escaped_in_the_terminal_comparison(hostile_storage, capsys) -> None:
     assert main(["--storage", str(hostile_storage), "compare", "hostile", "again"]) == 0
     out = capsys.readouterr().out
-    assert "\x1b" not in out and "t.py::test_\\x1b[31mred|pipe\\nnewline`tick" in out
+    assert "\x1b" not in out and "\nt.py\n  test_\\x1b[31mred|pipe\\nnewline`tick" in out
 
 
 @pytest.mark.parametrize(

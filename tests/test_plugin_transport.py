@@ -271,5 +271,7 @@ def test_without_overhead_a_load_that_fails_its_requests_fails_the_test(transpor
     )
     result = transport_project.runpytest()
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["h1 c=1: failed requests 40 (a single reading) exceeds errors 0 (the first: status 500)"])
+    result.stdout.fnmatch_lines(
+        ["h1 c=1: failed requests 40 (a single reading) exceeds errors 0 (the first: status 500)"]
+    )
     assert "transport figures" not in result.stdout.str()  # nothing measured, nothing tabled

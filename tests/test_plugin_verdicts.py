@@ -25,7 +25,7 @@ def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.
         [
             "*overhead 31.*% (95% CI 3*%..3*%) exceeds max 25.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns); peak memory *",
             "*overhead: framework vs baseline*",
-            "*::test_retry *FAIL",
+            "  test_retry *FAIL",
             "*measured in one process only*",
         ]
     )
@@ -50,7 +50,7 @@ def test_overhead_within_budget_passes_and_is_tabled(fake_clock_project: pytest.
     )
     result = fake_clock_project.runpytest("--overhead", "--overhead-columns=overhead,abs,budget")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*::test_metrics *10.*% (*..*)*+10* ns*≤25.0%, ≤500 ns/call*PASS"])
+    result.stdout.fnmatch_lines(["  test_metrics *10.*% (*..*)*≤25%, ≤500 ns/call*PASS"])
 
 
 INCONCLUSIVE_TEST = """

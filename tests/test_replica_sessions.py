@@ -499,11 +499,17 @@ def test_under_xdist_transport_tests_run_on_the_pairs_worker(pytester: pytest.Py
             record(transport)
     """
     for name in ("test_a", "test_b"):
-        pytester.makepyfile(**{name: textwrap.dedent(body) + "".join(f"\ndef test_plain_{i}(where):\n    pass\n" for i in range(6))})
+        pytester.makepyfile(
+            **{name: textwrap.dedent(body) + "".join(f"\ndef test_plain_{i}(where):\n    pass\n" for i in range(6))}
+        )
     result = pytester.runpytest("-n", "2", "--overhead", "--overhead-time-budget=0.1s", "--overhead-json=out.json")
     result.assert_outcomes(passed=18)
     seen = dict(line.split() for line in (pytester.path / "workers.txt").read_text().splitlines())
-    timed = {seen[f"{module}.{name}"] for module in ("test_a", "test_b") for name in ("test_pair", "test_marked", "test_fixture_only")}
+    timed = {
+        seen[f"{module}.{name}"]
+        for module in ("test_a", "test_b")
+        for name in ("test_pair", "test_marked", "test_fixture_only")
+    }
     assert len(seen) == 18 and len(timed) == 1, seen
     assert len(set(seen.values())) == 2  # the plain tests spread out
     assert {nodeid.split("::")[0] for nodeid in _figure_nodeids(pytester)} == {"test_a.py", "test_b.py"}

@@ -7,6 +7,7 @@ whether it fails the test, see :func:`overheadbench.verdict.outcome`), prints
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,7 @@ class Baselines:
             return None
         return compare_result(old, result, self.history)
 
-    def changes(self, results: list[OverheadResult]) -> list[Change]:
+    def changes(self, results: Sequence[OverheadResult]) -> list[Change]:
         """Every test of this session that the stored run has too."""
         return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
 
@@ -96,7 +97,7 @@ class Baselines:
         old = self.old_figures.get(figure.key)
         return compare_figure(old, figure, self.figure_history) if old is not None else None
 
-    def figure_changes(self, figures: list[FigureResult]) -> list[FigureChange]:
+    def figure_changes(self, figures: Sequence[FigureResult]) -> list[FigureChange]:
         if self.compare_with is None:
             return []
         return compare_figures(list(self.old_figures.values()), figures, self.figure_history)

@@ -25,8 +25,9 @@ from .errors import StorageError
 from .jsonio import dumps, write_text_atomic
 from .plots import PlotUnavailable, distributions
 from .plots import trend as trend_plot
-from .report import csv_rows, plain, render_comparison, render_markdown
+from .report import csv_rows, render_comparison, render_markdown
 from .runs import Storage, read_run
+from .tables import plain
 
 
 def main(argv: Sequence[str] | None = None) -> int:

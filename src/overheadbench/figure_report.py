@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from .checks import Status
 from .figure_changes import FigureChange
 from .figures import SPECS, FigureResult, Metric
-from .report import TERMINAL_WIDTH, fitted, markdown_cell, markdown_code, padded, plain
+from .tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
 
 LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)
 STREAM = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
 HEADERS = {
     Metric.RPS: "req/s", Metric.P50: "p50", Metric.P95: "p95", Metric.P99: "p99",
-    Metric.CLIENT_CPU: "client CPU/req", Metric.SERVER_CPU: "server CPU/req", Metric.ERRORS: "errors",
+    Metric.CLIENT_CPU: "client CPU", Metric.SERVER_CPU: "server CPU", Metric.ERRORS: "errors",
     Metric.TTFE: "first event", Metric.EVENTS_PER_S: "events/s", Metric.TOTAL: "total", Metric.SCALING: "scaling",
 }  # fmt: skip
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INCONCLUSIVE: "inconclusive"}
@@ -46,20 +46,18 @@ def _value(figure: FigureResult | None) -> str:
     return SPECS[figure.metric].show(value) if math.isfinite(value) else "n/a"
 
 
-def _table(
-    figures: Sequence[FigureResult], metrics: Sequence[Metric], name: Callable[[str], str]
-) -> list[tuple[str, ...]]:
+def _table(figures: Sequence[FigureResult], metrics: Sequence[Metric]) -> list[tuple[str, ...]]:
     rows = [r for r in _rows(figures).items() if any(metric in r[1] for metric in metrics)]
     if not rows:
         return []
     header = ("test", "row", *(HEADERS[m] for m in metrics))
     return [
         header,
-        *((name(nodeid), plain(row), *(_value(cells.get(m)) for m in metrics)) for (nodeid, row), cells in rows),
+        *((plain(nodeid), plain(row), *(_value(cells.get(m)) for m in metrics)) for (nodeid, row), cells in rows),
     ]
 
 
-def budget_rows(figures: Sequence[FigureResult], name: Callable[[str], str]) -> list[tuple[str, ...]]:
+def budget_rows(figures: Sequence[FigureResult]) -> list[tuple[str, ...]]:
     """Every judged figure, but failed requests only when over their limit (the load table shows them)."""
     judged = [
         f for f in figures
@@ -74,7 +72,7 @@ def budget_rows(figures: Sequence[FigureResult], name: Callable[[str], str]) -> 
         interval = f"{spec.show(reading.low)}..{spec.show(reading.high)}" if reading.interval else "(single reading)"
         assert f.limit is not None
         budget = f"{'≥' if spec.floor else '≤'}{spec.show(f.limit)}"
-        rows.append((name(f.nodeid), plain(f.row), HEADERS[f.metric], _value(f), interval, budget, MARK[f.verdict]))
+        rows.append((plain(f.nodeid), plain(f.row), HEADERS[f.metric], _value(f), interval, budget, MARK[f.verdict]))
     return rows
 
 
@@ -82,12 +80,12 @@ def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH)
     """The terminal's transport tables, fitted to ``width``."""
     lines: list[str] = []
     for title, table in (
-        ("load", _table(figures, (*LOAD, Metric.SCALING), plain)),
-        ("streams", _table(figures, STREAM, plain)),
-        ("budgets", budget_rows(figures, plain)),
+        ("load", _table(figures, (*LOAD, Metric.SCALING))),
+        ("streams", _table(figures, STREAM)),
+        ("budgets", budget_rows(figures)),
     ):
         if table:
-            lines += ["", f"{title}:", *padded(fitted(table, width))]
+            lines += ["", f"{title}:", *laid_out(table, width)]
     return lines[1:] + textwrap.wrap(NOTE, width) if lines else []
 
 
@@ -95,16 +93,12 @@ def markdown_figures(figures: Sequence[FigureResult]) -> str:
     """The same tables as markdown sections (appended to the ``--overhead-md`` report)."""
     sections = []
     for title, table in (
-        ("Transport", _table(figures, (*LOAD, Metric.SCALING), markdown_code)),
-        ("Streams", _table(figures, STREAM, markdown_code)),
-        ("Transport budgets", budget_rows(figures, markdown_code)),
+        ("Transport", _table(figures, (*LOAD, Metric.SCALING))),
+        ("Streams", _table(figures, STREAM)),
+        ("Transport budgets", budget_rows(figures)),
     ):
         if table:
-            header, *body = table
-            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(cell if i == 0 else markdown_cell(cell) for i, cell in enumerate(row)) + " |"
-                      for row in body]  # fmt: skip
-            sections.append(f"## {title}\n\n" + "\n".join(lines))
+            sections.append(f"## {title}\n\n" + "\n".join(markdown_table(table)))
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
 
 
@@ -122,4 +116,4 @@ def render_figure_changes(changes: Sequence[FigureChange], old_name: str) -> lis
     note = (
         "~: not a significant change (the interval carries both runs' own spread and this machine's between sessions)"
     )
-    return [*padded(fitted(rows, TERMINAL_WIDTH)), *textwrap.wrap(note, TERMINAL_WIDTH)]
+    return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]

@@ -11,6 +11,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import pytest
+
 from .errors import MarkerError, OverheadMarkerWarning
 from .pair import Budget, Pair
 from .settings import Mode, Settings
@@ -104,6 +106,28 @@ def pair_from_marker(
         concurrency=level if listed and level in levels else levels[0],
         levels=levels if listed else (),
     )
+
+
+def pair_of_item(
+    item: pytest.Item, nodeid: str, settings: Settings, level_fixture: str
+) -> tuple[Pair, list[Warning]] | None:
+    """The test's pair from its marker (None: not marked), pytest-benchmark's ``group`` and its
+    concurrency level (the ``level_fixture`` parameter), with the marker's hints (``max=25``)
+    to issue on the test; a bad marker fails the test with the marker's message."""
+    mark = item.get_closest_marker(MARKER_NAME)
+    if mark is None:
+        return None
+    benchmark = item.get_closest_marker("benchmark")
+    group = benchmark.kwargs.get("group") if benchmark is not None else None
+    callspec = getattr(item, "callspec", None)
+    level = callspec.params.get(level_fixture) if callspec is not None else None
+    try:
+        with warnings.catch_warnings(record=True) as hints:
+            warnings.simplefilter("always")
+            pair = pair_from_marker(mark.args, mark.kwargs, nodeid, settings, str(group) if group else None, level)
+    except MarkerError as exc:
+        raise pytest.fail.Exception(str(exc), pytrace=False) from None
+    return pair, [hint.message for hint in hints if isinstance(hint.message, Warning)]
 
 
 def listed_levels(kwargs: Mapping[str, Any]) -> tuple[int, ...]:

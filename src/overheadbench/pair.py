@@ -12,7 +12,7 @@ from typing import Any
 
 from .jsonio import Fields
 from .settings import Mode, Settings
-from .units import format_bytes, format_count, format_fraction, format_seconds
+from .units import format_bytes, format_count, format_seconds
 
 
 @dataclass(frozen=True)
@@ -32,14 +32,15 @@ class Budget:
     max_alloc_bytes: float | None = None
 
     def describe(self, mode: Mode = Mode.TIME) -> str:
-        """The budget as the report prints it, e.g. ``≤25.0%, ≤2.00 µs/call`` or ``≤25.0% instr``."""
+        """The budget as the report prints it, e.g. ``≤25%, ≤2.00 µs/call`` or ``≤25% instr``
+        (as the marker gave it: a budget is a round number, and its digits are the table's width)."""
         parts = []
         if self.max_overhead is not None:
-            parts.append(f"≤{format_fraction(self.max_overhead)}" + (" instr" if mode == Mode.COUNT else ""))
+            parts.append(f"≤{self.max_overhead * 100:g}%" + (" instr" if mode == Mode.COUNT else ""))
         if self.max_abs_s is not None and mode == Mode.TIME:
             parts.append(f"≤{format_seconds(self.max_abs_s)}/call")
         if self.max_alloc is not None:
-            parts.append(f"≤{format_count(self.max_alloc, signed=True)} blocks kept")
+            parts.append(f"≤{format_count(self.max_alloc)} blocks kept")
         if self.max_alloc_bytes is not None:
             parts.append(f"≤{format_bytes(self.max_alloc_bytes, signed=True)} peak")
         return ", ".join(parts)

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .report import plain
 from .runs import Run
 from .stats import pair_ratios
+from .tables import plain
 
 
 class PlotUnavailable(Exception):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,25 +20,27 @@ from .distribution import (
 )
 from .environment import environment
 from .errors import MarkerError, OverheadUsageError, StorageError
-from .figure_report import markdown_figures, render_figure_changes, render_figures
+from .figure_report import markdown_figures
 from .figures import MARKER_HELP as TRANSPORT_HELP
 from .figures import MARKER_NAME as TRANSPORT_MARKER
 from .figures import FigureResult, limits_from_marker
 from .fixture import OverheadFixture
-from .github import annotation, append_summary, in_actions
+from .github import append_summary, in_actions
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .jsonio import strict, write_json_atomic, write_text_atomic
-from .marker import MARKER_HELP, MARKER_NAME, listed_levels, pair_from_marker
+from .marker import MARKER_HELP, MARKER_NAME, listed_levels, pair_of_item
 from .options import Options, add_options, options_from_config
 from .pair import Pair
 from .replicas.pool import ReplicaError, ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas
-from .report import plain, render_comparison, render_markdown, render_table
+from .report import render_markdown
 from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
+from .summary import Compared, session_summary
+from .tables import plain
 from .timeouts import PairTimeout
 from .transport import TransportFixture
 from .verdict import figures_outcome, outcome
@@ -120,6 +122,8 @@ class OverheadSession:
         self._environment: dict[str, Any] | None = None
         self.baselines: Baselines | None = None
         self.workers_replicas = 0
+        self.written: list[Path] = []
+        """The output files written (the summary names them)."""
         """Replica processes the xdist workers started (the controller starts none)."""
         self.reporting = replica is None and not hasattr(config, "workerinput")
         """Only the user's session (the xdist controller, under xdist) gathers the results and
@@ -209,27 +213,12 @@ class OverheadSession:
                     item.warn(hint)
                 item.stash[HINTS_KEY] = []
             return item.stash[PAIR_KEY]
-        mark = item.get_closest_marker(MARKER_NAME)
-        if mark is None:
+        resolved = pair_of_item(item, original_nodeid(item), self.settings, LEVEL_FIXTURE)
+        if resolved is None:
             return None
-        benchmark = item.get_closest_marker("benchmark")
-        group = benchmark.kwargs.get("group") if benchmark is not None else None
-        try:
-            with warnings.catch_warnings(record=True) as hints:
-                warnings.simplefilter("always")
-                callspec = getattr(item, "callspec", None)
-                pair = pair_from_marker(
-                    mark.args,
-                    mark.kwargs,
-                    original_nodeid(item),
-                    self.settings,
-                    str(group) if group else None,
-                    callspec.params.get(LEVEL_FIXTURE) if callspec is not None else None,
-                )
-        except MarkerError as exc:
-            raise pytest.fail.Exception(str(exc), pytrace=False) from None
+        pair, hints = resolved
         item.stash[PAIR_KEY] = pair
-        item.stash[HINTS_KEY] = [hint.message for hint in hints if isinstance(hint.message, Warning)]
+        item.stash[HINTS_KEY] = hints
         return self.pair_for(item, warn)
 
     @pytest.fixture(name=FIXTURE_NAME)
@@ -334,44 +323,29 @@ class OverheadSession:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.reporting:
             return
-        if self.figures:
-            terminalreporter.write_sep("-", "transport figures (server in its own process)")
-            for line in render_figures(self.figures):
+        github = self.options.github and in_actions(os.environ)
+        baselines = self.baselines
+        compared = baselines and Compared(
+            baselines.compared_name, baselines.changes(self.results), baselines.figure_changes(self.figures),
+            baselines.saved,
+        )  # fmt: skip
+        for section in session_summary(
+            self.results,
+            self.figures,
+            compared or None,
+            self.options.columns,
+            measuring=self.options.measuring,
+            replicas_started=self.replicas.started + self.workers_replicas,
+            quick=self.options.quick,
+            written=self.written,
+            annotations=self.failures if github else (),
+        ):
+            if section.title is not None:
+                terminalreporter.write_sep("-", section.title)
+            for line in section.lines:
                 terminalreporter.write_line(line)
-            figure_changes = self.baselines.figure_changes(self.figures) if self.baselines else []
-            if self.baselines and figure_changes:
-                terminalreporter.write_sep("-", f"transport: compared with {plain(self.baselines.compared_name)}")
-                for line in render_figure_changes(figure_changes, self.baselines.compared_name):
-                    terminalreporter.write_line(line)
-        if not self.results:
-            if self.options.measuring and not self.figures:
-                terminalreporter.write_sep("-", "overhead: no pair was measured")
-            return
-        terminalreporter.write_sep("-", "overhead: framework vs baseline")
-        for line in render_table(self.results, self.options.columns):
-            terminalreporter.write_line(line)
-        started = self.replicas.started + self.workers_replicas
-        if started:
-            terminalreporter.write_line(f"replica processes started in this session: {started}")
-        if self.options.quick:
-            terminalreporter.write_line(
-                "quick profile (--overhead-quick): fewer processes and less time per pair, so "
-                "intervals are wider; inconclusive verdicts warn instead of failing"
-            )
-        for path in (self.options.json_path, self.options.markdown_path):
-            if path is not None:
-                terminalreporter.write_line(f"overhead results written to {path}")
-        changes = self.baselines.changes(self.results) if self.baselines else []
-        if self.baselines and changes:
-            terminalreporter.write_sep("-", f"overhead: compared with {plain(self.baselines.compared_name)}")
-            for line in render_comparison(changes, self.baselines.compared_name):
-                terminalreporter.write_line(line)
+        if compared and compared.changes:
             self._warn_environment()
-        if self.baselines and self.baselines.saved:
-            terminalreporter.write_line(f"overhead run saved to {self.baselines.saved}")
-        if self.options.github and in_actions(os.environ):
-            for file, number, message in self.failures:
-                terminalreporter.write_line(annotation(file, number, "overhead over budget", message))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -396,8 +370,10 @@ class OverheadSession:
     def _write_outputs(self, exitstatus: int) -> None:
         if self.options.json_path:
             write_json_atomic(self.options.json_path, self.run().to_json())
+            self.written.append(self.options.json_path)
         if self.options.markdown_path:
             write_text_atomic(self.options.markdown_path, self.markdown())
+            self.written.append(self.options.markdown_path)
         if self.options.github and in_actions(os.environ) and (self.results or self.figures):
             append_summary(os.environ, self.markdown())
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)

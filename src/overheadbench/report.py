@@ -16,6 +16,7 @@ from .results import OverheadResult
 from .samples import Figure, Side
 from .settings import Mode
 from .stats import Method
+from .tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
 from .units import format_bytes, format_count, format_fraction, format_seconds
 
 STATUS_MARKS = {
@@ -46,23 +47,6 @@ CSV_HEADERS = (
     "budget_max_abs_s", "verdict", "processes", "mode", "concurrency",
     *(f"{side}_{figure}" for figure in COUNTED_FIGURES for side in (Side.BASELINE, Side.FRAMEWORK)),
 )  # fmt: skip
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def plain(text: str) -> str:
-    """``text`` with every control character (escape codes, newlines, tabs) written as an escape:
-    names and messages can come from a stored file, and must not drive the terminal or break a row."""
-    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
-
-
-def markdown_cell(text: str) -> str:
-    """``text`` safe inside a markdown table cell: :func:`plain`, and pipes escaped."""
-    return plain(text).replace("|", "\\|")
-
-
-def markdown_code(text: str) -> str:
-    """``text`` as inline code in a table cell (as plain text if it holds a backtick, which would end the span)."""
-    return markdown_cell(text) if "`" in text else f"`{markdown_cell(text)}`"
 
 
 @dataclass(frozen=True)
@@ -87,13 +71,21 @@ def _counted(figure: Figure) -> Callable[[OverheadResult], bool]:
     return lambda result: result.counts is not None and result.counts.has(figure)
 
 
+def percent(fraction: float) -> str:
+    """``31.5``, or ``2493`` from 1,000% up (a tenth of a point there is noise and width)."""
+    if math.isnan(fraction):
+        return "n/a"
+    return f"{fraction * 100:.0f}" if abs(fraction) >= 10 else f"{fraction * 100:.1f}"
+
+
 def overhead_cell(result: OverheadResult) -> str:
-    """``31.5% (30.5%..32.7%)``; in count mode ``25.0% instr (exact)`` when every repeat agreed."""
+    """``31.5% (30.5..32.7)``: the overhead and its interval, in percent; in count mode
+    ``25.0% instr (exact)`` when every repeat agreed."""
     low, high = result.ci
     if result.method == Method.COUNTED:
-        spread = "exact" if low == high else f"{format_fraction(low)}..{format_fraction(high)}"
-        return f"{format_fraction(result.overhead)} instr ({spread})"
-    text = f"{format_fraction(result.overhead)} ({format_fraction(low)}..{format_fraction(high)})"
+        spread = "exact" if low == high else f"{percent(low)}..{percent(high)}"
+        return f"{percent(result.overhead)}% instr ({spread})"
+    text = f"{percent(result.overhead)}% ({percent(low)}..{percent(high)})"
     return text + ("*" if result.method == Method.WITHIN_PROCESS else "")
 
 
@@ -136,15 +128,15 @@ def calls_cell(result: OverheadResult) -> str:
 
 COLUMNS = (
     Column("callers", "callers", "Callers", lambda r: str(r.pair.concurrency), _concurrent),
-    Column("baseline", "baseline/call", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
-    Column("framework", "framework/call", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
+    Column("baseline", "baseline", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
+    Column("framework", "framework", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
     Column("overhead", "overhead (CI)", "Overhead (interval)", overhead_cell),
     Column("abs", "abs/call", "Abs/call", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed),
     Column("calls", "calls/s", "Calls/s", calls_cell, lambda r: _timed(r) and _concurrent(r)),
     Column("harness", "harness/call", "Harness/call", lambda r: format_seconds(r.harness_s), _timed),
     Column(
         "instructions",
-        "instructions/call",
+        "instructions",
         "Instructions/call",
         sides_cell(Figure.INSTRUCTIONS, format_count),
         _counted(Figure.INSTRUCTIONS),
@@ -169,11 +161,10 @@ COLUMNS = (
     Column("impact", "impact", "Impact on real work", impact, lambda r: r.impact is not None),
 )
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
-TERMINAL_COLUMNS = ("callers", "baseline", "framework", "overhead", "calls", "instructions", "budget", "impact")
-"""The terminal table's columns by default (with the test and its status): what fits 120 columns."""
-TERMINAL_WIDTH = 120
-SHORTEST_TEST = 24
-"""A test name is cut (from the left, keeping its function and parameters) to fit, never below this."""
+TERMINAL_COLUMNS = ("callers", "baseline", "framework", "overhead", "calls", "instructions", "budget")
+"""The terminal table's columns by default (with the test and its status): what fits 120 columns
+(each file's table shows those its pairs have)."""
+TIMES_NOTE = "baseline, framework: time per call (median); overhead: framework / baseline - 1, with its interval"
 
 
 def _columns(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[Column]:
@@ -194,22 +185,6 @@ def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL
     return rows
 
 
-def fitted(rows: list[tuple[str, ...]], width: int) -> list[tuple[str, ...]]:
-    """``rows`` with the test names (first column) cut from the left, ``…`` marking the cut, so
-    the padded table fits ``width`` columns where it can."""
-    others = sum(max(len(row[i]) for row in rows) + 2 for i in range(1, len(rows[0])))
-    room = max(width - others, SHORTEST_TEST)
-    return [(row[0] if len(row[0]) <= room else "…" + row[0][-(room - 1) :], *row[1:]) for row in rows]
-
-
-def padded(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as text lines with padded columns, a rule under the first (the headers)."""
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return lines
-
-
 def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
     """Old and new overhead per test, the change and its 95% interval; "~" marks a change
     whose interval contains zero."""
@@ -228,15 +203,20 @@ def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
         "~: not a significant change (the interval contains zero; it carries the spread within and between "
         "processes, and between sessions of this machine)"
     )
-    return [*padded(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
+    return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
 
 
 def render_table(
     results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH
 ) -> list[str]:
-    """The table as text lines, columns padded to fit ``width``, with footnotes for what needs explaining."""
-    lines = padded(fitted(table_rows(results, keys), width))
-    notes = [*interval_notes(results), *footnotes(results)]
+    """The table as text lines, one table per file (each with the columns its pairs have), fitting
+    ``width``, with footnotes for what needs explaining."""
+    lines: list[str] = []
+    for indexes in by_file([r.nodeid for r in results]).values():
+        lines += [*([""] if lines else []), *laid_out(table_rows([results[i] for i in indexes], keys), width)]
+    shown = {column.key for column in _columns(results, keys)}
+    notes = [*([TIMES_NOTE] if {"baseline", "framework"} & shown else []), *interval_notes(results)]
+    notes += footnotes(results, keys)
     if any(r.method == Method.WITHIN_PROCESS for r in results):
         notes.append(
             "* measured in one process only: the interval leaves out between-process "
@@ -244,7 +224,7 @@ def render_table(
         )
     scaling = scaling_rows(results)
     if scaling:
-        lines += ["", "overhead by concurrent callers:", *padded(fitted(scaling, width))]
+        lines += ["", "overhead by concurrent callers:", *laid_out(scaling, width)]
     return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]
 
 
@@ -260,12 +240,13 @@ def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
     ]
 
 
-def footnotes(results: Sequence[OverheadResult]) -> list[str]:
-    """What the count columns mean, when the report has them (terminal and markdown alike)."""
+def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[str]:
+    """What the count columns mean, when the report shows them (terminal and markdown alike)."""
     lines = []
+    shown = {column.key for column in _columns(results, keys)}
     if any(r.mode != Mode.TIME for r in results):
         lines.append(COUNT_FOOTNOTE)
-    if any(_counted(Figure.PEAK_BYTES)(r) for r in results):
+    if {"peak", "kept"} & shown:
         lines.append(ALLOCATION_FOOTNOTE)
     return lines
 
@@ -298,25 +279,12 @@ def render_markdown(results: Sequence[OverheadResult], env: dict[str, Any]) -> s
         groups.setdefault(result.pair.group, []).append(result)
     for group, members in groups.items():
         columns = _columns(members)
-        lines += [
-            "",
-            f"## {markdown_cell(group or 'Ungrouped')}",
-            "",
-            "| Test | " + "".join(f"{c.markdown} | " for c in columns) + "Status |",
-            "|---|" + "---|" * len(columns) + "---|",
-        ]
-        lines += [
-            f"| {markdown_code(r.nodeid)} | "
-            + "".join(f"{markdown_cell(_cell(c, r))} | " for c in columns)
-            + f"{MARKDOWN_STATUS[r.verdict]} |"
-            for r in members
-        ]
+        rows = [("Test", *(c.markdown for c in columns), "Status")]
+        rows += [(r.nodeid, *(_cell(c, r) for c in columns), MARKDOWN_STATUS[r.verdict]) for r in members]
+        lines += ["", f"## {markdown_cell(group or 'Ungrouped')}", "", *markdown_table(rows)]
     scaling = scaling_rows(results)
     if scaling:
-        header, *body = scaling
-        lines += ["", "## Overhead by concurrent callers", "", "| " + " | ".join(header) + " |"]
-        lines += ["|" + "---|" * len(header)]
-        lines += [f"| {markdown_code(row[0])} | " + " | ".join(map(markdown_cell, row[1:])) + " |" for row in body]
+        lines += ["", "## Overhead by concurrent callers", "", *markdown_table(scaling)]
     notes = [*interval_notes(results), *footnotes(results)]
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]

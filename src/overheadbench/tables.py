@@ -1,0 +1,117 @@
+"""Text tables for the terminal and markdown: escaping, padding, and test names that fit.
+
+Every report table (pairs, transport rows, budgets, comparisons) names a test in its first
+column, and node ids are long: ``benchmarks/test_under_concurrency.py::test_x[c=64-retry-sync]``.
+Cutting them to fit a terminal lost the end that tells rows apart (the parameters), so the
+suite's table showed the same 24 characters on nine rows. Here a table's rows are grouped under
+their file, written once as a heading, each row names the test by what follows the file, and a
+name longer than its column's room gets a line of its own, its cells on the next: never cut,
+and the table fits ``TERMINAL_WIDTH`` whatever the names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+TERMINAL_WIDTH = 120
+INDENT = "  "
+"""Rows under a file heading are indented by this much."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain(text: str) -> str:
+    """``text`` with every control character (escape codes, newlines, tabs, bidirectional
+    overrides) written as an escape: names and messages can come from a stored file, and must
+    not drive the terminal, reorder what is shown, or break a row."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` safe inside a markdown table cell: :func:`plain`, and pipes escaped."""
+    return plain(text).replace("|", "\\|")
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as inline code in a table cell (as plain text if it holds a backtick, which would end the span)."""
+    return markdown_cell(text) if "`" in text else f"`{markdown_cell(text)}`"
+
+
+def markdown_table(rows: Sequence[Sequence[str]], code_first: bool = True) -> list[str]:
+    """Rows (the first is the header) as a markdown table; the first column as code (test ids)."""
+    header, *body = rows
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in body:
+        first = markdown_code(row[0]) if code_first else markdown_cell(row[0])
+        lines.append("| " + " | ".join([first, *map(markdown_cell, row[1:])]) + " |")
+    return lines
+
+
+def padded(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as text lines with padded columns, a rule under the first (the headers)."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return lines
+
+
+def split_nodeid(nodeid: str) -> tuple[str, str]:
+    """``("dir/test_x.py", "test_y[a-b]")``; an id without ``::`` has no file."""
+    file, separator, rest = nodeid.partition("::")
+    return (file, rest) if separator else ("", nodeid)
+
+
+def by_file(nodeids: Sequence[str]) -> dict[str, list[int]]:
+    """The indexes of ``nodeids`` grouped by file, files in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for index, nodeid in enumerate(nodeids):
+        groups.setdefault(split_nodeid(nodeid)[0], []).append(index)
+    return groups
+
+
+def _named(nodeids: Sequence[str]) -> list[tuple[str | None, str]]:
+    """For rows of one file, in order: a heading to write before the row (or None) and the
+    row's name. Consecutive rows of one parametrized function share the function as a heading
+    and are named by their parameters; a row of the same test as the row above is unnamed."""
+    rests = [split_nodeid(nodeid)[1] for nodeid in nodeids]
+    functions = [rest.partition("[")[0] for rest in rests]
+    named: list[tuple[str | None, str]] = []
+    for index, (rest, function) in enumerate(zip(rests, functions, strict=True)):
+        params = rest[len(function) :]
+        neighbours = functions[max(index - 1, 0) : index] + functions[index + 1 : index + 2]
+        shared = bool(params) and function in neighbours
+        first = index == 0 or functions[index - 1] != function
+        heading = INDENT + function if shared and first else None
+        repeated = index > 0 and rests[index - 1] == rest
+        named.append((heading, "" if repeated else (2 * INDENT + params if shared else INDENT + rest)))
+    return named
+
+
+def laid_out(rows: Sequence[Sequence[str]], width: int = TERMINAL_WIDTH) -> list[str]:
+    """A table whose first column holds test node ids (plain text), as lines at most ``width``
+    wide where the other columns allow: the header and a rule, then per file a heading line and
+    its rows (see :func:`_named`); a name longer than the room left by the other columns stands
+    on its own line, its cells on the next."""
+    header, *body = rows
+    widths = [max(len(row[column]) for row in rows) for column in range(1, len(header))]
+    others = sum(widths) + 2 * len(widths)
+    groups = [
+        (file, _named([body[i][0] for i in indexes]), indexes)
+        for file, indexes in by_file([row[0] for row in body]).items()
+    ]
+    room = width - others
+    names = [len(name) for _, named, _ in groups for _, name in named]
+    name_width = max([len(header[0]), *(length for length in names if length <= room)])
+
+    def line(name: str, cells: Sequence[str]) -> str:
+        padded_cells = (cell.ljust(cell_width) for cell, cell_width in zip(cells, widths, strict=True))
+        return "  ".join([name.ljust(name_width), *padded_cells]).rstrip()
+
+    lines = [line(header[0], header[1:]), "  ".join("-" * w for w in [name_width, *widths])]
+    for file, named, indexes in groups:
+        lines += [file] if file else []
+        for (heading, name), index in zip(named, indexes, strict=True):
+            lines += [heading] if heading else []
+            cells = body[index][1:]
+            lines += [name, line("", cells)] if len(name) > name_width else [line(name, cells)]
+    return lines
