@@ -198,9 +198,7 @@ def test_the_terminal_table_fits_120_columns_and_columns_can_be_chosen() -> None
     lines = render_table(many)
     assert max(len(line) for line in lines if "yyy" not in line) <= 120  # a name wider than the table: own line
     assert (
-        lines[2:4] == ["t.py", "  test_x"]
-        and lines[4].startswith("    [a-0]  ")
-        and lines[9].startswith("    [b-2]  ")
+        lines[2:4] == ["t.py", "  test_x"] and lines[4].startswith("    [a-0]  ") and lines[9].startswith("    [b-2]  ")
     )
     assert lines[10] == "  test_" + "y" * 130 and lines[11].strip().startswith("1.00 µs")  # own line, never cut
     chosen = render_table([result], ("overhead", "procs", "wall"))
