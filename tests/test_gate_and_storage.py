@@ -14,7 +14,7 @@ import pytest
 
 from overheadbench.checks import Status
 from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, session_sd, spread
-from overheadbench.environment import fingerprint
+from overheadbench.environment import fingerprint, recorded_fingerprint
 from overheadbench.errors import StorageError
 from overheadbench.github import annotation
 from overheadbench.pair import Budget, Pair
@@ -99,6 +99,34 @@ def test_runs_are_stored_per_machine_and_the_newest_of_this_machine_is_the_defau
     assert here.find("old") == legacy and here.is_foreign(legacy)
     with pytest.raises(StorageError, match=r"no stored run of this machine \(machine-c\).*2 of other machines"):
         Storage(tmp_path / "machine-b", "machine-c").find()
+
+
+def test_a_run_filed_under_this_machine_but_measured_elsewhere_is_foreign(tmp_path: Path) -> None:
+    """The folder is where a run was put; the run records which machine measured it (older runs:
+    rebuilt from their machine info), and that is what the gate's refusal reads."""
+    here = Storage(tmp_path, fingerprint())
+    mine = here.save(Run(environment={"fingerprint": fingerprint()}), "mine")
+    copied = here.save(Run(environment={"fingerprint": "Linux-CPython-3.11-64bit-2cpu-0000beef"}), "copied")
+    assert not here.is_foreign(mine, read_run(mine).environment)
+    assert here.is_foreign(copied, read_run(copied).environment)
+    legacy = {"cpu_count": 2, "machine_info": {"system": "Linux", "python_implementation": "CPython",
+              "python_version": "3.11.7", "cpu": {"brand_raw": "Some Other CPU", "bits": 64}}}  # fmt: skip
+    rebuilt = recorded_fingerprint(legacy)
+    assert rebuilt is not None and rebuilt.startswith("Linux-CPython-3.11-64bit-2cpu-") and rebuilt != fingerprint()
+    assert recorded_fingerprint({}) is None  # unknown: the folder decides
+
+
+def test_the_gate_refuses_a_foreign_run_copied_into_this_machines_folder(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(GATED_PAIR)
+    fake_clock_project.runpytest("--overhead-save=base").assert_outcomes(passed=1)
+    stored = fake_clock_project.path / "baselines" / fingerprint() / "0001_base.json"
+    data = json.loads(stored.read_text())
+    assert data["environment"]["fingerprint"] == fingerprint()  # every run records its machine
+    data["environment"]["fingerprint"] = "Linux-CPython-3.11-64bit-2cpu-0000beef"
+    stored.write_text(json.dumps(data))
+    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail=5")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
 
 
 def _save_many(root: str, count: int) -> None:

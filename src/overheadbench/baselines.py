@@ -65,7 +65,7 @@ class Baselines:
             run = read_run(baselines.compare_with)
             baselines.old = {r.nodeid: r for r in run.measured()}
             baselines.environment_differences = differences(run.environment, env)
-            baselines.foreign = storage.is_foreign(baselines.compare_with)
+            baselines.foreign = storage.is_foreign(baselines.compare_with, run.environment)
             baselines.old_figures = {f.key: f for f in run.measured_figures()}
             stored = storage.history()
             baselines.history = [r for past in stored for r in past.measured()]

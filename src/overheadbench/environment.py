@@ -44,6 +44,7 @@ def environment(config: Any) -> dict[str, Any]:
         "machine_info": machine,
         "commit_info": commit,
         "cpu_count": os.cpu_count(),
+        "fingerprint": fingerprint(),
         "packages": {name: _version(name) for name in PACKAGES},
         "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat(),
     }
@@ -85,16 +86,33 @@ def fingerprint() -> str:
     moves an overhead between machines: the core count and the CPU model (hashed, so the
     name stays short). Runs of one fingerprint are one machine's history.
     """
-    cpu = f"{_cpu_model()}/{os.cpu_count()}"
-    parts = (
-        platform.system(),
-        platform.python_implementation(),
-        ".".join(platform.python_version_tuple()[:2]),
-        platform.architecture()[0],
-        f"{os.cpu_count()}cpu",
-        hashlib.sha256(cpu.encode()).hexdigest()[:8],
-    )
-    return re.sub(r"[^\w.-]", "_", "-".join(parts))
+    version = ".".join(platform.python_version_tuple()[:2])
+    bits = platform.architecture()[0]
+    return _fingerprint(platform.system(), platform.python_implementation(), version, bits, os.cpu_count(), _cpu_model())
+
+
+def recorded_fingerprint(env: dict[str, Any]) -> str | None:
+    """The fingerprint of the machine that measured a stored run: the one it recorded, else
+    (runs stored before runs recorded it) rebuilt from its machine info; None if unknown.
+
+    A run's folder is only where it was put: a run copied into another machine's folder is
+    still the measuring machine's, and the gate must see that."""
+    if isinstance(env.get("fingerprint"), str):
+        return str(env["fingerprint"])
+    machine = env.get("machine_info") or {}
+    cpu = (machine.get("cpu") or {}).get("brand_raw")
+    count = env.get("cpu_count")
+    version = str(machine.get("python_version") or "")
+    if not (cpu and count and version and machine.get("system") and machine.get("python_implementation")):
+        return None
+    bits = f"{(machine.get('cpu') or {}).get('bits', 64)}bit"
+    major_minor = ".".join(version.split(".")[:2])
+    return _fingerprint(machine["system"], machine["python_implementation"], major_minor, bits, count, cpu)
+
+
+def _fingerprint(system: str, implementation: str, version: str, bits: str, cpus: int | None, cpu: str) -> str:
+    digest = hashlib.sha256(f"{cpu}/{cpus}".encode()).hexdigest()[:8]
+    return re.sub(r"[^\w.-]", "_", "-".join((system, implementation, version, bits, f"{cpus}cpu", digest)))
 
 
 def _cpu_model() -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .environment import fingerprint
+from .environment import fingerprint, recorded_fingerprint
 from .errors import StorageError
 from .figures import FigureResult
 from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
@@ -143,9 +143,12 @@ class Storage:
         found = [p for folder in folders if folder.is_dir() for p in folder.iterdir() if RUN_FILE.match(p.name)]
         return sorted(set(found), key=lambda p: (p.name, str(p.parent)))
 
-    def is_foreign(self, path: Path) -> bool:
-        """Whether ``path`` was stored by another machine (or by an unknown one)."""
-        return path.resolve().parent != self.folder.resolve()
+    def is_foreign(self, path: Path, env: dict[str, Any] | None = None) -> bool:
+        """Whether the run at ``path`` (its environment ``env``) was measured by another machine
+        (or an unknown one): filed in another folder, or filed here but recording another
+        machine's fingerprint."""
+        recorded = recorded_fingerprint(env) if env is not None else None
+        return path.resolve().parent != self.folder.resolve() or (recorded is not None and recorded != self.machine)
 
     def save(self, run: Run, name: str) -> Path:
         """Store ``run`` as the next ``NNNN_name.json`` of this machine. Exclusive and atomic:
