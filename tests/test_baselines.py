@@ -4,6 +4,7 @@ save, compare and fail (fake clock, so every figure is deterministic)."""
 from __future__ import annotations
 
 import json
+import textwrap
 import math
 import os
 
@@ -258,6 +259,9 @@ def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clo
 
         @pytest.mark.overhead(max=0.25, group="middleware")
         def test_pair(overhead, clock):
+            '''The middleware may cost a quarter of the bare call: what the README promises.
+
+            Further paragraphs explain the measurement and stay out of the report.'''
             overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
 
         def test_bench(benchmark):
@@ -268,6 +272,11 @@ def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clo
     result.assert_outcomes(passed=2)
     report = (fake_clock_project.path / "report.md").read_text()
     assert "## middleware" in report and "| ✅ |" in report and "| Python | CPython" in report
+    assert report.endswith(
+        "## What the budgets are for\n\n| Test | What its budget is for |\n|---|---|\n"
+        "| `test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs.py::test_pair` | "
+        "The middleware may cost a quarter of the bare call: what the README promises. |\n"
+    )
     carried = json.loads((fake_clock_project.path / "bench.json").read_text())["overheadbench"]["results"]
     assert [r["nodeid"].split("::")[1] for r in carried] == ["test_pair"] and carried[0]["group"] == "middleware"
 
@@ -286,3 +295,36 @@ def test_counted_pairs_compare_exactly_and_only_with_counted_pairs() -> None:
     assert not changes["t::same"].significant
     assert changes["t::grew"].significant and changes["t::grew"].regressed_by_more_than(0.5)
     assert changes["t::grew"].describe() == "60.0% -> 61.0% (+1.0 points, exact counts)"
+
+
+def test_a_pair_measured_twice_keeps_its_last_measurement_and_says_so(fake_clock_project: pytest.Pytester) -> None:
+    """As pytest-rerunfailures does: the test's protocol run again after a failure."""
+    fake_clock_project.makeconftest(
+        fake_clock_project.path.joinpath("conftest.py").read_text()
+        + textwrap.dedent(
+            """
+            from _pytest.runner import runtestprotocol
+
+            def pytest_runtest_protocol(item, nextitem):
+                item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+                for _ in range(2):
+                    runtestprotocol(item, nextitem=nextitem, log=True)
+                    item._initrequest()
+                return True
+            """
+        )
+    )
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.25)
+        def test_pair(overhead, clock):
+            overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead", "--overhead-json=out.json")
+    result.stdout.fnmatch_lines(
+        ["measured more than once in this session (*), the last measurement kept: *::test_pair.*"]
+    )
+    assert len(json.loads((fake_clock_project.path / "out.json").read_text())["results"]) == 1

@@ -88,7 +88,9 @@ def fingerprint() -> str:
     """
     version = ".".join(platform.python_version_tuple()[:2])
     bits = platform.architecture()[0]
-    return _fingerprint(platform.system(), platform.python_implementation(), version, bits, os.cpu_count(), _cpu_model())
+    return _fingerprint(
+        platform.system(), platform.python_implementation(), version, bits, os.cpu_count(), _cpu_model()
+    )
 
 
 def recorded_fingerprint(env: dict[str, Any]) -> str | None:

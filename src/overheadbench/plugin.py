@@ -23,8 +23,9 @@ from .errors import MarkerError, OverheadUsageError, StorageError
 from .figure_report import markdown_figures
 from .figures import MARKER_HELP as TRANSPORT_HELP
 from .figures import MARKER_NAME as TRANSPORT_MARKER
-from .figures import FigureResult, limits_from_marker
+from .figures import limits_from_marker
 from .fixture import OverheadFixture
+from .gathering import Gathered, carry
 from .github import append_summary, in_actions
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .jsonio import strict, write_json_atomic, write_text_atomic
@@ -35,7 +36,7 @@ from .replicas.pool import ReplicaError, ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas
-from .report import render_markdown
+from .report import markdown_purposes, render_markdown
 from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
@@ -46,11 +47,7 @@ from .transport import TransportFixture
 from .verdict import figures_outcome, outcome
 
 FIXTURE_NAME = "overhead"
-REPORT_ATTRIBUTE = "overheadbench"
-"""The test report attribute carrying its measured pair: pytest serialises extra report
-attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
-it stays out of JUnit XML)."""
-TRANSPORT_FIXTURE, FIGURES_ATTRIBUTE = "transport", "overheadbench_figures"
+TRANSPORT_FIXTURE = "transport"
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
 PAIR_KEY = pytest.StashKey[Pair]()
@@ -112,10 +109,7 @@ class OverheadSession:
         self.config = config
         self.options = options
         self.settings = options.settings
-        self.results: list[OverheadResult] = []
-        self.figures: list[FigureResult] = []
-        self.failures: list[tuple[str, int, str]] = []
-        """Each failing pair's file, line (1-based) and message: GitHub annotations."""
+        self.gathered = Gathered()
         self.marked: list[pytest.Item] = []
         self.replicas = Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
@@ -180,17 +174,8 @@ class OverheadSession:
             group_timed_tests(config, [item for item in items if _times_anything(item)])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Gather measured pairs from the reports (here or from xdist workers alike)."""
-        data = getattr(report, REPORT_ATTRIBUTE, None)
-        figures = getattr(report, FIGURES_ATTRIBUTE, None)
-        if report.when == "call" and figures:
-            self.figures += [FigureResult.from_json(figure) for figure in figures]
-        if report.when == "call" and (data or figures):
-            if data:
-                self.results.append(OverheadResult.from_json(data))
-            if report.failed:
-                path, line, _ = report.location
-                self.failures.append((path, (line or 0) + 1, report.longreprtext))
+        """Gather measured pairs and figures from the reports (here or from xdist workers alike)."""
+        self.gathered.add(report)
 
     def _make_pool(self) -> ReplicaPool:
         """The session's replica processes, for the timed tests measured in more than one process."""
@@ -270,10 +255,8 @@ class OverheadSession:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if call.when == "call" and RESULT_KEY in item.stash:
-            setattr(report, REPORT_ATTRIBUTE, item.stash[RESULT_KEY])
-        if call.when == "call" and FIGURES_KEY in item.stash:
-            setattr(report, FIGURES_ATTRIBUTE, item.stash[FIGURES_KEY])
+        if call.when == "call":
+            carry(report, item, item.stash.get(RESULT_KEY, None), item.stash.get(FIGURES_KEY, None))
         return report
 
     def _apply_figures(self, item: pytest.Item) -> None:
@@ -324,21 +307,22 @@ class OverheadSession:
         if not self.reporting:
             return
         github = self.options.github and in_actions(os.environ)
-        baselines = self.baselines
+        baselines, gathered = self.baselines, self.gathered
         compared = baselines and Compared(
-            baselines.compared_name, baselines.changes(self.results), baselines.figure_changes(self.figures),
+            baselines.compared_name, baselines.changes(gathered.results), baselines.figure_changes(gathered.figures),
             baselines.saved,
         )  # fmt: skip
         for section in session_summary(
-            self.results,
-            self.figures,
+            self.gathered.results,
+            self.gathered.figures,
             compared or None,
             self.options.columns,
             measuring=self.options.measuring,
             replicas_started=self.replicas.started + self.workers_replicas,
             quick=self.options.quick,
             written=self.written,
-            annotations=self.failures if github else (),
+            remeasured=self.gathered.remeasured,
+            annotations=self.gathered.failures if github else (),
         ):
             if section.title is not None:
                 terminalreporter.write_sep("-", section.title)
@@ -374,15 +358,16 @@ class OverheadSession:
         if self.options.markdown_path:
             write_text_atomic(self.options.markdown_path, self.markdown())
             self.written.append(self.options.markdown_path)
-        if self.options.github and in_actions(os.environ) and (self.results or self.figures):
+        if self.options.github and in_actions(os.environ) and self.gathered.any:
             append_summary(os.environ, self.markdown())
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if self.baselines and (self.results or self.figures) and finished:
+        if self.baselines and self.gathered.any and finished:
             self.baselines.save(self.run())
 
     def markdown(self) -> str:
-        figures = markdown_figures(self.figures)
-        return render_markdown(self.results, self.environment()) + (f"\n{figures}" if figures else "")
+        gathered = self.gathered
+        parts = (markdown_figures(gathered.figures), markdown_purposes(gathered.purposes))
+        return render_markdown(gathered.results, self.environment()) + "".join(f"\n{part}" for part in parts if part)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_benchmark_update_json(
@@ -393,4 +378,4 @@ class OverheadSession:
 
     def run(self) -> Run:
         """This session as one run: what --overhead-json writes and a stored run holds."""
-        return Run(self.environment(), self.settings, self.results, self.figures)
+        return Run(self.environment(), self.settings, self.gathered.results, self.gathered.figures)

@@ -291,6 +291,15 @@ def render_markdown(results: Sequence[OverheadResult], env: dict[str, Any]) -> s
     return "\n".join(lines) + "\n"
 
 
+def markdown_purposes(purposes: dict[str, str]) -> str:
+    """What each measured test's budget is for (its docstring's first paragraph), one row per
+    test function: a report is read by people who did not write the budgets."""
+    if not purposes:
+        return ""
+    rows = [("Test", "What its budget is for"), *sorted(purposes.items())]
+    return "\n".join(["## What the budgets are for", "", *markdown_table(rows)]) + "\n"
+
+
 def csv_rows(results: Sequence[OverheadResult]) -> list[tuple[Any, ...]]:
     """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
     headed by ``CSV_HEADERS``; a figure that was not measured is empty."""

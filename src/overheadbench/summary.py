@@ -55,6 +55,7 @@ def session_summary(
     replicas_started: int,
     quick: bool,
     written: Sequence[Path],
+    remeasured: Sequence[str] = (),
     annotations: Sequence[tuple[str, int, str]] = (),
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
@@ -76,6 +77,12 @@ def session_summary(
     if results and quick:
         facts.lines.append(QUICK_NOTE)
     facts.lines += [f"overhead results written to {path}" for path in written]
+    if remeasured:
+        facts.lines.append(
+            f"measured more than once in this session (re-run by a plugin such as pytest-rerunfailures), the last "
+            f"measurement kept: {', '.join(map(plain, remeasured))}. Re-measuring until a budget passes is optional "
+            f"stopping; fix the noise (docs/measurement.md) rather than re-run"
+        )
     sections.append(facts)
     if compared and compared.changes:
         lines = render_comparison(compared.changes, compared.name)
