@@ -75,13 +75,16 @@ ALONE = [
 
 @pytest.mark.parametrize(("name", "kind"), ALONE)
 def test_each_middleware_alone(overhead, name: str, kind: str):
+    """Each middleware alone may add at most a few µs per call (2 µs; the async timeout's cancel scope 50 µs): the
+    seeds' per-layer budgets, with 2-10x margin over what this machine kind measures."""
     agent = EchoAgent()
     pair(overhead, MIDDLEWARE[name][0](agent), agent, kind)
 
 
 @pytest.mark.overhead(max_abs="1ms", work="500ms", group="middleware alone (sync)")
 def test_retry_with_failures_and_backoff(overhead):
-    """One transient failure per message and a 100 µs backoff: the failure path's cost."""
+    """The failure path (one transient failure and a 100 µs backoff per message) may cost at most 1 ms per call: the
+    backoff is the cost, the bookkeeping must stay small beside it."""
     agent = EchoAgent()
     pair(overhead, Retry(FlakyAgent(agent, failures=1), attempts=3, backoff_s=0.0001), agent, "sync")
 
@@ -89,6 +92,8 @@ def test_retry_with_failures_and_backoff(overhead):
 @pytest.mark.parametrize("kind", ["sync", "async"])
 @pytest.mark.overhead(max=1.5, max_abs="3us", work="500ms", group="stacks")
 def test_minimal_stack_metrics_and_retry(overhead, kind: str):
+    """Metrics plus retry may at most multiply the bare call's cost by 2.5 (and add at most 3 µs): a two-layer stack
+    that costs more than its layers is a bug."""
     agent = EchoAgent()
     pair(overhead, stack(agent, SlowedMetrics, Retry), agent, kind)
 
@@ -103,5 +108,7 @@ def test_minimal_stack_metrics_and_retry(overhead, kind: str):
     ],
 )
 def test_full_stack_five_layers(overhead, kind: str):
+    """All five layers may add at most 10 µs per call sync (40 µs async, its timeout's cancel scope): the stack a
+    framework ships, bounded per call."""
     agent = EchoAgent()
     pair(overhead, stack(agent, *FULL_STACK), agent, kind)
