@@ -4,9 +4,9 @@ save, compare and fail (fake clock, so every figure is deterministic)."""
 from __future__ import annotations
 
 import json
-import textwrap
 import math
 import os
+import textwrap
 
 import pytest
 

@@ -67,3 +67,9 @@ def test_the_console_command_runs(storage: Path) -> None:
         check=False,
     )
     assert done.returncode == 0 and "~ +0.3 points" in done.stdout
+
+
+def test_storage_may_come_after_the_command(storage: Path, capsys) -> None:
+    assert main(["compare", "old", "new", "--storage", str(storage)]) == 0
+    assert capsys.readouterr().out == (GOLDEN / "compare.txt").read_text()
+    assert main(["report", "0002", "--storage", str(storage), "--format", "csv"]) == 0

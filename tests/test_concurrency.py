@@ -120,3 +120,35 @@ def test_a_list_of_levels_gives_one_row_each_and_the_growth_table(pytester: pyte
 def test_levels_in_a_params_marks_are_refused_rather_than_lost() -> None:
     with pytest.raises(MarkerError, match=r"goes in a marker on the test function .* not in pytest.param\(marks=...\)"):
         pair_from_marker((), {"max": 0.1, "concurrency": [1, 8]}, "t::x[a]", Settings())
+
+
+def test_session_count_mode_skips_concurrency_pairs_and_a_marker_asking_both_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def work():
+            return sum(range(20))
+
+        @pytest.mark.overhead(max=9, concurrency=[1, 4], processes=1)
+        def test_levels(overhead):
+            overhead.compare(baseline=work, framework=work)
+
+        @pytest.mark.overhead(max=9, concurrency=4, mode="count", processes=1)
+        def test_contradiction(overhead):
+            overhead.compare(baseline=work, framework=work)
+
+        @pytest.mark.overhead(max=9, processes=1)
+        def test_counted(overhead):
+            overhead.compare(baseline=work, framework=work)
+        """
+    )
+    result = pytester.runpytest("--overhead", "--overhead-mode=count", "-rs")
+    result.assert_outcomes(passed=1, skipped=2, errors=1)  # the contradiction: an error of its set-up
+    result.stdout.fnmatch_lines(
+        [
+            "*test_contradiction: @pytest.mark.overhead: count mode counts one caller's instructions; concurrency is a time measurement",
+            "SKIPPED [[]1[]]*test_levels[[]c=4[]]: @pytest.mark.overhead: count mode counts one caller's instructions; concurrency is a time "
+            "measurement (skipped under --overhead-mode=count; measure it in time mode)",
+        ]
+    )

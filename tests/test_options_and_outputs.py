@@ -224,3 +224,15 @@ def test_the_disk_changes_under_the_run():
         ["*overheadbench: could not write the results: *out.json*", "*overhead: framework vs baseline*"]
     )
     assert (fake_clock_project.path / "baselines" / fingerprint() / "0001_base.json").read_bytes() == stored
+
+
+@pytest.mark.parametrize("taken", ["tests/test_x.py", "test_x.py::test_pair", "tests"])
+def test_a_test_path_taken_as_the_stored_runs_name_is_a_usage_error(pytester: pytest.Pytester, taken: str) -> None:
+    pytester.mkdir("tests")
+    result = pytester.runpytest("--overhead-compare", taken)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"*--overhead-compare took '{taken}' as the stored run's name, which looks like a test path; write --overhead-compare=NAME*"
+        ]
+    )

@@ -30,13 +30,17 @@ from .runs import Storage, read_run
 from .tables import plain
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``compare``, ``report`` and ``plot``."""
     parser = argparse.ArgumentParser(prog="overheadbench", description="Compare, report and plot overheadbench runs.")
-    parser.add_argument(
-        "--storage", type=Path, default=Path("baselines"), help="folder of stored runs (default baselines/)"
-    )
+    storage_help = "folder of stored runs (default baselines/); before or after the command"
+    parser.add_argument("--storage", type=Path, default=Path("baselines"), help=storage_help)
+    anywhere = argparse.ArgumentParser(add_help=False)  # --storage after the command too, as users write it
+    anywhere.add_argument("--storage", type=Path, default=argparse.SUPPRESS, help=storage_help)
     commands = parser.add_subparsers(dest="command", required=True)
-    compare = commands.add_parser("compare", help="per-test change between two runs, with significance")
+    compare = commands.add_parser(
+        "compare", parents=[anywhere], help="per-test change between two runs, with significance"
+    )
     compare.add_argument("old")
     compare.add_argument("new")
     compare.add_argument(
@@ -46,15 +50,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="POINTS",
         help="exit 1 when a test's overhead grew significantly by more than POINTS points",
     )
-    report = commands.add_parser("report", help="a run as markdown, CSV or JSON")
+    report = commands.add_parser("report", parents=[anywhere], help="a run as markdown, CSV or JSON")
     report.add_argument("run")
     report.add_argument("--format", choices=("markdown", "csv", "json"), default="markdown")
     report.add_argument("-o", "--output", type=Path, default=None, help="write to FILE instead of standard output")
-    plot = commands.add_parser("plot", help="per-pair ratio distributions of a run, or the trend over stored runs")
+    plot = commands.add_parser(
+        "plot", parents=[anywhere], help="per-pair ratio distributions of a run, or the trend over stored runs"
+    )
     plot.add_argument("run", nargs="?")
     plot.add_argument("--trend", action="store_true", help="overhead of each test across every stored run")
     plot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     storage = Storage(args.storage)
     try:
         if args.command == "compare":

@@ -11,6 +11,11 @@ class MarkerError(Exception):
     """The marker's arguments are wrong; the message names the test and the fix."""
 
 
+class NotCountable(MarkerError):
+    """The session's count mode meets a pair measured under concurrent callers (a time
+    measurement): the test is skipped, saying so, rather than failed for a choice it did not make."""
+
+
 class OverheadUsageError(Exception):
     """The ``overhead`` fixture was used wrongly; the message names the test and the fix."""
 

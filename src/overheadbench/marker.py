@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from .errors import MarkerError, OverheadMarkerWarning
+from .errors import MarkerError, NotCountable, OverheadMarkerWarning
 from .pair import Budget, Pair
 from .settings import Mode, Settings
 from .units import DurationError, SizeError, format_fraction, parse_duration, parse_size
@@ -88,7 +88,11 @@ def pair_from_marker(
         raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
     levels = value.get("concurrency", concurrency_levels) or (1,)
     if mode == Mode.COUNT and max(levels) > 1:
-        raise MarkerError(f"{where}: count mode counts one caller's instructions; concurrency is a time measurement")
+        error = MarkerError if kwargs.get("mode") else NotCountable
+        raise error(
+            f"{where}: count mode counts one caller's instructions; concurrency is a time measurement"
+            + ("" if kwargs.get("mode") else " (skipped under --overhead-mode=count; measure it in time mode)")
+        )
     listed = isinstance(kwargs.get("concurrency"), (list, tuple))
     if listed and level is None:
         raise MarkerError(
@@ -125,6 +129,8 @@ def pair_of_item(
         with warnings.catch_warnings(record=True) as hints:
             warnings.simplefilter("always")
             pair = pair_from_marker(mark.args, mark.kwargs, nodeid, settings, str(group) if group else None, level)
+    except NotCountable as exc:
+        raise pytest.skip.Exception(str(exc)) from None
     except MarkerError as exc:
         raise pytest.fail.Exception(str(exc), pytrace=False) from None
     return pair, [hint.message for hint in hints if isinstance(hint.message, Warning)]

@@ -69,40 +69,44 @@ def _seconds(text: str) -> float:
 
 # field name -> (ini/option suffix, parser, help)
 _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
-    "time_budget_s": ("time-budget", _seconds, "wall time per pair, e.g. 2s or 500ms (default 2s)"),
-    "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction (default 0.01)"),
-    "confidence": ("confidence", _fraction, "confidence level of the interval (default 0.95)"),
+    "time_budget_s": (
+        "time-budget",
+        _seconds,
+        "measuring time per pair once its processes are ready, e.g. 2s or 500ms",
+    ),
+    "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction"),
+    "confidence": ("confidence", _fraction, "confidence level of the interval"),
     "processes": (
         "processes",
         _process_count,
-        "fresh replica processes each pair is measured in first (default 6; 1 = in this process only)",
+        "fresh replica processes each pair is measured in first (1 = in this process only)",
     ),
-    "max_processes": ("max-processes", _process_count, "at most this many processes per pair (default 9)"),
+    "max_processes": ("max-processes", _process_count, "at most this many processes per pair"),
     "extra_processes": (
         "extra-processes",
         _process_count,
-        "processes added per further round while the interval is wider than the target (default 3)",
+        "processes added per further round while the interval is wider than the target",
     ),
-    "replica_timeout_s": ("replica-timeout", _seconds, "longest a replica process may stay silent, e.g. 60s (default)"),
-    "pair_timeout_s": ("pair-timeout", _seconds, "longest a pair may take before it fails, e.g. 120s (default)"),
+    "replica_timeout_s": ("replica-timeout", _seconds, "longest a replica process may stay silent, e.g. 90s"),
+    "pair_timeout_s": ("pair-timeout", _seconds, "longest a pair may take before it fails, e.g. 300s"),
     "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
-    "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing (default false)"),
+    "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing"),
     "inconclusive": (
         "inconclusive",
         _choice(*Policy),
-        "an inconclusive verdict fails the test or only warns (default fail)",
+        "an inconclusive verdict fails the test or only warns: fail or warn",
     ),
-    "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call (default false)"),
+    "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call"),
     "mode": (
         "mode",
         _choice(*Mode),
-        "what a pair is measured in: time (wall clock, default) or count "
+        "what a pair is measured in: time (wall clock) or count "
         "(executed instructions and allocations, the same on every run)",
     ),
     "allocations": (
         "allocations",
         _boolean,
-        "in time mode, count allocations per call too, in a short pass after timing (default true)",
+        "in time mode, count allocations per call too, in a short pass after timing",
     ),
 }
 
@@ -191,9 +195,20 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
         help="let --overhead-compare-fail gate against a run stored by another machine",
     )
-    for suffix, _, help_text in _OPTIONS.values():
-        group.addoption(f"--overhead-{suffix}", default=None, help=help_text)
-        parser.addini(f"overhead_{suffix.replace('-', '_')}", help_text, default=None)
+    defaults = Settings()
+    for name, (suffix, _, help_text) in _OPTIONS.items():
+        described = f"{help_text} (default {shown_default(name, getattr(defaults, name))})"
+        group.addoption(f"--overhead-{suffix}", default=None, help=described)
+        parser.addini(f"overhead_{suffix.replace('-', '_')}", described, default=None)
+
+
+def shown_default(name: str, value: Any) -> str:
+    """A setting's default as an option takes it: ``60s``, ``0.95``, ``false``, ``asyncio``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if name.endswith("_s"):
+        return f"{value:g}s"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 QUICK: dict[str, Any] = {
@@ -273,12 +288,24 @@ def options_from_config(config: pytest.Config) -> Options:
         storage=storage,
         save=save,
         autosave=bool(option("--overhead-autosave")),
-        compare=option("--overhead-compare"),
+        compare=_compared(option("--overhead-compare"), config.rootpath),
         fail_points=_points(option("--overhead-compare-fail")),
         force=bool(option("--overhead-compare-force")),
         columns=_columns(option("--overhead-columns") or config.getini("overhead_columns")),
         github=_flag(option("--overhead-github") or config.getini("overhead_github"), "--overhead-github"),
     )
+
+
+def _compared(name: str | None, root: Path) -> str | None:
+    """The stored run to compare with; a test path taken for its name is a usage error. The name
+    is optional, so ``--overhead-compare tests/test_x.py`` would take the path as the run's
+    name and run every test: say so, and how to write it."""
+    if name and (name.endswith(".py") or "::" in name or (root / name).is_dir()):
+        raise pytest.UsageError(
+            f"overheadbench: --overhead-compare took {name!r} as the stored run's name, which looks like a test "
+            f"path; write --overhead-compare=NAME (or --overhead-compare alone before the paths: the newest run)"
+        )
+    return name
 
 
 def settings_from_config(config: pytest.Config) -> Settings:

@@ -185,7 +185,7 @@ class OverheadSession:
     def _replicated(self, item: pytest.Item) -> bool:
         try:
             pair = self.pair_for(item, warn=False)  # its hints are the test's own, issued when it runs
-        except pytest.fail.Exception:
+        except (pytest.fail.Exception, pytest.skip.Exception):
             return False
         return pair is not None and pair.replicated
 
