@@ -275,3 +275,19 @@ def test_without_overhead_a_load_that_fails_its_requests_fails_the_test(transpor
         ["h1 c=1: failed requests 40 (a single reading) exceeds errors 0 (the first: status 500)"]
     )
     assert "transport figures" not in result.stdout.str()  # nothing measured, nothing tabled
+
+
+def test_rows_of_one_label_in_one_test_stay_apart(transport_project: pytest.Pytester) -> None:
+    """A load and a sweep's first level are both "h1 c=1": two rows, never one merged."""
+    transport_project.makepyfile(
+        """
+        def test_twice(transport, make):
+            transport.record("h1 c=1", make(1000))
+            transport.record("h1 c=1", make(3000))
+        """
+    )
+    result = transport_project.runpytest("--overhead", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)
+    rows = {f["row"] for f in json.loads((transport_project.path / "out.json").read_text())["figures"]}
+    assert rows == {"h1 c=1", "h1 c=1 (2)"}
+    result.stdout.fnmatch_lines(["*h1 c=1 *1,000/s*", "*h1 c=1 (2)*3,000/s*"])

@@ -46,6 +46,7 @@ class TransportFixture:
         self.duration_s = settings.time_budget_s if measuring else SMOKE_DURATION_S
         self.stream_runs = (7 if quick else STREAM_RUNS) if measuring else 1
         self.readings: list[tuple[Reading, Limits]] = []
+        self._rows: set[str] = set()
 
     # --- measuring ------------------------------------------------------------------------
 
@@ -57,7 +58,7 @@ class TransportFixture:
         budgets = self._budgets(options, "load")
         options.setdefault("duration_s", self.duration_s)
         result = self._running("load", server, lambda: load(server, concurrency=concurrency, **options))
-        self._record(label or f"{server.protocol} c={concurrency}", result, budgets)
+        self._record(self._row(label or f"{server.protocol} c={concurrency}"), result, budgets)
         return result
 
     def _running(self, call: str, server: Any, run: Callable[[], T]) -> T:
@@ -88,12 +89,13 @@ class TransportFixture:
         options.setdefault("duration_s", self.duration_s)
         name = label or server.protocol
         results = self._running("sweep", server, lambda: concurrency_sweep(server, levels, **options))
-        for level, result in zip(levels, results, strict=True):
-            self._record(f"{name} c={level}", result, budgets)
+        rows = [self._row(f"{name} c={level}") for level in levels]
+        for row, result in zip(rows, results, strict=True):
+            self._record(row, result, budgets)
         first, last = results[0], results[-1]
         value, low, high = ratio_interval(last.window_rates, first.window_rates, self.confidence)
         interval = f"{self.confidence:.0%} CI over {len(first.window_rates)} windows each"
-        row = f"{name} c={levels[-1]}/c={levels[0]}"
+        row = self._row(f"{name} c={levels[-1]}/c={levels[0]}")
         self._add(Reading(row, Metric.SCALING, value, low, high, interval), budgets)
         return results
 
@@ -106,7 +108,7 @@ class TransportFixture:
 
         limits = self._budgets(budgets, "stream")
         streams = [stream(client, url) for _ in range(self._runs(runs))]
-        return self._streams(label or f"stream {url}", streams, limits)
+        return self._streams(self._row(label or f"stream {url}"), streams, limits)
 
     async def astream(
         self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **budgets: Any
@@ -116,7 +118,7 @@ class TransportFixture:
 
         limits = self._budgets(budgets, "astream")
         streams = [await astream(client, url) for _ in range(self._runs(runs))]
-        return self._streams(label or f"stream {url}", streams, limits)
+        return self._streams(self._row(label or f"stream {url}"), streams, limits)
 
     def _runs(self, runs: int | None) -> int:
         if runs is not None and runs < 1:
@@ -128,7 +130,7 @@ class TransportFixture:
     def record(self, label: str, result: Throughput, **budgets: Any) -> None:
         """Record a :class:`~overheadbench.http.load.Throughput` as row ``label`` (from
         :func:`load`, or from ``throughput()`` with any client)."""
-        self._record(label, result, self._budgets(budgets, "record"))
+        self._record(self._row(label), result, self._budgets(budgets, "record"))
 
     def _record(self, label: str, result: Throughput, limits: Limits) -> None:
         confidence = self.confidence
@@ -189,6 +191,16 @@ class TransportFixture:
 
     def _add(self, reading: Reading, limits: Limits) -> None:
         self.readings.append((reading, limits))
+
+    def _row(self, label: str) -> str:
+        """``label``, or ``label (2)``... when an earlier call of the test took it (a load and a
+        sweep's first level are both ``http1 c=1``): one row per call, never two merged."""
+        row, count = label, 1
+        while row in self._rows:
+            count += 1
+            row = f"{label} ({count})"
+        self._rows.add(row)
+        return row
 
     # --- judging --------------------------------------------------------------------------
 
