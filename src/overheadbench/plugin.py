@@ -116,9 +116,9 @@ class OverheadSession:
         self._environment: dict[str, Any] | None = None
         self.baselines: Baselines | None = None
         self.workers_replicas = 0
+        """Replica processes the xdist workers started (the controller starts none)."""
         self.written: list[Path] = []
         """The output files written (the summary names them)."""
-        """Replica processes the xdist workers started (the controller starts none)."""
         self.reporting = replica is None and not hasattr(config, "workerinput")
         """Only the user's session (the xdist controller, under xdist) gathers the results and
         writes every output; replicas and xdist workers only measure."""
