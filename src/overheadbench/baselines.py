@@ -27,6 +27,8 @@ class Baselines:
     save_as: str | None = None
     compare_with: Path | None = None
     fail_points: float | None = None
+    fail_percent: float | None = None
+    """The transport figures' gate, in percent of the figure (the pairs' is in points)."""
     old: dict[str, OverheadResult] = field(default_factory=dict)
     history: list[OverheadResult] = field(default_factory=list)
     """This machine's stored results: each pair's between-session spread."""
@@ -48,6 +50,7 @@ class Baselines:
         compare: str | None,
         fail_points: float | None,
         force: bool = False,
+        fail_percent: float | None = None,
     ) -> Baselines:
         """Resolve the options; a stored run that cannot be found or read, a storage folder
         that is a file, a bad run name, or a gate against another machine's run without
@@ -58,9 +61,11 @@ class Baselines:
             save = f"{str(commit.get('id') or 'unversioned')[:12]}{'-dirty' if commit.get('dirty') else ''}"
         if save is not None:
             check_name(save)
-        if fail_points is not None and compare is None:
+        gated = fail_points is not None or fail_percent is not None
+        if gated and compare is None:
             compare = ""
-        baselines = cls(storage, save, storage.find(compare or None) if compare is not None else None, fail_points)
+        found = storage.find(compare or None) if compare is not None else None
+        baselines = cls(storage, save, found, fail_points, fail_percent)
         if baselines.compare_with is not None:
             run = read_run(baselines.compare_with)
             baselines.old = {r.nodeid: r for r in run.measured()}
@@ -70,7 +75,7 @@ class Baselines:
             stored = storage.history()
             baselines.history = [r for past in stored for r in past.measured()]
             baselines.figure_history = [f for past in stored for f in past.measured_figures()]
-        if baselines.foreign and fail_points is not None and not force:
+        if baselines.foreign and gated and not force:
             raise StorageError(
                 f"{baselines.compare_with}: measured on another machine than this one ({storage.machine}); "
                 f"a gate across machines measures the machines, not the change. Compare with a run of this "

@@ -3,8 +3,7 @@
 Figures are compared as ratios (new / old) on a log scale, where a req/s and a latency move
 alike. The change's variance is each run's own (from its interval: ``(log high - log low) /
 2z``) plus twice the between-session variance of the figure: learned from this machine's
-stored runs when there are ``MIN_HISTORY`` of them, else ``SESSION_LOG_SD_PRIOR`` (two quiet
-runs of the same transport here differed by up to 17%, docs/http.md). "Worse" is the
+stored runs when there are ``MIN_HISTORY`` of them, else ``SESSION_LOG_SD_PRIOR``. "Worse" is the
 figure's own direction: lower for a floor (req/s), higher for a ceiling (latency). The gate
 fails a test when the low end of the worsening's interval is above the threshold, in percent.
 """
@@ -21,8 +20,12 @@ import numpy as np
 from .figures import SPECS, FigureResult, Metric
 
 CONFIDENCE = 0.95
-SESSION_LOG_SD_PRIOR = 0.06
-"""Between-session standard deviation of a transport figure's logarithm (6%) without history."""
+SESSION_LOG_SD_PRIOR = 0.10
+"""Between-session standard deviation of a transport figure's logarithm without history: 10%,
+measured (two full runs of the suite on this machine kind, 2026-11-24, 163 figures: the log
+ratios' sd over both sessions, 13.7%, over sqrt(2): 9.7%; req/s and p50 3-4%, p95 10%, p99 13%,
+stream figures 8-9%). The 6% assumed before failed unchanged code. A tail percentile moves far
+more (h3 c=100 p99: 141 ms -> 353 ms between those sessions): gate on it with care."""
 MIN_HISTORY = 3
 COMPARED = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL,
             Metric.SCALING, Metric.CLIENT_CPU, Metric.SERVER_CPU)  # fmt: skip

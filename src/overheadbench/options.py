@@ -170,8 +170,17 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-compare-fail",
         metavar="POINTS",
         default=None,
-        help=f"fail a test whose overhead grew by more than POINTS percentage points (documented threshold: "
-        f"{DEFAULT_FAIL_POINTS:g}) with confidence against the stored run (implies --overhead-compare and --overhead)",
+        help=f"fail a pair whose overhead grew by more than POINTS percentage points (documented threshold: "
+        f"{DEFAULT_FAIL_POINTS:g}) with confidence against the stored run (implies --overhead-compare and --overhead; "
+        f"transport figures: --overhead-compare-fail-percent)",
+    )
+    group.addoption(
+        "--overhead-compare-fail-percent",
+        metavar="PERCENT",
+        default=None,
+        help="fail a transport test whose figure got worse by more than PERCENT percent with confidence against "
+        "the stored run (between sessions here such figures move ~10% sd, p99 far more: docs/transport.md; "
+        "implies --overhead-compare and --overhead)",
     )
     group.addoption(
         "--overhead-columns",
@@ -233,6 +242,7 @@ IMPLYING = (
     "--overhead-autosave",
     "--overhead-compare",
     "--overhead-compare-fail",
+    "--overhead-compare-fail-percent",
 )
 """Options that only mean something while measuring: each implies ``--overhead``."""
 
@@ -254,6 +264,8 @@ class Options:
     compare: str | None
     """A stored run's name, number or path; "" for the newest; None: no comparison."""
     fail_points: float | None
+    fail_percent: float | None
+    """The transport figures' gate (``--overhead-compare-fail-percent``), in percent."""
     force: bool
     """Gate against another machine's run anyway."""
     columns: tuple[str, ...]
@@ -263,7 +275,9 @@ class Options:
 
     @property
     def uses_storage(self) -> bool:
-        return bool(self.save or self.autosave or self.compare is not None or self.fail_points is not None)
+        return bool(self.save or self.autosave or self.compare is not None
+            or self.fail_points is not None or self.fail_percent is not None
+        )  # fmt: skip
 
 
 def options_from_config(config: pytest.Config) -> Options:
@@ -289,7 +303,8 @@ def options_from_config(config: pytest.Config) -> Options:
         save=save,
         autosave=bool(option("--overhead-autosave")),
         compare=_compared(option("--overhead-compare"), config.rootpath),
-        fail_points=_points(option("--overhead-compare-fail")),
+        fail_points=_points(option("--overhead-compare-fail"), "--overhead-compare-fail", "percentage points"),
+        fail_percent=_points(option("--overhead-compare-fail-percent"), "--overhead-compare-fail-percent", "percent"),
         force=bool(option("--overhead-compare-force")),
         columns=_columns(option("--overhead-columns") or config.getini("overhead_columns")),
         github=_flag(option("--overhead-github") or config.getini("overhead_github"), "--overhead-github"),
@@ -378,8 +393,8 @@ def _columns(raw: str | None) -> tuple[str, ...]:
     return keys
 
 
-def _points(raw: str | None) -> float | None:
-    """``--overhead-compare-fail``: a finite number of points, 0 or more (``nan`` would switch the gate off)."""
+def _points(raw: str | None, flag: str, unit: str) -> float | None:
+    """A gate's threshold: a finite number, 0 or more (``nan`` would switch the gate off)."""
     if raw is None:
         return None
     try:
@@ -387,7 +402,5 @@ def _points(raw: str | None) -> float | None:
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise pytest.UsageError(
-            f"overheadbench: --overhead-compare-fail={raw!r}: give a number of percentage points, 0 or more (e.g. 5)"
-        )
+        raise pytest.UsageError(f"overheadbench: {flag}={raw!r}: give a number of {unit}, 0 or more (e.g. 5)")
     return value

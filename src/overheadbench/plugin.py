@@ -146,6 +146,7 @@ class OverheadSession:
                 options.compare,
                 options.fail_points,
                 options.force,
+                options.fail_percent,
             )
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {exc}") from None
@@ -275,7 +276,7 @@ class OverheadSession:
             figures,
             self.settings.inconclusive,
             [c for c in map(baselines.figure_change, figures) if c is not None] if baselines else [],
-            baselines.fail_points if baselines else None,
+            baselines.fail_percent if baselines else None,
             baselines.compared_name if baselines else "",
         )
         for warning in decided.warnings:

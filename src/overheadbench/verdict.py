@@ -320,6 +320,6 @@ def figures_outcome(
             if change.worse_by_more_than(fail_percent):
                 failures.append(
                     f"{change.key[0]}: worse than {compared_with}: {change.describe()}, "
-                    f"more than --overhead-compare-fail={fail_percent:g}%"
+                    f"more than --overhead-compare-fail-percent={fail_percent:g}"
                 )
     return Outcome("\n".join(failures) or None, tuple(warned))
