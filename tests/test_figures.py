@@ -140,7 +140,9 @@ def test_figures_outcome_fails_warns_and_gates() -> None:
     change = compare_figure(figure(1000.0), figure(700.0))
     assert change is not None
     gated = figures_outcome([], Policy.FAIL, [change], 5, "0001_ref.json")
-    assert "worse than 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5" in (gated.failure or "")
+    assert "worse than 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5" in (
+        gated.failure or ""
+    )
     assert figures_outcome([], Policy.FAIL, [change], None).failure is None
 
 
