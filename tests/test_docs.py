@@ -15,8 +15,8 @@ import pytest
 
 import overheadbench
 from overheadbench.cli import build_parser
-from overheadbench.options import _OPTIONS, shown_default
-from overheadbench.settings import Settings
+from overheadbench.options import _OPTIONS
+from overheadbench.settings import Settings, shown_default
 
 ROOT = Path(__file__).parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -20,7 +20,7 @@ import pytest
 from .errors import StorageError
 from .report import COLUMN_KEYS, TERMINAL_COLUMNS
 from .runs import Storage, check_name
-from .settings import Mode, Policy, Settings
+from .settings import Mode, Policy, Settings, shown_default
 from .units import DurationError, parse_duration
 from .vocabulary import MAX_PROCESSES
 
@@ -170,9 +170,9 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-compare-fail",
         metavar="POINTS",
         default=None,
-        help=f"fail a pair whose overhead grew by more than POINTS percentage points (documented threshold: "
-        f"{DEFAULT_FAIL_POINTS:g}) with confidence against the stored run (implies --overhead-compare and --overhead; "
-        f"transport figures: --overhead-compare-fail-percent)",
+        help="fail a pair whose overhead grew by more than POINTS percentage points (5 is the threshold "
+        "benchmarks/validation/gate.py validates) with confidence against the stored run (implies "
+        "--overhead-compare and --overhead; transport figures: --overhead-compare-fail-percent)",
     )
     group.addoption(
         "--overhead-compare-fail-percent",
@@ -211,15 +211,6 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(f"overhead_{suffix.replace('-', '_')}", described, default=None)
 
 
-def shown_default(name: str, value: Any) -> str:
-    """A setting's default as an option takes it: ``60s``, ``0.95``, ``false``, ``asyncio``."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if name.endswith("_s"):
-        return f"{value:g}s"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 QUICK: dict[str, Any] = {
     "processes": 3,
     "max_processes": 3,
@@ -231,9 +222,6 @@ QUICK: dict[str, Any] = {
 wider intervals (3 processes: the interval is the mean ± t, see measurement.md). Its
 intervals are too wide to settle close calls, so an inconclusive verdict warns instead of
 failing; a pair clearly over budget still fails."""
-DEFAULT_FAIL_POINTS = 5.0
-"""The gate's documented threshold, in percentage points: the one benchmarks/validation/gate.py
-validates (a value is always given: an optional one would swallow the test path after it)."""
 IMPLYING = (
     "--overhead-quick",
     "--overhead-json",

@@ -83,3 +83,12 @@ class Settings:
         if "mode" in values:
             values["mode"] = Mode(values["mode"])
         return cls(**values)
+
+
+def shown_default(name: str, value: Any) -> str:
+    """A setting's default as an option takes it: ``60s``, ``0.95``, ``false``, ``asyncio``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if name.endswith("_s"):
+        return f"{value:g}s"
+    return f"{value:g}" if isinstance(value, float) else str(value)
