@@ -57,7 +57,7 @@ class Gathered:
     """Node ids measured more than once (the last measurement kept)."""
 
     @property
-    def any(self) -> bool:
+    def measured_anything(self) -> bool:
         return bool(self.results or self.figures)
 
     def add(self, report: pytest.TestReport) -> None:

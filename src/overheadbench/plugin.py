@@ -359,10 +359,10 @@ class OverheadSession:
         if self.options.markdown_path:
             write_text_atomic(self.options.markdown_path, self.markdown())
             self.written.append(self.options.markdown_path)
-        if self.options.github and in_actions(os.environ) and self.gathered.any:
+        if self.options.github and in_actions(os.environ) and self.gathered.measured_anything:
             append_summary(os.environ, self.markdown())
         finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if self.baselines and self.gathered.any and finished:
+        if self.baselines and self.gathered.measured_anything and finished:
             self.baselines.save(self.run())
 
     def markdown(self) -> str:

@@ -37,21 +37,12 @@ def markdown_code(text: str) -> str:
     return markdown_cell(text) if "`" in text else f"`{markdown_cell(text)}`"
 
 
-def markdown_table(rows: Sequence[Sequence[str]], code_first: bool = True) -> list[str]:
+def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows (the first is the header) as a markdown table; the first column as code (test ids)."""
     header, *body = rows
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in body:
-        first = markdown_code(row[0]) if code_first else markdown_cell(row[0])
-        lines.append("| " + " | ".join([first, *map(markdown_cell, row[1:])]) + " |")
-    return lines
-
-
-def padded(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as text lines with padded columns, a rule under the first (the headers)."""
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * width for width in widths))
+        lines.append("| " + " | ".join([markdown_code(row[0]), *map(markdown_cell, row[1:])]) + " |")
     return lines
 
 
