@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -136,6 +137,37 @@ def test_the_lean_load_reports_a_status_and_a_refused_connection_clearly() -> No
         LoadError, match=r"a load worker for http://127.0.0.1:\d+ \(http1\) failed: ConnectionRefusedError"
     ):
         load(server, concurrency=1, duration_s=0.1)  # the server is gone
+
+
+def test_a_load_worker_killed_mid_run_is_reported_with_its_signal() -> None:
+    server = start_server()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            load(server, concurrency=1, duration_s=20.0, warmup=0)
+        except LoadError as exc:
+            errors.append(exc)
+
+    runner = threading.Thread(target=run)
+    try:
+        runner.start()
+        workers: set[int] = set()
+        for _ in range(500):  # 10 s at most
+            workers = {pid for pid in children() if b"loadgen" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+            if workers:
+                break
+            threading.Event().wait(0.02)
+        threading.Event().wait(0.5)  # running, past ready
+        for pid in workers:
+            os.kill(pid, signal.SIGKILL)
+        runner.join(30)
+    finally:
+        server.close()
+    assert workers and not runner.is_alive() and len(errors) == 1
+    message = str(errors[0])
+    assert "stopped while the load ran: it was killed by SIGKILL" in message
+    assert message.count("a load worker for") == 1 and "before it was ready" not in message
 
 
 def test_requests_in_flight_at_the_deadline_leave_no_stream_open_on_the_server() -> None:
@@ -275,15 +307,16 @@ def test_100_start_stop_cycles_leak_no_threads_descriptors_or_processes() -> Non
 def test_tls_and_quic_servers_leave_no_thread_descriptor_process_or_key_behind() -> None:
     start_server(protocol="h3").close()
     threads, descriptors, processes = resources()
-    folders = []
     for index in range(12):
         server = start_server(protocol=("https", "h2", "h3")[index % 3])
+        assert server.process is not None and server.tls_folder is None
+        words = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().decode().split("\0")
+        key = next(Path(word) for word in words if word.endswith("key.pem"))
+        assert not key.parent.exists()  # removed once the server had read it
         server.client().get("/delay?ms=0")
-        folders.append(server.tls_folder)
         server.close()
     after = resources()
     assert after[0] == threads and after[1] <= descriptors and after[2] == processes == set()
-    assert not any(folder.exists() for folder in folders if folder is not None)
 
 
 def test_the_fixture_stops_its_servers_when_the_test_fails(pytester: pytest.Pytester) -> None:

@@ -13,9 +13,10 @@ from test_sampling import Synthetic
 
 from overheadbench.errors import CallableError
 from overheadbench.replicas import in_replica
+from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
-from overheadbench.replicas.replica import ReplicaRequest, order_like, watch_controller
+from overheadbench.replicas.replica import ReplicaRequest, order_like, write_work
 from overheadbench.replicas.replication import pair_plan
 from overheadbench.samples import ReplicaSamples, Side
 from overheadbench.sampling import InProcess, drive_sync
@@ -147,10 +148,19 @@ def test_replicas_run_the_marked_tests_in_the_controllers_order() -> None:
     assert [i.nodeid for i in kept] == ["b::2", "a::1", "b::1"] and [i.nodeid for i in rest] == ["a::2"]
 
 
-def test_replica_request_round_trips_through_the_environment() -> None:
-    request = ReplicaRequest(("tests/test_a.py::test_b[x]", "t.py::c"), "t.py::c", 5, 6, 7)
+def test_replica_request_round_trips_through_the_environment_and_its_work_file(tmp_path: Path) -> None:
+    nodeids = ("tests/test_a.py::test_b[x]", "t.py::c", "t.py::d")
+    request = ReplicaRequest(str(write_work(tmp_path, nodeids)), 1, 5, 6, 7)
     assert ReplicaRequest.from_env({"OVERHEADBENCH_REPLICA": request.to_env()}) == request
     assert ReplicaRequest.from_env({}) is None
+    assert request.nodeids() == ("t.py::c", "t.py::d")
+
+
+def test_the_environment_carries_no_node_id_however_large_the_suite(tmp_path: Path) -> None:
+    """Linux caps one environment string at 128 KiB: the ids travel in the work file."""
+    nodeids = tuple(f"tests/test_{index}.py::test_{'x' * 10_000}" for index in range(14))
+    request = ReplicaRequest(str(write_work(tmp_path, nodeids)), 0, 5, 6, 7)
+    assert len(request.to_env()) < 1000 and request.nodeids() == nodeids
 
 
 def test_messages_round_trip_and_nonsense_is_a_protocol_error() -> None:
@@ -194,7 +204,7 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
         xdist=True,
     )
     command = invocation.command(Path("/tmp/cache"))
-    assert command[1:3] == ["-m", "pytest"]
+    assert command[1] == "-c" and "lifeline.py')['boot'](module_run=True)" in command[2]
     assert command[3:] == [
         "--overhead",
         "-o",
@@ -210,7 +220,7 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
     environ = invocation.environ({"HOME": "/root", "PYTEST_ADDOPTS": "unused"}, {"OVERHEADBENCH_REPLICA": "{}"})
     assert environ == {"HOME": "/root", "PYTEST_ADDOPTS": "-p myplug", "OVERHEADBENCH_REPLICA": "{}"}
     plain = Invocation(args=("t.py",), directory=Path("/p"), module_run=False).command(Path("/c"))
-    assert plain[1] == "-c" and "del sys.path[0]" in plain[2] and plain[3:] == ["t.py", "-o", "cache_dir=/c"]
+    assert "(module_run=False)" in plain[2] and plain[3:] == ["t.py", "-o", "cache_dir=/c"]
 
 
 def test_node_ids_become_absolute_collection_arguments() -> None:

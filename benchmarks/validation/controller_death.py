@@ -1,11 +1,14 @@
 """How soon replicas exit after their controller is killed with SIGKILL (the promise: within 1 s).
 
     python benchmarks/validation/controller_death.py --trials 10
+    python benchmarks/validation/controller_death.py --trials 10 --starting
 
 Each trial starts `pytest --overhead` on a small generated suite whose replicas spend their time
 in every state a replica can be in (setting up a slow fixture, parked, sampling, idle), kills
 the controller with SIGKILL at a random moment once replicas are running, and measures how long
-until every replica process has ended. Linux only (reads process states from /proc).
+until every replica process has ended. With ``--starting`` the suite's conftest takes 3 s to
+import in a replica (a suite with heavy imports) and the kill comes while replicas are still
+starting, before pytest has even configured. Linux only (reads process states from /proc).
 """
 
 from __future__ import annotations
@@ -19,8 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
-SUITE = """
+CONFTEST = """
 import os
+import time
+from overheadbench import in_replica
+
+if in_replica():
+    with open("replica-pids.txt", "a") as out:
+        out.write(f"{{os.getpid()}}\\n")
+    time.sleep({import_s})
+"""
+SUITE = """
 import time
 import pytest
 from overheadbench import in_replica
@@ -29,8 +41,6 @@ from overheadbench import in_replica
 @pytest.fixture
 def slow_in_replicas():
     if in_replica():
-        with open("replica-pids.txt", "a") as out:
-            out.write(f"{os.getpid()}\\n")
         time.sleep(0.4)
 
 
@@ -49,7 +59,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def trial(folder: Path, rng: random.Random) -> tuple[int, float]:
+def trial(folder: Path, rng: random.Random, starting: bool) -> tuple[int, float]:
     """One kill: (replica processes that were running, seconds until the last one ended)."""
     pids_file = folder / "replica-pids.txt"
     pids_file.unlink(missing_ok=True)
@@ -62,7 +72,7 @@ def trial(folder: Path, rng: random.Random) -> tuple[int, float]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not pids_file.exists():
         time.sleep(0.01)
-    time.sleep(rng.uniform(0.5, 4.0))
+    time.sleep(rng.uniform(0.0, 1.0) if starting else rng.uniform(0.5, 4.0))
     controller.send_signal(signal.SIGKILL)
     controller.wait()
     killed = time.monotonic()
@@ -76,12 +86,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--starting", action="store_true", help="kill while replicas are still starting")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="overheadbench-death-") as name:
         folder = Path(name)
         (folder / "test_suite.py").write_text(SUITE)
-        results = [trial(folder, rng) for _ in range(args.trials)]
+        (folder / "conftest.py").write_text(CONFTEST.format(import_s=3.0 if args.starting else 0.0))
+        results = [trial(folder, rng, args.starting) for _ in range(args.trials)]
     for index, (count, seconds) in enumerate(results, 1):
         print(f"trial {index}: {count} replica process(es), all gone {seconds * 1000:.0f} ms after SIGKILL")
     within = sum(seconds <= 1.0 for _, seconds in results)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from . import scratch, termination
 from .baselines import Baselines
 from .distribution import (
     XdistGrouping,
@@ -90,8 +91,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     config.addinivalue_line("markers", TRANSPORT_HELP)
     options = options_from_config(config)
+    termination.install()  # this process may hold replicas, servers, scratch folders: SIGTERM cleans up too
     request = ReplicaRequest.from_env()
     replica = ReplicaPlugin(config, request) if request is not None else None
+    if replica is None and not hasattr(config, "workerinput"):
+        scratch.remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
     if replica is not None:
         config.pluginmanager.register(replica, "overheadbench-replica")
     elif options.measuring and config.pluginmanager.hasplugin("xdist"):
@@ -99,6 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
             prepare_controller(config)
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
     config.pluginmanager.register(OverheadSession(config, options, replica), "overheadbench-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    termination.uninstall()
 
 
 class OverheadSession:

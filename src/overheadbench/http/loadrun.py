@@ -20,11 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from ..exits import exit_story
 from .load import LatencyStats, Throughput, window_rates
 from .loadgen import MAX_BODY, Job, LoadError
 from .server import Server, authority
 
 START_TIMEOUT_S = 30.0
+WORKER_END_S = 2.0
+"""How long a worker whose output ended gets to exit before it is killed (its exit code is the story)."""
 DEFAULT_BODY = b'{"message": "hello", "padding": "' + b"x" * 60 + b'"}'
 """About 100 bytes of JSON, the reference figures' request (``POST /echo`` on the built-in app)."""
 BODILESS = ("GET", "HEAD")
@@ -111,7 +114,7 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
             assert process.stdout is not None
             line = process.stdout.readline()
             if line.strip() != "ready":
-                raise LoadError(_worker_failure(process, line, server))
+                raise LoadError(_worker_failure(process, line, server, "before it was ready"))
         cpu_started = server.cpu_s()
         for process in processes:
             assert process.stdin is not None
@@ -121,7 +124,9 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
         for process in processes:
             assert process.stdout is not None
             line = process.stdout.readline()
-            report = json.loads(line) if line.startswith("{") else {"fatal": _worker_failure(process, line, server)}
+            if not line.startswith("{"):
+                raise LoadError(_worker_failure(process, line, server, "while the load ran"))
+            report = json.loads(line)
             if "fatal" in report:
                 raise LoadError(_fatal(report["fatal"], server))
             reports.append(report)
@@ -145,12 +150,21 @@ def _fatal(error: str, server: Server) -> str:
     return text
 
 
-def _worker_failure(process: subprocess.Popen[str], line: str, server: Server) -> str:
+def _worker_failure(process: subprocess.Popen[str], line: str, server: Server, when: str) -> str:
+    """A worker that did not answer as it should: its own fatal error, or how it ended (the
+    signal that killed it) and what it printed."""
     if line.startswith("{"):
         return _fatal(json.loads(line).get("fatal", line), server)
-    process.kill()
+    try:  # end of its output: it is ending, or has ended; how, is the story
+        code: int | None = process.wait(timeout=WORKER_END_S)
+    except subprocess.TimeoutExpired:
+        code = None
+        process.kill()
     _, errors = process.communicate()
-    return f"a load worker for {server.url} ({server.protocol}) stopped before it was ready: {line}{errors[-2000:]}"
+    printed = (line + errors).strip()
+    return f"a load worker for {server.url} ({server.protocol}) stopped {when}: it {exit_story(code)}" + (
+        f"; its output:\n{printed[-2000:]}" if printed else ""
+    )
 
 
 def _merged(reports: list[dict[str, Any]], concurrency: int) -> Throughput:

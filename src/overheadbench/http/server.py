@@ -17,7 +17,6 @@ import collections
 import functools
 import math
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -31,6 +30,8 @@ from typing import IO, Any, TypeVar
 
 import anyio
 import httpx
+
+from .. import scratch
 
 PROTOCOLS = ("http1", "h2c", "https", "h2", "h3")
 """HTTP/1.1 and HTTP/2 (prior knowledge) in the clear; HTTP/1.1 and HTTP/2 over TLS; HTTP/3 over QUIC."""
@@ -77,7 +78,7 @@ class Server:
     quic_port: int | None = None
     """The UDP port HTTP/3 is served on (``h3`` only; ``url``'s port is its TCP listener)."""
     tls_folder: Path | None = None
-    """The certificate and key the server was given (removed at close)."""
+    """The certificate and key the server was given (removed once it has started)."""
     _clients: list[Any] = field(default_factory=list)
 
     @property
@@ -154,8 +155,14 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+        self.forget_key()
+
+    def forget_key(self) -> None:
+        """Remove the certificate and private key from disk: the server read them when it
+        started (a process killed later leaves no key behind)."""
         if self.tls_folder is not None:
-            shutil.rmtree(self.tls_folder, ignore_errors=True)
+            scratch.remove(self.tls_folder)
+            self.tls_folder = None
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
         http2 = HTTP_VERSION[self.protocol] != "HTTP/1.1"
@@ -227,7 +234,7 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
     arguments = [app, str(fds[0])]
     tls_folder = None
     if protocol in ALPN:
-        tls_folder = Path(tempfile.mkdtemp(prefix="overheadbench-tls-"))
+        tls_folder = scratch.owned_folder("tls")
         certificate = authority().issue_cert("127.0.0.1", "localhost")
         certificate.cert_chain_pems[0].write_to_path(str(tls_folder / "cert.pem"))
         certificate.private_key_pem.write_to_path(str(tls_folder / "key.pem"))
@@ -255,6 +262,8 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
     except BaseException:
         server.close()
         raise
+    finally:
+        server.forget_key()
     return server
 
 

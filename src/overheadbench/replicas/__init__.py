@@ -7,6 +7,7 @@ re-run the measurement in new processes and let the interval include the spread 
 
 The parts:
 
+* :mod:`.lifeline`: how a replica starts, and dies with its controller;
 * :mod:`.relaunch`: how to start the user's pytest session again (its own arguments,
   ``addopts``, plugins and conftests; only the selection and a few options change);
 * :mod:`.messages`: the typed messages between the controller and a replica;
@@ -18,6 +19,6 @@ A test or fixture that must know whether it runs in a replica calls :func:`in_re
 
 from __future__ import annotations
 
-from .replica import in_replica
+from .lifeline import in_replica
 
 __all__ = ["in_replica"]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import os
 import select
-import shutil
 import subprocess
 import tempfile
 import time
@@ -33,11 +32,14 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
+from .. import scratch
+from ..exits import exit_story
 from ..samples import ReplicaSamples
 from ..settings import Settings
+from .lifeline import REPLICA_ENV
 from .messages import Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from .relaunch import Invocation
-from .replica import REPLICA_ENV, ReplicaRequest
+from .replica import ReplicaRequest, write_work
 
 EXIT_GRACE_S = 5.0
 QUOTED_LINES = 40
@@ -59,6 +61,14 @@ class State(Enum):
     SAMPLING = "sampling"
     LEAVING = "ending a test"
     IDLE = "idle between tests"
+
+
+SILENCE_HINTS = {
+    State.SAMPLING: "a callable that never returns? Each side is called in blocks; a slow but finishing "
+    "pair may raise overhead_replica_timeout",
+}
+"""Why a replica may stay silent, by what it was doing (default: slow fixtures)."""
+SLOW_FIXTURES = "raise overhead_replica_timeout if its fixtures are that slow"
 
 
 @dataclass(eq=False)
@@ -94,7 +104,9 @@ class ReplicaPool:
     _current: str = ""
     _move_per_two_ns: float = 0.0
     _start_per_two_ns: float = 0.0
-    _cache_dir: Path | None = None
+    _folder: Path | None = None
+    """This pool's scratch folder: the replicas' work file and pytest cache."""
+    _work: Path = Path()
 
     def round_ns(self, count: int) -> float:
         """Predicted wall time to have ``count`` more replicas parked at the current pair."""
@@ -141,6 +153,9 @@ class ReplicaPool:
         replica.state = State.SAMPLING
         self._send(replica, Go(calls_per_block, settings))
         message = self._receive(replica)
+        if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
+            replica.state = State.LEAVING
+            raise ReplicaError(self._missed_story(message))
         if not isinstance(message, Samples):
             raise self._fail(replica, f"answered {message!r} instead of its samples")
         replica.state = State.PARKED
@@ -160,21 +175,26 @@ class ReplicaPool:
                 pass
         self._parked = []
 
-    def close(self) -> None:
-        """Tell every replica to stop, give them a moment, then kill what is left; safe twice."""
-        for replica in self._replicas:
+    def close(self, grace_s: float = EXIT_GRACE_S) -> None:
+        """Tell every replica to stop, give them ``grace_s`` to end their session, then end
+        what is left (its lifeline closes: its watchdog interrupts it, then it is killed); safe twice."""
+        replicas = list(self._replicas)
+        for replica in replicas:
             replica.commands.close()
-        deadline = time.monotonic() + EXIT_GRACE_S
-        for replica in self._replicas:
+        deadline = time.monotonic() + grace_s
+        for replica in replicas:
             try:
                 replica.process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
+        for replica in replicas:  # all at once: their watchdogs' grace runs side by side
+            _cut_lifeline(replica)
+        for replica in replicas:
             self._discard(replica)
         self._replicas.clear()
-        if self._cache_dir is not None:
-            shutil.rmtree(self._cache_dir, ignore_errors=True)
-            self._cache_dir = None
+        if self._folder is not None:
+            scratch.remove(self._folder)
+            self._folder = None
 
     def _position(self, nodeid: str) -> int:
         try:
@@ -186,18 +206,18 @@ class ReplicaPool:
             ) from None
 
     def _start(self, position: int) -> _Replica:
-        if self._cache_dir is None:
-            self._cache_dir = Path(tempfile.mkdtemp(prefix="overheadbench-replica-cache-"))
+        if self._folder is None:
+            self._folder = scratch.owned_folder("replicas")
+            self._work = write_work(self._folder, self.nodeids)
         messages_read, messages_write = os.pipe()
         commands_read, commands_write = os.pipe()
         lifeline_read, lifeline_write = os.pipe()
-        nodeids = self.nodeids[position:]
-        request = ReplicaRequest(nodeids, nodeids[0], messages_write, commands_read, lifeline_read)
+        request = ReplicaRequest(str(self._work), position, messages_write, commands_read, lifeline_read)
         log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
         child_ends = (messages_write, commands_read, lifeline_read)
         try:
             process = subprocess.Popen(
-                self.invocation.command(self._cache_dir),
+                self.invocation.command(self._folder / "cache"),
                 cwd=self.invocation.directory,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -232,8 +252,9 @@ class ReplicaPool:
     def _missed_story(self, missed: Missed) -> str:
         where = {
             "setup": "while setting the test up",
-            "call": "while running the test, before overhead.compare",
+            "call": "while running the test, before its pair was ready to sample",
             "teardown": "without reaching overhead.compare",
+            "sampling": "while sampling the pair (a callable raised)",
         }.get(missed.when, missed.when)
         story = (
             f"{missed.nodeid}: in a replica process (a fresh run of this test's session) the test "
@@ -260,7 +281,7 @@ class ReplicaPool:
             replica.commands.write(encode(message))
             replica.commands.flush()
         except BrokenPipeError:
-            self._fail(replica, f"exited with code {self._exit_code(replica)}")
+            self._fail(replica, exit_story(self._exit_code(replica)))
 
     def _receive(self, replica: _Replica, quiet: bool = False, deadline: float | None = None) -> Message:
         """The replica's next message; a replica that exits, stays silent past ``deadline``
@@ -270,17 +291,11 @@ class ReplicaPool:
         while b"\n" not in replica.buffer:
             readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
-                self._fail(
-                    replica,
-                    f"sent nothing for {self.timeout_s:g} s while {replica.state.value} (raise "
-                    f"overhead_replica_timeout if its fixtures are that slow)",
-                    quiet=quiet,
-                )
+                self._fail(replica, f"sent nothing for {self.timeout_s:g} s while {replica.state.value} "
+                           f"({SILENCE_HINTS.get(replica.state, SLOW_FIXTURES)})", quiet=quiet)  # fmt: skip
             chunk = os.read(replica.messages_fd, 1 << 16)
             if not chunk:
-                self._fail(
-                    replica, f"exited with code {self._exit_code(replica)} while {replica.state.value}", quiet=quiet
-                )
+                self._fail(replica, f"{exit_story(self._exit_code(replica))} while {replica.state.value}", quiet=quiet)
             replica.buffer += chunk
         line, _, replica.buffer = replica.buffer.partition(b"\n")
         try:
@@ -313,7 +328,7 @@ class ReplicaPool:
             self._replicas.remove(replica)
         if replica in self._parked:
             self._parked.remove(replica)
-        os.close(replica.lifeline_fd)
+        _cut_lifeline(replica)
         if replica.process.poll() is None:
             try:
                 replica.process.wait(timeout=1.0)
@@ -327,3 +342,10 @@ class ReplicaPool:
                 pass
         os.close(replica.messages_fd)
         replica.log.close()
+
+
+def _cut_lifeline(replica: _Replica) -> None:
+    """Close the replica's lifeline (its watchdog interrupts it, then ends it); safe twice."""
+    if replica.lifeline_fd >= 0:
+        os.close(replica.lifeline_fd)
+        replica.lifeline_fd = -1

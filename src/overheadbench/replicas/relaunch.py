@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import lifeline
+
 OPTIONAL = -1
 """Arity of an option whose value is optional (argparse ``nargs="?"``): it takes the next
 word unless that word starts with ``-``, as argparse does."""
@@ -156,14 +158,10 @@ class Invocation:
 
     def command(self, cache_dir: Path) -> list[str]:
         """The replica's command line: the user's, less :data:`DROPPED`, plus its switches."""
-        if self.module_run:
-            start = [sys.executable, "-m", "pytest"]
-        else:  # the pytest script: no working directory on sys.path
-            start = [
-                sys.executable,
-                "-c",
-                "import sys; del sys.path[0]; import pytest; sys.exit(pytest.console_main())",
-            ]
+        # the file, not the package: a package imported before pytest cannot have its asserts
+        # rewritten, and pytest's warning about that is an error under filterwarnings = error
+        boot = f"import runpy; runpy.run_path({lifeline.__file__!r})['boot'](module_run={self.module_run})"
+        start = [sys.executable, "-c", boot]
         switches = ["-o", f"cache_dir={cache_dir}"]
         ini_addopts = without_dropped(self.ini_addopts)
         if ini_addopts != list(self.ini_addopts):

@@ -1,4 +1,4 @@
-"""The replica side: the plugin a replica process registers, its channel and its watchdog.
+"""The replica side: the plugin a replica process registers, and its channel.
 
 A replica is the user's own pytest session, restarted by the controller (see
 :mod:`.relaunch`) with ``OVERHEADBENCH_REPLICA`` in its environment. This plugin turns that
@@ -8,36 +8,29 @@ the others *before* their fixtures are set up, so a replica sets up only the pai
 measures; between tests it waits (:class:`~.messages.Idle`) holding no test's fixtures, only
 session- and module-scoped ones, exactly as a sequential run holds them.
 
-A replica must never outlive the controller, however the controller dies: end of file on
-the command pipe (or a broken pipe on sending) stops the session, and a watchdog thread
-blocked on a "lifeline" pipe that the controller never writes interrupts the replica when
-the pipe closes and ends the process shortly after, even one stuck in a fixture.
+A replica must never outlive the controller: end of file on the command pipe (or a broken
+pipe on sending) stops the session, and the watchdog :mod:`.lifeline` started before pytest
+ends the process if the controller dies.
 """
 
 from __future__ import annotations
 
-import _thread
 import json
 import os
 import random
-import threading
-import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..samples import ReplicaSamples
 from ..sampling import Request, replica_plan
+from .lifeline import REPLICA_ENV
 from .messages import Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 
-REPLICA_ENV = "OVERHEADBENCH_REPLICA"
-WATCHDOG_GRACE_S = 0.5
-"""After the controller dies, the replica gets this long to stop by itself (a
-KeyboardInterrupt tears its fixtures down) before the watchdog ends the process."""
-EXIT_CONTROLLER_GONE = 70
 SKIP_REASON = "overheadbench replica: this replica does not measure this test"
 
 
@@ -45,23 +38,20 @@ class ControllerGone(Exception):
     """In a replica: the controller has finished or died, so this session stops."""
 
 
-def in_replica() -> bool:
-    """Whether this process is an overheadbench replica (a fresh re-run of a pair's test).
-
-    For a test or fixture that must behave differently there, e.g. not write a shared file.
-    """
-    return REPLICA_ENV in os.environ
-
-
 @dataclass(frozen=True)
 class ReplicaRequest:
-    """What a replica is asked to do, passed as JSON in ``OVERHEADBENCH_REPLICA``."""
+    """What a replica is asked to do, passed as JSON in ``OVERHEADBENCH_REPLICA``.
 
-    nodeids: tuple[str, ...]
-    """The timed overhead tests, in the controller's order (its rootdir is the replica's: the
-    same command line in the same directory)."""
-    first: str
-    """The test to measure first."""
+    The node ids themselves are in a file (:func:`write_work`), not here: Linux caps one
+    environment string at 128 KiB, and a suite of ~1,450 overhead tests of ordinary ids (or 14
+    of 10,000 characters) made every replica's start fail with "Argument list too long".
+    """
+
+    work: str
+    """The file of the timed overhead tests' node ids, in the controller's order (its rootdir
+    is the replica's: the same command line in the same directory)."""
+    first: int
+    """The index there of the test to measure first (those before it are not run)."""
     messages_fd: int
     commands_fd: int
     lifeline_fd: int
@@ -72,10 +62,18 @@ class ReplicaRequest:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> ReplicaRequest | None:
         raw = environ.get(REPLICA_ENV)
-        if not raw:
-            return None
-        data = json.loads(raw)
-        return cls(**{**data, "nodeids": tuple(data["nodeids"])})
+        return cls(**json.loads(raw)) if raw else None
+
+    def nodeids(self) -> tuple[str, ...]:
+        """The tests this replica may run, the first one first."""
+        return tuple(json.loads(Path(self.work).read_text(encoding="utf-8"))[self.first :])
+
+
+def write_work(folder: Path, nodeids: tuple[str, ...]) -> Path:
+    """The file a :class:`ReplicaRequest` names: ``nodeids`` as a JSON list, in ``folder``."""
+    path = folder / "work.json"
+    path.write_text(json.dumps(nodeids), encoding="utf-8")
+    return path
 
 
 class ReplicaChannel:
@@ -99,26 +97,6 @@ class ReplicaChannel:
         return decode(line)
 
 
-def watch_controller(
-    lifeline_fd: int, grace_s: float = WATCHDOG_GRACE_S, exit_process: Callable[[int], Any] = os._exit
-) -> threading.Thread:
-    """Start a daemon thread that ends this process when ``lifeline_fd`` reaches end of file.
-
-    Blocked in ``read`` it costs nothing while pairs are timed (no polling).
-    """
-
-    def watch() -> None:
-        while os.read(lifeline_fd, 1):
-            pass
-        _thread.interrupt_main()
-        time.sleep(grace_s)
-        exit_process(EXIT_CONTROLLER_GONE)
-
-    thread = threading.Thread(target=watch, name="overheadbench-lifeline", daemon=True)
-    thread.start()
-    return thread
-
-
 def order_like(items: list[Any], nodeids: tuple[str, ...] | list[str]) -> tuple[list[Any], list[Any]]:
     """``items`` kept and reordered as ``nodeids`` lists them, and the rest (to deselect).
 
@@ -134,20 +112,24 @@ class ReplicaPlugin:
     """Registered in a replica process only; see the module docstring."""
 
     def __init__(self, config: pytest.Config, request: ReplicaRequest) -> None:
-        self.request = request
+        self.nodeids = request.nodeids()
         self.channel = ReplicaChannel(request)
-        self.target: str | None = request.first
+        self.target: str | None = self.nodeids[0]
         """The test to run next; None: wait for the controller to name one."""
         self.parked_at: str | None = None
         """The test whose ``compare`` this replica reached (its outcome is then ours)."""
-        # the selection, as paths that work from any directory; the user's paths already chose the conftests
-        config.args[:] = [absolute_nodeid(nodeid, config.rootpath) for nodeid in request.nodeids]
-        watch_controller(request.lifeline_fd)
+        self.sampling = False
+        """Between :class:`~.messages.Go` and sending the samples: a failure now is the pair's."""
+        # the selection: the tests' files, as paths that work from any directory (one argument
+        # per node id made collection quadratic in a large suite); the tests are picked out of
+        # them below. The user's paths already chose the conftests.
+        files = dict.fromkeys(nodeid.partition("::")[0] for nodeid in self.nodeids)
+        config.args[:] = [absolute_nodeid(file, config.rootpath) for file in files]
         self._layout = _random_layout()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        kept, rest = order_like(items, self.request.nodeids)
+        kept, rest = order_like(items, self.nodeids)
         if rest:
             config.hook.pytest_deselected(items=rest)
         items[:] = kept
@@ -181,7 +163,11 @@ class ReplicaPlugin:
         """Tell the controller when the test it sent this replica to ended before ``compare``."""
         if report.nodeid != self.target:
             return
-        if self.parked_at != self.target and (report.failed or report.skipped or report.when == "teardown"):
+        if self.sampling and report.failed:  # the pair's callables raised: the controller waits for samples
+            self.sampling = False
+            self.channel.send(Missed(report.nodeid, "sampling", "failed", _report_text(report)))
+            self.target = None
+        elif self.parked_at != self.target and (report.failed or report.skipped or report.when == "teardown"):
             outcome = report.outcome if report.when != "teardown" or report.failed else "ended"
             self.channel.send(Missed(report.nodeid, report.when, outcome, _report_text(report)))
             self.target = None
@@ -202,7 +188,9 @@ class ReplicaPlugin:
         command = self.channel.receive()
         if not isinstance(command, Go):
             return []
+        self.sampling = True
         samples = yield from replica_plan(command.settings, rng, clock_ns, command.calls_per_block)
+        self.sampling = False
         self.channel.send(Samples(samples))
         if not isinstance(self.channel.receive(), Done):
             raise RuntimeError("overheadbench replica: expected the end of the pair")

@@ -76,5 +76,8 @@ def pair_plan(
             pool.ensure(want, nodeid)
             replicas += [pool.sample(index, calls, settings) for index in range(len(replicas), want)]
         return replicas
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: the session ends, nobody waits on replicas
+        pool.close(grace_s=0.0)
+        raise
     finally:
         pool.release()
