@@ -93,7 +93,8 @@ def test_mean_and_ratio_intervals() -> None:
 def figure(
     value: float, metric: Metric = Metric.RPS, low: float | None = None, high: float | None = None
 ) -> FigureResult:
-    read = Reading("h2c c=100", metric, value, low or value * 0.98, high or value * 1.02, "95% CI", (value,))
+    samples = (value,) if math.isfinite(value) else ()  # an unmeasured figure has no samples
+    read = Reading("h2c c=100", metric, value, low or value * 0.98, high or value * 1.02, "95% CI", samples)
     return judge("t.py::test_load", read, None)
 
 

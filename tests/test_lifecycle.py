@@ -277,9 +277,9 @@ def test_scratch_folders_of_living_owners_stay_and_of_dead_ones_go(tmp_path: Pat
     assert dead.is_dir() and dead.name.startswith("overheadbench-dead-")
     assert scratch.remove_orphans(tmp_path) == [dead]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, stranger.name])
-    scratch.remove(mine)
+    scratch.remove_folder(mine)
     assert not mine.exists()
-    scratch.remove(mine)  # safe twice
+    scratch.remove_folder(mine)  # safe twice
 
 
 def test_stale_lockless_folders_of_earlier_versions_go_and_fresh_ones_stay(tmp_path: Path) -> None:

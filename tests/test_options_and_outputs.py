@@ -3,14 +3,17 @@ command line beats ini, measuring options imply --overhead, outputs are strict a
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
 from overheadbench.checks import Status
 from overheadbench.cli import main
 from overheadbench.environment import fingerprint
+from overheadbench.outputs import Output, write_outputs
 from overheadbench.pair import Budget, Pair
 from overheadbench.results import OverheadResult
 from overheadbench.runs import Run, Storage
@@ -205,7 +208,7 @@ def test_every_public_name_resolves_and_is_typed() -> None:
     assert issubclass(overheadbench.OverheadInconclusiveWarning, UserWarning)
 
 
-def test_an_output_that_fails_at_the_end_keeps_the_table_and_the_baselines(fake_clock_project: pytest.Pytester) -> None:
+def test_an_output_that_fails_at_the_end_loses_no_other_and_is_named(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(
         RECORDING_PAIR
         + """
@@ -216,14 +219,58 @@ def test_the_disk_changes_under_the_run():
     )
     first = fake_clock_project.runpytest("--overhead-save=base")
     first.assert_outcomes(passed=2)
-    stored = (fake_clock_project.path / "baselines" / fingerprint() / "0001_base.json").read_bytes()
+    folder = fake_clock_project.path / "baselines" / fingerprint()
+    stored = (folder / "0001_base.json").read_bytes()
     (fake_clock_project.path / "out.json").rmdir()
-    result = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-json=out.json")
+    result = fake_clock_project.runpytest(
+        "--overhead-compare=base", "--overhead-json=out.json", "--overhead-md=out.md", "--overhead-save=next"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(
-        ["*overheadbench: could not write the results: *out.json*", "*overhead: framework vs baseline*"]
+        ["overheadbench: out.json: could not be written (Is a directory)", "*overhead: framework vs baseline*"]
     )
-    assert (fake_clock_project.path / "baselines" / fingerprint() / "0001_base.json").read_bytes() == stored
+    text = result.stdout.str()
+    assert "written to out.md" in text and "written to out.json" not in text  # only what was written is listed
+    assert (fake_clock_project.path / "out.md").is_file()  # the others are written all the same
+    assert (folder / "0002_next.json").is_file() and "overhead run saved to" in text
+    assert (folder / "0001_base.json").read_bytes() == stored
+
+
+def test_a_full_disk_is_named_with_the_file_it_stopped() -> None:
+    def full() -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    done = write_outputs([Output("out.json", full), Output("out.md", lambda: Path("out.md"))], interrupted=False)
+    assert done.problems == ["out.json: could not be written (No space left on device)"]
+    assert done.files == [Path("out.md")]
+
+
+INTERRUPTED = """
+import pytest
+
+@pytest.mark.overhead(max=1.0, processes=1)
+def test_a_pair(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+
+def test_b_interrupted():
+    raise KeyboardInterrupt
+"""
+
+
+def test_an_interrupted_session_leaves_existing_outputs_as_they_were(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(INTERRUPTED)
+    for name in ("out.json", "out.md"):
+        (fake_clock_project.path / name).write_text("from the last whole session\n")
+    result = fake_clock_project.runpytest_subprocess(
+        "--overhead", "--overhead-json=out.json", "--overhead-md=out.md", "--overhead-save=partial"
+    )
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(
+        ["overheadbench: interrupted: out.json, out.md not written (existing files left as they were)"]
+    )
+    for name in ("out.json", "out.md"):
+        assert (fake_clock_project.path / name).read_text() == "from the last whole session\n"
+    assert not (fake_clock_project.path / "baselines").exists()
 
 
 @pytest.mark.parametrize("taken", ["tests/test_x.py", "test_x.py::test_pair", "tests"])
@@ -236,3 +283,39 @@ def test_a_test_path_taken_as_the_stored_runs_name_is_a_usage_error(pytester: py
             f"*--overhead-compare took '{taken}' as the stored run's name, which looks like a test path; write --overhead-compare=NAME*"
         ]
     )
+
+
+BIDI_IDS = """
+import pytest
+
+@pytest.mark.overhead(max=5.0, processes=1)
+@pytest.mark.parametrize("name", ["a\\u202eevil"])
+def test_warned(overhead, name):
+    overhead.compare(lambda: None, lambda: None)  # the loop's own cost: a harness warning naming the test
+
+@pytest.mark.overhead(max=5.0, processes=1)
+@pytest.mark.parametrize("name", ["b\\u2066x"])
+def test_misused(overhead, name):
+    overhead.compare(lambda: None, lambda: None)
+    overhead.compare(lambda: None, lambda: None)  # twice: a usage error naming the test
+"""
+
+
+def test_text_from_test_ids_is_escaped_in_every_message_and_report(pytester: pytest.Pytester) -> None:
+    """With pytest's own escaping of ids switched off, a bidirectional override in an id must
+    still not reorder our warnings, failures or reports."""
+    pytester.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+        "disable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n"
+    )
+    pytester.makepyfile(BIDI_IDS)
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-time-budget=200ms", "--overhead-md=r.md")
+    result.assert_outcomes(passed=1, failed=1)
+    ours = [
+        line for line in result.stdout.lines if "OverheadHarnessWarning" in line or "compare() was called twice" in line
+    ]
+    assert any("test_warned[a\\u202eevil]: the measuring loop" in line for line in ours), ours
+    assert any("test_misused[b\\u2066x]: overhead.compare() was called twice" in line for line in ours), ours
+    assert not any(char in line for line in ours for char in "\u202e\u2066")
+    report = (pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "a\\u202eevil" in report and "\u202e" not in report

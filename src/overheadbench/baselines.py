@@ -39,6 +39,8 @@ class Baselines:
     saved: Path | None = None
     environment_differences: list[str] = field(default_factory=list)
     """What differs between the stored run's environment and this one (printed loudly)."""
+    skipped: list[str] = field(default_factory=list)
+    """Why each unreadable stored run of the history was left out (warned at the start)."""
 
     @classmethod
     def from_options(
@@ -72,7 +74,7 @@ class Baselines:
             baselines.environment_differences = differences(run.environment, env)
             baselines.foreign = storage.is_foreign(baselines.compare_with, run.environment)
             baselines.old_figures = {f.key: f for f in run.measured_figures()}
-            stored = storage.history()
+            stored, baselines.skipped = storage.history()
             baselines.history = [r for past in stored for r in past.measured()]
             baselines.figure_history = [f for past in stored for f in past.measured_figures()]
         if baselines.foreign and gated and not force:

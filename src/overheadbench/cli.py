@@ -86,7 +86,10 @@ def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | N
     for difference in differences(old.environment, new.environment):
         print(f"WARNING: the runs were measured in different environments: {plain(difference)}", file=sys.stderr)
     machine = Storage(storage.root, old_path.resolve().parent.name)  # the old run's machine, and its history
-    history = [r for run in machine.history() for r in run.measured()] if machine.folder.is_dir() else []
+    stored, skipped = machine.history() if machine.folder.is_dir() else ([], [])
+    for reason in skipped:
+        print(f"WARNING: {plain(reason)}; left out of the history", file=sys.stderr)
+    history = [r for run in stored for r in run.measured()]
     changes = compare_runs(old.results, new.results, history)
     if not changes:
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")

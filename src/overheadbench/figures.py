@@ -198,7 +198,7 @@ class FigureResult:
             ci[0],
             ci[1],
             fields.text("interval"),
-            tuple(fields.numbers("samples")),
+            tuple(fields.samples("samples")),
             fields.text("note", optional=True) or "",
         )
         return cls(

@@ -167,6 +167,19 @@ class Fields:
         """A list of numbers (null items read as NaN)."""
         return self.items(key, lambda item, path: math.nan if item is None else self._number(item, path))
 
+    def samples(self, key: str, signed: bool = False) -> list[float]:
+        """A list of measured values: each a finite number, 0 or more unless ``signed`` (never
+        null: a sample that was not measured is not stored, and one NaN, infinite or negative
+        value poisons every statistic made from it)."""
+        return self.items(key, lambda item, path: _sample(item, path, signed))
+
+    def count(self, key: str, least: int = 1) -> int:
+        """A whole number, ``least`` or more (calls per block, a schema version)."""
+        value: int = self.whole(key)
+        if value < least:
+            raise ShapeError(f"{self._at(key)}: expected a whole number of at least {least}, got {value}")
+        return value
+
     def choice(self, key: str, words: Callable[[str], T], default: T | None = None) -> T:
         """A string that must be one of an enum's words (``default`` when absent)."""
         value = self._get(key, default is not None)
@@ -187,9 +200,25 @@ class Fields:
 
     @staticmethod
     def _number(value: Any, path: str) -> float:
+        """A number, not infinite: nothing we write is (``1e999`` parses as infinity). NaN is an
+        unmeasured figure (schemas 1 and 2 wrote it bare; later ones write null)."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ShapeError(f"{path}: expected a number, got {_kind(value)}")
-        return float(value)
+        number = float(value)
+        if math.isinf(number):
+            raise ShapeError(f"{path}: expected a finite number, got {_kind(value)}")
+        return number
+
+
+def _sample(value: Any, path: str, signed: bool) -> float:
+    if value is None:
+        raise ShapeError(f"{path}: a sample is missing (null)")
+    number = Fields._number(value, path)
+    if math.isnan(number):
+        raise ShapeError(f"{path}: a sample must be a number, got NaN")
+    if number < 0 and not signed:
+        raise ShapeError(f"{path}: a sample cannot be negative, got {_kind(value)}")
+    return number
 
 
 def _kind(value: Any) -> str:

@@ -16,6 +16,7 @@ import pytest
 from .errors import MarkerError, NotCountable, OverheadMarkerWarning
 from .pair import Budget, Pair
 from .settings import Mode, Settings
+from .tables import plain
 from .units import DurationError, SizeError, format_fraction, parse_duration, parse_size
 from .vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
 
@@ -132,7 +133,7 @@ def pair_of_item(
     except NotCountable as exc:
         raise pytest.skip.Exception(str(exc)) from None
     except MarkerError as exc:
-        raise pytest.fail.Exception(str(exc), pytrace=False) from None
+        raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
     return pair, [hint.message for hint in hints if isinstance(hint.message, Warning)]
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from . import scratch, termination
 from .baselines import Baselines
 from .distribution import (
     XdistGrouping,
@@ -32,6 +31,7 @@ from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_s
 from .jsonio import strict, write_json_atomic, write_text_atomic
 from .marker import MARKER_HELP, MARKER_NAME, listed_levels, pair_of_item
 from .options import Options, add_options, options_from_config
+from .outputs import Output, write_outputs
 from .pair import Pair
 from .replicas.pool import ReplicaError, ReplicaPool
 from .replicas.relaunch import Invocation
@@ -41,8 +41,10 @@ from .report import markdown_purposes, render_markdown
 from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
+from .scratch import remove_orphans
 from .summary import Compared, session_summary
-from .tables import plain
+from .tables import plain, plain_warning
+from .termination import install_sigterm, uninstall_sigterm
 from .timeouts import PairTimeout
 from .transport import TransportFixture
 from .verdict import figures_outcome, outcome
@@ -91,11 +93,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     config.addinivalue_line("markers", TRANSPORT_HELP)
     options = options_from_config(config)
-    termination.install()  # this process may hold replicas, servers, scratch folders: SIGTERM cleans up too
+    if install_sigterm():  # this process may hold replicas, servers, scratch folders: SIGTERM cleans up too
+        config.add_cleanup(uninstall_sigterm)
     request = ReplicaRequest.from_env()
     replica = ReplicaPlugin(config, request) if request is not None else None
     if replica is None and not hasattr(config, "workerinput"):
-        scratch.remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
+        remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
     if replica is not None:
         config.pluginmanager.register(replica, "overheadbench-replica")
     elif options.measuring and config.pluginmanager.hasplugin("xdist"):
@@ -103,10 +106,6 @@ def pytest_configure(config: pytest.Config) -> None:
             prepare_controller(config)
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
     config.pluginmanager.register(OverheadSession(config, options, replica), "overheadbench-session")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    termination.uninstall()
 
 
 class OverheadSession:
@@ -157,12 +156,16 @@ class OverheadSession:
                 options.fail_percent,
             )
         except StorageError as exc:
-            raise pytest.UsageError(f"overheadbench: {exc}") from None
-        self._warn_environment()
+            raise pytest.UsageError(f"overheadbench: {plain(str(exc))}") from None
+        self._warn_environment(start=True)
 
-    def _warn_environment(self) -> None:
-        """Say at the start and again at the end that the stored run came from elsewhere."""
+    def _warn_environment(self, start: bool = False) -> None:
+        """Say at the start and again at the end that the stored run came from elsewhere (and
+        at the start, which stored runs were left out of the history, and why)."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.baselines and reporter is not None and start:
+            for reason in self.baselines.skipped:
+                reporter.write_line(f"WARNING: {plain(reason)}; left out of the history", yellow=True, bold=True)
         if self.baselines and self.baselines.environment_differences and reporter is not None:
             reporter.write_line(
                 f"WARNING: overhead compared with {plain(self.baselines.compared_name)}, measured in another "
@@ -204,7 +207,7 @@ class OverheadSession:
         if PAIR_KEY in item.stash:
             if warn:
                 for hint in item.stash[HINTS_KEY]:
-                    item.warn(hint)
+                    item.warn(plain_warning(hint))
                 item.stash[HINTS_KEY] = []
             return item.stash[PAIR_KEY]
         resolved = pair_of_item(item, original_nodeid(item), self.settings, LEVEL_FIXTURE)
@@ -222,7 +225,7 @@ class OverheadSession:
         pair = self.pair_for(item)
         if pair is None:
             pytest.fail(
-                f"{item.nodeid}: the overhead fixture needs a budget: add "
+                f"{plain(item.nodeid)}: the overhead fixture needs a budget: add "
                 f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
                 pytrace=False,
             )
@@ -236,7 +239,7 @@ class OverheadSession:
         try:
             limits = limits_from_marker(mark.args, mark.kwargs, original_nodeid(request.node)) if mark else {}
         except MarkerError as exc:
-            raise pytest.fail.Exception(str(exc), pytrace=False) from None
+            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
         options = self.options
         return TransportFixture(original_nodeid(request.node), limits, self.settings, options.measuring, options.quick)
 
@@ -246,14 +249,15 @@ class OverheadSession:
         try:
             result = yield
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
-            raise pytest.fail.Exception(str(exc), pytrace=False) from None  # the message says it all
+            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
         self._apply_figures(item)
         if not marked:
             return result
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
         if fixture is None or fixture.result is None:
             pytest.fail(
-                f"{item.nodeid}: marked @pytest.mark.overhead but never called overhead.compare(baseline, framework)",
+                f"{plain(item.nodeid)}: marked @pytest.mark.overhead but never called overhead.compare(baseline, "
+                f"framework)",
                 pytrace=False,
             )
         self._apply(item, fixture.result)
@@ -273,7 +277,7 @@ class OverheadSession:
         fixture = getattr(item, "funcargs", {}).get(TRANSPORT_FIXTURE)
         if not isinstance(fixture, TransportFixture):
             if item.get_closest_marker(TRANSPORT_MARKER) is not None:
-                pytest.fail(f"{item.nodeid}: marked @pytest.mark.transport but never used the transport fixture",
+                pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.transport but never used the transport fixture",
                             pytrace=False)  # fmt: skip
             return
         figures = fixture.judged()
@@ -288,9 +292,9 @@ class OverheadSession:
             baselines.compared_name if baselines else "",
         )
         for warning in decided.warnings:
-            item.warn(warning)
+            item.warn(plain_warning(warning))
         if decided.failure:
-            pytest.fail(decided.failure, pytrace=False)
+            pytest.fail(plain(decided.failure, lines=True), pytrace=False)
 
     def _apply(self, item: pytest.Item, result: OverheadResult) -> None:
         """Carry the result on the test's report, and do what the verdict says to the test."""
@@ -308,9 +312,9 @@ class OverheadSession:
             servers_elsewhere(),
         )
         for warning in decided.warnings:
-            item.warn(warning)
+            item.warn(plain_warning(warning))
         if decided.failure:
-            pytest.fail(decided.failure, pytrace=False)
+            pytest.fail(plain(decided.failure, lines=True), pytrace=False)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.reporting:
@@ -352,26 +356,30 @@ class OverheadSession:
             workeroutput[WORKER_REPLICAS] = self.replicas.started  # to the controller's pytest_testnodedown
         if not self.reporting:
             return
-        try:
-            self._write_outputs(exitstatus)
-        except (OSError, StorageError) as exc:
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        done = write_outputs(self._outputs(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        self.written += done.files
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        for problem in done.problems:
             if reporter is not None:
-                reporter.write_line(f"overheadbench: could not write the results: {exc}", red=True, bold=True)
+                reporter.write_line(f"overheadbench: {plain(problem)}", red=True, bold=True)
+        if done.problems and exitstatus != pytest.ExitCode.INTERRUPTED:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
-    def _write_outputs(self, exitstatus: int) -> None:
-        if self.options.json_path:
-            write_json_atomic(self.options.json_path, self.run().to_json())
-            self.written.append(self.options.json_path)
-        if self.options.markdown_path:
-            write_text_atomic(self.options.markdown_path, self.markdown())
-            self.written.append(self.options.markdown_path)
-        if self.options.github and in_actions(os.environ) and self.gathered.measured_anything:
-            append_summary(os.environ, self.markdown())
-        finished = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if self.baselines and self.gathered.measured_anything and finished:
-            self.baselines.save(self.run())
+    def _outputs(self, exitstatus: int) -> list[Output]:
+        """The outputs this session was asked for (the stored run only from a session that finished)."""
+        options, run = self.options, self.run
+        outputs = []
+        if json_path := options.json_path:
+            outputs.append(Output(str(json_path), lambda: write_json_atomic(json_path, run().to_json())))
+        if markdown_path := options.markdown_path:
+            outputs.append(Output(str(markdown_path), lambda: write_text_atomic(markdown_path, self.markdown())))
+        if options.github and in_actions(os.environ) and self.gathered.measured_anything:
+            summary = os.environ.get("GITHUB_STEP_SUMMARY", "the job summary")
+            outputs.append(Output(summary, lambda: append_summary(os.environ, self.markdown())))
+        baselines, finished = self.baselines, exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        if baselines and baselines.save_as and self.gathered.measured_anything and finished:
+            outputs.append(Output(f"the run to store as {baselines.save_as!r}", lambda: baselines.save(run())))
+        return outputs
 
     def markdown(self) -> str:
         gathered = self.gathered

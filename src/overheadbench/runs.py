@@ -10,7 +10,9 @@ bad file raises :class:`~overheadbench.errors.StorageError` naming the file and 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +61,7 @@ class Run:
     def from_json(cls, data: Any) -> Run:
         """The run back from :meth:`to_json`; raises :class:`ShapeError` naming a bad field."""
         fields = Fields(data, "")
-        version = fields.whole("schema_version")
+        version = fields.count("schema_version")
         if version > SCHEMA_VERSION:
             raise ShapeError(
                 f"schema version {version} was written by a newer overheadbench; this one reads up to "
@@ -86,14 +88,10 @@ class Run:
 
 
 def read_run(path: Path) -> Run:
-    """A stored run, checked: a size this version reads, JSON, a known schema, every field."""
+    """A stored run, checked: a regular file of a size this version reads, JSON, a known
+    schema, every field."""
     try:
-        size = path.stat().st_size
-        if size > MAX_RUN_BYTES:
-            raise StorageError(
-                f"{path}: {size / 2**20:.0f} MiB is larger than a run can be ({MAX_RUN_BYTES // 2**20} MiB); not read"
-            )
-        data = json.loads(path.read_bytes())
+        data = json.loads(_read_bounded(path))
     except OSError as exc:
         raise StorageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
@@ -103,6 +101,35 @@ def read_run(path: Path) -> Run:
         return Run.from_json(data)
     except ShapeError as exc:
         raise StorageError(f"{path}: not a valid overheadbench run: {exc}") from None
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (a link is followed, and its target checked),
+    at most :data:`MAX_RUN_BYTES` of them whatever the file claims.
+
+    Why so careful: a repository can commit a stored run that is a link to ``/dev/zero``
+    (size 0, endless: 1.3 GB read in 3 s) or a FIFO (``open`` waits for a writer forever).
+    Opened without waiting (``O_NONBLOCK``), the file itself is checked, not its name.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
+            raise StorageError(f"{path}{target}: not a regular file but {_file_kind(mode)}; not read")
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(MAX_RUN_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_RUN_BYTES:
+        raise StorageError(f"{path}: larger than a run can be ({MAX_RUN_BYTES // 2**20} MiB); not read")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def check_name(name: str) -> str:
@@ -195,15 +222,17 @@ class Storage:
         hint = "save one with --overhead-save NAME or --overhead-autosave"
         raise StorageError(f"no stored run matches {reference!r} in {self.root}/ ({hint})")
 
-    def history(self, limit: int = HISTORY_RUNS) -> list[Run]:
-        """This machine's newest ``limit`` readable runs: each pair's between-session spread."""
-        runs = []
+    def history(self, limit: int = HISTORY_RUNS) -> tuple[list[Run], list[str]]:
+        """This machine's newest ``limit`` readable runs (each pair's between-session spread),
+        and why each unreadable one was skipped (the caller warns: one bad file must not
+        break every later session's gate)."""
+        runs, skipped = [], []
         for path in self.runs()[-limit:]:
             try:
                 runs.append(read_run(path))
-            except StorageError:
-                continue  # a bad file is reported when it is compared with, not here
-        return runs
+            except StorageError as exc:
+                skipped.append(str(exc))
+        return runs, skipped
 
 
 def _matches(file_name: str, reference: str) -> bool:

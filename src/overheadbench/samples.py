@@ -73,9 +73,9 @@ class ReplicaSamples:
     def from_json(cls, data: Any, path: str = "samples") -> ReplicaSamples:
         fields = Fields(data, path)
         samples = cls(
-            fields.whole("calls_per_block"),
-            [int(v) for v in fields.numbers("baseline_ns")],
-            [int(v) for v in fields.numbers("framework_ns")],
+            fields.count("calls_per_block"),
+            [int(v) for v in fields.samples("baseline_ns")],
+            [int(v) for v in fields.samples("framework_ns")],
             fields.number("harness_ns_per_call"),
             fields.number("wall_s"),
         )
@@ -134,10 +134,11 @@ class CountSamples:
         for side in (Side.BASELINE, Side.FRAMEWORK):
             figures = fields.obj(side)
             assert figures is not None
-            sides.append({_figure(key, figures.path): figures.numbers(key) for key in figures.data})
+            # per call less the harness's block: a count may come out a little below zero
+            sides.append({_figure(key, figures.path): figures.samples(key, signed=True) for key in figures.data})
         if set(sides[0]) != set(sides[1]) or any(len(sides[0][f]) != len(sides[1][f]) for f in sides[0]):
             raise ShapeError(f"{path}: baseline and framework must have the same figures and repeats")
-        return cls(fields.whole("calls_per_block"), sides[0], sides[1])
+        return cls(fields.count("calls_per_block"), sides[0], sides[1])
 
 
 def _figure(key: str, path: str) -> Figure:

@@ -49,7 +49,7 @@ def owned_folder(kind: str, root: Path | None = None) -> Path:
     return folder
 
 
-def remove(folder: Path) -> None:
+def remove_folder(folder: Path) -> None:
     """Remove an owned folder and release its lock; safe twice."""
     shutil.rmtree(folder, ignore_errors=True)
     fd = _HELD.pop(folder, None)

@@ -18,13 +18,21 @@ TERMINAL_WIDTH = 120
 INDENT = "  "
 """Rows under a file heading are indented by this much."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def plain(text: str) -> str:
+def plain(text: str, lines: bool = False) -> str:
     """``text`` with every control character (escape codes, newlines, tabs, bidirectional
-    overrides) written as an escape: names and messages can come from a stored file, and must
-    not drive the terminal, reorder what is shown, or break a row."""
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+    overrides) written as an escape: names and messages can come from a stored file or a test
+    id, and must not drive the terminal, reorder what is shown, or break a row. ``lines``: a
+    message of several lines (a test's failure, a warning), whose newlines and tabs stay."""
+    pattern = _CONTROL_IN_LINES if lines else _CONTROL
+    return pattern.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+
+
+def plain_warning(warning: Warning) -> Warning:
+    """The same warning, its message :func:`plain` (its text names a test)."""
+    return type(warning)(plain(str(warning), lines=True))
 
 
 def markdown_cell(text: str) -> str:

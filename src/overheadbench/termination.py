@@ -20,7 +20,7 @@ from typing import Any
 _previous: list[Any] = []
 
 
-def install() -> bool:
+def install_sigterm() -> bool:
     """Handle ``SIGTERM`` as an interrupt, where nobody else handles it; whether it was installed."""
     if threading.current_thread() is not threading.main_thread() or _previous:
         return False
@@ -30,13 +30,13 @@ def install() -> bool:
     return True
 
 
-def uninstall() -> None:
-    """Put the previous handler back, if :func:`install` replaced it (and ours is still there)."""
+def uninstall_sigterm() -> None:
+    """Put the previous handler back, if :func:`install_sigterm` replaced it (and ours is still there)."""
     if _previous and signal.getsignal(signal.SIGTERM) is _interrupt:
         signal.signal(signal.SIGTERM, _previous.pop())
     _previous.clear()
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    uninstall()  # a second SIGTERM ends the process at once
+    uninstall_sigterm()  # a second SIGTERM ends the process at once
     raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")

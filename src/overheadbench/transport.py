@@ -14,6 +14,7 @@ nothing is judged, as the ``overhead`` fixture does.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -166,9 +167,8 @@ class TransportFixture:
             value, low, high = (
                 median_interval(np.asarray(values), self.confidence) if len(values) > 1 else (values[0],) * 3
             )
-            self._add(
-                Reading(label, metric, value, low, high, interval if len(values) > 1 else "", tuple(values)), limits
-            )
+            measured = tuple(v for v in values if math.isfinite(v))  # a stream with no event has no first one
+            self._add(Reading(label, metric, value, low, high, interval if len(values) > 1 else "", measured), limits)
         middle = statistics.median(run.total_s for run in runs)
         return min(runs, key=lambda run: abs(run.total_s - middle))
 

@@ -40,6 +40,8 @@ MAX_BODY_BYTES = 16 * 2**20
 MAX_EVENT_BYTES = 2**20
 MAX_STREAM_BYTES = 64 * 2**20
 MAX_CHUNKS = 1_000_000
+WAITING_ROUTES = ("/stream", "/batch", "/delay", "/hold")
+"""Routes that take time to answer: they end when their client leaves (the others answer at once)."""
 
 
 class Disconnected(Exception):
@@ -88,6 +90,12 @@ class AgentApp:
         # Read the whole request first, on every route: answering an h2c request before its
         # (even empty) body was read made hypercorn drop the connection (KeyError on the stream).
         body = await _body(receive)
+        if scope["path"] in WAITING_ROUTES:  # the client may leave while it waits: then the request ends
+            await _unless_disconnected(receive, self._answer(scope, send, body))
+        else:
+            await self._answer(scope, send, body)
+
+    async def _answer(self, scope: Scope, send: Send, body: bytes) -> None:
         path, query = scope["path"], {k: v[-1] for k, v in parse_qs(scope["query_string"].decode()).items()}
         if path == "/echo":
             await _respond(send, 200, body, b"application/json")
@@ -164,6 +172,26 @@ def _bounded_stream(chunks: int, size: int) -> tuple[int, int]:
     if chunks * size > MAX_STREAM_BYTES:
         raise TooLarge(f"chunks x size = {chunks * size:,} bytes: a stream may be at most {MAX_STREAM_BYTES:,}")
     return chunks, size
+
+
+async def _unless_disconnected(receive: Receive, answer: Awaitable[None]) -> None:
+    """Await ``answer`` unless the client leaves first (``http.disconnect``: the connection
+    closed, the stream was reset): then it is cancelled at once.
+
+    Why: a server keeps calling an app whose client has gone, and ``send`` after a disconnect
+    raises nothing, so a stream of 1 ms events dropped by its client ran on for its whole
+    length (20 dropped streams: in flight 10 s+, the HTTP/1.1 server 60 -> 354 MB).
+    """
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await answer
+        group.cancel_scope.cancel()
 
 
 async def _body(receive: Receive) -> bytes:

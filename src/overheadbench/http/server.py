@@ -31,7 +31,7 @@ from typing import IO, Any, TypeVar
 import anyio
 import httpx
 
-from .. import scratch
+from ..scratch import owned_folder, remove_folder
 
 PROTOCOLS = ("http1", "h2c", "https", "h2", "h3")
 """HTTP/1.1 and HTTP/2 (prior knowledge) in the clear; HTTP/1.1 and HTTP/2 over TLS; HTTP/3 over QUIC."""
@@ -161,7 +161,7 @@ class Server:
         """Remove the certificate and private key from disk: the server read them when it
         started (a process killed later leaves no key behind)."""
         if self.tls_folder is not None:
-            scratch.remove(self.tls_folder)
+            remove_folder(self.tls_folder)
             self.tls_folder = None
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +234,7 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
     arguments = [app, str(fds[0])]
     tls_folder = None
     if protocol in ALPN:
-        tls_folder = scratch.owned_folder("tls")
+        tls_folder = owned_folder("tls")
         certificate = authority().issue_cert("127.0.0.1", "localhost")
         certificate.cert_chain_pems[0].write_to_path(str(tls_folder / "cert.pem"))
         certificate.private_key_pem.write_to_path(str(tls_folder / "key.pem"))

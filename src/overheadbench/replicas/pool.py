@@ -32,9 +32,9 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any
 
-from .. import scratch
 from ..exits import exit_story
 from ..samples import ReplicaSamples
+from ..scratch import owned_folder, remove_folder
 from ..settings import Settings
 from .lifeline import REPLICA_ENV
 from .messages import Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
@@ -193,7 +193,7 @@ class ReplicaPool:
             self._discard(replica)
         self._replicas.clear()
         if self._folder is not None:
-            scratch.remove(self._folder)
+            remove_folder(self._folder)
             self._folder = None
 
     def _position(self, nodeid: str) -> int:
@@ -207,7 +207,7 @@ class ReplicaPool:
 
     def _start(self, position: int) -> _Replica:
         if self._folder is None:
-            self._folder = scratch.owned_folder("replicas")
+            self._folder = owned_folder("replicas")
             self._work = write_work(self._folder, self.nodeids)
         messages_read, messages_write = os.pipe()
         commands_read, commands_write = os.pipe()
