@@ -287,7 +287,7 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
         [
             "*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: in a replica "
             "process (a fresh run of this test's session) the test failed while running the "
-            "test, before overhead.compare:*",
+            "test, before its pair was ready to sample:*",
             "*RuntimeError: only breaks in a fresh process*",
         ]
     )
