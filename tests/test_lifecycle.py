@@ -20,7 +20,7 @@ from overheadbench import scratch
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie waiting for its new parent to reap it does not)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -41,9 +41,9 @@ def _wait_for_lines(path: Path, count: int, timeout_s: float = 60.0) -> list[int
 
 def _wait_gone(pids: list[int], timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
-    while any(map(_alive, pids)) and time.monotonic() < deadline:
+    while any(map(alive, pids)) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return not any(map(_alive, pids))
+    return not any(map(alive, pids))
 
 
 @pytest.fixture

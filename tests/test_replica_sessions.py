@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import QUIET_INI
+from test_lifecycle import alive
 
 PAIR = """
 import pytest
@@ -354,15 +355,6 @@ def test_a_failure_quotes_that_tests_own_replica_output(pytester: pytest.Pyteste
     assert "noise from test_noisy" not in result.stdout.str()
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
 def test_replicas_exit_soon_after_the_controller_is_killed(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
@@ -398,11 +390,11 @@ def test_replicas_exit_soon_after_the_controller_is_killed(pytester: pytest.Pyte
     controller.send_signal(signal.SIGKILL)
     controller.wait()
     killed_at = time.monotonic()
-    while any(_alive(pid) for pid in pids) and time.monotonic() - killed_at < 10:
+    while any(alive(pid) for pid in pids) and time.monotonic() - killed_at < 10:
         time.sleep(0.02)
     # they exit by themselves (no one else kills them); how soon is measured by
     # benchmarks/validation/controller_death.py, not asserted here
-    assert len(pids) == 3 and not any(_alive(pid) for pid in pids)
+    assert len(pids) == 3 and not any(alive(pid) for pid in pids)
 
 
 def test_processes_beyond_the_bound_are_a_usage_error(pytester: pytest.Pytester) -> None:
