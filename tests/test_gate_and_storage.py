@@ -10,10 +10,12 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from overheadbench.checks import Status
-from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, session_sd, spread
+from overheadbench.changes import Finding
+from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, reading, session_sd
 from overheadbench.environment import fingerprint, recorded_fingerprint
 from overheadbench.errors import StorageError
 from overheadbench.github import annotation
@@ -53,35 +55,47 @@ def processes(centre: float, sd: float, k: int) -> list[float]:
     return [centre + scale * o for o in offsets]
 
 
-def test_a_run_spread_is_the_standard_error_of_its_processes() -> None:
-    six = spread(timed(processes(0.10, 0.01, 6)))
-    assert six.se == pytest.approx(0.01 / math.sqrt(6) * 1.2533, rel=1e-3) and six.df == 5
-    three = spread(timed(processes(0.10, 0.01, 3)))
-    assert three.se == pytest.approx(0.01 / math.sqrt(3), rel=1e-3) and three.df == 2
+def test_a_runs_reading_carries_the_standard_error_of_its_processes_log_ratios() -> None:
+    medians = processes(0.10, 0.01, 6)
+    six = reading(timed(medians))
+    log_sd = float(np.std(np.log1p(medians), ddof=1))
+    assert six.log_se == pytest.approx(log_sd / math.sqrt(6) * 1.2533, rel=1e-3) and six.df == 5
+    three = reading(timed(processes(0.10, 0.01, 3)))
+    assert three.log_se == pytest.approx(float(np.std(np.log1p(processes(0.10, 0.01, 3)), ddof=1)) / math.sqrt(3))
 
 
 @pytest.mark.parametrize("k", [3, 6, 9])
-def test_the_gate_detects_a_twenty_point_regression_with_three_processes_or_more(k: int) -> None:
+def test_the_gate_detects_an_eighteen_percent_regression_with_three_processes_or_more(k: int) -> None:
     old, new = timed(processes(0.10, 0.005, k)), timed(processes(0.30, 0.005, k))
     change = compare_result(old, new)
-    assert change.significant and change.regressed_by_more_than(5)
-    assert not change.regressed_by_more_than(25)  # +20 points is not "more than 25 points", with confidence
+    assert change.percent == pytest.approx(100 * (1.30 / 1.10 - 1), abs=0.1)  # of the framework path: +18%
+    assert change.significant and change.finding(5) == Finding.REGRESSED
+    assert change.finding(25) == Finding.SAME  # +18% is not "more than 25%"
 
 
 def test_identical_code_is_not_significant_and_never_gated() -> None:
     change = compare_result(timed(processes(0.10, 0.01, 6)), timed(processes(0.103, 0.01, 6)))
-    assert not change.significant and not change.regressed_by_more_than(0)
+    assert not change.significant and change.finding(5) == Finding.SAME and change.finding(0) == Finding.UNKNOWN
+
+
+def test_a_230_percent_pair_and_a_20_percent_pair_slowed_alike_are_gated_alike() -> None:
+    """The change is of framework / baseline: the framework path 10% slower is +10% on either."""
+    low = compare_result(timed(processes(0.20, 0.002, 6)), timed(processes(0.32, 0.002, 6)))
+    high = compare_result(timed(processes(2.30, 0.002, 6)), timed(processes(2.63, 0.002, 6)))
+    assert low.percent == pytest.approx(10.0, abs=0.1) and high.percent == pytest.approx(10.0, abs=0.1)
+    assert low.finding(5) == high.finding(5) == Finding.REGRESSED
 
 
 def test_the_session_spread_comes_from_the_machines_history_when_it_has_enough() -> None:
     assert session_sd([], "t.py::test_pair", Mode.TIME, 0.001) == (SESSION_SD_PRIOR, math.inf)
-    history = [timed(processes(centre, 0.0001, 6)) for centre in (0.10, 0.14, 0.06, 0.12)]
+    centres = (0.10, 0.14, 0.06, 0.12)
+    history = [timed(processes(centre, 0.0001, 6)) for centre in centres]
     sd, df = session_sd(history, "t.py::test_pair", history[0].mode, 0.0001)
-    assert sd == pytest.approx(float(__import__("numpy").std([0.10, 0.14, 0.06, 0.12], ddof=1)), rel=0.01) and df == 3
+    assert sd == pytest.approx(float(np.std(np.log1p(centres), ddof=1)), rel=0.01) and df == 3
     noisy = compare_result(timed(processes(0.10, 0.001, 6)), timed(processes(0.20, 0.001, 6)), history)
-    assert not noisy.regressed_by_more_than(5)  # 10 points is within what this pair moves between sessions here
+    assert noisy.finding(5) != Finding.REGRESSED  # +9% is within what this pair moves between sessions here
     quiet = compare_result(timed(processes(0.10, 0.001, 6)), timed(processes(0.20, 0.001, 6)))
-    assert quiet.regressed_by_more_than(5)  # with the prior (0.5 points between sessions) it is a regression
+    assert quiet.finding(5) == Finding.REGRESSED  # with the prior (0.5% between sessions) it is a regression
 
 
 def test_runs_are_stored_per_machine_and_the_newest_of_this_machine_is_the_default(tmp_path: Path) -> None:

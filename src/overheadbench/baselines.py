@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .comparison import Change, comparable, compare_result, compare_runs
+from .changes import Change, Gate
+from .comparison import comparable, compare_result, compare_runs
 from .environment import differences
 from .errors import StorageError
-from .figure_changes import FigureChange, compare_figure, compare_figures
+from .figure_changes import compare_figures
 from .figures import FigureResult, Metric
 from .results import OverheadResult
 from .runs import Run, Storage, check_name, read_run
+from .settings import Policy
 
 
 @dataclass
@@ -26,9 +28,11 @@ class Baselines:
     storage: Storage
     save_as: str | None = None
     compare_with: Path | None = None
-    fail_points: float | None = None
+    fail_pct: float | None = None
+    """The pairs' gate: a change of framework / baseline, in percent."""
     fail_percent: float | None = None
-    """The transport figures' gate, in percent of the figure (the pairs' is in points)."""
+    """The transport figures' gate, in percent of the figure."""
+    unknown: Policy = Policy.WARN
     old: dict[str, OverheadResult] = field(default_factory=dict)
     history: list[OverheadResult] = field(default_factory=list)
     """This machine's stored results: each pair's between-session spread."""
@@ -43,31 +47,23 @@ class Baselines:
     """Why each unreadable stored run of the history was left out (warned at the start)."""
 
     @classmethod
-    def from_options(
-        cls,
-        storage: Storage,
-        env: dict[str, Any],
-        save: str | None,
-        autosave: bool,
-        compare: str | None,
-        fail_points: float | None,
-        force: bool = False,
-        fail_percent: float | None = None,
-    ) -> Baselines:
-        """Resolve the options; a stored run that cannot be found or read, a storage folder
+    def from_options(cls, gate: Any, env: dict[str, Any]) -> Baselines:
+        """Resolve the options (``gate``: :class:`~overheadbench.gate_options.GateOptions`, not
+        imported here: it sits above this module); a stored run that cannot be found or read, a storage folder
         that is a file, a bad run name, or a gate against another machine's run without
-        ``force`` is a :class:`~overheadbench.errors.StorageError`."""
+        ``--overhead-compare-force`` is a :class:`~overheadbench.errors.StorageError`."""
+        storage, save, compare = gate.storage, gate.save, gate.compare
         storage.check()
-        if autosave and not save:
+        if gate.autosave and not save:
             commit = env.get("commit_info", {})
             save = f"{str(commit.get('id') or 'unversioned')[:12]}{'-dirty' if commit.get('dirty') else ''}"
         if save is not None:
             check_name(save)
-        gated = fail_points is not None or fail_percent is not None
+        gated = gate.against is None and (gate.fail_pct is not None or gate.fail_percent is not None)
         if gated and compare is None:
             compare = ""
-        found = storage.find(compare or None) if compare is not None else None
-        baselines = cls(storage, save, found, fail_points, fail_percent)
+        found = storage.find(compare or None) if compare is not None and gate.against is None else None
+        baselines = cls(storage, save, found, gate.fail_pct, gate.fail_percent, gate.unknown)
         if baselines.compare_with is not None:
             run = read_run(baselines.compare_with)
             baselines.old = {r.nodeid: r for r in run.measured()}
@@ -77,13 +73,32 @@ class Baselines:
             stored, baselines.skipped = storage.history()
             baselines.history = [r for past in stored for r in past.measured()]
             baselines.figure_history = [f for past in stored for f in past.measured_figures()]
-        if baselines.foreign and gated and not force:
+        if baselines.foreign and gated and not gate.force:
             raise StorageError(
                 f"{baselines.compare_with}: measured on another machine than this one ({storage.machine}); "
                 f"a gate across machines measures the machines, not the change. Compare with a run of this "
                 f"machine, or add --overhead-compare-force to gate anyway"
             )
         return baselines
+
+    @property
+    def gate(self) -> Gate:
+        """The pairs' gate against the stored run."""
+        return Gate(self.compared_name, self.fail_pct, self.unknown)
+
+    @property
+    def figure_gate(self) -> Gate:
+        """The transport figures' gate against the stored run."""
+        return Gate(self.compared_name, self.fail_percent, self.unknown, "--overhead-compare-fail-percent")
+
+    def warnings(self, start: bool) -> list[str]:
+        """What the terminal says about the stored runs: at the ``start``, those left out of the
+        history and why; at the start and the end, that the compared run came from elsewhere."""
+        lines = [f"WARNING: {reason}; left out of the history" for reason in self.skipped] if start else []
+        if self.environment_differences:
+            lines.append(f"WARNING: overhead compared with {self.compared_name}, measured in another environment: "
+                         f"{'; '.join(self.environment_differences)}")  # fmt: skip
+        return lines
 
     @property
     def compared_name(self) -> str:
@@ -100,11 +115,7 @@ class Baselines:
         """Every test of this session that the stored run has too."""
         return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
 
-    def figure_change(self, figure: FigureResult) -> FigureChange | None:
-        old = self.old_figures.get(figure.key)
-        return compare_figure(old, figure, self.figure_history) if old is not None else None
-
-    def figure_changes(self, figures: Sequence[FigureResult]) -> list[FigureChange]:
+    def figure_changes(self, figures: Sequence[FigureResult]) -> list[tuple[FigureResult, Change]]:
         if self.compare_with is None:
             return []
         return compare_figures(list(self.old_figures.values()), figures, self.figure_history)

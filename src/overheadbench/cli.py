@@ -19,15 +19,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .comparison import compare_runs
+from .change_report import markdown_against, render_against, render_comparison
+from .changes import Change, Finding
+from .comparison import compare_runs, side_change
 from .environment import differences
 from .errors import StorageError
 from .jsonio import dumps, write_text_atomic
 from .plots import PlotUnavailable, distributions
 from .plots import trend as trend_plot
-from .report import csv_rows, render_comparison, render_markdown
+from .report import csv_rows, render_markdown
 from .runs import Storage, read_run
 from .tables import plain
+from .units import format_fraction
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,16 +42,19 @@ def build_parser() -> argparse.ArgumentParser:
     anywhere.add_argument("--storage", type=Path, default=argparse.SUPPRESS, help=storage_help)
     commands = parser.add_subparsers(dest="command", required=True)
     compare = commands.add_parser(
-        "compare", parents=[anywhere], help="per-test change between two runs, with significance"
+        "compare",
+        parents=[anywhere],
+        help="per-test change between two runs, or (one run) between the trees of an --overhead-against run",
     )
     compare.add_argument("old")
-    compare.add_argument("new")
+    compare.add_argument("new", nargs="?")
     compare.add_argument(
         "--fail-above",
-        type=_points,
+        type=_percent,
         default=None,
-        metavar="POINTS",
-        help="exit 1 when a test's overhead grew significantly by more than POINTS points",
+        metavar="PCT",
+        help="exit 1 when a test's framework path got slower (framework / baseline) by more than PCT percent "
+        "with confidence",
     )
     report = commands.add_parser("report", parents=[anywhere], help="a run as markdown, CSV or JSON")
     report.add_argument("run")
@@ -80,7 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | None) -> int:
+def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: float | None) -> int:
+    if new_ref is None:
+        return _compare_trees(storage.find(old_ref), fail_above)
     old_path, new_path = storage.find(old_ref), storage.find(new_ref)
     old, new = read_run(old_path), read_run(new_path)
     for difference in differences(old.environment, new.environment):
@@ -94,12 +102,29 @@ def _compare(storage: Storage, old_ref: str, new_ref: str, fail_above: float | N
     if not changes:
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
-    print("\n".join(render_comparison(changes, old_path.name)))
-    regressed = [c for c in changes if fail_above is not None and c.regressed_by_more_than(fail_above)]
+    print("\n".join(render_comparison(changes, old_path.name, fail_above)))
+    return _regressions(changes, fail_above)
+
+
+def _compare_trees(path: Path, fail_above: float | None) -> int:
+    """One run measured with ``--overhead-against``: its pairs' change from the base tree."""
+    results = [r for r in read_run(path).measured() if r.against]
+    if not results:
+        print(f"{plain(path.name)} was not measured with --overhead-against: name two runs to compare")
+        return 0
+    print("\n".join(render_against(results, fail_above)))
+    return _regressions([side_change(r) for r in results if r.base is not None], fail_above)
+
+
+def _regressions(changes: Sequence[Change | None], fail_above: float | None) -> int:
+    """Say each regression beyond ``fail_above`` percent on standard error; 1 if any."""
+    if fail_above is None:
+        return 0
+    regressed = [c for c in changes if c is not None and c.finding(fail_above) == Finding.REGRESSED]
     for change in regressed:
-        print(
-            f"REGRESSION {plain(change.nodeid)}: {change.describe()}, more than {fail_above:g} points", file=sys.stderr
-        )
+        shown = (format_fraction(change.old - 1), format_fraction(change.new - 1))
+        print(f"REGRESSION {plain(change.what)}: overhead {change.describe(shown)}, more than {fail_above:g}%",
+              file=sys.stderr)  # fmt: skip
     return 1 if regressed else 0
 
 
@@ -107,7 +132,8 @@ def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> 
     run = read_run(storage.find(reference))
     results = run.measured()
     if fmt == "markdown":
-        text = render_markdown(results, run.environment)
+        against = markdown_against(results)
+        text = render_markdown(results, run.environment) + (f"\n{against}" if against else "")
     elif fmt == "csv":
         buffer = io.StringIO()
         csv.writer(buffer, lineterminator="\n").writerows(csv_rows(results))
@@ -138,11 +164,11 @@ def _plot(storage: Storage, reference: str | None, over_runs: bool, output: Path
     return 0
 
 
-def _points(text: str) -> float:
-    """A number of percentage points: finite and not negative (``nan`` would switch the gate off)."""
+def _percent(text: str) -> float:
+    """A threshold in percent: finite and not negative (``nan`` would switch the gate off)."""
     value = float(text)
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of points, 0 or more")
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of percent, 0 or more")
     return value
 
 

@@ -50,3 +50,8 @@ class OverheadMarkerWarning(UserWarning):
 
 class OverheadCountingWarning(UserWarning):
     """Count mode counted this process only, while the pair's requests were served by another."""
+
+
+class OverheadChangeWarning(UserWarning):
+    """A change against the stored run or the base tree that this session cannot tell from the
+    gate's threshold (its interval contains it); fails instead under ``overhead_compare_unknown=fail``."""

@@ -11,8 +11,8 @@ import math
 import textwrap
 from collections.abc import Sequence
 
+from .changes import Change
 from .checks import Status
-from .figure_changes import FigureChange
 from .figures import SPECS, FigureResult, Metric
 from .tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
 
@@ -102,17 +102,17 @@ def markdown_figures(figures: Sequence[FigureResult]) -> str:
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
 
 
-def render_figure_changes(changes: Sequence[FigureChange], old_name: str) -> list[str]:
-    """Old and new value of each figure both runs have, the change and its interval."""
-    rows: list[tuple[str, ...]] = [("test", "row", "figure", f"old ({plain(old_name)})", "new", "change", "95% CI")]
-    for change in changes:
-        spec = SPECS[change.metric]
-        low, high = change.interval_percent
-        mark = "" if change.significant else "~ "
-        old, new = spec.show(change.old), spec.show(change.new)
-        moved = f"{mark}{change.change_percent:+.1f}%"
-        rows.append((plain(change.key[0]), plain(change.key[1]), HEADERS[change.metric], old, new, moved,
-                     f"{low:+.1f}..{high:+.1f}%"))  # fmt: skip
+def render_figure_changes(
+    changes: Sequence[tuple[FigureResult, Change]], old_name: str, threshold: float | None = None
+) -> list[str]:
+    """Old and new value of each figure both runs have, the change, its interval and outcome."""
+    rows: list[tuple[str, ...]] = [("test", "row", "figure", f"old ({plain(old_name)})", "new", "change", "95% CI",
+                                    "outcome")]  # fmt: skip
+    for figure, change in changes:
+        spec = SPECS[figure.metric]
+        rows.append((plain(figure.nodeid), plain(figure.row), HEADERS[figure.metric], spec.show(change.old),
+                     spec.show(change.new), change.moved(), change.evidence,
+                     change.finding(threshold).value if threshold is not None else ""))  # fmt: skip
     note = (
         "~: not a significant change (the interval carries both runs' own spread and this machine's between sessions)"
     )

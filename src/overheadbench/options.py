@@ -1,4 +1,5 @@
-"""The plugin's options: registered, resolved and checked once, at configure time.
+"""The plugin's options: registered, resolved and checked once, at configure time (the gate's
+own, stored runs and the base tree, in :mod:`overheadbench.gate_options`).
 
 Each setting is resolved in one place as "command line, else the quick profile (itself a
 command-line option), else ini, else default". Every output and storage option is checked
@@ -8,7 +9,6 @@ after the whole run. Options that only mean something while measuring imply ``--
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,9 +17,7 @@ from typing import Any
 
 import pytest
 
-from .errors import StorageError
 from .report import COLUMN_KEYS, TERMINAL_COLUMNS
-from .runs import Storage, check_name
 from .settings import Mode, Policy, Settings, shown_default
 from .units import DurationError, parse_duration
 from .vocabulary import MAX_PROCESSES
@@ -140,49 +138,6 @@ def add_options(parser: pytest.Parser) -> None:
         help="write a markdown report (environment, one table per group) to PATH at the end (implies --overhead)",
     )
     group.addoption(
-        "--overhead-save",
-        metavar="NAME",
-        default=None,
-        help="store this run as NNNN_NAME.json in the storage folder (never replacing a file; implies --overhead)",
-    )
-    group.addoption(
-        "--overhead-autosave",
-        action="store_true",
-        default=False,
-        help="store this run, named after the git commit (implies --overhead)",
-    )
-    group.addoption(
-        "--overhead-storage",
-        metavar="PATH",
-        default=None,
-        help="folder of stored runs (default: baselines/ under the rootdir)",
-    )
-    parser.addini("overhead_storage", "folder of stored runs (default: baselines/)", default=None)
-    group.addoption(
-        "--overhead-compare",
-        metavar="NAME",
-        nargs="?",
-        const="",
-        default=None,
-        help="compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
-    )
-    group.addoption(
-        "--overhead-compare-fail",
-        metavar="POINTS",
-        default=None,
-        help="fail a pair whose overhead grew by more than POINTS percentage points (5 is the threshold "
-        "benchmarks/validation/gate.py validates) with confidence against the stored run (implies "
-        "--overhead-compare and --overhead; transport figures: --overhead-compare-fail-percent)",
-    )
-    group.addoption(
-        "--overhead-compare-fail-percent",
-        metavar="PERCENT",
-        default=None,
-        help="fail a transport test whose figure got worse by more than PERCENT percent with confidence against "
-        "the stored run (between sessions here such figures move ~10% sd, p99 far more: docs/transport.md; "
-        "implies --overhead-compare and --overhead)",
-    )
-    group.addoption(
         "--overhead-columns",
         metavar="KEYS",
         default=None,
@@ -198,12 +153,6 @@ def add_options(parser: pytest.Parser) -> None:
         "(default true)",
     )
     parser.addini("overhead_github", "see --overhead-github (default true)", default=None)
-    group.addoption(
-        "--overhead-compare-force",
-        action="store_true",
-        default=False,
-        help="let --overhead-compare-fail gate against a run stored by another machine",
-    )
     defaults = Settings()
     for name, (suffix, _, help_text) in _OPTIONS.items():
         described = f"{help_text} (default {shown_default(name, getattr(defaults, name))})"
@@ -231,6 +180,7 @@ IMPLYING = (
     "--overhead-compare",
     "--overhead-compare-fail",
     "--overhead-compare-fail-percent",
+    "--overhead-against",
 )
 """Options that only mean something while measuring: each implies ``--overhead``."""
 
@@ -246,40 +196,16 @@ class Options:
     quick: bool
     json_path: Path | None
     markdown_path: Path | None
-    storage: Storage
-    save: str | None
-    autosave: bool
-    compare: str | None
-    """A stored run's name, number or path; "" for the newest; None: no comparison."""
-    fail_points: float | None
-    fail_percent: float | None
-    """The transport figures' gate (``--overhead-compare-fail-percent``), in percent."""
-    force: bool
-    """Gate against another machine's run anyway."""
     columns: tuple[str, ...]
     """The terminal table's columns (keys of :data:`overheadbench.report.COLUMNS`)."""
     github: bool
     """Annotate and summarise under GitHub Actions."""
-
-    @property
-    def uses_storage(self) -> bool:
-        return bool(self.save or self.autosave or self.compare is not None
-            or self.fail_points is not None or self.fail_percent is not None
-        )  # fmt: skip
 
 
 def options_from_config(config: pytest.Config) -> Options:
     """Resolve and check every option, or raise :class:`pytest.UsageError` saying which and why."""
     option = config.getoption
     given = [name for name in IMPLYING if option(name) not in (None, False)]
-    try:
-        storage = Storage(
-            config.rootpath / (option("--overhead-storage") or config.getini("overhead_storage") or "baselines")
-        )
-        storage.check()
-        save = None if option("--overhead-save") is None else check_name(option("--overhead-save"))
-    except StorageError as exc:
-        raise pytest.UsageError(f"overheadbench: {exc}") from None
     return Options(
         settings=settings_from_config(config),
         measuring=bool(option("--overhead") or given),
@@ -287,28 +213,9 @@ def options_from_config(config: pytest.Config) -> Options:
         quick=bool(option("--overhead-quick")),
         json_path=_output(option("--overhead-json"), "--overhead-json"),
         markdown_path=_output(option("--overhead-md"), "--overhead-md"),
-        storage=storage,
-        save=save,
-        autosave=bool(option("--overhead-autosave")),
-        compare=_compared(option("--overhead-compare"), config.rootpath),
-        fail_points=_points(option("--overhead-compare-fail"), "--overhead-compare-fail", "percentage points"),
-        fail_percent=_points(option("--overhead-compare-fail-percent"), "--overhead-compare-fail-percent", "percent"),
-        force=bool(option("--overhead-compare-force")),
         columns=_columns(option("--overhead-columns") or config.getini("overhead_columns")),
         github=_flag(option("--overhead-github") or config.getini("overhead_github"), "--overhead-github"),
     )
-
-
-def _compared(name: str | None, root: Path) -> str | None:
-    """The stored run to compare with; a test path taken for its name is a usage error. The name
-    is optional, so ``--overhead-compare tests/test_x.py`` would take the path as the run's
-    name and run every test: say so, and how to write it."""
-    if name and (name.endswith(".py") or "::" in name or (root / name).is_dir()):
-        raise pytest.UsageError(
-            f"overheadbench: --overhead-compare took {name!r} as the stored run's name, which looks like a test "
-            f"path; write --overhead-compare=NAME (or --overhead-compare alone before the paths: the newest run)"
-        )
-    return name
 
 
 def settings_from_config(config: pytest.Config) -> Settings:
@@ -379,16 +286,3 @@ def _columns(raw: str | None) -> tuple[str, ...]:
             f"choose from {', '.join(COLUMN_KEYS)}, or 'all'"
         )
     return keys
-
-
-def _points(raw: str | None, flag: str, unit: str) -> float | None:
-    """A gate's threshold: a finite number, 0 or more (``nan`` would switch the gate off)."""
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise pytest.UsageError(f"overheadbench: {flag}={raw!r}: give a number of {unit}, 0 or more (e.g. 5)")
-    return value

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from .against import Against, base_pool
 from .baselines import Baselines
+from .change_report import markdown_against
+from .changes import Gate
 from .distribution import (
     XdistGrouping,
     group_timed_tests,
@@ -25,6 +28,7 @@ from .figures import MARKER_HELP as TRANSPORT_HELP
 from .figures import MARKER_NAME as TRANSPORT_MARKER
 from .figures import limits_from_marker
 from .fixture import OverheadFixture
+from .gate_options import GateOptions, add_gate_options, gate_options_from_config
 from .gathering import Gathered, carry
 from .github import append_summary, in_actions
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
@@ -33,7 +37,8 @@ from .marker import MARKER_HELP, MARKER_NAME, listed_levels, pair_of_item
 from .options import Options, add_options, options_from_config
 from .outputs import Output, write_outputs
 from .pair import Pair
-from .replicas.pool import ReplicaError, ReplicaPool
+from .replicas.duet import Duet
+from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas
@@ -71,6 +76,7 @@ def _times_anything(item: pytest.Item) -> bool:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    add_gate_options(parser.getgroup("overhead"), parser)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -92,10 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
     replica's plugin too."""
     config.addinivalue_line("markers", MARKER_HELP)
     config.addinivalue_line("markers", TRANSPORT_HELP)
+    request = ReplicaRequest.from_env()
     options = options_from_config(config)
+    gate = gate_options_from_config(config, in_replica=request is not None)
     if install_sigterm():  # this process may hold replicas, servers, scratch folders: SIGTERM cleans up too
         config.add_cleanup(uninstall_sigterm)
-    request = ReplicaRequest.from_env()
     replica = ReplicaPlugin(config, request) if request is not None else None
     if replica is None and not hasattr(config, "workerinput"):
         remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
@@ -105,20 +112,25 @@ def pytest_configure(config: pytest.Config) -> None:
         if is_controller(config):
             prepare_controller(config)
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
-    config.pluginmanager.register(OverheadSession(config, options, replica), "overheadbench-session")
+    config.pluginmanager.register(OverheadSession(config, options, gate, replica), "overheadbench-session")
 
 
 class OverheadSession:
     """Session state: resolved options, where pairs get their samples (the replica pool, or
     in a replica the controller), and every measured pair, for the table and JSON."""
 
-    def __init__(self, config: pytest.Config, options: Options, replica: ReplicaPlugin | None = None) -> None:
+    def __init__(
+        self, config: pytest.Config, options: Options, gate: GateOptions, replica: ReplicaPlugin | None = None
+    ) -> None:
         self.config = config
-        self.options = options
+        self.options, self.gate = options, gate
         self.settings = options.settings
         self.gathered = Gathered()
         self.marked: list[pytest.Item] = []
-        self.replicas = Replicas(self._make_pool)
+        tree = gate.against
+        duet = tree and Duet(self._make_pool, base_pool(tree))  # --overhead-against: both trees, interleaved
+        self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown))
+        self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.baselines: Baselines | None = None
@@ -141,38 +153,22 @@ class OverheadSession:
         return None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        options = self.options
-        if not options.uses_storage or self.replication.in_replica:
+        gate = self.gate
+        if not gate.uses_storage or self.replication.in_replica:
             return
         try:
-            self.baselines = Baselines.from_options(
-                options.storage,
-                self.environment(),
-                options.save,
-                options.autosave,
-                options.compare,
-                options.fail_points,
-                options.force,
-                options.fail_percent,
-            )
+            self.baselines = Baselines.from_options(gate, self.environment())
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {plain(str(exc))}") from None
         self._warn_environment(start=True)
 
     def _warn_environment(self, start: bool = False) -> None:
         """Say at the start and again at the end that the stored run came from elsewhere (and
-        at the start, which stored runs were left out of the history, and why)."""
+        at the start, which stored runs were left out of the history)."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if self.baselines and reporter is not None and start:
-            for reason in self.baselines.skipped:
-                reporter.write_line(f"WARNING: {plain(reason)}; left out of the history", yellow=True, bold=True)
-        if self.baselines and self.baselines.environment_differences and reporter is not None:
-            reporter.write_line(
-                f"WARNING: overhead compared with {plain(self.baselines.compared_name)}, measured in another "
-                f"environment: {plain('; '.join(self.baselines.environment_differences))}",
-                yellow=True,
-                bold=True,
-            )
+        if self.baselines and reporter is not None:
+            for warning in self.baselines.warnings(start):
+                reporter.write_line(plain(warning), yellow=True, bold=True)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -248,6 +244,8 @@ class OverheadSession:
         marked = item.get_closest_marker(MARKER_NAME) is not None
         try:
             result = yield
+        except WrongTree as exc:
+            pytest.exit(f"overheadbench: {plain(str(exc))}", returncode=pytest.ExitCode.USAGE_ERROR)
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
         self._apply_figures(item)
@@ -284,12 +282,9 @@ class OverheadSession:
         if fixture.measuring:
             item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
         baselines = self.baselines if fixture.measuring else None
+        changes = baselines.figure_changes(figures) if baselines else []
         decided = figures_outcome(
-            figures,
-            self.settings.inconclusive,
-            [c for c in map(baselines.figure_change, figures) if c is not None] if baselines else [],
-            baselines.fail_percent if baselines else None,
-            baselines.compared_name if baselines else "",
+            figures, self.settings.inconclusive, changes, baselines.figure_gate if baselines else None
         )
         for warning in decided.warnings:
             item.warn(plain_warning(warning))
@@ -300,16 +295,13 @@ class OverheadSession:
         """Carry the result on the test's report, and do what the verdict says to the test."""
         if not result.measured:
             return
+        if self.against:
+            result = self.against.attach(result, self.settings)
         item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
-        baselines = self.baselines
+        comparing = self.against or self.baselines  # the base tree, or a stored run
+        change, gate = (comparing.change(result), comparing.gate) if comparing else (None, None)
         decided = outcome(
-            result,
-            self.settings.inconclusive,
-            self.settings.subtract_harness,
-            baselines.change(result) if baselines else None,
-            baselines.fail_points if baselines else None,
-            baselines.compared_name if baselines else "",
-            servers_elsewhere(),
+            result, self.settings.inconclusive, self.settings.subtract_harness, change, gate, servers_elsewhere()
         )
         for warning in decided.warnings:
             item.warn(plain_warning(warning))
@@ -323,7 +315,7 @@ class OverheadSession:
         baselines, gathered = self.baselines, self.gathered
         compared = baselines and Compared(
             baselines.compared_name, baselines.changes(gathered.results), baselines.figure_changes(gathered.figures),
-            baselines.saved,
+            baselines.saved, baselines.fail_pct, baselines.fail_percent,
         )  # fmt: skip
         for section in session_summary(
             self.gathered.results,
@@ -336,6 +328,8 @@ class OverheadSession:
             written=self.written,
             remeasured=self.gathered.remeasured,
             annotations=self.gathered.failures if github else (),
+            against=bool(self.gate.against),
+            threshold=self.gate.fail_pct,
         ):
             if section.title is not None:
                 terminalreporter.write_sep("-", section.title)
@@ -351,6 +345,8 @@ class OverheadSession:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.replicas.close()
+        if self.against:
+            self.against.tree.close()
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[WORKER_REPLICAS] = self.replicas.started  # to the controller's pytest_testnodedown
@@ -383,7 +379,11 @@ class OverheadSession:
 
     def markdown(self) -> str:
         gathered = self.gathered
-        parts = (markdown_figures(gathered.figures), markdown_purposes(gathered.purposes))
+        parts = (
+            markdown_against(gathered.results, self.gate.fail_pct),
+            markdown_figures(gathered.figures),
+            markdown_purposes(gathered.purposes),
+        )
         return render_markdown(gathered.results, self.environment()) + "".join(f"\n{part}" for part in parts if part)
 
     @pytest.hookimpl(optionalhook=True)

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .checks import Status
-from .comparison import Change
 from .results import OverheadResult
 from .samples import Figure, Side
 from .settings import Mode
 from .stats import Method
 from .tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
-from .units import format_bytes, format_count, format_fraction, format_seconds
+from .units import format_bytes, format_count, format_seconds
 
 STATUS_MARKS = {
     Status.PASS: "PASS",
@@ -183,27 +182,6 @@ def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL
     rows = [("test", *(c.header for c in columns), "status")]
     rows += [(plain(r.nodeid), *(_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
     return rows
-
-
-def render_comparison(changes: Sequence[Change], old_name: str) -> list[str]:
-    """Old and new overhead per test, the change and its 95% interval; "~" marks a change
-    whose interval contains zero."""
-    rows = [("test", f"old ({plain(old_name)})", "new", "change", "95% CI (points)")]
-    rows += [
-        (
-            plain(c.nodeid),
-            format_fraction(c.old),
-            format_fraction(c.new),
-            f"{'' if c.significant else '~ '}{c.delta_points:+.1f} points",
-            c.evidence,
-        )
-        for c in changes
-    ]
-    note = (
-        "~: not a significant change (the interval contains zero; it carries the spread within and between "
-        "processes, and between sessions of this machine)"
-    )
-    return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
 
 
 def render_table(

@@ -45,6 +45,12 @@ class OverheadResult:
     """Raw paired block costs, one entry per process (time mode)."""
     counts: CountSamples | None = None
     """Per-call counts: instructions (count mode) and allocations (both modes, unless off)."""
+    against: str = ""
+    """Under ``--overhead-against``: the base tree's name (a revision and its commit, or a folder)."""
+    base: OverheadResult | None = None
+    """The same pair measured on the base tree in this session, interleaved with this one."""
+    base_note: str = ""
+    """Under ``--overhead-against``, why there is no ``base``: the pair is new, or was not compared."""
 
     @property
     def nodeid(self) -> str:
@@ -113,6 +119,9 @@ class OverheadResult:
             "wall_s": self.wall_s,
             "samples": [replica.to_json() for replica in self.samples],
             "counts": self.counts.to_json() if self.counts else None,
+            "against": None
+            if not self.against
+            else {"tree": self.against, "note": self.base_note, "base": self.base.to_json() if self.base else None},
         }
 
     @classmethod
@@ -141,6 +150,8 @@ class OverheadResult:
             levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
         )
         method = fields.text("method", optional=True)
+        against = fields.obj("against", optional=True)  # schema 5
+        base = against.obj("base", optional=True) if against is not None else None
         return cls(
             pair=pair,
             kind=fields.choice("kind", Kind),
@@ -157,4 +168,7 @@ class OverheadResult:
             wall_s=fields.number("wall_s"),
             samples=samples,
             counts=None if counts is None else CountSamples.from_json(counts.data, counts.path),
+            against=against.text("tree") if against is not None else "",
+            base=None if base is None else OverheadResult.from_json(base.data, base.path),
+            base_note=(against.text("note", optional=True) or "") if against is not None else "",
         )

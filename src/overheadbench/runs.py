@@ -24,9 +24,10 @@ from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_e
 from .results import OverheadResult
 from .settings import Settings
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
-(``work_s`` moved beside it); 4 added ``figures`` (transport figures). Versions 1 to 3 still load."""
+(``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
+``against`` (its base tree's measurement, ``--overhead-against``). Versions 1 to 4 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

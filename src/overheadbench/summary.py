@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .comparison import Change
-from .figure_changes import FigureChange
+from .change_report import render_against, render_comparison
+from .changes import Change
 from .figure_report import render_figure_changes, render_figures
 from .figures import FigureResult
 from .github import annotation
-from .report import render_comparison, render_table
+from .report import render_table
 from .results import OverheadResult
 from .tables import plain
 
@@ -41,8 +41,11 @@ class Compared:
 
     name: str
     changes: Sequence[Change] = ()
-    figure_changes: Sequence[FigureChange] = ()
+    figure_changes: Sequence[tuple[FigureResult, Change]] = ()
     saved: Path | None = None
+    threshold: float | None = None
+    """The pairs' gate, in percent (None: changes shown, not gated)."""
+    figure_threshold: float | None = None
 
 
 def session_summary(
@@ -57,15 +60,18 @@ def session_summary(
     written: Sequence[Path],
     remeasured: Sequence[str] = (),
     annotations: Sequence[tuple[str, int, str]] = (),
+    against: bool = False,
+    threshold: float | None = None,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
     compared with and what was saved; ``written``: the output files written; ``annotations``:
-    (file, line, message) of each failed test, under GitHub Actions."""
+    (file, line, message) of each failed test, under GitHub Actions; ``against``: the pairs were
+    measured against a base tree too, gated at ``threshold`` percent."""
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
     if compared and compared.figure_changes:
-        lines = render_figure_changes(compared.figure_changes, compared.name)
+        lines = render_figure_changes(compared.figure_changes, compared.name, compared.figure_threshold)
         sections.append(Section(f"transport: compared with {plain(compared.name)}", lines))
     if results:
         sections.append(Section("overhead: framework vs baseline", render_table(results, columns)))
@@ -85,8 +91,11 @@ def session_summary(
         )
     sections.append(facts)
     if compared and compared.changes:
-        lines = render_comparison(compared.changes, compared.name)
+        lines = render_comparison(compared.changes, compared.name, compared.threshold)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
+    if against and results:
+        section = f"overhead: against {plain(results[0].against)} (measured in this session, interleaved)"
+        sections.append(Section(section, render_against(results, threshold)))
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:

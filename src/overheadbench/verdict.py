@@ -20,11 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .changes import Change, Finding, Gate
 from .checks import Check, Status
-from .comparison import Change
-from .errors import OverheadCountingWarning, OverheadHarnessWarning, OverheadInconclusiveWarning
-from .figure_changes import FigureChange
-from .figures import FigureResult
+from .errors import (
+    OverheadChangeWarning,
+    OverheadCountingWarning,
+    OverheadHarnessWarning,
+    OverheadInconclusiveWarning,
+)
+from .figures import SPECS, FigureResult
 from .pair import Budget, Pair
 from .results import OverheadResult
 from .samples import CountSamples, Figure, Kind, ReplicaSamples, Side
@@ -249,25 +253,23 @@ def outcome(
     policy: Policy,
     subtract_harness: bool,
     change: Change | None = None,
-    fail_points: float | None = None,
-    compared_with: str = "",
+    gate: Gate | None = None,
     servers_elsewhere: Sequence[int] = (),
 ) -> Outcome:
     """The test's outcome: a failed verdict fails; an inconclusive one fails or warns by
-    ``policy``; a significant growth of more than ``fail_points`` over the stored run
-    ``compared_with`` (``change``) fails; a harness that costs more than
-    ``HARNESS_WARN_SHARE`` of the baseline warns; a count of this process while servers
-    ran in other processes (``servers_elsewhere``: their process ids) warns."""
+    ``policy``; the change against the stored run or the base tree (``change``) is judged by
+    ``gate`` (:func:`gate_effect`); a harness that costs more than ``HARNESS_WARN_SHARE`` of the
+    baseline warns; a count of this process while servers ran in other processes
+    (``servers_elsewhere``: their process ids) warns."""
     if not result.measured:
         return Outcome()
     warned: list[Warning] = []
     failures: list[str] = []
     _verdict_effect(result.verdict, result.message, result.nodeid, policy, failures, warned)
-    if change is not None and fail_points is not None and change.regressed_by_more_than(fail_points):
-        failures.append(
-            f"{result.nodeid}: overhead regressed against {compared_with}: {change.describe()}, "
-            f"more than --overhead-compare-fail={fail_points:g} points"
-        )
+    if change is not None and gate is not None:
+        shown = (format_fraction(change.old - 1), format_fraction(change.new - 1))
+        story = f"overhead {change.describe(shown)} (the change: of framework / baseline)"
+        gate_effect(result.nodeid, "the framework path", story, change, gate, failures, warned)
     if result.mode == Mode.COUNT and servers_elsewhere:
         warned.append(
             OverheadCountingWarning(
@@ -289,6 +291,29 @@ def outcome(
     return Outcome("\n".join(failures) or None, tuple(warned))
 
 
+def gate_effect(
+    nodeid: str, what: str, story: str, change: Change, gate: Gate, failures: list[str], warned: list[Warning]
+) -> None:
+    """The gate, one rule for every change: regressed by more than the threshold (the low end of
+    the interval, in the figure's bad direction) fails; an interval containing the threshold
+    ("unknown") warns or fails by ``gate.unknown``; same, improved, or no threshold: nothing."""
+    if gate.threshold is None:
+        return
+    finding = change.finding(gate.threshold)
+    limit = f"{gate.flag}={gate.threshold:g}%"
+    if finding == Finding.REGRESSED:
+        failures.append(f"{nodeid}: {what} regressed against {gate.reference}: {story}, more than {limit}")
+    elif finding == Finding.UNKNOWN:
+        message = (
+            f"{nodeid}: cannot tell whether {what} changed by more than {limit} against {gate.reference}: {story}; "
+            f"the interval contains the threshold (more processes or time per pair narrow it)"
+        )
+        if gate.unknown == Policy.FAIL:
+            failures.append(message)
+        else:
+            warned.append(OverheadChangeWarning(message))
+
+
 def _verdict_effect(
     status: Status, message: str, nodeid: str, policy: Policy, failures: list[str], warned: list[Warning]
 ) -> None:
@@ -304,22 +329,19 @@ def _verdict_effect(
 def figures_outcome(
     figures: Sequence[FigureResult],
     policy: Policy,
-    changes: Sequence[FigureChange] = (),
-    fail_percent: float | None = None,
-    compared_with: str = "",
+    changes: Sequence[tuple[FigureResult, Change]] = (),
+    gate: Gate | None = None,
 ) -> Outcome:
     """A transport test's outcome, by the pairs' rules: a failed figure fails the test, an
-    inconclusive one fails or warns by ``policy``, and a figure worse than the stored run's
-    by more than ``fail_percent`` percent (the low end of its interval) fails."""
+    inconclusive one fails or warns by ``policy``, and each figure's change against the stored
+    run is judged by ``gate``, in percent of the figure (:func:`gate_effect`)."""
     failures: list[str] = []
     warned: list[Warning] = []
     for figure in figures:
         _verdict_effect(figure.verdict, figure.message, figure.nodeid, policy, failures, warned)
-    if fail_percent is not None:
-        for change in changes:
-            if change.worse_by_more_than(fail_percent):
-                failures.append(
-                    f"{change.key[0]}: worse than {compared_with}: {change.describe()}, "
-                    f"more than --overhead-compare-fail-percent={fail_percent:g}"
-                )
+    for figure, change in changes:
+        if gate is not None:
+            spec = SPECS[figure.metric]
+            story = f"{spec.what} {change.describe((spec.show(change.old), spec.show(change.new)))}"
+            gate_effect(figure.nodeid, f"{figure.row} {spec.what}", story, change, gate, failures, warned)
     return Outcome("\n".join(failures) or None, tuple(warned))

@@ -26,7 +26,7 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -53,6 +53,18 @@ EXCLUSIVE_HINT = (
 
 class ReplicaError(Exception):
     """A replica could not measure the pair; the message names the test and quotes the replica."""
+
+
+class NotInTree(ReplicaError):
+    """The replica's tree has no such test (``failed``: its file did not collect there)."""
+
+    def __init__(self, message: str, failed: bool) -> None:
+        super().__init__(message)
+        self.failed = failed
+
+
+class WrongTree(ReplicaError):
+    """A replica of the base tree imported the head tree's code: no pair can be compared."""
 
 
 class State(Enum):
@@ -107,6 +119,8 @@ class ReplicaPool:
     _folder: Path | None = None
     """This pool's scratch folder: the replicas' work file and pytest cache."""
     _work: Path = Path()
+    trees: tuple[str, str] | None = None
+    """For the base tree's replicas: (the head tree, the base tree): they check their imports."""
 
     def round_ns(self, count: int) -> float:
         """Predicted wall time to have ``count`` more replicas parked at the current pair."""
@@ -212,7 +226,10 @@ class ReplicaPool:
         messages_read, messages_write = os.pipe()
         commands_read, commands_write = os.pipe()
         lifeline_read, lifeline_write = os.pipe()
-        request = ReplicaRequest(str(self._work), position, messages_write, commands_read, lifeline_read)
+        head_root, own_root = self.trees or ("", "")
+        request = ReplicaRequest(
+            str(self._work), position, messages_write, commands_read, lifeline_read, head_root, own_root
+        )
         log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
         child_ends = (messages_write, commands_read, lifeline_read)
         try:
@@ -245,9 +262,20 @@ class ReplicaPool:
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
                 replica.state = State.LEAVING
-                raise ReplicaError(self._missed_story(message))
+                raise self._missed(message)
             else:
                 self._fail(replica, f"answered {message!r} while moving to {nodeid}")
+
+    def _missed(self, missed: Missed) -> ReplicaError:
+        """The error for a replica that did not reach the pair: the base tree's own kinds, or the test's story."""
+        if missed.when == "imports":
+            return WrongTree(missed.report)
+        if missed.when == "collect":
+            what = "does not collect there:\n" + missed.report if missed.outcome == "failed" else "has no such test"
+            return NotInTree(
+                f"{missed.nodeid}: the tree of {self.invocation.directory} {what}", missed.outcome == "failed"
+            )
+        return ReplicaError(self._missed_story(missed))
 
     def _missed_story(self, missed: Missed) -> str:
         where = {
@@ -349,3 +377,11 @@ def _cut_lifeline(replica: _Replica) -> None:
     if replica.lifeline_fd >= 0:
         os.close(replica.lifeline_fd)
         replica.lifeline_fd = -1
+
+
+def affordable(
+    elapsed_ns: float, sampling_ns: float, pools: Sequence[ReplicaPool], more: int, budget_ns: float
+) -> bool:
+    """Whether ``more`` processes per pool fit the pair's budget: what it took so far, their
+    sampling, and the predicted time to bring them to the pair (start-up or set-up)."""
+    return elapsed_ns + sampling_ns + sum(pool.round_ns(more) for pool in pools) <= budget_ns

@@ -21,10 +21,11 @@ replica's command line *is* the user's, from ``config.invocation_params``, with 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ DROPPED: dict[str, int] = {
     "--overhead-autosave": 0,
     "--overhead-compare": OPTIONAL,
     "--overhead-compare-fail": 1,
+    "--overhead-compare-fail-percent": 1,
+    "--overhead-compare-unknown": 1,
+    "--overhead-compare-force": 0,
+    "--overhead-against": 1,
+    "--overhead-against-python": 1,
     "--overhead-storage": 1,
     # files other plugins write, which the replica would overwrite
     "--junitxml": 1,
@@ -142,6 +148,10 @@ class Invocation:
     ``pytest`` script; the replica starts the same way, so imports resolve alike."""
     xdist: bool = False
     """pytest-xdist is loaded: the replica gets ``-n 0`` (its ``-n`` may hide in addopts)."""
+    python: str = sys.executable
+    """The replica's interpreter: this one, or the base tree's (``--overhead-against-python``)."""
+    pythonpath: str | None = None
+    """``PYTHONPATH`` for the replica, where it differs from this process's (the base tree's)."""
 
     @classmethod
     def of(cls, config: Any) -> Invocation:
@@ -156,13 +166,28 @@ class Invocation:
             xdist=config.pluginmanager.hasplugin("xdist"),
         )
 
+    def in_tree(self, mapped: Callable[[Path], Path], python: str) -> Invocation:
+        """The same session in another tree: its directory, the paths among its arguments and in
+        ``PYTHONPATH`` mapped by ``mapped`` (relative ones stay: they follow the directory)."""
+        args = tuple(str(mapped(Path(arg))) if Path(arg).is_absolute() and Path(arg).exists() else arg
+                     for arg in self.args)  # fmt: skip
+        raw = os.environ.get("PYTHONPATH")
+        entries = [
+            str(mapped(Path(entry))) if os.path.isabs(entry) else entry for entry in (raw or "").split(os.pathsep)
+        ]
+        pythonpath = os.pathsep.join(entries) if raw else None
+        return dataclasses.replace(
+            self, args=args, directory=mapped(self.directory), python=python, pythonpath=pythonpath
+        )
+
     def command(self, cache_dir: Path) -> list[str]:
         """The replica's command line: the user's, less :data:`DROPPED`, plus its switches."""
         # the file, not the package: a package imported before pytest cannot have its asserts
         # rewritten, and pytest's warning about that is an error under filterwarnings = error
         boot = f"import runpy; runpy.run_path({lifeline.__file__!r})['boot'](module_run={self.module_run})"
-        start = [sys.executable, "-c", boot]
-        switches = ["-o", f"cache_dir={cache_dir}"]
+        start = [self.python, "-c", boot]
+        # a file that does not collect in the base tree fails its own tests, not the whole replica
+        switches = ["-o", f"cache_dir={cache_dir}", "--continue-on-collection-errors"]
         ini_addopts = without_dropped(self.ini_addopts)
         if ini_addopts != list(self.ini_addopts):
             switches += ["-o", f"addopts={shlex.join(ini_addopts)}"]
@@ -173,6 +198,8 @@ class Invocation:
     def environ(self, base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
         """The replica's environment: ``base`` with ``PYTEST_ADDOPTS`` less :data:`DROPPED`."""
         environ = {**base, **extra}
+        if self.pythonpath is not None:
+            environ["PYTHONPATH"] = self.pythonpath
         if self.env_addopts is not None:
             environ["PYTEST_ADDOPTS"] = shlex.join(without_dropped(shlex.split(self.env_addopts)))
         return environ

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from ..sampling import Request, replica_plan
 from .lifeline import REPLICA_ENV
 from .messages import Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
+from .trees import foreign_modules
 
 SKIP_REASON = "overheadbench replica: this replica does not measure this test"
 
@@ -55,6 +57,10 @@ class ReplicaRequest:
     messages_fd: int
     commands_fd: int
     lifeline_fd: int
+    head_root: str = ""
+    """In a replica of the base tree (``--overhead-against``): the head tree, whose project
+    modules this replica must not import; its own tree is ``own_root``."""
+    own_root: str = ""
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -120,6 +126,9 @@ class ReplicaPlugin:
         """The test whose ``compare`` this replica reached (its outcome is then ours)."""
         self.sampling = False
         """Between :class:`~.messages.Go` and sending the samples: a failure now is the pair's."""
+        self.trees = (Path(request.head_root), Path(request.own_root)) if request.head_root else None
+        self.collected: set[str] = set()
+        self.collect_errors: list[pytest.CollectReport] = []
         # the selection: the tests' files, as paths that work from any directory (one argument
         # per node id made collection quadratic in a large suite); the tests are picked out of
         # them below. The user's paths already chose the conftests.
@@ -133,6 +142,22 @@ class ReplicaPlugin:
         if rest:
             config.hook.pytest_deselected(items=rest)
         items[:] = kept
+        self.collected = {item.nodeid for item in kept}
+        if self.target not in self.collected:  # a test the base tree does not have (or cannot collect)
+            self._not_here()
+
+    def _not_here(self) -> None:
+        """Tell the controller this tree has no such test (or its file did not collect), then
+        wait for a test it has."""
+        assert self.target is not None
+        errors = [r for r in self.collect_errors if self.target.startswith(r.nodeid)]
+        report = "\n".join(_report_text(r) for r in errors)
+        self.channel.send(Missed(self.target, "collect", "failed" if errors else "missing", report))
+        self.target = None
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors.append(report)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -150,6 +175,10 @@ class ReplicaPlugin:
             pytest.exit(str(exc), returncode=0)
         if not isinstance(command, Next):
             raise RuntimeError(f"overheadbench replica: expected a test to run, got {command!r}")
+        if command.nodeid not in self.collected:
+            self.target = command.nodeid
+            self._not_here()
+            return self._next_target()
         return command.nodeid
 
     @pytest.hookimpl(wrapper=True)
@@ -184,6 +213,9 @@ class ReplicaPlugin:
         park, sample when told to (with the controller's settings for the pair), park until
         the controller has finished the pair. No samples when told the pair is done."""
         self.parked_at = nodeid
+        if self.trees is not None and (story := _imported_from_head(*self.trees)):
+            self.channel.send(Missed(nodeid, "imports", "failed", story))
+            return []
         self.channel.send(Ready(nodeid))
         command = self.channel.receive()
         if not isinstance(command, Go):
@@ -197,6 +229,23 @@ class ReplicaPlugin:
         return [samples]
 
 
+def _imported_from_head(head_root: Path, own_root: Path) -> str:
+    """Why this replica of the base tree does not measure the base: the project modules it
+    imported from the head tree (none: "")."""
+    found = list(foreign_modules(sys.modules, head_root, own_root))
+    if not found:
+        return ""
+    name, path = found[0]
+    others = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return (
+        f"--overhead-against: a replica of the base tree {own_root} imported {name} from {path}, in the head tree "
+        f"{head_root}{others}, so it would measure the head's code twice. The usual cause: the project is installed "
+        f"in editable mode (pip install -e .) from the head tree. Fix: install the base in an environment of its own "
+        f"and pass --overhead-against-python=<its python>, or let each tree import its own source (pytest's "
+        f"pythonpath = src ini option, or PYTHONPATH=src)"
+    )
+
+
 def _random_layout() -> list[bytearray]:
     """Memory held for the replica's life, of a random size, allocated before the tests are
     imported: it moves where their code and objects land, so that no one layout (fixed by what
@@ -206,7 +255,7 @@ def _random_layout() -> list[bytearray]:
     return [bytearray(rng.randrange(16, 2048)) for _ in range(rng.randrange(1, 512))]
 
 
-def _report_text(report: pytest.TestReport) -> str:
+def _report_text(report: pytest.TestReport | pytest.CollectReport) -> str:
     """The test's traceback (or skip reason) and its captured output, as pytest shows them."""
     parts = [report.longreprtext.strip()] if report.longreprtext else []
     parts += [f"----- {title} -----\n{content.rstrip()}" for title, content in report.sections if content.strip()]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..settings import Settings
-from .pool import ReplicaPool
+from .pool import ReplicaPool, affordable
 
 
 class Replicas:
@@ -71,7 +71,7 @@ def pair_plan(
         while len(replicas) < cap and too_wide(replicas):
             want = min(cap, len(replicas) + settings.extra_processes)
             more = want - len(replicas)
-            if clock_ns() - started + per_process_ns * more + pool.round_ns(more) > settings.time_budget_s * 1e9:
+            if not affordable(clock_ns() - started, per_process_ns * more, (pool,), more, settings.time_budget_s * 1e9):
                 break
             pool.ensure(want, nodeid)
             replicas += [pool.sample(index, calls, settings) for index in range(len(replicas), want)]

@@ -1,0 +1,66 @@
+"""The controller's side of ``--overhead-against``: the base tree, its replica pool, and each
+pair's base measurement attached to the pair's result (where the change is read from).
+
+The head tree is this one: the controller calibrates the pair here and its replicas run the
+head's code; the base tree's replicas run the same node ids from the base tree, with the same
+command line, environment and settings, paths mapped (see
+:meth:`~overheadbench.replicas.relaunch.Invocation.in_tree`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .changes import Change, Gate
+from .comparison import side_change
+from .replicas.pool import ReplicaPool
+from .replicas.trees import BaseSide, BaseTree
+from .results import OverheadResult
+from .settings import Settings
+from .verdict import summarise
+
+NEW = "new: the base tree has no such test"
+NOT_COMPARED = (
+    "not compared: measured in this process only (count mode or processes=1); the base tree is measured in "
+    "replica processes"
+)
+
+
+@dataclass
+class Against:
+    """This session's base tree and what its replicas measured."""
+
+    tree: BaseTree
+    sides: dict[str, BaseSide]
+    """The base's side of each pair measured so far, by node id (filled by the
+    :class:`~overheadbench.replicas.duet.Duet`)."""
+    gate: Gate
+    """The pairs' gate on the change from the base tree."""
+
+    def attach(self, result: OverheadResult, settings: Settings) -> OverheadResult:
+        """``result`` (the head's) with the base's measurement of the same pair, or why it has none."""
+        side = self.sides.pop(result.nodeid, None)
+        if side is None or not (side.samples or side.missing):
+            note = side.note if side is not None and side.note else NOT_COMPARED
+            return dataclasses.replace(result, against=self.tree.name, base_note=note)
+        if side.missing:
+            return dataclasses.replace(result, against=self.tree.name, base_note=NEW)
+        base = summarise(result.pair, result.kind, list(side.samples), settings, 0.0)
+        return dataclasses.replace(result, against=self.tree.name, base=base)
+
+    def change(self, result: OverheadResult) -> Change | None:
+        return side_change(result)
+
+
+def base_pool(tree: BaseTree) -> Callable[[ReplicaPool], ReplicaPool]:
+    """How the base tree's pool is made from the head's: the same session in the base tree
+    (checked out when the first pair needs it), its replicas checking their imports."""
+
+    def make(head: ReplicaPool) -> ReplicaPool:
+        root = tree.open()
+        base = head.invocation.in_tree(tree.map, tree.python)
+        return ReplicaPool(base, head.nodeids, head.timeout_s, trees=(str(tree.head_root), str(root)))
+
+    return make

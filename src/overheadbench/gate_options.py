@@ -1,0 +1,196 @@
+"""The regression gate's options: stored runs (save, compare), the base tree
+(``--overhead-against``), and the gate's threshold; registered, resolved and checked at
+configure time, so a contradiction is a usage error (exit 4) before anything is measured.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .errors import StorageError
+from .replicas.trees import BaseTree, TreeError, resolve_base
+from .runs import Storage, check_name
+from .settings import Policy
+
+
+def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--overhead-against",
+        metavar="REV|DIR",
+        default=None,
+        help="measure every pair on this tree and on another in the same session, interleaved, and gate the "
+        "change: a git revision (e.g. origin/main; checked out as a temporary worktree) or a checkout's folder "
+        "(implies --overhead)",
+    )
+    group.addoption(
+        "--overhead-against-python",
+        metavar="PATH",
+        default=None,
+        help="the interpreter that runs the base tree's replicas (a virtual environment where the base is "
+        "installed; default: this one)",
+    )
+    group.addoption(
+        "--overhead-save",
+        metavar="NAME",
+        default=None,
+        help="store this run as NNNN_NAME.json in the storage folder (never replacing a file; implies --overhead)",
+    )
+    group.addoption(
+        "--overhead-autosave",
+        action="store_true",
+        default=False,
+        help="store this run, named after the git commit (implies --overhead)",
+    )
+    group.addoption(
+        "--overhead-storage",
+        metavar="PATH",
+        default=None,
+        help="folder of stored runs (default: baselines/ under the rootdir)",
+    )
+    parser.addini("overhead_storage", "folder of stored runs (default: baselines/)", default=None)
+    group.addoption(
+        "--overhead-compare",
+        metavar="NAME",
+        nargs="?",
+        const="",
+        default=None,
+        help="compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
+    )
+    group.addoption(
+        "--overhead-compare-fail",
+        metavar="PCT",
+        default=None,
+        help="fail a pair whose framework path got slower than the base's (or the stored run's) by more than PCT "
+        "percent with confidence: the change of framework / baseline, head over base (implies --overhead; "
+        "transport figures: --overhead-compare-fail-percent)",
+    )
+    group.addoption(
+        "--overhead-compare-unknown",
+        metavar="warn|fail",
+        default=None,
+        help="what a change whose interval contains the --overhead-compare-fail threshold does: warn (default) or fail",
+    )
+    parser.addini("overhead_compare_unknown", "see --overhead-compare-unknown (default warn)", default=None)
+    group.addoption(
+        "--overhead-compare-fail-percent",
+        metavar="PERCENT",
+        default=None,
+        help="fail a transport test whose figure got worse by more than PERCENT percent with confidence against "
+        "the stored run (between sessions here such figures move ~10% sd, p99 far more: docs/transport.md; "
+        "implies --overhead-compare and --overhead)",
+    )
+    group.addoption(
+        "--overhead-compare-force",
+        action="store_true",
+        default=False,
+        help="let --overhead-compare-fail gate against a run stored by another machine",
+    )
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Stored runs, the base tree and the gate, resolved and checked."""
+
+    storage: Storage
+    save: str | None = None
+    autosave: bool = False
+    compare: str | None = None
+    """A stored run's name, number or path; "" for the newest; None: no comparison."""
+    fail_pct: float | None = None
+    """The pairs' gate: a change of framework / baseline, in percent."""
+    fail_percent: float | None = None
+    """The transport figures' gate (``--overhead-compare-fail-percent``), in percent."""
+    unknown: Policy = Policy.WARN
+    """What a change whose interval contains the threshold does."""
+    force: bool = False
+    """Gate against another machine's run anyway."""
+    against: BaseTree | None = None
+
+    @property
+    def uses_storage(self) -> bool:
+        gated_stored = self.against is None and (self.fail_pct is not None or self.fail_percent is not None)
+        return bool(self.save or self.autosave or self.compare is not None or gated_stored)
+
+
+def gate_options_from_config(config: pytest.Config, in_replica: bool) -> GateOptions:
+    """Resolve and check the gate's options; a replica process resolves none (they are the controller's)."""
+    option = config.getoption
+    try:
+        storage = Storage(
+            config.rootpath / (option("--overhead-storage") or config.getini("overhead_storage") or "baselines")
+        )
+        storage.check()
+        save = None if option("--overhead-save") is None else check_name(option("--overhead-save"))
+    except StorageError as exc:
+        raise pytest.UsageError(f"overheadbench: {exc}") from None
+    against, python = option("--overhead-against"), option("--overhead-against-python")
+    compare = _compared(option("--overhead-compare"), config.rootpath)
+    fail_percent = _threshold(option("--overhead-compare-fail-percent"), "--overhead-compare-fail-percent")
+    if python is not None and against is None:
+        raise pytest.UsageError("overheadbench: --overhead-against-python names the base tree's interpreter; give "
+                                "--overhead-against=REV|DIR too")  # fmt: skip
+    if against is not None:
+        clashing = [name for name, value in (("--overhead-compare", compare), ("--overhead-compare-fail-percent",
+                    fail_percent), ("--overhead-compare-force", option("--overhead-compare-force") or None))
+                    if value is not None]  # fmt: skip
+        if clashing:
+            raise pytest.UsageError(
+                f"overheadbench: --overhead-against compares with the base tree, measured in this session; "
+                f"{clashing[0]} compares with a stored run (transport figures are not measured on the base tree): "
+                f"choose one"
+            )
+    base = None
+    if against is not None and not in_replica:
+        try:
+            base = resolve_base(against, Path(config.invocation_params.dir), config.rootpath, python)
+        except TreeError as exc:
+            raise pytest.UsageError(f"overheadbench: {exc}") from None
+    return GateOptions(
+        storage=storage,
+        save=save,
+        autosave=bool(option("--overhead-autosave")),
+        compare=compare,
+        fail_pct=_threshold(option("--overhead-compare-fail"), "--overhead-compare-fail"),
+        fail_percent=fail_percent,
+        unknown=_policy(option("--overhead-compare-unknown") or config.getini("overhead_compare_unknown")),
+        force=bool(option("--overhead-compare-force")),
+        against=base,
+    )
+
+
+def _compared(name: str | None, root: Path) -> str | None:
+    """The stored run to compare with; a test path taken for its name is a usage error. The name
+    is optional, so ``--overhead-compare tests/test_x.py`` would take the path as the run's
+    name and run every test: say so, and how to write it."""
+    if name and (name.endswith(".py") or "::" in name or (root / name).is_dir()):
+        raise pytest.UsageError(
+            f"overheadbench: --overhead-compare took {name!r} as the stored run's name, which looks like a test "
+            f"path; write --overhead-compare=NAME (or --overhead-compare alone before the paths: the newest run)"
+        )
+    return name
+
+
+def _threshold(raw: str | None, flag: str) -> float | None:
+    """A gate's threshold in percent: a finite number, 0 or more (``nan`` would switch the gate off)."""
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise pytest.UsageError(f"overheadbench: {flag}={raw!r}: give a number of percent, 0 or more (e.g. 5)")
+    return value
+
+
+def _policy(raw: str | None) -> Policy:
+    if not raw:
+        return Policy.WARN
+    try:
+        return Policy(str(raw).strip())
+    except ValueError:
+        raise pytest.UsageError(f"overheadbench: overhead_compare_unknown={raw!r}: must be warn or fail") from None

@@ -1,0 +1,213 @@
+"""The other tree of ``--overhead-against``: a git revision checked out as a temporary
+worktree, or a checkout the user names, and how head paths map onto it.
+
+Why both trees in one session: between two CI runs the machine changes (its load, its CPU
+model on hosted runners), and a stored run from another machine cannot be gated against at
+all. Measured by replicas of both trees, interleaved, in the same session, whatever the
+machine does it does to both (duet benchmarking, Bulej et al. 2020).
+
+Everything that can be wrong is found when the session starts (exit 4 before anything is
+measured): an unknown revision (a shallow clone: the message says how to fetch it), a path
+that is neither, a base with uncommitted changes, a base interpreter that does not run. The
+worktree is made only when the first pair needs it, inside a folder this session owns (see
+:mod:`overheadbench.scratch`), and removed at the end; a session killed before that leaves a
+folder the next session removes, and ``git worktree prune`` forgets it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from ..samples import ReplicaSamples
+from ..scratch import owned_folder, remove_folder
+
+GIT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class BaseSide:
+    """What the base tree gave for a pair: its samples, or why there are none."""
+
+    samples: tuple[ReplicaSamples, ...] = ()
+    missing: bool = False
+    """The base tree has no such test: the pair is new."""
+    note: str = ""
+    """Why the pair was not compared, when it was not (empty when it was)."""
+
+
+class TreeError(Exception):
+    """The base tree cannot be used; the message names the option, the cause and the fix."""
+
+
+def _git(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+        )
+    except FileNotFoundError:
+        raise TreeError("--overhead-against: git is not installed (give a checkout's folder instead)") from None
+
+
+def git_root(directory: Path) -> Path | None:
+    """The top of the git work tree holding ``directory``, or None outside one."""
+    done = _git(directory, "rev-parse", "--show-toplevel")
+    return Path(done.stdout.strip()).resolve() if done.returncode == 0 and done.stdout.strip() else None
+
+
+@dataclass
+class BaseTree:
+    """The base tree: where it is, which interpreter runs it, and the head tree it maps from."""
+
+    spec: str
+    """As given to ``--overhead-against``."""
+    head_root: Path
+    revision: str | None = None
+    """The commit to check out (a revision was given), or None (a folder was given)."""
+    python: str = sys.executable
+    root: Path | None = None
+    """The base tree's top folder, once there (a folder: at once; a revision: on :meth:`open`)."""
+    _folder: Path | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        """How reports name the base: the spec and, for a revision, its short commit."""
+        return f"{self.spec} ({self.revision[:12]})" if self.revision else self.spec
+
+    def open(self) -> Path:
+        """The base tree's root, checking the revision out first if needed."""
+        if self.root is not None:
+            return self.root
+        assert self.revision is not None
+        _git(self.head_root, "worktree", "prune")  # registrations of worktrees a killed session left
+        self._folder = owned_folder("against")
+        path = self._folder / _padded_name(self._folder, self.head_root)
+        done = _git(self.head_root, "worktree", "add", "--detach", "--quiet", str(path), self.revision)
+        if done.returncode != 0:
+            self.close()
+            raise TreeError(f"--overhead-against={self.spec}: git could not check it out: {done.stderr.strip()}")
+        self.root = path
+        return path
+
+    def map(self, path: Path) -> Path:
+        """A path of the head tree, in the base tree (others unchanged)."""
+        assert self.root is not None
+        try:
+            return self.root / Path(path).resolve().relative_to(self.head_root)
+        except ValueError:
+            return Path(path)
+
+    def close(self) -> None:
+        """Remove the worktree (a folder the user named is left alone); safe twice."""
+        if self._folder is None:
+            return
+        if self.root is not None:
+            _git(self.head_root, "worktree", "remove", "--force", str(self.root))
+        remove_folder(self._folder)
+        _git(self.head_root, "worktree", "prune")
+        self._folder, self.root = None, None
+
+
+def _padded_name(folder: Path, head_root: Path) -> str:
+    """A name for the worktree in ``folder`` that makes its path as long as the head's, where
+    the head's is long enough: both trees then run from paths of equal length (a path's length
+    moves what the process lays out after it: its argv, its modules' file names)."""
+    room = len(str(head_root)) - len(str(folder)) - 1
+    return "b" * room if room >= 1 else "base"
+
+
+def resolve_base(spec: str, invocation_dir: Path, rootdir: Path, python: str | None) -> BaseTree:
+    """``--overhead-against`` (and ``--overhead-against-python``) checked: a folder, else a
+    revision of the head's git repository; raises :class:`TreeError` saying what is wrong."""
+    if not spec.strip():
+        raise TreeError("--overhead-against needs a git revision (e.g. origin/main) or a checkout's folder")
+    interpreter = _interpreter(python) if python else sys.executable
+    in_git = git_root(invocation_dir)
+    head_root = in_git or rootdir.resolve()
+    folder = (invocation_dir / spec).expanduser()
+    if folder.is_dir():
+        root = folder.resolve()
+        if root == head_root:
+            raise TreeError(f"--overhead-against={spec}: that is this tree; name another checkout or a revision")
+        _check_clean(spec, root)
+        return BaseTree(spec, head_root, None, interpreter, root)
+    if in_git is None:
+        raise TreeError(f"--overhead-against={spec}: no such folder, and {invocation_dir} is not in a git repository")
+    done = _git(head_root, "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}")
+    if done.returncode != 0:
+        shallow = _git(head_root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+        why = "this clone is shallow, and it is not in it" if shallow else "no such revision in this repository"
+        remote, _, branch = spec.partition("/")
+        fetch = f"git fetch {remote} {branch}" if branch else f"git fetch origin {spec}"
+        raise TreeError(
+            f"--overhead-against={spec}: {why}. Fetch it first ({fetch}; in GitHub Actions, actions/checkout "
+            f"with fetch-depth: 0), or name a checkout's folder"
+        )
+    return BaseTree(spec, head_root, done.stdout.strip(), interpreter)
+
+
+def _check_clean(spec: str, root: Path) -> None:
+    """A base folder under git must have no uncommitted changes to tracked files: the base
+    would not be the version it claims to be."""
+    done = _git(root, "status", "--porcelain", "--untracked-files=no")
+    if done.returncode == 0 and done.stdout.strip():
+        changed = [line[3:] for line in done.stdout.splitlines()]
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        raise TreeError(
+            f"--overhead-against={spec}: the checkout has uncommitted changes ({shown}); commit or stash them, "
+            f"or give a revision (a clean worktree is made of it)"
+        )
+
+
+def _interpreter(python: str) -> str:
+    """``--overhead-against-python``: a program that runs Python and has pytest."""
+    path = Path(python).expanduser()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise TreeError(f"--overhead-against-python={python}: not an executable file")
+    try:
+        done = subprocess.run(
+            [str(path), "-c", "import pytest, overheadbench"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            cwd=tempfile.gettempdir(),
+            check=False,
+        )
+    except OSError as exc:
+        raise TreeError(f"--overhead-against-python={python}: does not run ({exc.strerror})") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise TreeError(
+            f"--overhead-against-python={python}: cannot import pytest and overheadbench ({last}); install the "
+            f"base and overheadbench in that environment"
+        )
+    return str(path)
+
+
+EXEMPT = ("overheadbench",)
+"""Packages a base replica runs from wherever they are: the measuring tool itself, which must
+speak the controller's protocol."""
+
+
+def foreign_modules(modules: Mapping[str, ModuleType], head_root: Path, own_root: Path) -> Iterator[tuple[str, Path]]:
+    """The modules (name, file) that a replica of the tree ``own_root`` imported from the other
+    tree ``head_root``: not its own code. Installed packages (under the interpreter's prefixes,
+    a virtual environment inside the head tree included) and :data:`EXEMPT` are not project code."""
+    installed = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+    for name, module in list(modules.items()):
+        file = getattr(module, "__file__", None)
+        if not file or name.partition(".")[0] in EXEMPT:
+            continue
+        path = Path(file).resolve()
+        if _under(path, head_root) and not _under(path, own_root) and not any(_under(path, p) for p in installed):
+            yield name, path
+
+
+def _under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents

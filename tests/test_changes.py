@@ -1,0 +1,108 @@
+"""The one change model (deterministic): its interval, what it means at a threshold, the
+between-session spread net of each run's own error, and the pairs' and figures' use of it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from overheadbench.changes import (
+    Change,
+    Finding,
+    Measurement,
+    change,
+    exact_change,
+    interval_measurement,
+    median_measurement,
+    session_log_sd,
+)
+from overheadbench.checks import Status
+from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure
+from overheadbench.figures import FigureResult, Metric, Reading
+
+
+def around(percent: float, half: float, higher_is_worse: bool = True) -> Change:
+    """A change of ``percent`` whose 95% interval on the log scale is about ±``half`` percent."""
+    se = math.log1p(half / 100) / 1.959964
+    return Change("t.py::test_x", 1.0, 1 + percent / 100, se, higher_is_worse=higher_is_worse)
+
+
+@pytest.mark.parametrize(
+    ("percent", "half", "expected"),
+    [
+        (12.0, 2.0, Finding.REGRESSED),  # the whole interval above +5%
+        (-12.0, 2.0, Finding.IMPROVED),
+        (0.5, 2.0, Finding.SAME),  # the whole interval inside ±5%
+        (5.0, 2.0, Finding.UNKNOWN),  # straddles +5%
+        (-5.0, 2.0, Finding.UNKNOWN),
+        (0.0, 8.0, Finding.UNKNOWN),  # too wide to tell either way
+    ],
+)
+def test_a_change_means_regressed_improved_same_or_unknown_at_the_threshold(
+    percent: float, half: float, expected: Finding
+) -> None:
+    assert around(percent, half).finding(5) == expected
+
+
+def test_a_floor_figure_is_worse_when_it_falls() -> None:
+    fell = around(-12.0, 2.0, higher_is_worse=False)  # req/s down 12%
+    assert fell.finding(5) == Finding.REGRESSED and fell.worse[0] > 5
+    assert around(12.0, 2.0, higher_is_worse=False).finding(5) == Finding.IMPROVED
+
+
+def test_the_interval_is_on_the_log_scale_and_symmetric_there() -> None:
+    moved = around(10.0, 3.0)
+    low, high = moved.interval
+    assert math.log1p(high / 100) - math.log(1.10) == pytest.approx(math.log(1.10) - math.log1p(low / 100))
+    assert moved.significant and moved.evidence == f"{low:+.1f}..{high:+.1f}%"
+
+
+def test_exact_counts_have_no_width() -> None:
+    counted = exact_change("t.py::test_x", 1.30, 1.31)
+    assert counted.interval == (counted.percent, counted.percent) and counted.significant
+    assert counted.evidence == "exact" and counted.finding(0.5) == Finding.REGRESSED
+    assert not exact_change("t.py::test_x", 1.3, 1.3).significant
+
+
+def test_two_sides_of_one_session_need_no_session_term_and_two_sessions_add_twice_its_variance() -> None:
+    old, new = Measurement(1.5, 0.01, 5), Measurement(1.6, 0.01, 5)
+    same_session = change("x", old, new)
+    assert same_session.se == pytest.approx(math.sqrt(2) * 0.01)
+    across = change("x", old, new, (0.02, math.inf))
+    assert across.se == pytest.approx(math.sqrt(2 * 0.01**2 + 2 * 0.02**2))
+    assert math.isfinite(same_session.df) and same_session.df == pytest.approx(10)
+
+
+def test_the_between_session_spread_is_net_of_each_runs_own_error() -> None:
+    """Figures used to learn the raw spread of their stored values and then add each run's own
+    error again; now the own error is subtracted once."""
+    own = 0.05
+    values = [1.0, 1.1, 0.9, 1.05, 0.95]
+    history = [Measurement(v, own) for v in values]
+    sd, df = session_log_sd(history, prior=0.10)
+    raw = float(__import__("numpy").var([math.log(v) for v in values], ddof=1))
+    assert sd == pytest.approx(math.sqrt(max(raw - own**2, 0.0))) and df == 4
+    assert session_log_sd(history[:2], prior=0.10) == (0.10, math.inf)  # too little history: the prior
+
+
+def test_a_median_of_process_values_reads_its_log_standard_error() -> None:
+    measured = median_measurement([1.0, 1.02, 0.98, 1.01, 0.99, 1.0])
+    assert measured.value == pytest.approx(1.0) and measured.df == 5 and measured.log_se > 0
+    assert math.isnan(median_measurement([]).value)
+    assert interval_measurement(100.0, 90.0, 110.0).log_se == pytest.approx(
+        (math.log(110) - math.log(90)) / (2 * 1.959964), rel=1e-5
+    )
+
+
+def figure(value: float, low: float, high: float, metric: Metric = Metric.RPS) -> FigureResult:
+    return FigureResult("t.py::test_load", Reading("h1 c=1", metric, value, low, high, "95% CI"), None, Status.PASS, "")
+
+
+def test_figures_use_the_same_model_in_their_own_direction() -> None:
+    dropped = compare_figure(figure(1000, 990, 1010), figure(700, 690, 710))
+    assert dropped is not None and not dropped.higher_is_worse and dropped.finding(5) == Finding.REGRESSED
+    assert dropped.se == pytest.approx(math.sqrt(2 * SESSION_LOG_SD_PRIOR**2 + 2 * (math.log(1010 / 990) / 3.92) ** 2),
+                                       rel=1e-3)  # fmt: skip
+    slower = compare_figure(figure(10, 9.9, 10.1, Metric.P50), figure(7, 6.9, 7.1, Metric.P50))
+    assert slower is not None and slower.higher_is_worse and slower.finding(5) == Finding.IMPROVED
