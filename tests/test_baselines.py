@@ -10,8 +10,9 @@ import textwrap
 
 import pytest
 
+from overheadbench.changes import Change, Finding
 from overheadbench.checks import Status
-from overheadbench.comparison import Change, compare_runs
+from overheadbench.comparison import compare_runs
 from overheadbench.environment import differences, fingerprint
 from overheadbench.errors import StorageError
 from overheadbench.jsonio import strict
@@ -131,12 +132,12 @@ def test_a_run_round_trips_as_strict_json_with_nan_as_null(tmp_path) -> None:
 
 def test_changes_are_matched_by_test_and_described_like_benchstat() -> None:
     changes = compare_runs(run({"t::a": 0.10, "t::gone": 0.2}).results, run({"t::a": 0.31, "t::new": 0.1}).results)
-    assert [c.nodeid for c in changes] == ["t::a"]
-    assert Change("t::a", 0.12, 0.315, se=0.02).describe() == "12.0% -> 31.5% (+19.5 points, 95% CI +15.6..+23.4)"
-    quiet = Change("t::a", 0.12, 0.123, se=0.01)
-    assert quiet.describe() == "12.0% -> 12.3% (~ +0.3 points, 95% CI -1.7..+2.3)" and not quiet.regressed_by_more_than(
-        0.1
-    )
+    assert [c.what for c in changes] == ["t::a"]
+    grew = Change("t::a", 1.12, 1.315, se=0.02)
+    assert grew.describe(("12.0%", "31.5%")) == "12.0% -> 31.5% (+17.4%, 95% CI +12.9..+22.1%)"
+    quiet = Change("t::a", 1.12, 1.123, se=0.01)
+    assert quiet.describe(("12.0%", "12.3%")) == "12.0% -> 12.3% (~ +0.3%, 95% CI -1.7..+2.3%)"
+    assert quiet.finding(0.1) == Finding.UNKNOWN
 
 
 def test_environment_differences_name_the_field() -> None:
@@ -177,7 +178,7 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")
     same.assert_outcomes(passed=1)
     same.stdout.fnmatch_lines(
-        ["*overhead: compared with 0001_base.json*", "  test_middleware*10.0%*10.0%*~ +0.0 points*"]
+        ["*overhead: compared with 0001_base.json*", "  test_middleware*10.0%*10.0%*~ +0.0%*same"]
     )
 
     monkeypatch.setenv("FRAMEWORK_NS", "1300")
@@ -188,8 +189,8 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     assert slowed.ret == pytest.ExitCode.TESTS_FAILED
     slowed.stdout.fnmatch_lines(
         [
-            "*::test_middleware: overhead regressed against 0001_base.json: 10.0% -> 30.0% (+20.0 points, 95% CI +*), "
-            "more than --overhead-compare-fail=5 points",
+            "*::test_middleware: the framework path regressed against 0001_base.json: overhead 10.0% -> 30.0% "
+            "(+18.2%, 95% CI +*%) (the change: of framework / baseline), more than --overhead-compare-fail=5%",
             "FAILED *::test_middleware*",
         ]
     )
@@ -290,11 +291,11 @@ def test_counted_pairs_compare_exactly_and_only_with_counted_pairs() -> None:
     result = counted
     old = [result("t::same", 0.6, "count"), result("t::grew", 0.6, "count"), result("t::was_timed", 0.3, "time")]
     new = [result("t::same", 0.6, "count"), result("t::grew", 0.61, "count"), result("t::was_timed", 0.6, "count")]
-    changes = {c.nodeid: c for c in compare_runs(old, new)}
+    changes = {c.what: c for c in compare_runs(old, new)}
     assert set(changes) == {"t::same", "t::grew"}  # a time overhead is no baseline for an instruction overhead
     assert not changes["t::same"].significant
-    assert changes["t::grew"].significant and changes["t::grew"].regressed_by_more_than(0.5)
-    assert changes["t::grew"].describe() == "60.0% -> 61.0% (+1.0 points, exact counts)"
+    assert changes["t::grew"].significant and changes["t::grew"].finding(0.5) == Finding.REGRESSED
+    assert changes["t::grew"].describe(("60.0%", "61.0%")) == "60.0% -> 61.0% (+0.6%, exact counts)"
 
 
 def test_a_pair_measured_twice_keeps_its_last_measurement_and_says_so(fake_clock_project: pytest.Pytester) -> None:

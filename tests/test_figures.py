@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
+from overheadbench.changes import Finding, Gate
 from overheadbench.checks import Status
 from overheadbench.errors import MarkerError
-from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures, session_log_sd
+from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures
 from overheadbench.figure_report import markdown_figures, render_figure_changes, render_figures
 from overheadbench.figures import FigureResult, Metric, Reading, judge, limits_from_marker, parse_limits
 from overheadbench.runs import Run
@@ -112,11 +113,11 @@ def test_figures_go_to_json_and_back_in_a_run_and_old_runs_load_without_them() -
 
 def test_a_change_is_worse_in_the_figures_own_direction_and_gated_on_its_interval() -> None:
     slower = compare_figure(figure(1000.0), figure(500.0))  # req/s fell 50%: worse, beyond the sessions' spread
-    assert slower is not None and slower.change_percent == pytest.approx(-50)
-    assert slower.worse_percent[0] > 0 and slower.worse_by_more_than(5) and not slower.worse_by_more_than(60)
-    assert not compare_figure(figure(1000.0), figure(800.0)).worse_by_more_than(5)  # 20%: within it (10% sd)
+    assert slower is not None and slower.percent == pytest.approx(-50)
+    assert slower.worse[0] > 0 and slower.finding(5) == Finding.REGRESSED and slower.finding(60) != Finding.REGRESSED
+    assert compare_figure(figure(1000.0), figure(800.0)).finding(5) == Finding.UNKNOWN  # 20%: within it (10% sd)
     later = compare_figure(figure(0.010, Metric.P95), figure(0.005, Metric.P95))  # p95 halved: better
-    assert later is not None and later.worse_percent[1] < 0 and not later.worse_by_more_than(0)
+    assert later is not None and later.worse[1] < 0 and later.finding(0) == Finding.IMPROVED
     assert "~" not in slower.describe() and "-50.0%" in slower.describe()
     same = compare_figure(figure(1000.0), figure(1010.0))
     assert same is not None and not same.significant and "~ +1.0%" in same.describe()
@@ -124,11 +125,15 @@ def test_a_change_is_worse_in_the_figures_own_direction_and_gated_on_its_interva
 
 
 def test_the_session_spread_is_learned_from_history_or_taken_from_the_prior() -> None:
-    key = figure(1.0).key
-    assert session_log_sd([figure(1000.0), figure(1100.0)], key) == SESSION_LOG_SD_PRIOR
-    learned = session_log_sd([figure(1000.0), figure(1100.0), figure(1210.0)], key)
-    assert learned == pytest.approx(np.std(np.log([1000, 1100, 1210]), ddof=1))
-    assert [c.key for c in compare_figures([figure(5.0)], [figure(6.0), figure(7.0, Metric.P50)])] == [key]
+    """Three stored values of the figure on this machine: their spread, less their own error."""
+    two = compare_figure(figure(1000.0), figure(1000.0), [figure(1000.0), figure(1100.0)])
+    own = math.log(1.02 / 0.98) / (2 * 1.959964)
+    assert two is not None and two.se == pytest.approx(math.sqrt(2 * own**2 + 2 * SESSION_LOG_SD_PRIOR**2))
+    learned = compare_figure(figure(1000.0), figure(1000.0), [figure(1000.0), figure(1100.0), figure(1210.0)])
+    session = float(np.var(np.log([1000, 1100, 1210]), ddof=1)) - own**2
+    assert learned is not None and learned.se == pytest.approx(math.sqrt(2 * own**2 + 2 * session))
+    changes = compare_figures([figure(5.0)], [figure(6.0), figure(7.0, Metric.P50)])
+    assert [f.key for f, _ in changes] == [figure(1.0).key]
 
 
 def test_figures_outcome_fails_warns_and_gates() -> None:
@@ -140,11 +145,17 @@ def test_figures_outcome_fails_warns_and_gates() -> None:
     assert warned.failure is None and "inconclusive" in str(warned.warnings[0])
     change = compare_figure(figure(1000.0), figure(700.0))
     assert change is not None
-    gated = figures_outcome([], Policy.FAIL, [change], 5, "0001_ref.json")
-    assert "worse than 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5" in (
+    fell = figure(700.0)
+    gate = Gate("0001_ref.json", 5, None, "--overhead-compare-fail-percent")
+    gated = figures_outcome([], Policy.FAIL, [(fell, change)], gate)
+    assert "regressed against 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5%" in (
         gated.failure or ""
     )
-    assert figures_outcome([], Policy.FAIL, [change], None).failure is None
+    assert figures_outcome([], Policy.FAIL, [(fell, change)], Gate("0001_ref.json")).failure is None
+    unsure = compare_figure(figure(1000.0), figure(900.0))
+    assert unsure is not None
+    shown = figures_outcome([], Policy.FAIL, [(figure(900.0), unsure)], gate)  # unknown: shown in the table only
+    assert shown.failure is None and shown.warnings == ()
 
 
 def test_the_tables_show_rows_side_by_side_and_each_budget_with_its_verdict() -> None:
@@ -165,4 +176,4 @@ def test_the_tables_show_rows_side_by_side_and_each_budget_with_its_verdict() ->
     assert "## Transport\n" in markdown and "## Streams" in markdown and "a\\|b" in markdown
     change = compare_figure(figure(1000.0), figure(700.0))
     assert change is not None
-    assert any("-30.0%" in line for line in render_figure_changes([change], "0001_ref.json"))
+    assert any("-30.0%" in line for line in render_figure_changes([(figure(700.0), change)], "0001_ref.json"))

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from overheadbench.checks import Status
 from overheadbench.changes import Finding
+from overheadbench.checks import Status
 from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, reading, session_sd
 from overheadbench.environment import fingerprint, recorded_fingerprint
 from overheadbench.errors import StorageError

@@ -212,6 +212,7 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
         "--runslow",
         "-o",
         "cache_dir=/tmp/cache",
+        "--continue-on-collection-errors",
         "-o",
         "addopts=--import-mode=importlib",
         "-n",
@@ -220,7 +221,27 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
     environ = invocation.environ({"HOME": "/root", "PYTEST_ADDOPTS": "unused"}, {"OVERHEADBENCH_REPLICA": "{}"})
     assert environ == {"HOME": "/root", "PYTEST_ADDOPTS": "-p myplug", "OVERHEADBENCH_REPLICA": "{}"}
     plain = Invocation(args=("t.py",), directory=Path("/p"), module_run=False).command(Path("/c"))
-    assert "(module_run=False)" in plain[2] and plain[3:] == ["t.py", "-o", "cache_dir=/c"]
+    assert "(module_run=False)" in plain[2] and plain[3:] == [
+        "t.py",
+        "-o",
+        "cache_dir=/c",
+        "--continue-on-collection-errors",
+    ]
+
+
+def test_the_base_trees_replicas_run_the_same_session_in_the_other_tree(tmp_path: Path, monkeypatch) -> None:
+    """Absolute paths into the head tree (arguments, PYTHONPATH) and the directory move to the base
+    tree; relative ones stay (they follow the directory); the interpreter is the base's."""
+    head, base = tmp_path / "head", tmp_path / "base"
+    (head / "tests").mkdir(parents=True)
+    monkeypatch.setenv("PYTHONPATH", f"{head / 'src'}{os.pathsep}lib{os.pathsep}/elsewhere")
+    mapped = Invocation(args=(str(head / "tests"), "-k", "x", "tests"), directory=head / "tests").in_tree(
+        lambda path: base / path.relative_to(head) if head in path.parents or path == head else path, "/venv/python"
+    )
+    assert mapped.args == (str(base / "tests"), "-k", "x", "tests") and mapped.directory == base / "tests"
+    assert mapped.python == "/venv/python" and mapped.command(Path("/c"))[0] == "/venv/python"
+    environ = mapped.environ({"PYTHONPATH": "head's"}, {})
+    assert environ["PYTHONPATH"] == f"{base / 'src'}{os.pathsep}lib{os.pathsep}/elsewhere"
 
 
 def test_node_ids_become_absolute_collection_arguments() -> None:

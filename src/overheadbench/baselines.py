@@ -89,7 +89,7 @@ class Baselines:
     @property
     def figure_gate(self) -> Gate:
         """The transport figures' gate against the stored run."""
-        return Gate(self.compared_name, self.fail_percent, self.unknown, "--overhead-compare-fail-percent")
+        return Gate(self.compared_name, self.fail_percent, None, "--overhead-compare-fail-percent")
 
     def warnings(self, start: bool) -> list[str]:
         """What the terminal says about the stored runs: at the ``start``, those left out of the

@@ -20,7 +20,8 @@ def render_comparison(
     """Each pair's overhead on both sides, the change of framework / baseline (head over base)
     with its 95% interval, and what it means at ``threshold`` percent; "~" marks a change whose
     interval contains zero. ``sides``: what the two columns are called (old/new, base/head)."""
-    rows = [("test", f"{sides[0]} ({plain(reference)})", sides[1], "change", "95% CI", "outcome")]
+    outcome = ("outcome",) if threshold is not None else ()
+    rows = [("test", f"{sides[0]} ({plain(reference)})", sides[1], "change", "95% CI", *outcome)]
     rows += [
         (
             plain(c.what),
@@ -28,7 +29,7 @@ def render_comparison(
             format_fraction(c.new - 1),
             c.moved(),
             c.evidence,
-            c.finding(threshold).value if threshold is not None else "",
+            *((c.finding(threshold).value,) if threshold is not None else ()),
         )
         for c in changes
     ]

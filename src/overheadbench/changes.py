@@ -198,5 +198,7 @@ class Gate:
 
     reference: str
     threshold: float | None = None
-    unknown: Policy = Policy.WARN
+    unknown: Policy | None = Policy.WARN
+    """None: an unknown change is only shown (transport figures: they move ~10% between
+    sessions, and a warning for each would drown the session's own)."""
     flag: str = "--overhead-compare-fail"

@@ -296,14 +296,15 @@ def gate_effect(
 ) -> None:
     """The gate, one rule for every change: regressed by more than the threshold (the low end of
     the interval, in the figure's bad direction) fails; an interval containing the threshold
-    ("unknown") warns or fails by ``gate.unknown``; same, improved, or no threshold: nothing."""
+    ("unknown") warns or fails by ``gate.unknown`` (or is only shown); same, improved, or no
+    threshold: nothing."""
     if gate.threshold is None:
         return
     finding = change.finding(gate.threshold)
     limit = f"{gate.flag}={gate.threshold:g}%"
     if finding == Finding.REGRESSED:
         failures.append(f"{nodeid}: {what} regressed against {gate.reference}: {story}, more than {limit}")
-    elif finding == Finding.UNKNOWN:
+    elif finding == Finding.UNKNOWN and gate.unknown is not None:
         message = (
             f"{nodeid}: cannot tell whether {what} changed by more than {limit} against {gate.reference}: {story}; "
             f"the interval contains the threshold (more processes or time per pair narrow it)"

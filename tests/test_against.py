@@ -1,0 +1,233 @@
+"""``--overhead-against``: both trees measured in one session by replicas, interleaved; the change
+gated; the base imports the base; every bad input a usage error before anything is measured.
+
+The projects here are git repositories whose committed state is the base and whose working tree
+is the head; their pairs run on the fake clock (deterministic costs), so a change is exact."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from overheadbench.changes import Change, Gate
+from overheadbench.checks import Status
+from overheadbench.pair import Budget, Pair
+from overheadbench.replicas.trees import foreign_modules
+from overheadbench.results import OverheadResult
+from overheadbench.runs import read_run
+from overheadbench.samples import Kind
+from overheadbench.settings import Policy
+from overheadbench.verdict import outcome
+
+PAIR = """
+import pytest
+from costs import FRAMEWORK_NS
+
+@pytest.mark.overhead(max=1.0)
+def test_middleware(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(FRAMEWORK_NS, seed=2))
+"""
+REPLICATED = ("-o", "overhead_processes=4", "-p", "no:cacheprovider")
+
+
+def git(project: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def committed(project: pytest.Pytester, framework_ns: int = 1100) -> pytest.Pytester:
+    """``project`` as a git repository whose base commit has the pair at ``framework_ns``."""
+    project.makepyfile(costs=f"FRAMEWORK_NS = {framework_ns}\n", test_pair=PAIR)
+    git(project.path, "init", "-q")
+    git(project.path, "add", "-A")
+    git(project.path, "commit", "-qm", "base")
+    return project
+
+
+def leftovers() -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob("overheadbench-against-*"))
+
+
+@pytest.fixture
+def project(fake_clock_project: pytest.Pytester) -> pytest.Pytester:
+    return committed(fake_clock_project)
+
+
+def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: pytest.Pytester) -> None:
+    before = leftovers()
+    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
+    done.assert_outcomes(passed=1)
+    done.stdout.fnmatch_lines(
+        [
+            "replica processes started in this session: 8",  # 4 per tree
+            "*overhead: against HEAD (*) (measured in this session, interleaved)*",
+            "  test_middleware*10.0%*10.0%*~ +0.0%*same",
+        ]
+    )
+    assert git(project.path, "worktree", "list").count("\n") == 1 and leftovers() == before
+
+
+def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_framework_path(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(costs="FRAMEWORK_NS = 1300\n")  # the working tree (head): +18% on framework / baseline
+    done = project.runpytest_subprocess(
+        "--overhead-against=HEAD", "--overhead-compare-fail=5", "--overhead-json=o.json", *REPLICATED
+    )
+    done.assert_outcomes(failed=1)
+    done.stdout.fnmatch_lines(
+        [
+            "*::test_middleware: the framework path regressed against HEAD (*): overhead 10.0% -> 30.0% (+18.2%*), "
+            "more than --overhead-compare-fail=5%",
+        ]
+    )
+    (result,) = read_run(project.path / "o.json").results  # the base's measurement travels with the head's
+    assert (
+        result.base is not None
+        and result.base.overhead == pytest.approx(0.10, abs=0.002)
+        and result.against.startswith("HEAD")
+    )
+
+
+@pytest.mark.parametrize(("policy", "fails"), [(Policy.WARN, False), (Policy.FAIL, True)])
+def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(policy: Policy, fails: bool) -> None:
+    result = OverheadResult(Pair("t.py::test_x", Budget(max_overhead=1.0)), Kind.SYNC, ratio=1.155,
+                            verdict=Status.PASS, baseline_s=1e-6, harness_s=0.0)  # fmt: skip
+    straddling = Change("t.py::test_x", 1.10, 1.155, se=0.02)  # +5%, 95% CI about ±4%
+    decided = outcome(result, Policy.FAIL, False, straddling, Gate("HEAD (abc)", 5.0, policy))
+    message = "t.py::test_x: cannot tell whether the framework path changed by more than --overhead-compare-fail=5%"
+    assert (decided.failure or "").startswith(message) if fails else str(decided.warnings[0]).startswith(message)
+    assert outcome(result, Policy.FAIL, False, straddling, Gate("HEAD (abc)", None, policy)).failure is None
+
+
+def test_a_test_the_base_does_not_have_is_new_and_one_it_cannot_collect_fails_alone(project: pytest.Pytester) -> None:
+    (project.path / "test_added.py").write_text("this is not python\n")  # broken in the base, fixed in the head
+    git(project.path, "add", "test_added.py")
+    git(project.path, "commit", "-qm", "broken")
+    project.makepyfile(test_added=PAIR.replace("test_middleware", "test_added_later"))
+    project.makepyfile(test_new=PAIR.replace("test_middleware", "test_only_in_head"))
+    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
+    done.assert_outcomes(passed=2, failed=1)
+    done.stdout.fnmatch_lines_random(
+        [
+            "*test_new.py::test_only_in_head: new: the base tree has no such test",
+            "*test_added.py::test_added_later: the tree of * does not collect there:*",
+        ]
+    )
+
+
+SRC_PAIR = """
+import pytest
+from mypkg import FRAMEWORK_NS
+
+@pytest.mark.overhead(max=1.0)
+def test_middleware(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(FRAMEWORK_NS, seed=2))
+"""
+
+
+@pytest.mark.parametrize("path_entry", ["absolute", "relative"])
+def test_the_base_imports_the_base_or_the_session_stops_saying_why(
+    fake_clock_project: pytest.Pytester, path_entry: str
+) -> None:
+    """A package put on the path by an absolute path to the head tree (as an editable install of
+    the head does) is the head's code in the base's replicas: a usage error naming the module, the
+    tree it came from and the fix. A path relative to each tree imports each tree's own."""
+    project = fake_clock_project
+    src = project.path / "src" / "mypkg"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("FRAMEWORK_NS = 1100\n")
+    entry = str(project.path / "src") if path_entry == "absolute" else "src"
+    project.makeconftest(
+        (project.path / "conftest.py").read_text()
+        + f"\nimport os, sys\nsys.path.insert(0, os.path.abspath({entry!r}))\n"
+    )
+    project.makepyfile(test_pair=SRC_PAIR)
+    git(project.path, "init", "-q")
+    git(project.path, "add", "-A")
+    git(project.path, "commit", "-qm", "base")
+    done = project.runpytest_subprocess("--overhead-against=HEAD", *REPLICATED)
+    if path_entry == "relative":
+        done.assert_outcomes(passed=1)
+        return
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stdout.fnmatch_lines(
+        ["*--overhead-against: a replica of the base tree * imported mypkg from *src/mypkg/__init__.py, in the head "
+         "tree *--overhead-against-python*"]
+    )  # fmt: skip
+
+
+def test_foreign_modules_are_the_head_trees_project_code_only(tmp_path: Path) -> None:
+    head, base = tmp_path / "head", tmp_path / "head" / ".worktrees" / "base"
+    fake = {
+        "mine": type(sys)("mine"),
+        "theirs": type(sys)("theirs"),
+        "overheadbench.plugin": type(sys)("overheadbench.plugin"),
+        "builtin": type(sys)("builtin"),
+    }
+    fake["mine"].__file__ = str(base / "src" / "mine.py")
+    fake["theirs"].__file__ = str(head / "src" / "theirs.py")
+    fake["overheadbench.plugin"].__file__ = str(head / "src" / "overheadbench" / "plugin.py")
+    assert list(foreign_modules(fake, head, base)) == [("theirs", (head / "src" / "theirs.py").resolve())]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--overhead-against=no-such-rev",), "*--overhead-against=no-such-rev: no such revision in this repository. "
+                                              "Fetch it first (git fetch origin no-such-rev*"),
+        (("--overhead-against=HEAD", "--overhead-compare=x"), "*--overhead-compare compares with a stored run*"),
+        (("--overhead-against-python=/usr/bin/python3",), "*--overhead-against-python names the base tree's*"),
+        (("--overhead-against=HEAD", "--overhead-against-python=/nowhere/python"),
+         "*--overhead-against-python=/nowhere/python: not an executable file*"),
+        (("--overhead-against=HEAD", "--overhead-against-python=/bin/false"),
+         "*--overhead-against-python=/bin/false: cannot import pytest and overheadbench*"),
+        (("--overhead-against=.",), "*--overhead-against=.: that is this tree*"),
+        (("--overhead-against=HEAD", "--overhead-compare-unknown=maybe"), "*must be warn or fail*"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_a_usage_error_before_anything_is_measured(
+    project: pytest.Pytester, args: tuple[str, ...], message: str
+) -> None:
+    done = project.runpytest(*args)
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines([message])
+
+
+def test_a_shallow_clone_says_how_to_fetch_the_base(project: pytest.Pytester, tmp_path: Path) -> None:
+    (project.path / "costs.py").write_text("FRAMEWORK_NS = 1200\n")
+    git(project.path, "commit", "-qam", "second")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth=1", f"file://{project.path}", str(clone))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--overhead-against=HEAD~1", "-p", "no:cacheprovider"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "this clone is shallow, and it is not in it. Fetch it first" in done.stderr
+
+
+def test_a_base_folder_with_uncommitted_changes_is_refused(project: pytest.Pytester, tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(project.path), str(checkout))
+    (checkout / "costs.py").write_text("FRAMEWORK_NS = 1\n")
+    done = project.runpytest(f"--overhead-against={checkout}")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    done.stderr.fnmatch_lines(["*the checkout has uncommitted changes (costs.py); commit or stash them*"])
+    git(checkout, "checkout", "-q", "costs.py")
+    clean = project.runpytest_subprocess(f"--overhead-against={checkout}", "--overhead-compare-fail=5", *REPLICATED)
+    clean.assert_outcomes(passed=1)
+    clean.stdout.fnmatch_lines([f"*overhead: against {checkout} (measured in this session, interleaved)*"])
