@@ -6,7 +6,9 @@ whatever the agent costs) and, for the stacks, relative too; ``work="500ms"`` pu
 absolute overhead beside a typical LLM call in the report's impact column.
 
 ``OVERHEADBENCH_EXAMPLE_SLOWDOWN=N`` slows the metrics middleware by N loop iterations per
-call: a deliberate regression, for trying ``--overhead-compare-fail`` (docs/baselines.md).
+call (sync and async; ``OVERHEADBENCH_EXAMPLE_ASYNC_SLOWDOWN`` sets the async side's own): a
+deliberate regression, for trying ``--overhead-compare-fail`` (docs/baselines.md) and for
+benchmarks/validation/ab_gate.py, which edits these two lines in a head tree.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from framework import Batching, CircuitBreaker, EchoAgent, FlakyAgent, Metrics, 
 
 MESSAGE = {"text": "route this message to the billing agent please"}
 SLOWDOWN = range(int(os.environ.get("OVERHEADBENCH_EXAMPLE_SLOWDOWN", "0")))
+ASYNC_SLOWDOWN = range(int(os.environ.get("OVERHEADBENCH_EXAMPLE_ASYNC_SLOWDOWN", len(SLOWDOWN))))
 
 
 class SlowedMetrics(Metrics):
@@ -25,6 +28,11 @@ class SlowedMetrics(Metrics):
         for _ in SLOWDOWN:
             pass
         return super().handle(message)
+
+    async def process(self, message):
+        for _ in ASYNC_SLOWDOWN:
+            pass
+        return await super().process(message)
 
 
 MIDDLEWARE = {

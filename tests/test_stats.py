@@ -81,13 +81,17 @@ def test_few_replicas_give_a_t_interval_over_their_medians() -> None:
     assert estimate.overhead == pytest.approx(0.235)
 
 
-def test_enough_replicas_give_the_median_of_medians_and_order_statistics() -> None:
+def test_enough_replicas_give_the_median_of_medians_and_t_on_the_log_scale() -> None:
     medians = [1.22, 1.23, 1.40, 1.24, 1.25, 1.21, 1.26, 1.23, 1.10]  # two from the heavy tail
     estimate = combine([(m, m, m) for m in medians], 0.95)
     assert estimate.method == Method.BETWEEN_PROCESSES
-    assert estimate.ratio == pytest.approx(1.23)
-    assert (estimate.low, estimate.high) == pytest.approx((1.21, 1.26))  # 2nd smallest, 2nd largest
+    assert estimate.ratio == pytest.approx(1.23)  # the median: the tail does not move it
+    logs = np.log(medians)
+    half = 2.3060 * 1.2533 * np.std(logs, ddof=1) / 3  # t(8), the median's standard error
+    assert (estimate.low, estimate.high) == pytest.approx((1.23 * np.exp(-half), 1.23 * np.exp(half)), rel=1e-4)
     assert abs(np.mean(medians) - 1.23) > 0.005  # what a plain mean would have reported
+    quiet = combine([(m, m, m) for m in medians if 1.2 < m < 1.3], 0.95)
+    assert quiet.high - quiet.low < (estimate.high - estimate.low) / 2  # the tail widens it, never hides
 
 
 def test_between_process_interval_covers_a_layout_effect_the_within_interval_misses() -> None:

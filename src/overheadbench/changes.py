@@ -31,13 +31,11 @@ from statistics import NormalDist
 import numpy as np
 
 from .settings import Policy
-from .stats import t_quantile
+from .stats import MEDIAN_EFFICIENCY, MEDIAN_FROM, t_quantile
 from .vocabulary import Word
 
 CONFIDENCE = 0.95
 """Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
-MEDIAN_EFFICIENCY = 1.2533
-"""Standard error of a median over that of a mean, for normal spread (sqrt(pi/2))."""
 MIN_HISTORY = 3
 """Stored runs of a figure on this machine needed to learn its own between-session spread."""
 
@@ -138,14 +136,14 @@ class Measurement:
 def median_measurement(values: Sequence[float]) -> Measurement:
     """The median of per-process values (e.g. each process's median ratio) and the standard
     error of its logarithm: the processes' log sd over sqrt(k), times the median's efficiency
-    where there are enough of them for a median (6: the interval's own rule)."""
+    where there are enough of them for a median (``MEDIAN_FROM``: the interval's own rule)."""
     logs = np.log(np.asarray([v for v in values if v > 0], float))
     k = logs.size
     if k == 0:
         return Measurement(math.nan, math.nan, 1)
     sd = float(np.std(logs, ddof=1)) if k >= 2 else 0.0
     value = float(np.exp(np.median(logs)))
-    return Measurement(value, sd / math.sqrt(k) * (MEDIAN_EFFICIENCY if k >= 6 else 1.0), max(k - 1, 1))
+    return Measurement(value, sd / math.sqrt(k) * (MEDIAN_EFFICIENCY if k >= MEDIAN_FROM else 1.0), max(k - 1, 1))
 
 
 def interval_measurement(value: float, low: float, high: float) -> Measurement:

@@ -77,7 +77,7 @@ class Pair:
     work_s: float | None = None
     """Not a limit: the real work a call does in production, for the report's "impact"
     column (the absolute overhead as a share of it)."""
-    processes: int = 6
+    processes: int = 10
     """Fresh processes the pair is measured in first (1: in the test's process only)."""
     concurrency: int = 1
     """Callers of each side at once while it is timed: threads for plain callables, tasks of

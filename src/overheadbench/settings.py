@@ -37,18 +37,20 @@ class Settings:
     time_budget_s: float = 2.0
     """Wall time one pair may take, all replica processes included."""
     target_halfwidth: float = 0.01
-    """Stop early once the overhead's interval is this narrow (a fraction: 0.01 = ±1 point)."""
+    """Stop early once the interval is this narrow, relative to the ratio (0.01: ±1% of
+    framework / baseline; on the log scale, as the gate reads changes)."""
     confidence: float = 0.95
-    processes: int = 6
+    processes: int = 10
     """Fresh replica processes a pair is measured in first; 1 = in this process only, no replicas.
-    6 is the fewest for which the median of the processes has its distribution-free interval at
-    95%. Fewer fall back to mean ± t, which one heavy-tail process moves, and which is too
-    narrow where a pair stops because its first few processes happened to agree
-    (benchmarks/validation/stopping.py: 0.85 coverage for those that stopped at 3)."""
-    max_processes: int = 9
+    The estimate is their median, with Student's t on the log scale (see
+    :mod:`overheadbench.stats`); 10 rather than 6: the sd of 6 processes is itself so uncertain
+    that t(5) widens the interval by half again, and one process in a bad layout moves it
+    (benchmarks/validation/ab_gate.py intervals: the interval against the estimate's spread
+    across fresh sessions, per pair). Fewer than 6 use the mean ± t (the quick profile's 3)."""
+    max_processes: int = 16
     """At most this many processes per pair (or ``processes``, if more)."""
     extra_processes: int = 3
-    """Processes added per further round while the interval is wider than the target (6 -> 9)."""
+    """Processes added per further round while the interval is wider than the target (10 -> 13 -> 16)."""
     replica_timeout_s: float = 60.0
     """Longest a replica process may stay silent (starting, setting a test up, sampling)."""
     pair_timeout_s: float = 120.0

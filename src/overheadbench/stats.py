@@ -7,10 +7,14 @@
   the same pair 1–3 points faster or slower in one fresh process than in the next, far
   more than the within-process interval, in clusters and with a heavy tail (a process in
   twenty lands several points away). So with several replica processes the estimate is
-  the **median of their medians**, with the same distribution-free interval over the
-  processes: it carries the between-process variance, as pyperf's replicated means do,
-  and assumes nothing about the shape of that clustered, heavy-tailed spread (a trimmed
-  mean's t interval did, and its intervals were half as wide as the run-to-run spread).
+  the **median of their medians**, and its interval is Student's t on the log scale with the
+  median's standard error, ``1.2533 · sd / sqrt(k)`` of the processes' log ratios
+  (:func:`between_processes`): it carries the between-process variance, as pyperf's
+  replicated means do. A heavy-tailed process widens it through the sd, never hides. The
+  distribution-free order-statistic interval used before is, at 6 processes, the range of
+  the processes, which one process in a bad layout set: on the suite's middleware pairs it
+  was 1.2-1.7 times what the estimate's spread across sessions needs (issue 24,
+  ``benchmarks/validation/ab_gate.py intervals``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ import numpy as np
 
 from .vocabulary import Word
 
+MEDIAN_FROM = 6
+"""Processes from which the estimate is their median (fewer: their mean)."""
+MEDIAN_EFFICIENCY = 1.2533
+"""Standard error of a median over that of a mean, for normal spread (sqrt(pi/2))."""
 EXACT_RANKS_UP_TO = 1000
 """Up to this many values the interval's ranks come from the exact binomial distribution."""
 
@@ -139,10 +147,9 @@ def replica_ratio(
 def combine(replicas: Sequence[tuple[float, float, float]], confidence: float) -> Estimate:
     """Pool per-process ``(median, low, high)`` into one estimate.
 
-    One process: its own interval, labelled within-process (it does not see layout
-    effects and is optimistic). Enough processes for an order-statistic interval at this
-    confidence (6 at 95%): the median of the process medians with that interval. Fewer:
-    the plain mean ± t·s/√k, which needs an assumption about the spread but exists.
+    One process: its own interval, labelled within-process (it does not see layout effects
+    and is optimistic). ``MEDIAN_FROM`` processes or more: the median of the process medians
+    with :func:`between_processes`. Fewer: the mean ± t·s/√k (a median of 3 is no better).
     """
     if not replicas:
         raise ValueError("no replicas")
@@ -150,12 +157,24 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float) -
         median, low, high = replicas[0]
         return Estimate(median, low, high, confidence, Method.WITHIN_PROCESS)
     medians = np.array([r[0] for r in replicas], float)
-    if median_ranks(medians.size, confidence) is not None:
-        centre, low, high = median_interval(medians, confidence)
+    if medians.size >= MEDIAN_FROM and bool(np.all(medians > 0)):
+        centre, low, high = between_processes(medians, confidence)
         return Estimate(centre, low, high, confidence, Method.BETWEEN_PROCESSES)
     centre = float(medians.mean())
     half = t_quantile((1 + confidence) / 2, medians.size - 1) * float(medians.std(ddof=1)) / math.sqrt(medians.size)
     return Estimate(centre, centre - half, centre + half, confidence, Method.BETWEEN_PROCESSES)
+
+
+def between_processes(medians: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """The median of per-process ratios and its interval: Student's t (k - 1 degrees of
+    freedom) on the log scale, with the median's standard error (``MEDIAN_EFFICIENCY`` times
+    the mean's). The same standard error is what a change between two measurements reads
+    (:func:`overheadbench.changes.median_measurement`)."""
+    logs = np.log(medians)
+    centre = float(np.median(logs))
+    se = MEDIAN_EFFICIENCY * float(np.std(logs, ddof=1)) / math.sqrt(logs.size)
+    half = t_quantile((1 + confidence) / 2, logs.size - 1) * se
+    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
 
 
 def quantile_interval(values: Sequence[float] | np.ndarray, q: float, confidence: float) -> tuple[float, float, float]:
