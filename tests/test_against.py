@@ -6,9 +6,11 @@ is the head; their pairs run on the fake clock (deterministic costs), so a chang
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from overheadbench.results import OverheadResult
 from overheadbench.runs import read_run
 from overheadbench.samples import Kind
 from overheadbench.settings import Policy
+from overheadbench.stats import Method
+from overheadbench.summary import title, wider_than
 from overheadbench.verdict import outcome
 
 PAIR = """
@@ -72,13 +76,14 @@ def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: p
             "replica processes started in this session: 8",  # 4 per tree
             "*overhead: against HEAD (*) (measured in this session, interleaved)*",
             "  test_middleware*10.0%*10.0%*~ +0.0%*same",
+            "base tree: */overheadbench-against-*/b* (as long as the head's, removed)",
         ]
     )
     assert git(project.path, "worktree", "list").count("\n") == 1 and leftovers() == before
 
 
 def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_framework_path(
-    project: pytest.Pytester,
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project.makepyfile(costs="FRAMEWORK_NS = 1300\n")  # the working tree (head): +18% on framework / baseline
     done = project.runpytest_subprocess(
@@ -97,6 +102,43 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
         and result.base.overhead == pytest.approx(0.10, abs=0.002)
         and result.against.startswith("HEAD")
     )
+
+
+COUNTED = """
+import pytest
+from costs import EXTRA
+
+def bare():
+    return 1
+
+def framework():
+    total = 0
+    for i in range(10 + EXTRA):
+        total += i
+    return total
+
+@pytest.mark.overhead(max=100.0, mode="count")
+def test_counted(overhead):
+    overhead.compare(bare, framework)
+"""
+
+
+def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(costs="EXTRA = 0\n", test_counted=COUNTED)
+    git(pytester.path, "init", "-q")
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-qm", "base")
+    same = pytester.runpytest_subprocess(
+        "--overhead-against=HEAD", "--overhead-compare-fail=5", "-p", "no:cacheprovider"
+    )
+    same.assert_outcomes(passed=1)
+    same.stdout.fnmatch_lines(["*overhead: against HEAD*", "  test_counted*+0.0%*exact*same"])
+    pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
+    grew = pytester.runpytest_subprocess(
+        "--overhead-against=HEAD", "--overhead-compare-fail=5", "-p", "no:cacheprovider"
+    )
+    grew.assert_outcomes(failed=1)
+    grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts)*"])
 
 
 @pytest.mark.parametrize(("policy", "fails"), [(Policy.WARN, False), (Policy.FAIL, True)])
@@ -162,12 +204,12 @@ def test_the_base_imports_the_base_or_the_session_stops_saying_why(
         return
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stdout.fnmatch_lines(
-        ["*--overhead-against: a replica of the base tree * imported mypkg from *src/mypkg/__init__.py, in the head "
-         "tree *--overhead-against-python*"]
+        ["*--overhead-against: a replica of the base tree * imported mypkg from *src/mypkg/__init__.py, the head "
+         "tree*pythonpath = src*--overhead-against-python*"]
     )  # fmt: skip
 
 
-def test_foreign_modules_are_the_head_trees_project_code_only(tmp_path: Path) -> None:
+def test_foreign_modules_are_project_code_from_anywhere_but_the_base_tree(tmp_path: Path) -> None:
     head, base = tmp_path / "head", tmp_path / "head" / ".worktrees" / "base"
     fake = {
         "mine": type(sys)("mine"),
@@ -179,6 +221,12 @@ def test_foreign_modules_are_the_head_trees_project_code_only(tmp_path: Path) ->
     fake["theirs"].__file__ = str(head / "src" / "theirs.py")
     fake["overheadbench.plugin"].__file__ = str(head / "src" / "overheadbench" / "plugin.py")
     assert list(foreign_modules(fake, head, base)) == [("theirs", (head / "src" / "theirs.py").resolve())]
+    (base / "src" / "mine").mkdir(parents=True)
+    (base / "src" / "mine" / "__init__.py").write_text("")
+    fake["mine"].__file__ = str(tmp_path / "site-packages" / "mine" / "__init__.py")  # the head, installed
+    assert ("mine", (tmp_path / "site-packages" / "mine" / "__init__.py").resolve()) in foreign_modules(
+        fake, head, base
+    )
 
 
 @pytest.mark.parametrize(
@@ -231,3 +279,80 @@ def test_a_base_folder_with_uncommitted_changes_is_refused(project: pytest.Pytes
     clean = project.runpytest_subprocess(f"--overhead-against={checkout}", "--overhead-compare-fail=5", *REPLICATED)
     clean.assert_outcomes(passed=1)
     clean.stdout.fnmatch_lines([f"*overhead: against {checkout} (measured in this session, interleaved)*"])
+
+
+HANGING = """
+import os, time
+import pytest
+from costs import FRAMEWORK_NS
+
+@pytest.mark.overhead(max=1.0)
+def test_middleware(overhead, clock):
+    if os.environ.get("HANG") and not __import__("overheadbench").in_replica():
+        open(os.environ["HANG"], "w").close()
+        time.sleep(300)
+    overhead.compare(clock.cost(1000), clock.cost(FRAMEWORK_NS, seed=2))
+"""
+
+
+def test_a_killed_sessions_worktree_is_removed_by_the_next(project: pytest.Pytester, tmp_path: Path) -> None:
+    """SIGKILL runs no cleanup: the worktree's folder stays, locked by nobody; the next session
+    removes it, and the next --overhead-against forgets its registration (git worktree prune)."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    project.makepyfile(test_first=PAIR.replace("test_middleware", "test_a_first_pair"), test_pair=HANGING)
+    marker = tmp_path / "hanging"
+    env = {**os.environ, "TMPDIR": str(temporary), "HANG": str(marker)}
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--overhead-against=HEAD", *REPLICATED],
+        cwd=project.path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline and session.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), "the session never reached its second pair"
+        assert list(temporary.glob("overheadbench-against-*")), "the first pair made no worktree"
+        session.kill()
+        session.wait()
+    finally:
+        if session.poll() is None:
+            session.kill()
+    time.sleep(1.0)  # its replicas' watchdogs end them
+    assert (
+        "prunable" in git(project.path, "worktree", "list", "--porcelain")
+        or git(project.path, "worktree", "list").count("\n") == 2
+    )
+    env.pop("HANG")
+    again = subprocess.run(
+        [sys.executable, "-m", "pytest", "--overhead-against=HEAD", *REPLICATED],
+        cwd=project.path, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert not list(temporary.glob("overheadbench-against-*"))
+    assert git(project.path, "worktree", "list").count("\n") == 1
+
+
+def test_under_xdist_the_pairs_are_measured_against_the_base_on_one_worker(project: pytest.Pytester) -> None:
+    project.makepyfile(test_more=PAIR.replace("test_middleware", "test_other"))
+    git(project.path, "add", "test_more.py")
+    git(project.path, "commit", "-qm", "another pair")
+    done = project.runpytest_subprocess("-n", "2", "--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
+    done.assert_outcomes(passed=2)
+    done.stdout.fnmatch_lines_random(
+        ["*overhead: against HEAD (*", "  test_middleware*10.0%*10.0%*same", "  test_other*10.0%*10.0%*same"]
+    )
+
+
+def test_a_regression_is_annotated_as_such_on_github() -> None:
+    assert title("tests/t.py::test_x: the framework path regressed against HEAD (abc): ...") == "regressed"
+    assert title("overhead 31.5% (95% CI ...) exceeds max 25.0%: ...") == "over budget"
+
+
+def test_pairs_whose_interval_stayed_wider_than_the_target_are_named() -> None:
+    def timed(nodeid: str, low: float, high: float) -> OverheadResult:
+        return OverheadResult(Pair(nodeid, Budget(max_overhead=1.0)), Kind.SYNC, ratio=2.0, ci=(low, high),
+                              method=Method.BETWEEN_PROCESSES, verdict=Status.PASS)  # fmt: skip
+
+    narrow, wide = timed("t.py::narrow", 0.99, 1.01), timed("t.py::wide", 0.9, 1.1)  # ±0.5% and ±5% of a ratio of 2
+    assert wider_than([narrow, wide], 0.01) == ["t.py::wide"]

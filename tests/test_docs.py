@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,11 @@ def test_every_pytest_command_line_in_the_docs_parses(pytester: pytest.Pytester,
     """Its options exist and take the values shown (checked as the session starts them)."""
     for path in ("docs", "benchmarks", "tests"):
         pytester.mkdir(path)
+    if any(arg.startswith("--overhead-against") for arg in args):  # a repository with the base the docs name
+        git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+        for command in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "base"],
+                        ["update-ref", "refs/remotes/origin/main", "HEAD"]):  # fmt: skip
+            subprocess.run([*git, *command], cwd=pytester.path, check=True, capture_output=True)
     try:
         pytester.parseconfigure(*args)
     except pytest.UsageError as exc:

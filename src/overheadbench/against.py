@@ -18,14 +18,11 @@ from .comparison import side_change
 from .replicas.pool import ReplicaPool
 from .replicas.trees import BaseSide, BaseTree
 from .results import OverheadResult
-from .settings import Settings
-from .verdict import summarise
+from .settings import Mode, Settings
+from .verdict import summarise, summarise_counts
 
 NEW = "new: the base tree has no such test"
-NOT_COMPARED = (
-    "not compared: measured in this process only (count mode or processes=1); the base tree is measured in "
-    "replica processes"
-)
+NOT_COMPARED = "not compared: measured in this process only (processes=1); the base tree is measured in replicas"
 
 
 @dataclass
@@ -38,10 +35,17 @@ class Against:
     :class:`~overheadbench.replicas.duet.Duet`)."""
     gate: Gate
     """The pairs' gate on the change from the base tree."""
+    count_base: Callable[[str, Settings, int], None]
+    """Count a count-mode pair in the base tree, with this block size (into ``sides``)."""
 
     def attach(self, result: OverheadResult, settings: Settings) -> OverheadResult:
         """``result`` (the head's) with the base's measurement of the same pair, or why it has none."""
+        if result.mode == Mode.COUNT and result.counts is not None and result.nodeid not in self.sides:
+            self.count_base(result.nodeid, settings, result.counts.calls_per_block)
         side = self.sides.pop(result.nodeid, None)
+        if side is not None and side.counts is not None:
+            base = summarise_counts(result.pair, result.kind, side.counts, 0.0)
+            return dataclasses.replace(result, against=self.tree.name, base=base)
         if side is None or not (side.samples or side.missing):
             note = side.note if side is not None and side.note else NOT_COMPARED
             return dataclasses.replace(result, against=self.tree.name, base_note=note)

@@ -34,6 +34,9 @@ from .settings import Policy
 from .stats import MEDIAN_EFFICIENCY, MEDIAN_FROM, t_quantile
 from .vocabulary import Word
 
+REGRESSED_MARK = " regressed against "
+"""How a gate's failure reads (:func:`overheadbench.verdict.gate_effect`): GitHub annotations
+title such a failure "regressed"."""
 CONFIDENCE = 0.95
 """Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
 MIN_HISTORY = 3

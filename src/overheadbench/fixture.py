@@ -29,6 +29,7 @@ from .instruments.allocations import AllocationTrace
 from .instruments.instructions import InstructionCount
 from .instruments.walltime import WallClock, empty_async, empty_sync
 from .pair import Pair
+from .replicas.replica import ReplicaPlugin
 from .results import OverheadResult
 from .samples import CountSamples, Kind, ReplicaSamples, Side
 from .sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
@@ -206,7 +207,7 @@ class OverheadFixture:
         timed: list[Instrument] = (
             [WallClock(self.clock_ns, self.pair.concurrency)] if self.pair.mode == Mode.TIME else []
         )
-        if self.replication.in_replica:
+        if self.replication.in_replica and self.pair.mode == Mode.TIME:
             return timed
         counted: list[Instrument] = [InstructionCount()] if self.pair.mode == Mode.COUNT else []
         budget = self.pair.budget
@@ -235,6 +236,11 @@ class OverheadFixture:
         """Each instrument's stage: a plan, the blocks it asks for, and where its result goes.
         Wall time follows the replication's plan; a counter follows the count plan."""
         empty = empty_sync if kind == Kind.SYNC else empty_async
+        if self.pair.mode == Mode.COUNT and isinstance(self.replication, ReplicaPlugin):
+            orders = self.replication.park(self.nodeid)  # a replica of the base tree counts when told to
+            if orders is None:
+                return
+            self._counts = CountSamples(orders.calls_per_block)
         for instrument in self._instruments():
             held.append(instrument)
             blocks = {
@@ -266,6 +272,8 @@ class OverheadFixture:
 
     def _conclude(self, kind: Kind, started: float) -> OverheadResult:
         if self.replication.in_replica:
+            if self._counts is not None and isinstance(self.replication, ReplicaPlugin):
+                self.replication.deliver_counts(self._counts)
             pytest.skip("overheadbench replica process: samples sent to the controller")
         wall_s = time.perf_counter() - started
         if self.pair.mode == Mode.COUNT:

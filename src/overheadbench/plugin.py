@@ -47,6 +47,7 @@ from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
 from .scratch import remove_orphans
+from .settings import Mode
 from .summary import Compared, session_summary
 from .tables import plain, plain_warning
 from .termination import install_sigterm, uninstall_sigterm
@@ -129,7 +130,8 @@ class OverheadSession:
         self.marked: list[pytest.Item] = []
         tree = gate.against
         duet = tree and Duet(self._make_pool, base_pool(tree))  # --overhead-against: both trees, interleaved
-        self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown))
+        self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown),
+                                                 duet.count_base)  # fmt: skip
         self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
@@ -195,7 +197,8 @@ class OverheadSession:
             pair = self.pair_for(item, warn=False)  # its hints are the test's own, issued when it runs
         except (pytest.fail.Exception, pytest.skip.Exception):
             return False
-        return pair is not None and pair.replicated
+        counted_against = bool(self.against) and pair is not None and pair.mode == Mode.COUNT  # the base counts too
+        return pair is not None and (pair.replicated or counted_against)
 
     def pair_for(self, item: pytest.Item, warn: bool = True) -> Pair | None:
         """The test's pair, resolved once from its marker and the settings (None: not marked);
@@ -241,24 +244,19 @@ class OverheadSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        marked = item.get_closest_marker(MARKER_NAME) is not None
         try:
             result = yield
+            self._apply_figures(item)
+            if item.get_closest_marker(MARKER_NAME) is not None:
+                fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
+                if fixture is None or fixture.result is None:
+                    pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.overhead but never called "
+                                f"overhead.compare(baseline, framework)", pytrace=False)  # fmt: skip
+                self._apply(item, fixture.result)
         except WrongTree as exc:
             pytest.exit(f"overheadbench: {plain(str(exc))}", returncode=pytest.ExitCode.USAGE_ERROR)
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
-        self._apply_figures(item)
-        if not marked:
-            return result
-        fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
-        if fixture is None or fixture.result is None:
-            pytest.fail(
-                f"{plain(item.nodeid)}: marked @pytest.mark.overhead but never called overhead.compare(baseline, "
-                f"framework)",
-                pytrace=False,
-            )
-        self._apply(item, fixture.result)
         return result
 
     @pytest.hookimpl(wrapper=True)
@@ -328,8 +326,9 @@ class OverheadSession:
             written=self.written,
             remeasured=self.gathered.remeasured,
             annotations=self.gathered.failures if github else (),
-            against=bool(self.gate.against),
+            against=self.gate.against.where() if self.gate.against else None,
             threshold=self.gate.fail_pct,
+            target=self.settings.target_halfwidth,
         ):
             if section.title is not None:
                 terminalreporter.write_sep("-", section.title)

@@ -8,18 +8,21 @@ saved), the comparison with a stored run, and GitHub annotations.
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .change_report import render_against, render_comparison
-from .changes import Change
+from .changes import REGRESSED_MARK, Change
 from .figure_report import render_figure_changes, render_figures
 from .figures import FigureResult
 from .github import annotation
 from .report import render_table
 from .results import OverheadResult
-from .tables import plain
+from .stats import Method
+from .tables import TERMINAL_WIDTH, plain
 
 QUICK_NOTE = (
     "quick profile (--overhead-quick): fewer processes and less time per pair, so "
@@ -60,13 +63,15 @@ def session_summary(
     written: Sequence[Path],
     remeasured: Sequence[str] = (),
     annotations: Sequence[tuple[str, int, str]] = (),
-    against: bool = False,
+    against: str | None = None,
     threshold: float | None = None,
+    target: float | None = None,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
     compared with and what was saved; ``written``: the output files written; ``annotations``:
     (file, line, message) of each failed test, under GitHub Actions; ``against``: the pairs were
-    measured against a base tree too, gated at ``threshold`` percent."""
+    measured against a base tree too (where it was), gated at ``threshold`` percent; ``target``:
+    the interval's half-width the pairs aimed at (those that stayed wider are named)."""
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
@@ -82,6 +87,13 @@ def session_summary(
         facts.lines.append(f"replica processes started in this session: {replicas_started}")
     if results and quick:
         facts.lines.append(QUICK_NOTE)
+    if target is not None and (wide := wider_than(results, target)):
+        named = ", ".join(map(plain, wide[:NAMED])) + (f" and {len(wide) - NAMED} more" if len(wide) > NAMED else "")
+        facts.lines += textwrap.wrap(
+            f"{len(wide)} interval(s) still wider than the ±{target:.0%} target (the time budget allowed no further "
+            f"processes; --overhead-time-budget buys more): {named}",
+            TERMINAL_WIDTH,
+        )
     facts.lines += [f"overhead results written to {path}" for path in written]
     if remeasured:
         facts.lines.append(
@@ -93,15 +105,34 @@ def session_summary(
     if compared and compared.changes:
         lines = render_comparison(compared.changes, compared.name, compared.threshold)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
-    if against and results:
+    if against is not None and results:
         section = f"overhead: against {plain(results[0].against)} (measured in this session, interleaved)"
-        sections.append(Section(section, render_against(results, threshold)))
+        sections.append(Section(section, [*render_against(results, threshold), *([plain(against)] if against else [])]))
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:
-        sections.append(Section(None, [annotation(file, line, _TITLE, message) for file, line, message in annotations]))
+        lines = [annotation(file, line, title(message), message) for file, line, message in annotations]
+        sections.append(Section(None, lines))
     return [section for section in sections if section.title is not None or section.lines]
 
 
-_TITLE = "over budget"
-"""The GitHub annotation's title for a test that failed its budget (a pair or a transport figure)."""
+NAMED = 8
+"""Pairs named in the line about intervals wider than the target (the rest are counted)."""
+
+
+def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
+    """Pairs timed in replicas whose interval stayed wider than ``target`` (relative, as the
+    stopping rule reads it): the target missed must be said, not left to be noticed."""
+    wide = []
+    for result in results:
+        low, high = result.ci
+        if result.method == Method.BETWEEN_PROCESSES and low > -1 and high > -1:
+            if (math.log1p(high) - math.log1p(low)) / 2 > target:
+                wide.append(result.nodeid)
+    return wide
+
+
+def title(message: str) -> str:
+    """The GitHub annotation's title for a failed test: a regression against the stored run or
+    the base tree, else a budget (a pair or a transport figure) not met."""
+    return "regressed" if REGRESSED_MARK in message else "over budget"

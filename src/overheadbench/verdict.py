@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .changes import Change, Finding, Gate
+from .changes import REGRESSED_MARK, Change, Finding, Gate
 from .checks import Check, Status
 from .errors import (
     OverheadChangeWarning,
@@ -306,7 +306,7 @@ def gate_effect(
     finding = change.finding(gate.threshold)
     limit = f"{gate.flag}={gate.threshold:g}%"
     if finding == Finding.REGRESSED:
-        failures.append(f"{nodeid}: {what} regressed against {gate.reference}: {story}, more than {limit}")
+        failures.append(f"{nodeid}: {what}{REGRESSED_MARK}{gate.reference}: {story}, more than {limit}")
     elif finding == Finding.UNKNOWN and gate.unknown is not None:
         message = (
             f"{nodeid}: cannot tell whether {what} changed by more than {limit} against {gate.reference}: {story}; "

@@ -40,8 +40,6 @@ class Duet:
 
     def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
         if settings.processes == 1:
-            self.sides[nodeid] = BaseSide(note="measured in this process only (processes=1): the base tree is "
-                                          "measured in replica processes, so this pair is not compared")  # fmt: skip
             return InProcess().plan(nodeid, settings, rng, clock_ns, too_wide)
         if self._head is None:
             self._head = self.make_head()
@@ -62,8 +60,8 @@ class Duet:
         """Like :func:`~overheadbench.replicas.replication.pair_plan`, for two pools: the base's
         replicas are moved to the pair first (a test the base does not have is found before
         anything is timed), then each round samples one replica of each tree in random order;
-        further rounds while either
-        side's interval is wider than the target, within the (doubled) time budget."""
+        further rounds while either side's interval is wider than the target, within the
+        (doubled) time budget. A pair the base does not have is measured on the head alone."""
         cap = max(settings.processes, settings.max_processes)
         pools = (head_pool, base_pool)
         try:
@@ -101,6 +99,23 @@ class Duet:
         finally:
             for pool in pools:
                 pool.release()
+
+    def count_base(self, nodeid: str, settings: Settings, calls_per_block: int) -> None:
+        """Count a count-mode pair in one replica of the base tree, with the head's block size
+        (counts are exact: one process is the whole answer), once the head has counted it."""
+        if self._head is None:
+            self._head = self.make_head()
+        if self._base is None:
+            self._base = self.make_base(self._head)
+        try:
+            self._base.ensure(1, nodeid)
+            self.sides[nodeid] = BaseSide(counts=self._base.count(0, calls_per_block, settings))
+        except NotInTree as exc:
+            self.sides[nodeid] = BaseSide(missing=not exc.failed, note=str(exc) if exc.failed else "")
+            if exc.failed:
+                raise
+        finally:
+            self._base.release()
 
     @staticmethod
     def _rounds(

@@ -4,6 +4,7 @@ Replica to controller:
 
 * :class:`Ready`: parked at ``overhead.compare`` of a test, waiting for :class:`Go` or :class:`Done`;
 * :class:`Samples`: the pair's samples, after :class:`Go`;
+* :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
 * :class:`Missed`: the test it was sent to ended (failed, skipped) before reaching ``compare``;
   carries that test's own report, which the controller quotes;
 * :class:`Idle`: between tests, holding no test's fixtures, waiting for :class:`Next`.
@@ -23,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..samples import ReplicaSamples
+from ..samples import CountSamples, ReplicaSamples
 from ..settings import Settings
 
 
@@ -57,6 +58,13 @@ class Samples:
 
 
 @dataclass(frozen=True)
+class Counted:
+    """Replica of the base tree: the pair's counts (count mode, ``--overhead-against``), after :class:`Go`."""
+
+    counts: CountSamples
+
+
+@dataclass(frozen=True)
 class Idle:
     """Replica: between tests, holding no test's fixtures, waiting for :class:`Next`."""
 
@@ -82,15 +90,15 @@ class Next:
     nodeid: str
 
 
-Message = Ready | Samples | Missed | Idle | Next | Go | Done
-_TYPES: dict[str, type] = {cls.__name__: cls for cls in (Ready, Samples, Missed, Idle, Next, Go, Done)}
+Message = Ready | Samples | Counted | Missed | Idle | Next | Go | Done
+_TYPES: dict[str, type] = {cls.__name__: cls for cls in (Ready, Samples, Counted, Missed, Idle, Next, Go, Done)}
 
 
 class ProtocolError(Exception):
     """A line that is not a message: the other side is not an overheadbench of this version."""
 
 
-_NESTED: dict[str, type] = {"samples": ReplicaSamples, "settings": Settings}
+_NESTED: dict[str, type] = {"samples": ReplicaSamples, "counts": CountSamples, "settings": Settings}
 """Fields whose values are objects with their own JSON form (``to_json``/``from_json``)."""
 
 

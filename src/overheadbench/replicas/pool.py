@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..exits import exit_story
-from ..samples import ReplicaSamples
+from ..samples import CountSamples, ReplicaSamples
 from ..scratch import owned_folder, remove_folder
 from ..settings import Settings
 from .lifeline import REPLICA_ENV
-from .messages import Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
+from .messages import Counted, Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from .relaunch import Invocation
 from .replica import ReplicaRequest, write_work
 
@@ -163,6 +163,19 @@ class ReplicaPool:
 
     def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
         """Let the ``index``-th parked replica sample the pair; return its samples."""
+        message = self._go(index, calls_per_block, settings)
+        if not isinstance(message, Samples):
+            raise self._fail(self._parked[index], f"answered {message!r} instead of its samples")
+        return message.samples
+
+    def count(self, index: int, calls_per_block: int, settings: Settings) -> CountSamples:
+        """Let the ``index``-th parked replica count the pair (count mode, a replica of the base tree)."""
+        message = self._go(index, calls_per_block, settings)
+        if not isinstance(message, Counted):
+            raise self._fail(self._parked[index], f"answered {message!r} instead of its counts")
+        return message.counts
+
+    def _go(self, index: int, calls_per_block: int, settings: Settings) -> Message:
         replica = self._parked[index]
         replica.state = State.SAMPLING
         self._send(replica, Go(calls_per_block, settings))
@@ -170,10 +183,8 @@ class ReplicaPool:
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
             raise ReplicaError(self._missed_story(message))
-        if not isinstance(message, Samples):
-            raise self._fail(replica, f"answered {message!r} instead of its samples")
         replica.state = State.PARKED
-        return message.samples
+        return message
 
     def release(self) -> None:
         """End the pair in every replica and wait until each is idle between tests again.
@@ -284,10 +295,8 @@ class ReplicaPool:
             "teardown": "without reaching overhead.compare",
             "sampling": "while sampling the pair (a callable raised)",
         }.get(missed.when, missed.when)
-        story = (
-            f"{missed.nodeid}: in a replica process (a fresh run of this test's session) the test "
-            f"{missed.outcome} {where}:\n{missed.report}"
-        )
+        which = f"of the base tree {self.trees[1]}" if self.trees else "process (a fresh run of this test's session)"
+        story = f"{missed.nodeid}: in a replica {which} the test {missed.outcome} {where}:\n{missed.report}"
         return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")
 
     def _settle(self, replica: _Replica, deadline: float) -> None:
@@ -299,7 +308,7 @@ class ReplicaPool:
             message = self._receive(replica, quiet=True, deadline=deadline)
             if isinstance(message, Idle):
                 replica.state = State.IDLE
-            elif isinstance(message, (Ready, Samples)):
+            elif isinstance(message, (Ready, Samples, Counted)):
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
                 replica.state = State.LEAVING

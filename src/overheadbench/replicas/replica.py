@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from ..samples import ReplicaSamples
+from ..samples import CountSamples, ReplicaSamples
 from ..sampling import Request, replica_plan
 from .lifeline import REPLICA_ENV
-from .messages import Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
+from .messages import Counted, Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 from .trees import foreign_modules
 
@@ -213,37 +213,55 @@ class ReplicaPlugin:
         """The replica's procedure for a pair (a :class:`~overheadbench.fixture.Replication`'s):
         park, sample when told to (with the controller's settings for the pair), park until
         the controller has finished the pair. No samples when told the pair is done."""
+        command = self.park(nodeid)
+        if command is None:
+            return []
+        samples = yield from replica_plan(command.settings, rng, clock_ns, command.calls_per_block)
+        self.finish(Samples(samples))
+        return [samples]
+
+    def park(self, nodeid: str) -> Go | None:
+        """Park at the pair's ``compare`` and wait: the controller's :class:`~.messages.Go` (its
+        block size and settings), or None when it ends the pair unmeasured. A replica of the base
+        tree first checks where its project's modules came from."""
         self.parked_at = nodeid
         if self.trees is not None and (story := _imported_from_head(*self.trees)):
             self.channel.send(Missed(nodeid, "imports", "failed", story))
-            return []
+            return None
         self.channel.send(Ready(nodeid))
         command = self.channel.receive()
         if not isinstance(command, Go):
-            return []
+            return None
         self.sampling = True
-        samples = yield from replica_plan(command.settings, rng, clock_ns, command.calls_per_block)
+        return command
+
+    def deliver_counts(self, counts: CountSamples) -> None:
+        """A replica of the base tree, in count mode: send the pair's counts (see :meth:`park`)."""
+        self.finish(Counted(counts))
+
+    def finish(self, result: Samples | Counted) -> None:
+        """Send the pair's samples or counts and park until the controller ends the pair."""
         self.sampling = False
-        self.channel.send(Samples(samples))
+        self.channel.send(result)
         if not isinstance(self.channel.receive(), Done):
             raise RuntimeError("overheadbench replica: expected the end of the pair")
-        return [samples]
 
 
 def _imported_from_head(head_root: Path, own_root: Path) -> str:
     """Why this replica of the base tree does not measure the base: the project modules it
-    imported from the head tree (none: "")."""
+    imported from elsewhere (none: "")."""
     found = list(foreign_modules(sys.modules, head_root, own_root))
     if not found:
         return ""
     name, path = found[0]
     others = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    where = "the head tree" if head_root in path.parents else "outside the base tree"
     return (
-        f"--overhead-against: a replica of the base tree {own_root} imported {name} from {path}, in the head tree "
-        f"{head_root}{others}, so it would measure the head's code twice. The usual cause: the project is installed "
-        f"in editable mode (pip install -e .) from the head tree. Fix: install the base in an environment of its own "
-        f"and pass --overhead-against-python=<its python>, or let each tree import its own source (pytest's "
-        f"pythonpath = src ini option, or PYTHONPATH=src)"
+        f"--overhead-against: a replica of the base tree {own_root} imported {name} from {path}, {where}{others}, "
+        f"so the base's code is not what it would measure. The usual cause: the project is installed (pip install "
+        f"-e . or pip install .) from the head tree {head_root}. Fix: let each tree import its own source (pytest's "
+        f"pythonpath = src ini option, or PYTHONPATH=src), or install the base in an environment of its own and "
+        f"pass --overhead-against-python=<its python>"
     )
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from ..samples import ReplicaSamples
+from ..samples import CountSamples, ReplicaSamples
 from ..scratch import owned_folder, remove_folder
 
 GIT_TIMEOUT_S = 120.0
@@ -36,6 +36,8 @@ class BaseSide:
     """What the base tree gave for a pair: its samples, or why there are none."""
 
     samples: tuple[ReplicaSamples, ...] = ()
+    counts: CountSamples | None = None
+    """Count mode: the base's counts (one replica: counts are exact)."""
     missing: bool = False
     """The base tree has no such test: the pair is new."""
     note: str = ""
@@ -74,6 +76,8 @@ class BaseTree:
     root: Path | None = None
     """The base tree's top folder, once there (a folder: at once; a revision: on :meth:`open`)."""
     _folder: Path | None = field(default=None, repr=False)
+    used_at: Path | None = None
+    """Where the base tree was when its replicas ran (kept after :meth:`close`, for the report)."""
 
     @property
     def name(self) -> str:
@@ -83,6 +87,7 @@ class BaseTree:
     def open(self) -> Path:
         """The base tree's root, checking the revision out first if needed."""
         if self.root is not None:
+            self.used_at = self.root
             return self.root
         assert self.revision is not None
         _git(self.head_root, "worktree", "prune")  # registrations of worktrees a killed session left
@@ -92,8 +97,16 @@ class BaseTree:
         if done.returncode != 0:
             self.close()
             raise TreeError(f"--overhead-against={self.spec}: git could not check it out: {done.stderr.strip()}")
-        self.root = path
+        self.root = self.used_at = path
         return path
+
+    def where(self) -> str:
+        """Where the base's replicas ran, and how its path's length compares with the head's."""
+        if self.used_at is None:
+            return ""
+        base, head = len(str(self.used_at)), len(str(self.head_root))
+        lengths = "as long as the head's" if base == head else f"{base} characters, the head's {head}"
+        return f"base tree: {self.used_at} ({lengths}{', removed' if self.revision else ''})"
 
     def map(self, path: Path) -> Path:
         """A path of the head tree, in the base tree (others unchanged)."""
@@ -196,17 +209,34 @@ speak the controller's protocol."""
 
 
 def foreign_modules(modules: Mapping[str, ModuleType], head_root: Path, own_root: Path) -> Iterator[tuple[str, Path]]:
-    """The modules (name, file) that a replica of the tree ``own_root`` imported from the other
-    tree ``head_root``: not its own code. Installed packages (under the interpreter's prefixes,
-    a virtual environment inside the head tree included) and :data:`EXEMPT` are not project code."""
+    """The modules (name, file) that a replica of the tree ``own_root`` imported from elsewhere
+    although they are its own project's code: any module from the other tree ``head_root`` (an
+    editable install of the head), and any of this tree's top-level packages or modules
+    (:func:`project_names`) loaded from outside it (the head installed into site-packages).
+    Other installed packages (under the interpreter's prefixes, a virtual environment inside the
+    head tree included) and :data:`EXEMPT` are not project code."""
     installed = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+    own = project_names(own_root)
     for name, module in list(modules.items()):
         file = getattr(module, "__file__", None)
-        if not file or name.partition(".")[0] in EXEMPT:
+        top = name.partition(".")[0]
+        if not file or top in EXEMPT:
             continue
         path = Path(file).resolve()
-        if _under(path, head_root) and not _under(path, own_root) and not any(_under(path, p) for p in installed):
+        if _under(path, own_root):
+            continue
+        if top in own or (_under(path, head_root) and not any(_under(path, p) for p in installed)):
             yield name, path
+
+
+def project_names(root: Path) -> set[str]:
+    """The top-level packages and modules of a tree: at its root and in its ``src`` folder."""
+    names = set()
+    for folder in (root, root / "src"):
+        for entry in folder.iterdir() if folder.is_dir() else ():
+            if entry.is_dir() and (entry / "__init__.py").is_file() or entry.suffix == ".py":
+                names.add(entry.stem if entry.suffix == ".py" else entry.name)
+    return names - {"conftest", "setup", "noxfile", "__init__"}
 
 
 def _under(path: Path, folder: Path) -> bool:
