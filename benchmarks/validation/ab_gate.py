@@ -140,7 +140,9 @@ def report(out: Path) -> None:
     print(f"# A/B gate validation (issue 24), this machine, {time.strftime('%Y-%m-%d')}\n")
     print(f"Made with `python benchmarks/validation/ab_gate.py intervals|collect|report --out {out}`.\n")
     print("## Identical trees (`--overhead-against=HEAD`), the suite's in-process pairs\n")
-    print("| profile | sessions | changes | gate failures at 5% | interval covers 0 | same | unknown | median half-width |")
+    print(
+        "| profile | sessions | changes | gate failures at 5% | interval covers 0 | same | unknown | median half-width |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for profile in PROFILES:
         runs = load(out, f"aa-{profile}-*.json")
