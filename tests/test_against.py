@@ -35,7 +35,7 @@ from costs import FRAMEWORK_NS
 def test_middleware(overhead, clock):
     overhead.compare(clock.cost(1000), clock.cost(FRAMEWORK_NS, seed=2))
 """
-REPLICATED = ("-o", "overhead_processes=4", "-p", "no:cacheprovider")
+REPLICATED = ("-o", "overhead_processes=2", "-p", "no:cacheprovider")
 
 
 def git(project: Path, *args: str) -> str:
@@ -73,7 +73,7 @@ def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: p
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(
         [
-            "replica processes started in this session: 8",  # 4 per tree
+            "replica processes started in this session: 4",  # 2 per tree
             "*overhead: against HEAD (*) (measured in this session, interleaved)*",
             "  test_middleware*10.0%*10.0%*~ +0.0%*same",
             "base tree: */overheadbench-against-*/b* (as long as the head's, removed)",
