@@ -15,8 +15,10 @@ worse for an overhead or a latency, lower for a req/s):
 * **regressed**: the interval's low end (in the bad direction) is above the threshold;
 * **improved**: its high end is below minus the threshold;
 * **same**: the whole interval is inside ±threshold;
-* **unknown**: it contains the threshold (or its negative): this session cannot tell;
-* **new** / **gone**: measured on one side only (never a failure).
+* **unknown**: it contains the threshold (or its negative): this session cannot tell.
+
+A figure measured on one side only has no change at all: a pair the base tree lacks is
+reported as new (:mod:`overheadbench.against`), one a stored run lacks is left out; neither fails.
 
 Count mode compares exact counts: the interval has no width.
 """
@@ -50,8 +52,6 @@ class Finding(Word):
     IMPROVED = "improved"
     SAME = "same"
     UNKNOWN = "unknown"
-    NEW = "new"
-    GONE = "gone"
 
 
 @dataclass(frozen=True)
