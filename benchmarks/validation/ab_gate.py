@@ -209,14 +209,27 @@ def _stored_false_alarms(out: Path) -> None:
                   f"{findings.count(Finding.UNKNOWN)} |")  # fmt: skip
 
 
+def binomial_at_most(hits: int, n: int, p: float) -> float:
+    """P(X <= hits) for X ~ Binomial(n, p): how surprising a coverage count is if the truth is p."""
+    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(hits + 1))
+
+
+def chi2_quantile(q: float, df: int) -> float:
+    """Wilson-Hilferty: the chi-square quantile, for the interval of an sd from ``df + 1`` values."""
+    z = statistics.NormalDist().inv_cdf(q)
+    return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
+
+
 def _efficiency(out: Path) -> None:
-    """Per pair and version: coverage of the pooled reference, half-width over 1.96 sd, wall per pair."""
+    """Per pair and version: coverage of the pooled reference (and how likely so few coverings
+    are if the interval truly covers 95%), the half-width over 1.96 sd (with the 95% interval of
+    that ratio, from the sd's own chi-square uncertainty), and the wall time per pair."""
     from overheadbench.comparison import process_ratios
 
     print("\n## Intervals: before and after (plain sessions, default profile)\n")
-    print("| pair | version | sessions | estimate sd | median half-width | half-width / 1.96 sd | covers reference "
-          "| wall per pair |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    print("| pair | version | sessions | estimate sd | median half-width | half-width / 1.96 sd (95% CI) "
+          "| covers reference | P(so few) at 95% | wall per pair |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     summary = {}
     for version in ("before", "after"):
         runs = load(out, f"plain-{version}-*.json")
@@ -228,21 +241,33 @@ def _efficiency(out: Path) -> None:
         for nodeid, results in by_pair.items():
             reference = statistics.median(m for r in results for m in process_ratios(r.samples))
             logs = [math.log(r.ratio) for r in results]
-            sd = statistics.stdev(logs) if len(logs) > 1 else math.nan
+            n = len(logs)
+            sd = statistics.stdev(logs) if n > 1 else math.nan
             halves = [(math.log1p(r.ci[1]) - math.log1p(r.ci[0])) / 2 for r in results]
-            covered = sum(1 + r.ci[0] <= reference <= 1 + r.ci[1] for r in results) / len(results)
+            covered = sum(1 + r.ci[0] <= reference <= 1 + r.ci[1] for r in results)
             ratio = statistics.median(halves) / (1.96 * sd) if sd > 0 else math.nan
+            spread = (math.sqrt((n - 1) / chi2_quantile(0.975, n - 1)), math.sqrt((n - 1) / chi2_quantile(0.025, n - 1)))
+            low, high = ratio / spread[1], ratio / spread[0]
+            chance = binomial_at_most(covered, n, 0.95)
             wall = statistics.mean(r.wall_s for r in results)
-            rows.append((covered, ratio, wall))
-            print(f"| `{nodeid.split('::')[1]}` | {version} | {len(results)} | {100 * sd:.2f}% | "
-                  f"±{100 * statistics.median(halves):.2f}% | {ratio:.2f} | {covered:.0%} | {wall:.2f} s |")  # fmt: skip
+            rows.append((covered, n, ratio, low, chance, wall))
+            print(f"| `{nodeid.split('::')[1]}` | {version} | {n} | {100 * sd:.2f}% | "
+                  f"±{100 * statistics.median(halves):.2f}% | {ratio:.2f} ({low:.2f}..{high:.2f}) | "
+                  f"{covered}/{n} | {chance:.2f} | {wall:.2f} s |")  # fmt: skip
         if rows:
             summary[version] = rows
     for version, rows in summary.items():
-        print(f"\n{version}: pairs {len(rows)}, covering the reference in >= 95% of sessions: "
-              f"{sum(c >= 0.95 for c, _, _ in rows)}; half-width / 1.96 sd <= 1.3: {sum(r <= 1.3 for _, r, _ in rows)}; "
-              f"median ratio {statistics.median(r for _, r, _ in rows):.2f}; mean wall per pair "
-              f"{statistics.mean(w for _, _, w in rows):.2f} s")  # fmt: skip
+        n = rows[0][1]
+        calibrated = 1 - binomial_at_most(math.ceil(0.95 * n) - 1, n, 0.95)
+        pooled = sum(r[0] for r in rows) / sum(r[1] for r in rows)
+        print(f"\n{version}: pairs {len(rows)}; covering the reference in >= 95% of sessions: "
+              f"{sum(c >= 0.95 * k for c, k, *_ in rows)} (a truly 95% interval does so at {n} sessions with "
+              f"probability {calibrated:.2f}: {calibrated * len(rows):.1f} of {len(rows)} expected); pooled coverage "
+              f"{pooled:.1%}; coverage below 95% beyond chance (P < 0.05 / {len(rows)} pairs): "
+              f"{sum(r[4] < 0.05 / len(rows) for r in rows)}; half-width / 1.96 sd <= 1.3: "
+              f"{sum(r[2] <= 1.3 for r in rows)}, its 95% CI's low end above 1.3: {sum(r[3] > 1.3 for r in rows)}; "
+              f"median ratio {statistics.median(r[2] for r in rows):.2f}; mean wall per pair "
+              f"{statistics.mean(r[5] for r in rows):.2f} s")  # fmt: skip
 
 
 def main() -> None:
