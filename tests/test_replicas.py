@@ -11,11 +11,8 @@ from pathlib import Path
 import pytest
 from test_sampling import Synthetic
 
-from overheadbench.changes import Change, Finding, change, median_measurement
-from overheadbench.comparison import process_ratios, settles_with_more
 from overheadbench.errors import CallableError
 from overheadbench.replicas import in_replica
-from overheadbench.replicas.duet import Duet
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
@@ -126,53 +123,6 @@ def test_a_further_rounds_start_up_counts_against_the_budget_the_first_rounds_do
     )
     assert [call[1] for call in pool.calls if call[0] == "ensure"] == [4, 6]
     assert len(replicas) == 6 and synthetic.now <= 0.6e9 + 2.0e9
-
-
-class RatioPool(FakePool):
-    """A tree's processes, each reading the next of ``ratios`` (framework / baseline)."""
-
-    def __init__(self, synthetic: Synthetic, ratios: list[float]) -> None:
-        super().__init__(synthetic, 1_000_000, size=len(ratios))
-        self.ratios = ratios
-
-    def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
-        super().sample(index, calls_per_block, settings)
-        return ReplicaSamples(calls_per_block, [1000] * 5, [round(1000 * self.ratios[index])] * 5)
-
-
-# head processes read +10% on the base's 1.10 with +-4% between processes: with 3 per side
-# the change's interval straddles 5%, with 6 per side it is above
-BASE = [1.10, 1.14, 1.06, 1.12, 1.08, 1.10]
-HEAD = [1.10 * r for r in (1.06, 1.14, 1.10, 1.08, 1.12, 1.10)]
-
-
-def samples(ratios: list[float]) -> list[ReplicaSamples]:
-    return [ReplicaSamples(1, [1000], [round(1000 * r)]) for r in ratios]
-
-
-def change_of(base: list[ReplicaSamples], head: list[ReplicaSamples]) -> Change:
-    return change("", median_measurement(process_ratios(base)), median_measurement(process_ratios(head)))
-
-
-def test_a_change_unknown_at_the_threshold_is_chased_only_when_more_processes_could_settle_it() -> None:
-    assert settles_with_more(samples(BASE[:3]), samples(HEAD[:3]), 5.0, 6)
-    assert not settles_with_more(samples(BASE[:3]), samples(HEAD[:3]), 5.0, 3)  # no more to add
-    assert not settles_with_more(samples(BASE), samples(HEAD), 5.0, 16)  # settled: regressed
-    on_it = samples([r * 1.05 for r in (BASE[1], BASE[0], BASE[2])])  # +5%: no number of rounds settles it
-    assert change_of(samples(BASE[:3]), on_it).finding(5.0) == Finding.UNKNOWN
-    assert not settles_with_more(samples(BASE[:3]), on_it, 5.0, 6)
-
-
-@pytest.mark.parametrize(("threshold", "rounds"), [(5.0, 6), (None, 3)])
-def test_a_duet_adds_rounds_while_the_change_is_unknown_at_the_gates_threshold(threshold, rounds) -> None:
-    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
-    pools = {"head": RatioPool(synthetic, HEAD), "base": RatioPool(synthetic, BASE)}
-    duet = Duet(lambda: pools["head"], lambda head: pools["base"], threshold)
-    settings = Settings(processes=3, max_processes=6, extra_processes=3, time_budget_s=60.0)
-    head = drive_sync(
-        duet.plan("t.py::x", settings, random.Random(1), synthetic.clock, lambda r: False), synthetic.blocks()
-    )
-    assert len(head) == len(duet.sides["t.py::x"].samples) == rounds
 
 
 def test_replicas_are_released_when_a_callable_raises() -> None:

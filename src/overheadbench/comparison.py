@@ -16,14 +16,13 @@ gated alike. Count mode compares exact counts.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
 
-from .changes import Change, Finding, Measurement, change, exact_change, median_measurement, session_log_sd
+from .changes import Change, Measurement, change, exact_change, median_measurement, session_log_sd
 from .samples import ReplicaSamples
 from .settings import Mode
 from .stats import pair_ratios
@@ -101,22 +100,6 @@ def compare_sides(base: Compared, head: Compared) -> Change:
     if head.mode == Mode.COUNT:
         return exact_change(head.nodeid, base.ratio, head.ratio)
     return change(head.nodeid, reading(base), reading(head))
-
-
-def settles_with_more(
-    base: Sequence[ReplicaSamples], head: Sequence[ReplicaSamples], threshold: float, processes: int
-) -> bool:
-    """Whether the change from ``base`` to ``head`` (their processes so far, one session) is
-    unknown at ``threshold`` percent now, and could be settled with ``processes`` per side: at
-    the same spread, with the normal quantile (a chance, not a promise). A duet's further rounds
-    chase only such changes: one that sits on the threshold cannot be settled by any affordable
-    number of rounds and is left unknown, at no cost."""
-    now = change("", median_measurement(process_ratios(base)), median_measurement(process_ratios(head)))
-    if now.finding(threshold) != Finding.UNKNOWN:
-        return False
-    k = min(len(base), len(head))
-    later = dataclasses.replace(now, se=now.se * math.sqrt(k / processes), df=math.inf)
-    return later.finding(threshold) != Finding.UNKNOWN
 
 
 class Sided(Compared, Protocol):

@@ -122,7 +122,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-quick",
         action="store_true",
         default=False,
-        help="quick profile for CI: 3 processes (up to 6), 0.5 s per pair, wider intervals (explicit options win; "
+        help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win; "
         "implies --overhead)",
     )
     group.addoption(
@@ -162,14 +162,13 @@ def add_options(parser: pytest.Parser) -> None:
 
 QUICK: dict[str, Any] = {
     "processes": 3,
-    "max_processes": 6,
+    "max_processes": 3,
     "time_budget_s": 0.5,
     "target_halfwidth": 0.03,
     "inconclusive": Policy.WARN,
 }
 """``--overhead-quick``: a CI profile, about a quarter of the default time per pair, with
-wider intervals (3 processes: the interval is the mean ± t, see measurement.md; up to 6
-where a further round is needed and fits). Its
+wider intervals (3 processes: the interval is the mean ± t, see measurement.md). Its
 intervals are too wide to settle close calls, so an inconclusive verdict warns instead of
 failing; a pair clearly over budget still fails."""
 IMPLYING = (

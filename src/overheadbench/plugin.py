@@ -129,7 +129,7 @@ class OverheadSession:
         self.gathered = Gathered()
         self.marked: list[pytest.Item] = []
         tree = gate.against
-        duet = tree and Duet(self._make_pool, base_pool(tree), gate.fail_pct)  # --overhead-against: both trees
+        duet = tree and Duet(self._make_pool, base_pool(tree))  # --overhead-against: both trees, interleaved
         self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown),
                                                  duet.count_base)  # fmt: skip
         self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)

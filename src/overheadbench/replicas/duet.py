@@ -13,7 +13,6 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..comparison import settles_with_more
 from ..samples import ReplicaSamples
 from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..settings import Settings
@@ -28,9 +27,6 @@ class Duet:
     make_head: Callable[[], ReplicaPool]
     make_base: Callable[[ReplicaPool], ReplicaPool]
     """The base tree's pool, made from the head's (the same session, in the other tree)."""
-    threshold: float | None = None
-    """The gate's threshold (percent, ``--overhead-compare-fail``): further rounds also go on
-    while a pair's change is unknown at it and more rounds would settle it."""
     sides: dict[str, BaseSide] = field(default_factory=dict)
     """The base's side of each pair measured so far, by node id."""
     _head: ReplicaPool | None = None
@@ -64,10 +60,8 @@ class Duet:
         """Like :func:`~overheadbench.replicas.replication.pair_plan`, for two pools: the base's
         replicas are moved to the pair first (a test the base does not have is found before
         anything is timed), then each round samples one replica of each tree in random order;
-        further rounds while either side's interval is wider than the target, or while the
-        change is unknown at the gate's threshold and the most processes would settle it, up to
-        ``max_processes`` per side within the (doubled) time budget. A pair the base does not
-        have is measured on the head alone."""
+        further rounds while either side's interval is wider than the target, within the
+        (doubled) time budget. A pair the base does not have is measured on the head alone."""
         cap = max(settings.processes, settings.max_processes)
         pools = (head_pool, base_pool)
         try:
@@ -88,7 +82,7 @@ class Duet:
             sampling_from = clock_ns()
             self._rounds(rng, calls, settings, head_pool, base_pool, head, base, settings.processes)
             per_process_ns = (clock_ns() - sampling_from) / settings.processes
-            while len(head) < cap and (too_wide(head) or too_wide(base) or self._unsettled(base, head, cap)):
+            while len(head) < cap and (too_wide(head) or too_wide(base)):
                 more = min(cap, len(head) + settings.extra_processes) - len(head)
                 budget_ns = 2 * settings.time_budget_s * 1e9
                 if not affordable(clock_ns() - started, per_process_ns * more, pools, more, budget_ns):
@@ -105,9 +99,6 @@ class Duet:
         finally:
             for pool in pools:
                 pool.release()
-
-    def _unsettled(self, base: list[ReplicaSamples], head: list[ReplicaSamples], cap: int) -> bool:
-        return self.threshold is not None and settles_with_more(base, head, self.threshold, cap)
 
     def count_base(self, nodeid: str, settings: Settings, calls_per_block: int) -> None:
         """Count a count-mode pair in one replica of the base tree, with the head's block size
