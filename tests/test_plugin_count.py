@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from overheadbench.counting import disagreement
+
 PAIRS = """
 import pytest
 
@@ -202,3 +204,47 @@ def test_async_callables_are_counted(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*instruction overhead * exceeds max 50.0%: baseline * instructions/call*"])
+
+
+def test_counts_and_time_that_disagree_are_flagged_on_the_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import time
+        import pytest
+
+        def bare():
+            return sum(range(30))
+
+        def sleeping():
+            time.sleep(0.001)  # a millisecond of time, a handful of instructions
+
+        def looping():
+            return sum(range(30)) + sum(range(30))
+
+        @pytest.mark.overhead(max=100.0, mode="count")
+        def test_sleeping(overhead):
+            overhead.compare(bare, sleeping)
+
+        @pytest.mark.overhead(max=100.0, mode="count")
+        def test_looping(overhead):
+            overhead.compare(bare, looping)
+        """
+    )
+    done = pytester.runpytest_subprocess("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider")
+    done.assert_outcomes(passed=2)
+    done.stdout.fnmatch_lines(
+        ["*OverheadCountingWarning: test_*.py::test_sleeping: count mode reads * in instructions, but timing the same "
+         "calls reads +*%: the counter counts Python bytecode only*"]
+    )  # fmt: skip
+    assert "test_looping: count mode reads" not in done.stdout.str()
+    results = {r["nodeid"].split("::")[1]: r for r in json.loads((pytester.path / "out.json").read_text())["results"]}
+    assert results["test_sleeping"]["time_ratio"] > 100 and results["test_looping"]["time_ratio"] > 0
+
+
+@pytest.mark.parametrize(
+    ("count_ratio", "time_ratio", "flagged"),
+    [(0.67, 4.0, True), (7.03, 22.07, True), (8.5, 2.83, True), (0.85, 1.15, True), (1.9, 1.7, False),
+     (1.0, 1.08, False), (0.95, 1.05, False), (float("nan"), 2.0, False)],
+)  # fmt: skip
+def test_the_disagreement_rule(count_ratio: float, time_ratio: float, flagged: bool) -> None:
+    assert (disagreement("t.py::x", count_ratio, time_ratio) is not None) == flagged

@@ -246,7 +246,10 @@ def _efficiency(out: Path) -> None:
             halves = [(math.log1p(r.ci[1]) - math.log1p(r.ci[0])) / 2 for r in results]
             covered = sum(1 + r.ci[0] <= reference <= 1 + r.ci[1] for r in results)
             ratio = statistics.median(halves) / (1.96 * sd) if sd > 0 else math.nan
-            spread = (math.sqrt((n - 1) / chi2_quantile(0.975, n - 1)), math.sqrt((n - 1) / chi2_quantile(0.025, n - 1)))
+            spread = (
+                math.sqrt((n - 1) / chi2_quantile(0.975, n - 1)),
+                math.sqrt((n - 1) / chi2_quantile(0.025, n - 1)),
+            )
             low, high = ratio / spread[1], ratio / spread[0]
             chance = binomial_at_most(covered, n, 0.95)
             wall = statistics.mean(r.wall_s for r in results)

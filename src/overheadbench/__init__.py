@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         OverheadHarnessWarning,
         OverheadInconclusiveWarning,
         OverheadMarkerWarning,
+        OverheadTimedPathWarning,
         OverheadUsageError,
         StorageError,
     )
@@ -55,6 +56,7 @@ __all__ = [
     "OverheadInconclusiveWarning",
     "OverheadMarkerWarning",
     "OverheadResult",
+    "OverheadTimedPathWarning",
     "OverheadUsageError",
     "Pair",
     "Status",
@@ -75,6 +77,7 @@ _HOMES = {
             "OverheadHarnessWarning",
             "OverheadInconclusiveWarning",
             "OverheadMarkerWarning",
+            "OverheadTimedPathWarning",
             "OverheadUsageError",
             "StorageError",
         ),

@@ -13,6 +13,7 @@ for blocks and is sent their result), so it runs with sync and async blocks alik
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from typing import Any
 
@@ -23,6 +24,12 @@ COUNT_WARMUP_BLOCKS = 1
 COUNT_MAX_CALLS = 16
 COUNT_BLOCK_S = 0.01
 """Uninstrumented wall time a counted block aims at: slow callables get fewer calls."""
+TIME_PROBE_S = 0.25
+"""Count mode also times the same calls this long in its own process (real clock), to check the counts."""
+DISAGREEMENT_FACTOR = 2.0
+"""Counts and time disagree when one ratio (framework / baseline) is more than this times the other."""
+OPPOSITE_FLOOR = 0.10
+"""... or when their overheads have opposite signs, each beyond this (10%)."""
 
 
 def count_calls(slowest_call_s: float) -> int:
@@ -51,3 +58,26 @@ def count_plan(
         for side in (Side.BASELINE, Side.FRAMEWORK) if repeat % 2 == 0 else (Side.FRAMEWORK, Side.BASELINE):
             raw[side].append((yield side, calls))
     return raw
+
+
+def disagreement(nodeid: str, count_ratio: float, time_ratio: float) -> str | None:
+    """Why the counts may mislead, when the instruction ratio and the time ratio of the same
+    calls disagree: one more than ``DISAGREEMENT_FACTOR`` times the other, or overheads of
+    opposite signs beyond ``OPPOSITE_FLOOR``. None when they agree (or either is not a ratio).
+
+    The counter counts Python bytecode: work in compiled code (a C or Rust extension such as
+    pydantic-core, json's or msgpack's encoders), in system calls, I/O or sleeping costs time
+    and few or no instructions, so a pair can count fewer instructions and take more time."""
+    if not (count_ratio > 0 and time_ratio > 0 and math.isfinite(count_ratio) and math.isfinite(time_ratio)):
+        return None
+    apart = max(count_ratio / time_ratio, time_ratio / count_ratio)
+    opposite = (count_ratio - 1) * (time_ratio - 1) < 0 and min(
+        abs(count_ratio - 1), abs(time_ratio - 1)
+    ) > OPPOSITE_FLOOR
+    if apart <= DISAGREEMENT_FACTOR and not opposite:
+        return None
+    return (
+        f"{nodeid}: count mode reads {count_ratio - 1:+.1%} in instructions, but timing the same calls reads "
+        f"{time_ratio - 1:+.1%}: the counter counts Python bytecode only, so work in compiled code (C or Rust "
+        f"extensions), system calls, I/O or sleeping is invisible to it. Judge this pair in time mode"
+    )

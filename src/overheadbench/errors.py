@@ -55,3 +55,9 @@ class OverheadCountingWarning(UserWarning):
 class OverheadChangeWarning(UserWarning):
     """A change against the stored run or the base tree that this session cannot tell from the
     gate's threshold (its interval contains it); fails instead under ``overhead_compare_unknown=fail``."""
+
+
+class OverheadTimedPathWarning(UserWarning):
+    """Something sits in a pair's timed path that production does not have and that cannot be
+    taken out while it is timed (a ``sys.monitoring`` tool's per-code events); see
+    :mod:`overheadbench.timed_path`."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import inspect
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterator
@@ -22,7 +22,7 @@ import anyio
 import pytest
 import sniffio
 
-from .counting import count_calls, count_plan
+from .counting import TIME_PROBE_S, count_calls, count_plan
 from .errors import OverheadUsageError
 from .instruments import Block, Instrument
 from .instruments.allocations import AllocationTrace
@@ -34,6 +34,8 @@ from .results import OverheadResult
 from .samples import CountSamples, Kind, ReplicaSamples, Side
 from .sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
 from .settings import Mode, Settings
+from .stats import replica_ratio
+from .timed_path import AppLogging, timing_conditions
 from .timeouts import time_limit
 from .units import format_seconds
 from .verdict import halfwidth, summarise, summarise_counts
@@ -55,12 +57,15 @@ class OverheadFixture:
         settings: Settings,
         measuring: bool,
         replication: Replication | None = None,
+        app_logging: AppLogging | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
     ) -> None:
         self.pair = pair
         self.settings = pair.measuring(settings)
         self.replication: Replication = replication or InProcess()
+        self.app_logging = app_logging or AppLogging()
+        """The root logger's level as the code under test set it (see :mod:`overheadbench.timed_path`)."""
         self.measuring = measuring or self.replication.in_replica
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
@@ -69,6 +74,7 @@ class OverheadFixture:
         self._slowest_call_s = 0.0
         self._replicas: list[ReplicaSamples] = []
         self._counts: CountSamples | None = None
+        self._probed: list[ReplicaSamples] = []
 
     @property
     def nodeid(self) -> str:
@@ -153,7 +159,7 @@ class OverheadFixture:
                 )
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.SYNC))
-        with timing_conditions(self.settings), self._held() as held:
+        with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
             for plan, blocks, keep in self._stages(Kind.SYNC, baseline, framework, held):
                 keep(drive_sync(plan, blocks))
         return self._conclude(Kind.SYNC, started)
@@ -167,7 +173,7 @@ class OverheadFixture:
                 await fn()
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.ASYNC))
-        with timing_conditions(self.settings), self._held() as held:
+        with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
             for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework, held):
                 keep(await drive_async(plan, blocks))
         return self._conclude(Kind.ASYNC, started)
@@ -210,6 +216,8 @@ class OverheadFixture:
         if self.replication.in_replica and self.pair.mode == Mode.TIME:
             return timed
         counted: list[Instrument] = [InstructionCount()] if self.pair.mode == Mode.COUNT else []
+        if self.pair.mode == Mode.COUNT and not self.replication.in_replica:
+            timed = [WallClock(time.perf_counter_ns, 1)]  # the counts' check (real clock), last
         budget = self.pair.budget
         if (
             self.pair.mode == Mode.COUNT
@@ -218,7 +226,7 @@ class OverheadFixture:
             or budget.max_alloc_bytes is not None
         ):
             counted.append(AllocationTrace())
-        return timed + counted
+        return counted + timed if self.pair.mode == Mode.COUNT else timed + counted
 
     @contextmanager
     def _held(self) -> Iterator[list[Instrument]]:
@@ -247,6 +255,9 @@ class OverheadFixture:
                 side: instrument.block(fn, kind)
                 for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
             }
+            if not instrument.figures and self.pair.mode == Mode.COUNT:
+                yield self._time_probe(), blocks, self._probed.extend
+                continue
             if not instrument.figures:
                 yield self._plan(), blocks, self._replicas.extend
                 continue
@@ -270,6 +281,12 @@ class OverheadFixture:
 
         return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, too_wide)
 
+    def _time_probe(self) -> Generator[Request, int, list[ReplicaSamples]]:
+        """Count mode's check on its counts: the same calls timed in this process for
+        ``TIME_PROBE_S`` on the real clock (see :func:`overheadbench.counting.disagreement`)."""
+        settings = dataclasses.replace(self.settings, processes=1, time_budget_s=TIME_PROBE_S, concurrency=1)
+        return InProcess().plan(self.nodeid, settings, self.rng, time.perf_counter_ns, lambda replicas: False)
+
     def _conclude(self, kind: Kind, started: float) -> OverheadResult:
         if self.replication.in_replica:
             if self._counts is not None and isinstance(self.replication, ReplicaPlugin):
@@ -278,26 +295,14 @@ class OverheadFixture:
         wall_s = time.perf_counter() - started
         if self.pair.mode == Mode.COUNT:
             assert self._counts is not None
-            return self._record(summarise_counts(self.pair, kind, self._counts, wall_s))
+            counted = summarise_counts(self.pair, kind, self._counts, wall_s)
+            probed = [replica_ratio(s.baseline_ns, s.framework_ns, 0.0, 0.95)[0] for s in self._probed if s.baseline_ns]
+            return self._record(dataclasses.replace(counted, time_ratio=probed[0] if probed else math.nan))
         return self._record(summarise(self.pair, kind, self._replicas, self.settings, wall_s, self._counts))
 
     def _record(self, result: OverheadResult) -> OverheadResult:
         self.result = result
         return result
-
-
-@contextmanager
-def timing_conditions(settings: Settings) -> Iterator[None]:
-    """Pause the garbage collector while timing (unless asked not to), restore it after."""
-    was_enabled = gc.isenabled()
-    if not settings.gc_enabled:
-        gc.collect()
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _loop_running() -> bool:

@@ -51,6 +51,7 @@ from .settings import Mode
 from .summary import Compared, session_summary
 from .tables import plain, plain_warning
 from .termination import install_sigterm, uninstall_sigterm
+from .timed_path import AppLogging
 from .timeouts import PairTimeout
 from .transport import TransportFixture
 from .verdict import figures_outcome, outcome
@@ -135,14 +136,14 @@ class OverheadSession:
         self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
+        self.app_logging = AppLogging()
         self.baselines: Baselines | None = None
         self.workers_replicas = 0
         """Replica processes the xdist workers started (the controller starts none)."""
         self.written: list[Path] = []
         """The output files written (the summary names them)."""
         self.reporting = replica is None and not hasattr(config, "workerinput")
-        """Only the user's session (the xdist controller, under xdist) gathers the results and
-        writes every output; replicas and xdist workers only measure."""
+        """Only the user's session (the xdist controller) gathers and writes; replicas and workers measure."""
 
     def environment(self) -> dict[str, Any]:
         if self._environment is None:
@@ -165,12 +166,17 @@ class OverheadSession:
         self._warn_environment(start=True)
 
     def _warn_environment(self, start: bool = False) -> None:
-        """Say at the start and again at the end that the stored run came from elsewhere (and
-        at the start, which stored runs were left out of the history)."""
+        """Say at the start and the end that the stored run came from elsewhere (and which were left out)."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.baselines and reporter is not None:
             for warning in self.baselines.warnings(start):
                 reporter.write_line(plain(warning), yellow=True, bold=True)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self) -> Generator[None, object, object]:
+        """Import the tests with the root logger as the code under test leaves it (AppLogging)."""
+        with self.app_logging.importing(self.options.measuring):
+            return (yield)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -184,8 +190,7 @@ class OverheadSession:
             group_timed_tests(config, [item for item in items if _times_anything(item)])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Gather measured pairs and figures from the reports (here or from xdist workers alike)."""
-        self.gathered.add(report)
+        self.gathered.add(report)  # measured pairs and figures, here or from xdist workers alike
 
     def _make_pool(self) -> ReplicaPool:
         """The session's replica processes, for the timed tests measured in more than one process."""
@@ -228,7 +233,7 @@ class OverheadSession:
                 f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
                 pytrace=False,
             )
-        return OverheadFixture(pair, self.settings, self.options.measuring, self.replication)
+        return OverheadFixture(pair, self.settings, self.options.measuring, self.replication, self.app_logging)
 
     @pytest.fixture(name=TRANSPORT_FIXTURE)
     def transport_fixture(self, request: pytest.FixtureRequest) -> TransportFixture:
@@ -386,9 +391,7 @@ class OverheadSession:
         return render_markdown(gathered.results, self.environment()) + "".join(f"\n{part}" for part in parts if part)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_benchmark_update_json(
-        self, config: pytest.Config, benchmarks: list[Any], output_json: dict[str, Any]
-    ) -> None:
+    def pytest_benchmark_update_json(self, config: Any, benchmarks: list[Any], output_json: dict[str, Any]) -> None:
         """pytest-benchmark's ``--benchmark-json`` file carries this session's pairs too."""
         output_json["overheadbench"] = strict(self.run().to_json())  # it writes with bare NaN allowed
 

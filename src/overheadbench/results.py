@@ -45,6 +45,9 @@ class OverheadResult:
     """Raw paired block costs, one entry per process (time mode)."""
     counts: CountSamples | None = None
     """Per-call counts: instructions (count mode) and allocations (both modes, unless off)."""
+    time_ratio: float = math.nan
+    """Count mode: framework / baseline in wall time, from a short timing of the same calls in
+    the counting process (the counts' check, :func:`overheadbench.counting.disagreement`)."""
     against: str = ""
     """Under ``--overhead-against``: the base tree's name (a revision and its commit, or a folder)."""
     base: OverheadResult | None = None
@@ -119,6 +122,7 @@ class OverheadResult:
             "wall_s": self.wall_s,
             "samples": [replica.to_json() for replica in self.samples],
             "counts": self.counts.to_json() if self.counts else None,
+            "time_ratio": self.time_ratio,
             "against": None
             if not self.against
             else {"tree": self.against, "note": self.base_note, "base": self.base.to_json() if self.base else None},
@@ -168,6 +172,7 @@ class OverheadResult:
             wall_s=fields.number("wall_s"),
             samples=samples,
             counts=None if counts is None else CountSamples.from_json(counts.data, counts.path),
+            time_ratio=fields.maybe_number("time_ratio") or math.nan,  # schema 6
             against=against.text("tree") if against is not None else "",
             base=None if base is None else OverheadResult.from_json(base.data, base.path),
             base_note=(against.text("note", optional=True) or "") if against is not None else "",

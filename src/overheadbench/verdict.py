@@ -22,6 +22,7 @@ import numpy as np
 
 from .changes import REGRESSED_MARK, Change, Finding, Gate
 from .checks import Check, Status
+from .counting import disagreement
 from .errors import (
     OverheadChangeWarning,
     OverheadCountingWarning,
@@ -283,6 +284,8 @@ def outcome(
                 f"(overheadbench.http.serve_in_process) with an async pair"
             )
         )
+    if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio)):
+        warned.append(OverheadCountingWarning(why))
     if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
         warned.append(
             OverheadHarnessWarning(

@@ -100,6 +100,10 @@ DROPPED: dict[str, int] = {
     "--trace": 0,
 }
 
+COVERAGE_STARTERS = ("COV_CORE_", "COVERAGE_PROCESS_")
+"""Environment variables that start coverage in a new Python process: pytest-cov's (before 7)
+and coverage.py's own (``COVERAGE_PROCESS_START``, ``COVERAGE_PROCESS_CONFIG``)."""
+
 
 def without_dropped(args: Sequence[str], dropped: Mapping[str, int] = DROPPED) -> list[str]:
     """``args`` less the options in ``dropped`` and their values, in every spelling
@@ -152,6 +156,9 @@ class Invocation:
     """The replica's interpreter: this one, or the base tree's (``--overhead-against-python``)."""
     pythonpath: str | None = None
     """``PYTHONPATH`` for the replica, where it differs from this process's (the base tree's)."""
+    coverage: bool = False
+    """pytest-cov is loaded: the replica gets ``--no-cov`` (no tracer in its timed path; this
+    process covers the tests' code, see :mod:`overheadbench.timed_path`)."""
 
     @classmethod
     def of(cls, config: Any) -> Invocation:
@@ -164,6 +171,7 @@ class Invocation:
             env_addopts=os.environ.get("PYTEST_ADDOPTS"),
             module_run=str(main_argv[0]).endswith("__main__.py"),
             xdist=config.pluginmanager.hasplugin("xdist"),
+            coverage=config.pluginmanager.hasplugin("_cov"),
         )
 
     def in_tree(self, mapped: Callable[[Path], Path], python: str) -> Invocation:
@@ -193,11 +201,14 @@ class Invocation:
             switches += ["-o", f"addopts={shlex.join(ini_addopts)}"]
         if self.xdist:
             switches += ["-n", "0"]
+        if self.coverage:
+            switches += ["--no-cov"]
         return [*start, *without_dropped(self.args), *switches]
 
     def environ(self, base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-        """The replica's environment: ``base`` with ``PYTEST_ADDOPTS`` less :data:`DROPPED`."""
-        environ = {**base, **extra}
+        """The replica's environment: ``base`` with ``PYTEST_ADDOPTS`` less :data:`DROPPED`, and
+        without the variables that start coverage in a subprocess (:data:`COVERAGE_STARTERS`)."""
+        environ = {name: value for name, value in {**base, **extra}.items() if not name.startswith(COVERAGE_STARTERS)}
         if self.pythonpath is not None:
             environ["PYTHONPATH"] = self.pythonpath
         if self.env_addopts is not None:

@@ -1,0 +1,132 @@
+"""Count mode on pairs whose work is compiled code (issue 25): the instruction ratio, the time
+probe's ratio beside it, and whether the test was warned that they disagree.
+
+    pip install pydantic msgpack
+    python benchmarks/validation/compiled_code.py --sessions 5   # ~1 min, run alone
+
+The pairs, each a fresh ``pytest --overhead --overhead-mode=count`` session in a generated
+project (``--overhead-mode=count`` in one session, plain ``--overhead`` in another for the time
+mode's own figure):
+
+* ``pydantic``: a dataclass built from a dict against pydantic's ``model_validate`` (pydantic-core,
+  Rust);
+* ``json``: building the same dict against a ``json.dumps`` / ``json.loads`` round trip (C);
+* ``msgpack``: the same against a ``msgpack.packb`` / ``unpackb`` round trip (C);
+* ``python``: the dict against a pure-Python field check (no compiled code: they should agree).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAIRS = """
+import json
+from dataclasses import dataclass
+
+import msgpack
+import pydantic
+import pytest
+
+DATA = {"user": 42, "name": "agent", "tags": ["a", "b", "c"], "score": 0.5}
+
+
+@dataclass
+class Plain:
+    user: int
+    name: str
+    tags: list
+    score: float
+
+
+class Model(pydantic.BaseModel):
+    user: int
+    name: str
+    tags: list[str]
+    score: float
+
+
+def plain():
+    return Plain(**DATA)
+
+
+def copied():
+    return dict(DATA)
+
+
+def checked():
+    out = {}
+    for key, value in DATA.items():
+        if not isinstance(key, str):
+            raise TypeError(key)
+        out[key] = value
+    return out
+
+
+@pytest.mark.overhead(max=100.0)
+def test_pydantic(overhead):
+    overhead.compare(plain, lambda: Model.model_validate(DATA))
+
+
+@pytest.mark.overhead(max=100.0)
+def test_json(overhead):
+    overhead.compare(copied, lambda: json.loads(json.dumps(DATA)))
+
+
+@pytest.mark.overhead(max=100.0)
+def test_msgpack(overhead):
+    overhead.compare(copied, lambda: msgpack.unpackb(msgpack.packb(DATA)))
+
+
+@pytest.mark.overhead(max=100.0)
+def test_python(overhead):
+    overhead.compare(copied, checked)
+"""
+
+
+def session(project: Path, args: list[str]) -> tuple[dict[str, dict], str]:
+    out = project / "out.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--overhead-json={out}", *args],
+        cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    results = {r["nodeid"].split("::")[1]: r for r in json.loads(out.read_text())["results"]}
+    return results, done.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=5)
+    args = parser.parse_args()
+    rows: dict[str, dict[str, list]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder)
+        (project / "test_compiled.py").write_text(PAIRS)
+        (project / "pytest.ini").write_text("[pytest]\n")
+        for _ in range(args.sessions):
+            counted, output = session(project, ["--overhead", "--overhead-mode=count"])
+            timed, _ = session(project, ["--overhead"])
+            for name, result in counted.items():
+                row = rows.setdefault(name, {"count": [], "probe": [], "time": [], "warned": []})
+                row["count"].append(result["overhead"])
+                row["probe"].append(result["time_ratio"] - 1)
+                row["time"].append(timed[name]["overhead"])
+                row["warned"].append(f"{name}: count mode reads" in output)
+    print("| pair | instructions (count mode) | time probe in count mode | time mode | warned |")
+    print("|---|---|---|---|---|")
+    for name, row in rows.items():
+        count = sorted(row["count"])
+        print(f"| {name} | {100 * count[0]:+.0f}..{100 * count[-1]:+.0f}% | "
+              f"{100 * statistics.median(row['probe']):+.0f}% ({100 * min(row['probe']):+.0f}..{100 * max(row['probe']):+.0f}) | "
+              f"{100 * statistics.median(row['time']):+.0f}% | {sum(row['warned'])} of {len(row['warned'])} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

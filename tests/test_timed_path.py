@@ -1,0 +1,223 @@
+"""What the timed path sees: no pytest logging handlers, capture or tracer while a pair is timed,
+the app's own logging configuration, and everything put back after (issue 25).
+
+The generated pairs record what their callables saw on every call into a JSON file per process
+(the pytest process and each replica), so the conditions are asserted, never timings."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+
+from overheadbench.errors import OverheadTimedPathWarning
+from overheadbench.replicas.relaunch import Invocation
+from overheadbench.timed_path import untraced, without_pytest_handlers
+
+SEEING = '''
+import json, logging, os, sys
+
+SEEN = []
+
+def seeing():
+    """What a timed call sees: recorded on every call, written at the end of the process."""
+    root = logging.getLogger()
+    SEEN.append({
+        "handlers": sorted(type(h).__name__ for h in root.handlers),
+        "level": root.level,
+        "trace": sys.gettrace() is not None,
+        "stdout": getattr(sys.stdout, "name", None),
+    })
+
+def dump():
+    with open(f"seen-{os.getpid()}.json", "w") as out:
+        json.dump(SEEN, out)
+'''
+
+PAIR = """
+import atexit, logging, warnings
+import pytest
+from seeing import seeing, dump
+
+atexit.register(dump)
+
+def bare():
+    return 1
+
+def framework():
+    seeing()
+    print("spam from the timed path")
+    logging.getLogger("app").info("a log call")
+    return 1
+
+@pytest.mark.overhead(max_abs="1s")
+def test_pair(overhead, caplog):
+    caplog.set_level(logging.INFO)
+    overhead.compare(bare, framework)
+    logging.getLogger("app").warning("after the pair")
+    assert "after the pair" in caplog.text  # caplog works again once the pair is measured
+"""
+
+
+def seen(project: pytest.Pytester) -> list[list[dict]]:
+    """Per process, what the framework callable saw on each call (first call first)."""
+    return [json.loads(path.read_text()) for path in sorted(project.path.glob("seen-*.json"))]
+
+
+def timed(calls: list[dict]) -> list[dict]:
+    """The calls made while timing (the first call, which checks the callable, is outside)."""
+    return calls[1:] if len(calls) > 1 else calls
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_timed_calls_see_no_pytest_logging_capture_or_tracer_and_the_test_gets_them_back(
+    pytester: pytest.Pytester, processes: int
+) -> None:
+    pytester.makepyfile(seeing=SEEING, test_pair=PAIR)
+    done = pytester.runpytest_subprocess(
+        "--overhead", "-s", "-o", f"overhead_processes={processes}", "-o", "overhead_time_budget=0.2s", "-p",
+        "no:cacheprovider", "-o", "log_level=DEBUG", "-W", "error::overheadbench.OverheadTimedPathWarning",
+    )  # fmt: skip
+    done.assert_outcomes(passed=1)
+    # under -s, only the first call (which checks the callable, untimed) prints: the timed ones print to devnull
+    assert done.stdout.str().count("spam from the timed path") == 1
+    processes_seen = seen(pytester)
+    assert len(processes_seen) == (1 if processes == 1 else 1 + processes)
+    for calls in processes_seen:
+        for call in timed(calls):
+            assert call["handlers"] == [] and not call["trace"] and call["stdout"] == "/dev/null", call
+            assert call["level"] == logging.WARNING  # the app's (the default), not pytest's log_level=DEBUG
+
+
+APP = """
+import logging
+logging.basicConfig(level=logging.INFO, handlers=[logging.NullHandler()])
+"""
+
+
+@pytest.mark.parametrize("processes", [2])  # the replicas and this process's calibration
+def test_an_app_that_configures_logging_at_import_is_measured_with_its_configuration(
+    pytester: pytest.Pytester, processes: int
+) -> None:
+    pytester.makepyfile(seeing=SEEING, app=APP, test_pair="import app\n" + PAIR)
+    done = pytester.runpytest_subprocess(
+        "--overhead",
+        "-o",
+        f"overhead_processes={processes}",
+        "-o",
+        "overhead_time_budget=0.2s",
+        "-p",
+        "no:cacheprovider",
+    )
+    done.assert_outcomes(passed=1)
+    for calls in seen(pytester):
+        for call in timed(calls):
+            assert call["handlers"] == ["NullHandler"] and call["level"] == logging.INFO, call
+
+
+COVERED = """
+import atexit
+import pytest
+from seeing import seeing, dump
+import covered
+
+atexit.register(dump)
+
+def framework():
+    seeing()
+    return covered.work()
+
+@pytest.mark.overhead(max_abs="1s")
+def test_pair(overhead):
+    overhead.compare(lambda: 1, framework)
+"""
+
+
+@pytest.mark.parametrize("processes", [2])  # the replicas and this process's calibration
+def test_under_cov_the_timed_calls_are_untraced_and_the_coverage_data_is_whole(
+    pytester: pytest.Pytester, processes: int
+) -> None:
+    pytest.importorskip("pytest_cov")
+    pytester.makepyfile(
+        seeing=SEEING, covered="def work():\n    total = 0\n    for i in range(3):\n        total += i\n    return total\n",
+        test_pair=COVERED,
+    )  # fmt: skip
+    done = pytester.runpytest_subprocess(
+        "--overhead", "--cov=covered", "--cov-report=term-missing", "-o", f"overhead_processes={processes}",
+        "-o", "overhead_time_budget=0.2s", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    done.assert_outcomes(passed=1)
+    done.stdout.fnmatch_lines(["covered.py * 5 * 0 * 100%*"])  # every line, from this process's traced calls
+    processes_seen = seen(pytester)
+    assert len(processes_seen) == 1 + processes
+    # this process's check call runs traced (that is where the coverage comes from); replicas run without coverage
+    assert sum(calls[0]["trace"] for calls in processes_seen) == 1
+    assert not any(call["trace"] for calls in processes_seen for call in timed(calls))
+
+
+def test_replicas_start_without_coverage() -> None:
+    invocation = Invocation(args=("--cov=app",), directory=Path("."), coverage=True)
+    assert invocation.command(Path("cache"))[-1] == "--no-cov"
+    environ = invocation.environ({"COV_CORE_SOURCE": "app", "COVERAGE_PROCESS_START": ".coveragerc", "HOME": "/h"}, {})
+    assert "COV_CORE_SOURCE" not in environ and "COVERAGE_PROCESS_START" not in environ and environ["HOME"] == "/h"
+
+
+class Capture(logging.Handler):
+    """Stands in for pytest's handlers (same module name, so it is taken for one)."""
+
+
+Capture.__module__ = "_pytest.logging"
+
+
+def test_pytest_handlers_go_back_in_their_places_and_the_apps_new_ones_stay() -> None:
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    first, app, last, added = Capture(), logging.NullHandler(), Capture(), logging.NullHandler()
+    root.handlers = [first, app, last]
+    try:
+        with without_pytest_handlers(level=logging.ERROR):
+            assert root.handlers == [app] and root.level == logging.ERROR
+            root.addHandler(added)
+        assert root.handlers == [first, app, last, added] and root.level == level
+    finally:
+        root.handlers, root.level = saved, level
+
+
+def test_trace_and_profile_functions_are_off_while_timed_and_put_back_exactly() -> None:
+    def tracer(frame, event, arg):  # pragma: no cover - only installed, never asked to run here
+        return None
+
+    saved = sys.gettrace(), sys.getprofile(), threading.gettrace(), threading.getprofile()
+    sys.setprofile(tracer)
+    threading.settrace(tracer)
+    try:
+        with untraced("t.py::x"):
+            assert sys.getprofile() is None and threading.gettrace() is None and sys.gettrace() is None
+        assert sys.getprofile() is tracer and threading.gettrace() is tracer
+    finally:
+        sys.setprofile(saved[1])
+        threading.settrace(saved[2])
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring is Python 3.12+")
+def test_a_monitoring_tool_is_switched_off_globally_and_named_in_a_warning() -> None:
+    monitoring = sys.monitoring  # type: ignore[attr-defined]
+    tool = next(t for t in range(6) if monitoring.get_tool(t) is None)
+    monitoring.use_tool_id(tool, "probe")
+    monitoring.set_events(tool, monitoring.events.PY_START)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with untraced("t.py::x"):
+                assert monitoring.get_events(tool) == 0
+        assert monitoring.get_events(tool) == monitoring.events.PY_START
+        (warning,) = [w for w in caught if issubclass(w.category, OverheadTimedPathWarning)]
+        assert "t.py::x: sys.monitoring tool 'probe'" in str(warning.message)
+    finally:
+        monitoring.set_events(tool, 0)
+        monitoring.free_tool_id(tool)
