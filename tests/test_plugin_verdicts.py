@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from overheadbench.options import settings_from_config
 from overheadbench.runs import SCHEMA_VERSION as JSON_SCHEMA_VERSION
 
 
@@ -179,3 +180,24 @@ def test_the_quick_profile_shrinks_the_defaults_but_explicit_options_win(pyteste
     pytester.runpytest("--overhead-quick", "--overhead-processes=7", "-s").stdout.fnmatch_lines(
         ["*SETTINGS 7 0.5 0.03 warn"]
     )
+
+
+class _Config:
+    """Just enough of pytest's config for :func:`settings_from_config`."""
+
+    def __init__(self, **options: object) -> None:
+        self.options = {f"--{name.replace('_', '-')}": value for name, value in options.items()}
+
+    def getoption(self, name: str) -> object:
+        return self.options.get(name)
+
+    def getini(self, name: str) -> None:
+        return None
+
+
+def test_the_quick_profile_measures_6_processes_per_tree_against_a_base_and_explicit_options_still_win() -> None:
+    assert settings_from_config(_Config(overhead_quick=True)).processes == 3  # type: ignore[arg-type]
+    against = settings_from_config(_Config(overhead_quick=True, overhead_against="HEAD"))  # type: ignore[arg-type]
+    assert (against.processes, against.max_processes, against.time_budget_s) == (6, 6, 0.5)
+    chosen = settings_from_config(_Config(overhead_quick=True, overhead_against="HEAD", overhead_processes="4"))  # type: ignore[arg-type]
+    assert chosen.processes == 4
