@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 import anyio
+import numpy as np
 import pytest
 import sniffio
 
@@ -34,7 +35,7 @@ from .results import OverheadResult
 from .samples import CountSamples, Kind, ReplicaSamples, Side
 from .sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
 from .settings import Mode, Settings
-from .stats import replica_ratio
+from .stats import pair_ratios
 from .timed_path import AppLogging, timing_conditions
 from .timeouts import time_limit
 from .units import format_seconds
@@ -206,27 +207,20 @@ class OverheadFixture:
         self._slowest_call_s = max(self._slowest_call_s, time.perf_counter() - started)
 
     def _instruments(self) -> list[Instrument]:
-        """What measures the pair, in order: wall time (time mode), then, in this process
-        only, instructions (count mode) and allocations (count mode; in time mode unless
-        turned off and the marker has no allocation budget). Separate passes, so the
-        allocation tracer's own work is never counted as instructions. Replicas only time."""
-        timed: list[Instrument] = (
-            [WallClock(self.clock_ns, self.pair.concurrency)] if self.pair.mode == Mode.TIME else []
-        )
-        if self.replication.in_replica and self.pair.mode == Mode.TIME:
-            return timed
-        counted: list[Instrument] = [InstructionCount()] if self.pair.mode == Mode.COUNT else []
-        if self.pair.mode == Mode.COUNT and not self.replication.in_replica:
-            timed = [WallClock(time.perf_counter_ns, 1)]  # the counts' check (real clock), last
+        """What measures the pair, in order. Time mode: wall time, then, in this process only,
+        allocations (unless turned off and the marker has no allocation budget); replicas only
+        time. Count mode: instructions, allocations, then (in this process) a short wall-clock
+        probe on the real clock, the counts' check. Separate passes, so the allocation tracer's
+        own work is never counted as instructions."""
         budget = self.pair.budget
-        if (
-            self.pair.mode == Mode.COUNT
-            or self.settings.allocations
-            or budget.max_alloc is not None
-            or budget.max_alloc_bytes is not None
-        ):
-            counted.append(AllocationTrace())
-        return counted + timed if self.pair.mode == Mode.COUNT else timed + counted
+        if self.pair.mode == Mode.COUNT:
+            probe: list[Instrument] = [] if self.replication.in_replica else [WallClock(time.perf_counter_ns, 1)]
+            return [InstructionCount(), AllocationTrace(), *probe]
+        timed: list[Instrument] = [WallClock(self.clock_ns, self.pair.concurrency)]
+        allocations = self.settings.allocations or budget.max_alloc is not None or budget.max_alloc_bytes is not None
+        if self.replication.in_replica or not allocations:
+            return timed
+        return [*timed, AllocationTrace()]
 
     @contextmanager
     def _held(self) -> Iterator[list[Instrument]]:
@@ -255,11 +249,11 @@ class OverheadFixture:
                 side: instrument.block(fn, kind)
                 for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
             }
-            if not instrument.figures and self.pair.mode == Mode.COUNT:
-                yield self._time_probe(), blocks, self._probed.extend
-                continue
-            if not instrument.figures:
-                yield self._plan(), blocks, self._replicas.extend
+            if not instrument.figures:  # wall time: the pair's own, or count mode's probe
+                if self.pair.mode == Mode.COUNT:
+                    yield self._time_probe(), blocks, self._probed.extend
+                else:
+                    yield self._plan(), blocks, self._replicas.extend
                 continue
             if self._counts is None:
                 self._counts = CountSamples(count_calls(self._slowest_call_s))
@@ -296,8 +290,9 @@ class OverheadFixture:
         if self.pair.mode == Mode.COUNT:
             assert self._counts is not None
             counted = summarise_counts(self.pair, kind, self._counts, wall_s)
-            probed = [replica_ratio(s.baseline_ns, s.framework_ns, 0.0, 0.95)[0] for s in self._probed if s.baseline_ns]
-            return self._record(dataclasses.replace(counted, time_ratio=probed[0] if probed else math.nan))
+            probe = next((samples for samples in self._probed if samples.baseline_ns), None)
+            time_ratio = float(np.median(pair_ratios(probe.baseline_ns, probe.framework_ns))) if probe else math.nan
+            return self._record(dataclasses.replace(counted, time_ratio=time_ratio))
         return self._record(summarise(self.pair, kind, self._replicas, self.settings, wall_s, self._counts))
 
     def _record(self, result: OverheadResult) -> OverheadResult:
