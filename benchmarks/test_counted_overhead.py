@@ -1,17 +1,17 @@
 """Count mode on the example framework: instruction and allocation budgets that give the
 same verdict on every run, on any machine, and a case where counts and time disagree.
 
-The budgets here are in executed bytecode instructions (``mode="count"``: ``max=0.75`` =
-at most 75% more instructions per call than the bare agent) and in memory (``max_alloc=0``:
-the framework path keeps no memory block per call that the bare path does not). Counts
-depend on the Python version (each version executes different bytecode), so the budgets
-leave room for the versions the tox matrix runs.
+The budgets here are in executed instructions (``mode="count"``: ``max=0.75`` = at most 75%
+more instructions per call than the bare agent) and in memory (``max_alloc=0``: the framework
+path keeps no memory block per call that the bare path does not). They hold for both counters
+(machine instructions under callgrind where valgrind is installed, else bytecode) and leave
+room for the Python versions the tox matrix runs (each executes different bytecode).
 
-The disagreement (docs/counting.md): an audit-log middleware that serialises and hashes
-every message does its work in C (``json``, ``hashlib``), which executes almost no
-bytecode, so its instruction overhead is small while its time overhead is the largest of
-the two; a field-checking middleware written in Python executes many cheap instructions,
-so count mode ranks it the costlier one. Both pairs run in both modes side by side.
+Time against counts (docs/counting.md): an audit-log middleware that serialises and hashes
+every message does its work in C (``json``, ``hashlib``); a field-checking middleware written
+in Python executes many cheap instructions. Counting bytecode, the audit log looks cheap and
+count mode ranks the two opposite to time (and warns); counting machine instructions, the
+counts rank them as time does. Both pairs run in both modes side by side.
 """
 
 from __future__ import annotations
@@ -93,8 +93,9 @@ def test_full_stack_in_instructions(overhead):
 
 MODES = {
     # mode: budgets for (audit log, field check), generous: this pair shows figures, not verdicts
+    # (the audit log: +2,895% in machine instructions, +603% in bytecode)
     "time": ({"max_abs": "100us"}, {"max_abs": "100us"}),
-    "count": ({"max": 10.0}, {"max": 10.0}),
+    "count": ({"max": 50.0}, {"max": 10.0}),
 }
 
 
@@ -112,8 +113,8 @@ MODES = {
     ],
 )
 def test_time_and_count_disagree(overhead, middleware, mode):
-    """Two middlewares that time and count rank oppositely (C code is cheap in instructions, expensive in time): both
-    budgets hold, and the report shows why count mode complements time."""
+    """Two middlewares that time and bytecode counts rank oppositely (C code is cheap in bytecode, expensive in time),
+    and machine-instruction counts rank as time does: both budgets hold, and the report shows what each counter sees."""
     agent = EchoAgent()
     wrapped = middleware(agent)
     overhead.compare(lambda: agent.handle(MESSAGE), lambda: wrapped.handle(MESSAGE))

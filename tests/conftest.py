@@ -45,10 +45,12 @@ def clock(overhead):
 
 
 LOOP_SCOPE = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 6\n"
-"""Generated projects: pytest-asyncio's loop scope set (its deprecation warning stays out), and
+QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 6\noverhead_counter = bytecode\n"
+"""Generated projects: pytest-asyncio's loop scope set (its deprecation warning stays out),
 6 replica processes per pair rather than the default 10: these projects test how replicas
-run, not how many, and the suite's time on a 2-core CI machine is spent mostly starting them."""
+run, not how many, and the suite's time on a 2-core CI machine is spent mostly starting them;
+and count mode counting bytecode in the test's process, whose exact counts the tests read (a
+callgrind replica costs ~10 s a session: the tests of that counter ask for it by option)."""
 
 
 @pytest.fixture(autouse=True)

@@ -183,7 +183,7 @@ def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
     assert verdict.status == Status.INCONCLUSIVE
     assert verdict.message.startswith(
         "instruction overhead 25.0% (range over 5 repeats 20.0%..30.0%) straddles max "
-        "25.0%: baseline 100 instructions/call, framework 125/call (+25)"
+        "25.0%: baseline 100 bytecode instructions/call, framework 125/call (+25)"
     )
     assert "the counts differ from repeat to repeat" in verdict.message
     assert judge(samples, Budget(max_overhead=0.31)).status == Status.PASS

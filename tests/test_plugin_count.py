@@ -35,7 +35,7 @@ def test_count_mode_judges_the_instruction_ratio(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "instruction overhead *% (the same on all 5 repeats) exceeds max 25.0%: baseline * instructions/call, "
+            "instruction overhead *% (the same on all 5 repeats) exceeds max 25.0%: baseline * bytecode instructions/call, "
             "framework */call (+*); peak memory *",
             "*test_wrapper *% instr (exact)*-> * (+*)*FAIL",
             "*test_wrapper_generous *% instr (exact)*PASS",
@@ -203,7 +203,7 @@ def test_async_callables_are_counted(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*instruction overhead * exceeds max 50.0%: baseline * instructions/call*"])
+    result.stdout.fnmatch_lines(["*instruction overhead * exceeds max 50.0%: baseline * bytecode instructions/call*"])
 
 
 def test_counts_and_time_that_disagree_are_flagged_on_the_test(pytester: pytest.Pytester) -> None:

@@ -2,11 +2,11 @@
 probe's ratio beside it, and whether the test was warned that they disagree.
 
     pip install pydantic msgpack
-    python benchmarks/validation/compiled_code.py --sessions 5   # ~1 min, run alone
+    python benchmarks/validation/compiled_code.py --sessions 5   # ~3 min, run alone
 
 The pairs, each a fresh ``pytest --overhead --overhead-mode=count`` session in a generated
-project (``--overhead-mode=count`` in one session, plain ``--overhead`` in another for the time
-mode's own figure):
+project, once per counter (``--overhead-counter=bytecode`` and ``=callgrind``, where valgrind
+is installed), and plain ``--overhead`` in another session for the time mode's own figure:
 
 * ``pydantic``: a dataclass built from a dict against pydantic's ``model_validate`` (pydantic-core,
   Rust);
@@ -110,28 +110,39 @@ def session(project: Path, args: list[str]) -> tuple[dict[str, dict], str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=5)
+    parser.add_argument("--counters", default="bytecode,callgrind", help="comma-separated counters to compare")
     args = parser.parse_args()
+    counters = args.counters.split(",")
     rows: dict[str, dict[str, list]] = {}
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
         (project / "test_compiled.py").write_text(PAIRS)
         (project / "pytest.ini").write_text("[pytest]\n")
         for _ in range(args.sessions):
-            counted, output = session(project, ["--overhead", "--overhead-mode=count"])
             timed, _ = session(project, ["--overhead"])
-            for name, result in counted.items():
-                row = rows.setdefault(name, {"count": [], "probe": [], "time": [], "warned": []})
-                row["count"].append(result["overhead"])
-                row["probe"].append(result["time_ratio"] - 1)
-                row["time"].append(timed[name]["overhead"])
-                row["warned"].append(f"{name}: count mode reads" in output)
-    print("| pair | instructions (count mode) | time probe in count mode | time mode | warned |")
-    print("|---|---|---|---|---|")
+            for counter in counters:
+                counted, output = session(
+                    project, ["--overhead", "--overhead-mode=count", f"--overhead-counter={counter}"]
+                )
+                for name, result in counted.items():
+                    row = rows.setdefault(
+                        f"{name} | {counter}", {"count": [], "probe": [], "time": [], "warned": [], "wall": []}
+                    )
+                    row["count"].append(result["overhead"])
+                    row["probe"].append(result["time_ratio"] - 1)
+                    row["time"].append(timed[name]["overhead"])
+                    row["warned"].append(f"{name}: count mode reads" in output)
+                    row["wall"].append(result["wall_s"])
+    print(
+        "| pair | counter | instructions (count mode) | time probe in count mode | time mode | warned | wall per pair |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for name, row in rows.items():
         count = sorted(row["count"])
-        print(f"| {name} | {100 * count[0]:+.0f}..{100 * count[-1]:+.0f}% | "
+        print(f"| {name} | {100 * count[0]:+.1f}..{100 * count[-1]:+.1f}% | "
               f"{100 * statistics.median(row['probe']):+.0f}% ({100 * min(row['probe']):+.0f}..{100 * max(row['probe']):+.0f}) | "
-              f"{100 * statistics.median(row['time']):+.0f}% | {sum(row['warned'])} of {len(row['warned'])} |")  # fmt: skip
+              f"{100 * statistics.median(row['time']):+.0f}% | {sum(row['warned'])} of {len(row['warned'])} | "
+              f"{statistics.median(row['wall']):.2f} s |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from .changes import Change, Measurement, change, exact_change, median_measurement, session_log_sd
-from .samples import ReplicaSamples
+from .samples import Counter, CountSamples, ReplicaSamples
 from .settings import Mode
 from .stats import pair_ratios
 
@@ -57,6 +57,9 @@ class Compared(Protocol):
     @property
     def samples(self) -> list[ReplicaSamples]: ...
 
+    @property
+    def counts(self) -> CountSamples | None: ...
+
 
 def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
     """Each process's median pair ratio."""
@@ -82,9 +85,14 @@ def session_sd(history: Iterable[Compared], nodeid: str, mode: Mode, process_sd:
 
 
 def comparable(old: Compared, new: Compared) -> bool:
-    """Whether two results of one test measured the same figure (mode and callers), both positive."""
-    same = old.mode == new.mode and old.concurrency == new.concurrency
+    """Whether two results of one test measured the same figure (mode, callers and, for counts,
+    the counter: machine and bytecode instructions differ), both positive."""
+    same = old.mode == new.mode and old.concurrency == new.concurrency and _counter(old) == _counter(new)
     return same and all(r.ratio > 0 and math.isfinite(r.ratio) for r in (old, new))
+
+
+def _counter(result: Compared) -> Counter | None:
+    return result.counts.counter if result.mode == Mode.COUNT and result.counts is not None else None
 
 
 def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = ()) -> Change:

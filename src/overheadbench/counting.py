@@ -17,11 +17,17 @@ import math
 from collections.abc import Generator
 from typing import Any
 
-from .samples import Side
+from .samples import Counter, Side
 
 COUNT_REPEATS = 5
 COUNT_WARMUP_BLOCKS = 1
 COUNT_MAX_CALLS = 16
+"""Calls per block counting bytecode (each instruction is a Python callback: ~100x slower)."""
+CALLGRIND_MAX_CALLS = 256
+"""... and counting machine instructions: a block's own requests and the interpreter's warm-up
+(specialising a call site takes ~100 calls) move a block's count by ~1,000-2,000 instructions;
+over 256 calls that is a few per call, and a warmed block of 256 reads the same +-4 instructions
+every time (json.dumps under callgrind here; 16 calls read +-60 per call)."""
 COUNT_BLOCK_S = 0.01
 """Uninstrumented wall time a counted block aims at: slow callables get fewer calls."""
 TIME_PROBE_S = 0.25
@@ -37,9 +43,9 @@ OPPOSITE_FLOOR = 0.10
 """Either way, overheads of opposite signs, each beyond this (10%), disagree."""
 
 
-def count_calls(slowest_call_s: float) -> int:
-    """Calls per counted block: a power of two up to ``COUNT_MAX_CALLS``, fewer for slow callables."""
-    calls = COUNT_MAX_CALLS
+def count_calls(slowest_call_s: float, most: int = COUNT_MAX_CALLS) -> int:
+    """Calls per counted block: a power of two up to ``most``, fewer for slow callables."""
+    calls = most
     while calls > 1 and calls * slowest_call_s > COUNT_BLOCK_S:
         calls //= 2
     return calls
@@ -65,12 +71,20 @@ def count_plan(
     return raw
 
 
-def disagreement(nodeid: str, count_ratio: float, time_ratio: float) -> str | None:
+UNSEEN = {
+    Counter.BYTECODE: "the counter counts Python bytecode only, so work in compiled code (C or Rust extensions), "
+    "system calls, I/O or sleeping is invisible to it",
+    Counter.CALLGRIND: "the counter counts the machine instructions this process executes, so waiting (I/O, "
+    "sleeping, locks, other processes) and memory stalls cost time and no instructions",
+}
+"""What each counter cannot see: the likely cause when its counts and the time disagree."""
+
+
+def disagreement(nodeid: str, count_ratio: float, time_ratio: float, counter: Counter = Counter.BYTECODE) -> str | None:
     """Why the counts may mislead, when the instruction ratio and the time ratio (framework /
     baseline) of the same calls disagree (see the factors above); None when they agree or either
-    is not a ratio. The counter counts Python bytecode: work in compiled code (a C or Rust
-    extension such as pydantic-core or msgpack), system calls, I/O or sleeping costs time and
-    few or no instructions."""
+    is not a ratio. What the counter cannot see (:data:`UNSEEN`) costs time and few or no
+    instructions: compiled code for the bytecode counter, waiting for either."""
     if not (count_ratio > 0 and time_ratio > 0 and math.isfinite(count_ratio) and math.isfinite(time_ratio)):
         return None
     figures = (
@@ -81,15 +95,10 @@ def disagreement(nodeid: str, count_ratio: float, time_ratio: float) -> str | No
         abs(count_ratio - 1), abs(time_ratio - 1)
     ) > OPPOSITE_FLOOR
     if time_ratio > UNDERSTATED_FACTOR * count_ratio or (opposite and time_ratio > count_ratio):
-        return (
-            f"{figures}: the counter counts Python bytecode only, so work the framework path does in compiled "
-            f"code (C or Rust extensions), system calls, I/O or sleeping is invisible to it. Judge this pair in "
-            f"time mode"
-        )
+        return f"{figures}: {UNSEEN[counter]}, on the framework path here. Judge this pair in time mode"
     if count_ratio > OVERSTATED_FACTOR * time_ratio or opposite:
         return (
-            f"{figures}: the baseline's time is mostly work the counter does not see (compiled code, system calls, "
-            f"I/O, sleeping), so the instruction ratio overstates what the framework path costs. Judge this pair in "
-            f"time mode"
+            f"{figures}: the baseline's time is mostly what the counter does not see ({UNSEEN[counter]}), so the "
+            f"instruction ratio overstates what the framework path costs. Judge this pair in time mode"
         )
     return None

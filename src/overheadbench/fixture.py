@@ -23,16 +23,17 @@ import numpy as np
 import pytest
 import sniffio
 
-from .counting import TIME_PROBE_S, count_calls, count_plan
+from .counting import CALLGRIND_MAX_CALLS, TIME_PROBE_S, count_calls, count_plan
 from .errors import OverheadUsageError
-from .instruments import Block, Instrument
+from .instruments import Block, Instrument, callgrind
 from .instruments.allocations import AllocationTrace
+from .instruments.callgrind import MachineInstructionCount
 from .instruments.instructions import InstructionCount
 from .instruments.walltime import WallClock, empty_async, empty_sync
 from .pair import Pair
 from .replicas.replica import ReplicaPlugin
 from .results import OverheadResult
-from .samples import CountSamples, Kind, ReplicaSamples, Side
+from .samples import Counter, CountSamples, Kind, ReplicaSamples, Side
 from .sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
 from .settings import Mode, Settings
 from .stats import pair_ratios
@@ -42,6 +43,9 @@ from .units import format_seconds
 from .verdict import halfwidth, summarise, summarise_counts
 from .vocabulary import MAX_CONCURRENCY
 
+CountElsewhere = Callable[[str, Settings, int], CountSamples]
+"""Count a pair in another process (node id, settings, calls per block): count mode under callgrind."""
+
 
 class OverheadFixture:
     """Measures one baseline-versus-framework pair per test.
@@ -49,7 +53,8 @@ class OverheadFixture:
     ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
     for the time budget; a test may replace it before calling ``compare`` to drive the
     whole machinery with synthetic costs. ``replication`` says where the time samples come
-    from (default: this process only).
+    from (default: this process only); ``count_elsewhere``, where count mode's counts come
+    from when not from this process (a replica started under callgrind).
     """
 
     def __init__(
@@ -61,8 +66,10 @@ class OverheadFixture:
         app_logging: AppLogging | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
+        count_elsewhere: CountElsewhere | None = None,
     ) -> None:
         self.pair = pair
+        self.count_elsewhere = count_elsewhere
         self.settings = pair.measuring(settings)
         self.replication: Replication = replication or InProcess()
         self.app_logging = app_logging or AppLogging()
@@ -211,11 +218,16 @@ class OverheadFixture:
         allocations (unless turned off and the marker has no allocation budget); replicas only
         time. Count mode: instructions, allocations, then (in this process) a short wall-clock
         probe on the real clock, the counts' check. Separate passes, so the allocation tracer's
-        own work is never counted as instructions."""
+        own work is never counted as instructions. Under callgrind the controller only probes:
+        the counts come from a replica started under valgrind, whose counter is callgrind's."""
         budget = self.pair.budget
         if self.pair.mode == Mode.COUNT:
             probe: list[Instrument] = [] if self.replication.in_replica else [WallClock(time.perf_counter_ns, 1)]
-            return [InstructionCount(), AllocationTrace(), *probe]
+            if self.count_elsewhere is not None:
+                return probe
+            folder = callgrind.in_counting_replica()
+            counter = MachineInstructionCount(folder) if folder else InstructionCount()
+            return [counter, AllocationTrace(), *probe]
         timed: list[Instrument] = [WallClock(self.clock_ns, self.pair.concurrency)]
         allocations = self.settings.allocations or budget.max_alloc is not None or budget.max_alloc_bytes is not None
         if self.replication.in_replica or not allocations:
@@ -239,10 +251,13 @@ class OverheadFixture:
         Wall time follows the replication's plan; a counter follows the count plan."""
         empty = empty_sync if kind == Kind.SYNC else empty_async
         if self.pair.mode == Mode.COUNT and isinstance(self.replication, ReplicaPlugin):
-            orders = self.replication.park(self.nodeid)  # a replica of the base tree counts when told to
+            orders = self.replication.park(self.nodeid)  # a counting replica counts when told to
             if orders is None:
                 return
-            self._counts = CountSamples(orders.calls_per_block)
+            self._counts = _count_samples(orders.calls_per_block)
+        elif self.pair.mode == Mode.COUNT and self.count_elsewhere is not None:
+            calls = count_calls(self._slowest_call_s, CALLGRIND_MAX_CALLS)
+            self._counts = self.count_elsewhere(self.nodeid, self.settings, calls)
         for instrument in self._instruments():
             held.append(instrument)
             blocks = {
@@ -256,7 +271,7 @@ class OverheadFixture:
                     yield self._plan(), blocks, self._replicas.extend
                 continue
             if self._counts is None:
-                self._counts = CountSamples(count_calls(self._slowest_call_s))
+                self._counts = _count_samples(count_calls(self._slowest_call_s))
             yield (
                 count_plan(self._counts.calls_per_block, harness=instrument.subtract_harness),
                 blocks,
@@ -298,6 +313,12 @@ class OverheadFixture:
     def _record(self, result: OverheadResult) -> OverheadResult:
         self.result = result
         return result
+
+
+def _count_samples(calls_per_block: int) -> CountSamples:
+    """Counts to fill in this process, named by its counter."""
+    counter = Counter.CALLGRIND if callgrind.in_counting_replica() else Counter.BYTECODE
+    return CountSamples(calls_per_block, counter=counter)
 
 
 def _loop_running() -> bool:

@@ -227,3 +227,20 @@ def check_confidence(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise ValueError("must be a number between 0 and 1 (e.g. 0.95)")
     return float(value)
+
+
+LEVEL_FIXTURE = "overhead_concurrency"
+
+
+def parametrize_levels(metafunc: pytest.Metafunc) -> None:
+    """``@pytest.mark.overhead(concurrency=[1, 8, 64])``: one test item, so one row, per level."""
+    mark = metafunc.definition.get_closest_marker(MARKER_NAME)
+    levels = listed_levels(mark.kwargs) if mark is not None else ()
+    if levels and LEVEL_FIXTURE in metafunc.fixturenames:
+        metafunc.parametrize(LEVEL_FIXTURE, levels, ids=[f"c={level}" for level in levels], indirect=True)
+
+
+@pytest.fixture(name=LEVEL_FIXTURE)
+def concurrency_level(request: pytest.FixtureRequest) -> int | None:
+    """This row's number of concurrent callers, when the marker lists levels."""
+    return getattr(request, "param", None)

@@ -9,6 +9,7 @@ after the whole run. Options that only mean something while measuring imply ``--
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from .instruments import callgrind
 from .report import COLUMN_KEYS, TERMINAL_COLUMNS
+from .samples import Counter
 from .settings import Mode, Policy, Settings, shown_default
 from .units import DurationError, parse_duration
 from .vocabulary import MAX_PROCESSES
@@ -105,6 +108,12 @@ _OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
         "allocations",
         _boolean,
         "in time mode, count allocations per call too, in a short pass after timing",
+    ),
+    "counter": (
+        "counter",
+        _choice(*Counter),
+        "count mode's instructions: callgrind (machine instructions, compiled code included; needs valgrind), "
+        "bytecode (Python bytecode only), or auto (callgrind where valgrind runs, else bytecode)",
     ),
 }
 
@@ -245,7 +254,23 @@ def settings_from_config(config: pytest.Config) -> Settings:
             values[field] = parse(str(raw))
         except ValueError as exc:
             raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
-    return Settings(**values)
+    settings = Settings(**values)
+    return dataclasses.replace(settings, counter=_counter(settings.counter))
+
+
+def _counter(asked: str) -> Counter:
+    """The counter this session uses: ``auto`` resolved; callgrind asked for where it cannot run is an error."""
+    if asked == Counter.BYTECODE:
+        return Counter.BYTECODE
+    missing = callgrind.unavailable()
+    if missing is None:
+        return Counter.CALLGRIND
+    if asked == Counter.CALLGRIND:
+        raise pytest.UsageError(
+            f"overheadbench: --overhead-counter=callgrind: {missing}; install valgrind (apt-get install valgrind) "
+            f"or count bytecode with --overhead-counter=bytecode"
+        )
+    return Counter.BYTECODE
 
 
 def _output(raw: str | None, option: str) -> Path | None:

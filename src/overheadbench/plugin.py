@@ -33,7 +33,8 @@ from .gathering import Gathered, carry
 from .github import append_summary, in_actions
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .jsonio import strict, write_json_atomic, write_text_atomic
-from .marker import MARKER_HELP, MARKER_NAME, listed_levels, pair_of_item
+from .marker import LEVEL_FIXTURE, MARKER_HELP, MARKER_NAME, pair_of_item, parametrize_levels
+from .marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .options import Options, add_options, options_from_config
 from .outputs import Output, write_outputs
 from .pair import Pair
@@ -42,12 +43,13 @@ from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas
+from .replicas.under_callgrind import CallgrindReplicas
 from .report import markdown_purposes, render_markdown
 from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
 from .scratch import remove_orphans
-from .settings import Mode
+from .settings import Counter, Mode
 from .summary import Compared, session_summary
 from .tables import plain, plain_warning
 from .termination import install_sigterm, uninstall_sigterm
@@ -62,7 +64,6 @@ RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
 PAIR_KEY = pytest.StashKey[Pair]()
 HINTS_KEY = pytest.StashKey[list[Warning]]()
-LEVEL_FIXTURE = "overhead_concurrency"
 WORKER_REPLICAS = "overheadbench_replicas"
 
 
@@ -82,17 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``@pytest.mark.overhead(concurrency=[1, 8, 64])``: one test item, so one row, per level."""
-    mark = metafunc.definition.get_closest_marker(MARKER_NAME)
-    levels = listed_levels(mark.kwargs) if mark is not None else ()
-    if levels and LEVEL_FIXTURE in metafunc.fixturenames:
-        metafunc.parametrize(LEVEL_FIXTURE, levels, ids=[f"c={level}" for level in levels], indirect=True)
-
-
-@pytest.fixture(name=LEVEL_FIXTURE)
-def concurrency_level(request: pytest.FixtureRequest) -> int | None:
-    """This row's number of concurrent callers, when the marker lists levels."""
-    return getattr(request, "param", None)
+    parametrize_levels(metafunc)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -130,9 +121,11 @@ class OverheadSession:
         self.gathered = Gathered()
         self.marked: list[pytest.Item] = []
         tree = gate.against
-        duet = tree and Duet(self._make_pool, base_pool(tree))  # --overhead-against: both trees, interleaved
+        duet = Duet(self._make_pool, base_pool(tree)) if tree else None  # --overhead-against: both trees, interleaved
+        valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
+        self.counting = CallgrindReplicas(self._make_pool, duet) if valgrind else None
         self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown),
-                                                 duet.count_base)  # fmt: skip
+                                                 (self.counting or duet).count_base)  # fmt: skip
         self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
@@ -144,6 +137,11 @@ class OverheadSession:
         """The output files written (the summary names them)."""
         self.reporting = replica is None and not hasattr(config, "workerinput")
         """Only the user's session (the xdist controller) gathers and writes; replicas and workers measure."""
+
+    @property
+    def started(self) -> int:
+        """Replica processes this process started (counting ones included)."""
+        return self.replicas.started + (self.counting.started if self.counting else 0)
 
     def environment(self) -> dict[str, Any]:
         if self._environment is None:
@@ -202,8 +200,8 @@ class OverheadSession:
             pair = self.pair_for(item, warn=False)  # its hints are the test's own, issued when it runs
         except (pytest.fail.Exception, pytest.skip.Exception):
             return False
-        counted_against = bool(self.against) and pair is not None and pair.mode == Mode.COUNT  # the base counts too
-        return pair is not None and (pair.replicated or counted_against)
+        counted_elsewhere = (self.against or self.counting) and pair is not None and pair.mode == Mode.COUNT
+        return pair is not None and (pair.replicated or bool(counted_elsewhere))
 
     def pair_for(self, item: pytest.Item, warn: bool = True) -> Pair | None:
         """The test's pair, resolved once from its marker and the settings (None: not marked);
@@ -233,7 +231,8 @@ class OverheadSession:
                 f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
                 pytrace=False,
             )
-        return OverheadFixture(pair, self.settings, self.options.measuring, self.replication, self.app_logging)
+        return OverheadFixture(pair, self.settings, self.options.measuring, self.replication, self.app_logging,
+                               count_elsewhere=self.counting.count if self.counting else None)  # fmt: skip
 
     @pytest.fixture(name=TRANSPORT_FIXTURE)
     def transport_fixture(self, request: pytest.FixtureRequest) -> TransportFixture:
@@ -326,7 +325,7 @@ class OverheadSession:
             compared or None,
             self.options.columns,
             measuring=self.options.measuring,
-            replicas_started=self.replicas.started + self.workers_replicas,
+            replicas_started=self.started + self.workers_replicas,
             quick=self.options.quick,
             written=self.written,
             remeasured=self.gathered.remeasured,
@@ -348,12 +347,13 @@ class OverheadSession:
         self.workers_replicas += int(getattr(node, "workeroutput", {}).get(WORKER_REPLICAS, 0))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.replicas.close()
+        for pools in (self.replicas, self.counting or self.replicas):  # closing twice is safe
+            pools.close()
         if self.against:
             self.against.tree.close()
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
-            workeroutput[WORKER_REPLICAS] = self.replicas.started  # to the controller's pytest_testnodedown
+            workeroutput[WORKER_REPLICAS] = self.started  # to the controller's pytest_testnodedown
         if not self.reporting:
             return
         done = write_outputs(self._outputs(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)

@@ -12,7 +12,7 @@ from typing import Any
 
 from .checks import Status
 from .results import OverheadResult
-from .samples import Figure, Side
+from .samples import Counter, Figure, Side
 from .settings import Mode
 from .stats import Method
 from .tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
@@ -33,9 +33,14 @@ MARKDOWN_STATUS = {
     Status.UNMEASURED: "— (not measured)",
 }
 COUNT_FOOTNOTE = (
-    "count mode: the overhead is in executed bytecode instructions per call, median over the repeats; "
+    "count mode: the overhead is in executed {counter} per call, median over the repeats; "
     '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
 )
+COUNTERS = {
+    Counter.CALLGRIND: "machine instructions (callgrind: compiled code included; waiting, I/O and sleep not)",
+    Counter.BYTECODE: "bytecode instructions (Python only: work in C or Rust extensions is not counted)",
+}
+"""What each counter counts, and what it cannot see."""
 ALLOCATION_FOOTNOTE = (
     "memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
     "blocks a call left allocated"
@@ -222,8 +227,9 @@ def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KE
     """What the count columns mean, when the report shows them (terminal and markdown alike)."""
     lines = []
     shown = {column.key for column in _columns(results, keys)}
-    if any(r.mode != Mode.TIME for r in results):
-        lines.append(COUNT_FOOTNOTE)
+    counters = sorted({r.counts.counter for r in results if r.mode != Mode.TIME and r.counts is not None})
+    if counters:
+        lines.append(COUNT_FOOTNOTE.format(counter="; ".join(COUNTERS[counter] for counter in counters)))
     if {"peak", "kept"} & shown:
         lines.append(ALLOCATION_FOOTNOTE)
     return lines

@@ -24,11 +24,12 @@ from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_e
 from .results import OverheadResult
 from .settings import Settings
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
-``time_ratio`` (the counts' check). Versions 1 to 5 still load."""
+``time_ratio`` (the counts' check); 7 the counts' ``counter`` (callgrind or bytecode; older
+files counted bytecode). Versions 1 to 6 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

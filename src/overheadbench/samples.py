@@ -56,6 +56,17 @@ class Kind(Word):
     ASYNC = "async"
 
 
+class Counter(Word):
+    """What count mode's instructions are."""
+
+    AUTO = "auto"
+    """Callgrind where it can run (valgrind installed, Linux on x86-64), else bytecode."""
+    CALLGRIND = "callgrind"
+    """Machine instructions, counted by Valgrind's callgrind in a replica it started: compiled code included."""
+    BYTECODE = "bytecode"
+    """Python bytecode instructions, counted in the test's process: compiled code is invisible."""
+
+
 @dataclass
 class ReplicaSamples:
     """The raw paired samples of one process: block costs in ns, ``calls_per_block`` calls each."""
@@ -91,6 +102,8 @@ class CountSamples:
     calls_per_block: int
     baseline: dict[Figure, list[float]] = field(default_factory=dict)
     framework: dict[Figure, list[float]] = field(default_factory=dict)
+    counter: Counter = Counter.BYTECODE
+    """What the instructions are (files before schema 7 counted bytecode)."""
 
     def add(self, figures: Sequence[Figure], raw: dict[Side, list[Any]]) -> None:
         """Take one pass's raw block results (a number or a tuple of numbers per block, in
@@ -125,7 +138,12 @@ class CountSamples:
         return all(len(set(store[figure])) == 1 for store in (self.baseline, self.framework))
 
     def to_json(self) -> dict[str, Any]:
-        return {"calls_per_block": self.calls_per_block, "baseline": self.baseline, "framework": self.framework}
+        return {
+            "calls_per_block": self.calls_per_block,
+            "counter": self.counter,
+            "baseline": self.baseline,
+            "framework": self.framework,
+        }
 
     @classmethod
     def from_json(cls, data: Any, path: str = "counts") -> CountSamples:
@@ -138,7 +156,8 @@ class CountSamples:
             sides.append({_figure(key, figures.path): figures.samples(key, signed=True) for key in figures.data})
         if set(sides[0]) != set(sides[1]) or any(len(sides[0][f]) != len(sides[1][f]) for f in sides[0]):
             raise ShapeError(f"{path}: baseline and framework must have the same figures and repeats")
-        return cls(fields.count("calls_per_block"), sides[0], sides[1])
+        counter = fields.choice("counter", Counter, Counter.BYTECODE)
+        return cls(fields.count("calls_per_block"), sides[0], sides[1], counter)
 
 
 def _figure(key: str, path: str) -> Figure:

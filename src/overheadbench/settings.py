@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from .samples import Counter as Counter  # the counter is a setting; the word lives with the counts
 from .vocabulary import Word
 
 
@@ -20,7 +21,7 @@ class Mode(Word):
     TIME = "time"
     """Wall clock, replicated in fresh processes, with a confidence interval."""
     COUNT = "count"
-    """Executed bytecode instructions and allocations, exact, in the test's process."""
+    """Executed instructions (see :class:`Counter`) and allocations: exact counts."""
 
 
 class Policy(Word):
@@ -70,6 +71,8 @@ class Settings:
     """In time mode, also count allocations per call (a short tracemalloc pass after timing)."""
     concurrency: int = 1
     """Callers of each side at once while it is timed (a pair's own: its marker or ``compare()``)."""
+    counter: Counter = Counter.AUTO
+    """Count mode's instruction counter (resolved from ``auto`` when the session starts)."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -84,6 +87,8 @@ class Settings:
             values["inconclusive"] = Policy(values["inconclusive"])
         if "mode" in values:
             values["mode"] = Mode(values["mode"])
+        if "counter" in values:
+            values["counter"] = Counter(values["counter"])
         return cls(**values)
 
 

@@ -32,7 +32,7 @@ from .errors import (
 from .figures import SPECS, FigureResult
 from .pair import Budget, Pair
 from .results import OverheadResult
-from .samples import CountSamples, Figure, Kind, ReplicaSamples, Side
+from .samples import Counter, CountSamples, Figure, Kind, ReplicaSamples, Side
 from .settings import Mode, Policy, Settings
 from .stats import Method, combine, replica_ratio
 from .units import format_bytes, format_count, format_fraction, format_seconds
@@ -102,12 +102,17 @@ def judge_time(
     return judge(checks + allocation_checks(counts, budget), figures)
 
 
+INSTRUCTION_WORDS = {Counter.CALLGRIND: "machine instructions", Counter.BYTECODE: "bytecode instructions"}
+"""What a count-mode message calls its counts (see :class:`~overheadbench.samples.Counter`)."""
+
+
 def judge_counts(pair: Pair, counts: CountSamples) -> Verdict:
     """Judge a pair measured in count mode: its instruction overhead and allocations, on
     their range over the repeats."""
     base, framework = (counts.median(side, Figure.INSTRUCTIONS) for side in (Side.BASELINE, Side.FRAMEWORK))
     figures = (
-        f"baseline {format_count(base)} instructions/call, framework {format_count(framework)}/call "
+        f"baseline {format_count(base)} {INSTRUCTION_WORDS[counts.counter]}/call, framework "
+        f"{format_count(framework)}/call "
         f"({format_count(framework - base, signed=True)})" + allocation_figures(counts)
     )
     checks = []
@@ -284,7 +289,8 @@ def outcome(
                 f"(overheadbench.http.serve_in_process) with an async pair"
             )
         )
-    if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio)):
+    counter = result.counts.counter if result.counts is not None else Counter.BYTECODE
+    if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio, counter)):
         warned.append(OverheadCountingWarning(why))
     if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
         warned.append(

@@ -13,10 +13,11 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..samples import ReplicaSamples
+from ..samples import CountSamples, ReplicaSamples
 from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..settings import Settings
 from .pool import NotInTree, ReplicaPool, affordable
+from .replication import count_once
 from .trees import BaseSide
 
 
@@ -41,11 +42,7 @@ class Duet:
     def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
         if settings.processes == 1:
             return InProcess().plan(nodeid, settings, rng, clock_ns, too_wide)
-        if self._head is None:
-            self._head = self.make_head()
-        if self._base is None:
-            self._base = self.make_base(self._head)
-        return self._duet(nodeid, settings, rng, clock_ns, too_wide, self._head, self._base)
+        return self._duet(nodeid, settings, rng, clock_ns, too_wide, *self._pools())
 
     def _duet(
         self,
@@ -100,22 +97,27 @@ class Duet:
             for pool in pools:
                 pool.release()
 
+    def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
+        """Count a count-mode pair in one replica of the head tree (count mode's callgrind pools)."""
+        return count_once(self._pools()[0], nodeid, settings, calls_per_block)
+
     def count_base(self, nodeid: str, settings: Settings, calls_per_block: int) -> None:
-        """Count a count-mode pair in one replica of the base tree, with the head's block size
-        (counts are exact: one process is the whole answer), once the head has counted it."""
-        if self._head is None:
-            self._head = self.make_head()
-        if self._base is None:
-            self._base = self.make_base(self._head)
+        """Count a count-mode pair in one replica of the base tree, with the head's block size,
+        once the head has counted it."""
         try:
-            self._base.ensure(1, nodeid)
-            self.sides[nodeid] = BaseSide(counts=self._base.count(0, calls_per_block, settings))
+            self.sides[nodeid] = BaseSide(counts=count_once(self._pools()[1], nodeid, settings, calls_per_block))
         except NotInTree as exc:
             self.sides[nodeid] = BaseSide(missing=not exc.failed, note=str(exc) if exc.failed else "")
             if exc.failed:
                 raise
-        finally:
-            self._base.release()
+
+    def _pools(self) -> tuple[ReplicaPool, ReplicaPool]:
+        """Both trees' pools, made on first use."""
+        if self._head is None:
+            self._head = self.make_head()
+        if self._base is None:
+            self._base = self.make_base(self._head)
+        return self._head, self._base
 
     @staticmethod
     def _rounds(

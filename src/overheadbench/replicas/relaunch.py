@@ -159,6 +159,10 @@ class Invocation:
     coverage: bool = False
     """pytest-cov is loaded: the replica gets ``--no-cov`` (no tracer in its timed path; this
     process covers the tests' code, see :mod:`overheadbench.timed_path`)."""
+    wrapper: tuple[str, ...] = ()
+    """A command the replica's interpreter is started under (count mode's callgrind)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables set in the replica's environment on top of this process's."""
 
     @classmethod
     def of(cls, config: Any) -> Invocation:
@@ -193,7 +197,7 @@ class Invocation:
         # the file, not the package: a package imported before pytest cannot have its asserts
         # rewritten, and pytest's warning about that is an error under filterwarnings = error
         boot = f"import runpy; runpy.run_path({lifeline.__file__!r})['boot'](module_run={self.module_run})"
-        start = [self.python, "-c", boot]
+        start = [*self.wrapper, self.python, "-c", boot]
         # a file that does not collect in the base tree fails its own tests, not the whole replica
         switches = ["-o", f"cache_dir={cache_dir}", "--continue-on-collection-errors"]
         ini_addopts = without_dropped(self.ini_addopts)
@@ -208,7 +212,8 @@ class Invocation:
     def environ(self, base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
         """The replica's environment: ``base`` with ``PYTEST_ADDOPTS`` less :data:`DROPPED`, and
         without the variables that start coverage in a subprocess (:data:`COVERAGE_STARTERS`)."""
-        environ = {name: value for name, value in {**base, **extra}.items() if not name.startswith(COVERAGE_STARTERS)}
+        merged = {**base, **dict(self.env), **extra}
+        environ = {name: value for name, value in merged.items() if not name.startswith(COVERAGE_STARTERS)}
         if self.pythonpath is not None:
             environ["PYTHONPATH"] = self.pythonpath
         if self.env_addopts is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from ..samples import CountSamples
 from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..settings import Settings
 from .pool import ReplicaPool, affordable
@@ -35,9 +36,27 @@ class Replicas:
             self._pool = self._make_pool()
         return pair_plan(settings, rng, clock_ns, self._pool, nodeid, too_wide)
 
+    def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
+        """Count a count-mode pair in one of the pool's replicas (count mode's callgrind pool)."""
+        if self._make_pool is None:
+            raise RuntimeError("no replica pool to count in")
+        if self._pool is None:
+            self._pool = self._make_pool()
+        return count_once(self._pool, nodeid, settings, calls_per_block)
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
+
+
+def count_once(pool: ReplicaPool, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
+    """A count-mode pair counted by one replica of ``pool``, with this block size (counts are
+    exact: one process is the whole answer); the replica is idle again afterwards."""
+    try:
+        pool.ensure(1, nodeid)
+        return pool.count(0, calls_per_block, settings)
+    finally:
+        pool.release()
 
 
 def pair_plan(
