@@ -9,15 +9,17 @@ from pathlib import Path
 import pytest
 from test_against import COUNTED, git
 
+from overheadbench import valgrind
 from overheadbench.comparison import comparable
 from overheadbench.counting import disagreement
 from overheadbench.errors import InstrumentError
 from overheadbench.instruments import callgrind
 from overheadbench.instruments.callgrind import MachineInstructionCount
-from overheadbench.samples import Counter, CountSamples, Figure
+from overheadbench.samples import CountSamples, Figure
+from overheadbench.vocabulary import Counter
 
 needs_valgrind = pytest.mark.skipif(
-    callgrind.unavailable() is not None, reason=f"callgrind cannot run here: {callgrind.unavailable()}"
+    valgrind.unavailable() is not None, reason=f"callgrind cannot run here: {valgrind.unavailable()}"
 )
 
 JSON_AND_PYTHON = """
@@ -96,7 +98,7 @@ def test_under_against_both_trees_are_counted_by_callgrind(pytester: pytest.Pyte
 def test_callgrind_asked_for_where_it_cannot_run_is_a_usage_error(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(callgrind, "unavailable", lambda: "valgrind is not installed (not on PATH)")
+    monkeypatch.setattr("overheadbench.options.unavailable", lambda: "valgrind is not installed (not on PATH)")
     pytester.makepyfile(test_pairs=JSON_AND_PYTHON)
     refused = pytester.runpytest("--overhead", "--overhead-counter=callgrind")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
@@ -146,10 +148,10 @@ def test_a_disagreement_names_what_that_counter_cannot_see() -> None:
 
 
 def test_outside_valgrind_the_machine_counter_refuses_and_the_requests_are_no_ops(tmp_path: Path) -> None:
-    if callgrind.supported():
+    if valgrind.supported():
         assert not callgrind.running_on_valgrind()  # the magic sequence returns its default on a real CPU
     with pytest.raises(InstrumentError, match="runs only in a process started under callgrind"):
         MachineInstructionCount(tmp_path)
-    command = callgrind.wrapper(tmp_path)
+    command = valgrind.wrapper()
     assert "--tool=callgrind" in command and "--collect-atstart=no" in command
-    assert command[-1] == f"--callgrind-out-file={tmp_path / 'cg.%p'}"
+    assert command[-1] == "--callgrind-out-file=%q{OVERHEADBENCH_SCRATCH}/cg.%p"  # the replica's scratch folder

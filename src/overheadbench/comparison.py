@@ -23,9 +23,10 @@ from typing import Protocol
 import numpy as np
 
 from .changes import Change, Measurement, change, exact_change, median_measurement, session_log_sd
-from .samples import Counter, CountSamples, ReplicaSamples
+from .samples import CountSamples, ReplicaSamples
 from .settings import Mode
 from .stats import pair_ratios
+from .vocabulary import Counter
 
 SESSION_SD_PRIOR = 0.005
 """Between-session standard deviation of a pair's log ratio (0.5%) when the machine has too

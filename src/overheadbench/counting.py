@@ -17,7 +17,8 @@ import math
 from collections.abc import Generator
 from typing import Any
 
-from .samples import Counter, Side
+from .samples import Side
+from .vocabulary import Counter
 
 COUNT_REPEATS = 5
 COUNT_WARMUP_BLOCKS = 1

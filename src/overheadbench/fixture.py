@@ -25,7 +25,7 @@ import sniffio
 
 from .counting import CALLGRIND_MAX_CALLS, TIME_PROBE_S, count_calls, count_plan
 from .errors import OverheadUsageError
-from .instruments import Block, Instrument, callgrind
+from .instruments import Block, Instrument
 from .instruments.allocations import AllocationTrace
 from .instruments.callgrind import MachineInstructionCount
 from .instruments.instructions import InstructionCount
@@ -33,15 +33,16 @@ from .instruments.walltime import WallClock, empty_async, empty_sync
 from .pair import Pair
 from .replicas.replica import ReplicaPlugin
 from .results import OverheadResult
-from .samples import Counter, CountSamples, Kind, ReplicaSamples, Side
+from .samples import CountSamples, Kind, ReplicaSamples, Side
 from .sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
 from .settings import Mode, Settings
 from .stats import pair_ratios
 from .timed_path import AppLogging, timing_conditions
 from .timeouts import time_limit
 from .units import format_seconds
+from .valgrind import in_counting_replica
 from .verdict import halfwidth, summarise, summarise_counts
-from .vocabulary import MAX_CONCURRENCY
+from .vocabulary import MAX_CONCURRENCY, Counter
 
 CountElsewhere = Callable[[str, Settings, int], CountSamples]
 """Count a pair in another process (node id, settings, calls per block): count mode under callgrind."""
@@ -225,7 +226,7 @@ class OverheadFixture:
             probe: list[Instrument] = [] if self.replication.in_replica else [WallClock(time.perf_counter_ns, 1)]
             if self.count_elsewhere is not None:
                 return probe
-            folder = callgrind.in_counting_replica()
+            folder = in_counting_replica()
             counter = MachineInstructionCount(folder) if folder else InstructionCount()
             return [counter, AllocationTrace(), *probe]
         timed: list[Instrument] = [WallClock(self.clock_ns, self.pair.concurrency)]
@@ -317,7 +318,7 @@ class OverheadFixture:
 
 def _count_samples(calls_per_block: int) -> CountSamples:
     """Counts to fill in this process, named by its counter."""
-    counter = Counter.CALLGRIND if callgrind.in_counting_replica() else Counter.BYTECODE
+    counter = Counter.CALLGRIND if in_counting_replica() else Counter.BYTECODE
     return CountSamples(calls_per_block, counter=counter)
 
 

@@ -18,12 +18,11 @@ from typing import Any
 
 import pytest
 
-from .instruments import callgrind
 from .report import COLUMN_KEYS, TERMINAL_COLUMNS
-from .samples import Counter
 from .settings import Mode, Policy, Settings, shown_default
 from .units import DurationError, parse_duration
-from .vocabulary import MAX_PROCESSES
+from .valgrind import unavailable
+from .vocabulary import MAX_PROCESSES, Counter
 
 
 def _process_count(text: str) -> int:
@@ -262,7 +261,7 @@ def _counter(asked: str) -> Counter:
     """The counter this session uses: ``auto`` resolved; callgrind asked for where it cannot run is an error."""
     if asked == Counter.BYTECODE:
         return Counter.BYTECODE
-    missing = callgrind.unavailable()
+    missing = unavailable()
     if missing is None:
         return Counter.CALLGRIND
     if asked == Counter.CALLGRIND:

@@ -42,8 +42,7 @@ from .replicas.duet import Duet
 from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
-from .replicas.replication import Replicas
-from .replicas.under_callgrind import CallgrindReplicas
+from .replicas.replication import Replicas, under_callgrind
 from .report import markdown_purposes, render_markdown
 from .results import OverheadResult
 from .runs import Run
@@ -122,11 +121,11 @@ class OverheadSession:
         self.marked: list[pytest.Item] = []
         tree = gate.against
         duet = Duet(self._make_pool, base_pool(tree)) if tree else None  # --overhead-against: both trees, interleaved
-        valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
-        self.counting = CallgrindReplicas(self._make_pool, duet) if valgrind else None
-        self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown),
-                                                 (self.counting or duet).count_base)  # fmt: skip
         self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)
+        valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
+        self.counting = self.replicas.under(under_callgrind) if valgrind else None
+        self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown),
+                                                 getattr(self.counting, "count_base", duet.count_base))  # fmt: skip
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.app_logging = AppLogging()

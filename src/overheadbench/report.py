@@ -12,11 +12,12 @@ from typing import Any
 
 from .checks import Status
 from .results import OverheadResult
-from .samples import Counter, Figure, Side
+from .samples import Figure, Side
 from .settings import Mode
 from .stats import Method
 from .tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
 from .units import format_bytes, format_count, format_seconds
+from .vocabulary import Counter
 
 STATUS_MARKS = {
     Status.PASS: "PASS",

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .jsonio import Fields, ShapeError
-from .vocabulary import Word
+from .vocabulary import Counter, Word
 
 
 class Side(Word):
@@ -54,17 +54,6 @@ class Kind(Word):
 
     SYNC = "sync"
     ASYNC = "async"
-
-
-class Counter(Word):
-    """What count mode's instructions are."""
-
-    AUTO = "auto"
-    """Callgrind where it can run (valgrind installed, Linux on x86-64), else bytecode."""
-    CALLGRIND = "callgrind"
-    """Machine instructions, counted by Valgrind's callgrind in a replica it started: compiled code included."""
-    BYTECODE = "bytecode"
-    """Python bytecode instructions, counted in the test's process: compiled code is invisible."""
 
 
 @dataclass

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .samples import Counter as Counter  # the counter is a setting; the word lives with the counts
+from .vocabulary import Counter as Counter  # a setting, and what the counts record
 from .vocabulary import Word
 
 

@@ -32,8 +32,8 @@ from .errors import (
 from .figures import SPECS, FigureResult
 from .pair import Budget, Pair
 from .results import OverheadResult
-from .samples import Counter, CountSamples, Figure, Kind, ReplicaSamples, Side
-from .settings import Mode, Policy, Settings
+from .samples import CountSamples, Figure, Kind, ReplicaSamples, Side
+from .settings import Counter, Mode, Policy, Settings
 from .stats import Method, combine, replica_ratio
 from .units import format_bytes, format_count, format_fraction, format_seconds
 

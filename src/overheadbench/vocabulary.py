@@ -2,7 +2,8 @@
 
 Each word lives with the concept it names (``Mode`` and ``Policy`` in :mod:`.settings`,
 ``Side``, ``Kind`` and ``Figure`` in :mod:`.samples`, ``Method`` in :mod:`.stats`, ``Status``
-in :mod:`.results`); each is a :class:`Word`: a ``str`` enum that compares equal to its
+in :mod:`.results`), except :class:`Counter`, here because both a setting and the counts
+name it; each is a :class:`Word`: a ``str`` enum that compares equal to its
 text, so JSON carries it as that text and a stored run reads back into the same member
 (``Status("pass")``).
 """
@@ -27,3 +28,14 @@ MAX_CONCURRENCY = 1024
 MAX_PROCESSES = 32
 """Upper bound of every process count: each replica is a whole pytest session (~50-100 MB)
 and sets up the pair's fixtures; beyond this the interval no longer narrows in any useful way."""
+
+
+class Counter(Word):
+    """What count mode's instructions are."""
+
+    AUTO = "auto"
+    """Callgrind where it can run (valgrind installed, Linux on x86-64), else bytecode."""
+    CALLGRIND = "callgrind"
+    """Machine instructions, counted by Valgrind's callgrind in a replica it started: compiled code included."""
+    BYTECODE = "bytecode"
+    """Python bytecode instructions, counted in the test's process: compiled code is invisible."""

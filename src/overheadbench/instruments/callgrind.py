@@ -5,8 +5,8 @@ the interpreter's own C): pydantic's validation read 33% *fewer* instructions th
 dataclass while it took 4x the time. Callgrind counts every instruction the CPU executes,
 but only in a process valgrind started; so count mode's instructions are counted in one
 replica process started under ``valgrind --tool=callgrind --collect-atstart=no``
-(:mod:`overheadbench.counters`), and that process switches collection on and off around each
-block with callgrind's *client requests*.
+(:meth:`overheadbench.replicas.relaunch.Invocation.under_callgrind`), and that process
+switches collection on and off around each block with callgrind's *client requests*.
 
 A client request is a magic instruction sequence that does nothing on a real CPU and that
 valgrind's translator recognises. It needs no compiler and no ``valgrind.h``: the ten-odd
@@ -26,8 +26,6 @@ import ctypes
 import mmap
 import os
 import platform
-import shutil
-import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -35,6 +33,7 @@ from typing import Any
 
 from ..errors import InstrumentError
 from ..samples import Figure, Kind
+from ..valgrind import supported
 from . import walltime
 
 _CODE = bytes.fromhex(
@@ -60,46 +59,6 @@ EMPTY_BLOCKS = 7
 _Request = Callable[[Any, int], int]
 _request: _Request | None = None
 _page: mmap.mmap | None = None
-
-
-def supported() -> bool:
-    """Whether this machine can issue client requests (the code page is x86-64 code)."""
-    return sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")
-
-
-FOLDER_ENV = "OVERHEADBENCH_CALLGRIND"
-"""Set in a counting replica's environment: the folder callgrind dumps its counters into."""
-
-
-def unavailable() -> str | None:
-    """Why callgrind cannot count here (None: it can)."""
-    if not supported():
-        return f"callgrind's client requests are issued by x86-64 code on Linux; this is {sys.platform} on " + (
-            platform.machine() or "an unknown machine"
-        )
-    if shutil.which("valgrind") is None:
-        return "valgrind is not installed (not on PATH)"
-    return None
-
-
-def wrapper(folder: Path) -> tuple[str, ...]:
-    """The command a counting replica is started under: callgrind collecting nothing until a
-    block asks, instrumenting nothing until the first count (start-up runs at ~4x, not ~50x)."""
-    valgrind = shutil.which("valgrind") or "valgrind"
-    return (
-        valgrind,
-        "--tool=callgrind",
-        "--quiet",
-        "--collect-atstart=no",
-        "--instr-atstart=no",
-        f"--callgrind-out-file={folder / 'cg.%p'}",
-    )
-
-
-def in_counting_replica() -> Path | None:
-    """This process's dump folder, when it is a counting replica started under callgrind."""
-    folder = os.environ.get(FOLDER_ENV)
-    return Path(folder) if folder else None
 
 
 def _requester() -> _Request:

@@ -17,7 +17,6 @@ from ..samples import CountSamples, ReplicaSamples
 from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..settings import Settings
 from .pool import NotInTree, ReplicaPool, affordable
-from .replication import count_once
 from .trees import BaseSide
 
 
@@ -99,13 +98,18 @@ class Duet:
 
     def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
         """Count a count-mode pair in one replica of the head tree (count mode's callgrind pools)."""
-        return count_once(self._pools()[0], nodeid, settings, calls_per_block)
+        return self._pools()[0].count(nodeid, calls_per_block, settings)
+
+    def under(self, wrap: Callable[[ReplicaPool], ReplicaPool]) -> Duet:
+        """Pools of both trees made as this duet's, then ``wrap``-ped; sharing its base sides."""
+        make_head, make_base = self.make_head, self.make_base
+        return Duet(lambda: wrap(make_head()), lambda head: wrap(make_base(head)), self.sides)
 
     def count_base(self, nodeid: str, settings: Settings, calls_per_block: int) -> None:
         """Count a count-mode pair in one replica of the base tree, with the head's block size,
         once the head has counted it."""
         try:
-            self.sides[nodeid] = BaseSide(counts=count_once(self._pools()[1], nodeid, settings, calls_per_block))
+            self.sides[nodeid] = BaseSide(counts=self._pools()[1].count(nodeid, calls_per_block, settings))
         except NotInTree as exc:
             self.sides[nodeid] = BaseSide(missing=not exc.failed, note=str(exc) if exc.failed else "")
             if exc.failed:

@@ -30,18 +30,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from ..exits import exit_story
 from ..samples import CountSamples, ReplicaSamples
 from ..scratch import owned_folder, remove_folder
 from ..settings import Settings
+from ..valgrind import SCRATCH_ENV
 from .lifeline import REPLICA_ENV
 from .messages import Counted, Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from .relaunch import Invocation
 from .replica import ReplicaRequest, write_work
 
 EXIT_GRACE_S = 5.0
+_Answer = TypeVar("_Answer", Samples, Counted)
 QUOTED_LINES = 40
 EXCLUSIVE_HINT = (
     "A replica is a fresh run of this test's own session while this process still holds its fixtures: a fixture "
@@ -163,19 +165,17 @@ class ReplicaPool:
 
     def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
         """Let the ``index``-th parked replica sample the pair; return its samples."""
-        message = self._go(index, calls_per_block, settings)
-        if not isinstance(message, Samples):
-            raise self._fail(self._parked[index], f"answered {message!r} instead of its samples")
-        return message.samples
+        return self._go(index, calls_per_block, settings, Samples).samples
 
-    def count(self, index: int, calls_per_block: int, settings: Settings) -> CountSamples:
-        """Let the ``index``-th parked replica count the pair (count mode, a replica of the base tree)."""
-        message = self._go(index, calls_per_block, settings)
-        if not isinstance(message, Counted):
-            raise self._fail(self._parked[index], f"answered {message!r} instead of its counts")
-        return message.counts
+    def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> CountSamples:
+        """Count a count-mode pair in one replica (counts are exact: one process is the whole answer)."""
+        try:
+            self.ensure(1, nodeid)
+            return self._go(0, calls_per_block, settings, Counted).counts
+        finally:
+            self.release()
 
-    def _go(self, index: int, calls_per_block: int, settings: Settings) -> Message:
+    def _go(self, index: int, calls_per_block: int, settings: Settings, answer: type[_Answer]) -> _Answer:
         replica = self._parked[index]
         replica.state = State.SAMPLING
         self._send(replica, Go(calls_per_block, settings))
@@ -183,6 +183,8 @@ class ReplicaPool:
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
             raise ReplicaError(self._missed_story(message))
+        if not isinstance(message, answer):
+            raise self._fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
         replica.state = State.PARKED
         return message
 
@@ -241,6 +243,7 @@ class ReplicaPool:
         request = ReplicaRequest(
             str(self._work), position, messages_write, commands_read, lifeline_read, head_root, own_root
         )
+        extra = {REPLICA_ENV: request.to_env(), SCRATCH_ENV: str(self._folder)}
         log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
         child_ends = (messages_write, commands_read, lifeline_read)
         try:
@@ -251,7 +254,7 @@ class ReplicaPool:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 pass_fds=child_ends,
-                env=self.invocation.environ(os.environ, {REPLICA_ENV: request.to_env()}),
+                env=self.invocation.environ(os.environ, extra),
             )
         except BaseException:
             for fd in (messages_read, commands_write, lifeline_write):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..valgrind import COUNTER_ENV, wrapper
 from . import lifeline
 
 OPTIONAL = -1
@@ -191,6 +192,19 @@ class Invocation:
         return dataclasses.replace(
             self, args=args, directory=mapped(self.directory), python=python, pythonpath=pythonpath
         )
+
+    def under_callgrind(self) -> Invocation:
+        """The same session, started under callgrind to count count-mode pairs.
+
+        Only a process valgrind started can count machine instructions, and valgrind slows what
+        it runs (start-up ~4x without instrumentation, the counted calls ~50x), so the user's
+        session stays as it is and each count-mode pair is counted by one replica of it started
+        so (kept for later count-mode pairs like any replica; under ``--overhead-against`` one of
+        the base tree too). It runs with a fixed hash seed (``PYTHONHASHSEED=0``): a set's
+        layout, and so the instructions that walk it, would otherwise move from process to process.
+        """
+        env = ((COUNTER_ENV, "callgrind"), ("PYTHONHASHSEED", "0"))
+        return dataclasses.replace(self, wrapper=wrapper(), env=env)
 
     def command(self, cache_dir: Path) -> list[str]:
         """The replica's command line: the user's, less :data:`DROPPED`, plus its switches."""

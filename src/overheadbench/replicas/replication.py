@@ -4,6 +4,7 @@ the session's replica pool, and the procedure for one pair (how many processes, 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable
 
@@ -42,21 +43,18 @@ class Replicas:
             raise RuntimeError("no replica pool to count in")
         if self._pool is None:
             self._pool = self._make_pool()
-        return count_once(self._pool, nodeid, settings, calls_per_block)
+        return self._pool.count(nodeid, calls_per_block, settings)
+
+    def under(self, wrap: Callable[[ReplicaPool], ReplicaPool]) -> Replicas:
+        """Another session's worth of replicas, each pool made as this one's, then ``wrap``-ped."""
+        make = self._make_pool
+        if make is None:
+            raise RuntimeError("no replica pool to wrap")
+        return Replicas(lambda: wrap(make()))
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
-
-
-def count_once(pool: ReplicaPool, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
-    """A count-mode pair counted by one replica of ``pool``, with this block size (counts are
-    exact: one process is the whole answer); the replica is idle again afterwards."""
-    try:
-        pool.ensure(1, nodeid)
-        return pool.count(0, calls_per_block, settings)
-    finally:
-        pool.release()
 
 
 def pair_plan(
@@ -100,3 +98,8 @@ def pair_plan(
         raise
     finally:
         pool.release()
+
+
+def under_callgrind(pool: ReplicaPool) -> ReplicaPool:
+    """``pool`` with its replicas started under callgrind, to count (see :meth:`.Invocation.under_callgrind`)."""
+    return dataclasses.replace(pool, invocation=pool.invocation.under_callgrind())
