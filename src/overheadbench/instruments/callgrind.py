@@ -16,8 +16,8 @@ valgrind, the sequence returns ``default``: :func:`running_on_valgrind` is then 
 
 A block switches collection on, runs the calls, switches it off and dumps the counters to a
 file (``DUMP_STATS_AT``), whose ``totals:`` line is the block's count. The request calls
-themselves are counted too, alike in every block: the empty-callable harness block is
-subtracted from each (``subtract_harness``).
+themselves are counted too, alike in every block: an empty block's count (no call) is taken
+off each when the meter starts, so the loop and the call of the callable stay, as in time mode.
 """
 
 from __future__ import annotations
