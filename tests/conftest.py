@@ -45,7 +45,8 @@ def clock(overhead):
 
 
 LOOP_SCOPE = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 6\noverhead_counter = bytecode\n"
+BYTECODE = "overhead_counter = bytecode\n"
+QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 6\n{BYTECODE}"
 """Generated projects: pytest-asyncio's loop scope set (its deprecation warning stays out),
 6 replica processes per pair rather than the default 10: these projects test how replicas
 run, not how many, and the suite's time on a 2-core CI machine is spent mostly starting them;
@@ -64,5 +65,5 @@ def _quiet_pytester_ini(request: pytest.FixtureRequest) -> None:
 def fake_clock_project(pytester: pytest.Pytester) -> pytest.Pytester:
     """A pytester project whose tests get a ``clock`` fixture driving ``overhead`` synthetically."""
     pytester.makeconftest(FAKE_CLOCK_CONFTEST)
-    pytester.makeini(f"{LOOP_SCOPE}overhead_processes = 1\n")
+    pytester.makeini(f"{LOOP_SCOPE}overhead_processes = 1\n{BYTECODE}")
     return pytester

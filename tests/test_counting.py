@@ -11,7 +11,19 @@ import threading
 
 import pytest
 
-from overheadbench.counting import COUNT_REPEATS, COUNT_WARMUP_BLOCKS, count_calls, count_plan
+from overheadbench.counting import (
+    ALLOCATION_MAX_CALLS,
+    COUNT_REPEATS,
+    COUNT_WARMUP_BLOCKS,
+    KEPT_SLACK_BLOCKS,
+    KEPT_SLACK_BYTES,
+    allocation_calls,
+    bounded,
+    count_calls,
+    count_plan,
+    kept_resolution,
+    pace_plan,
+)
 from overheadbench.instruments import allocations, instructions
 from overheadbench.samples import CountSamples, Figure, Side
 from overheadbench.sampling import drive_sync
@@ -105,8 +117,8 @@ def test_async_callables_are_counted_with_what_they_await() -> None:
 
 
 def test_allocations_see_what_a_call_keeps_and_its_peak() -> None:
-    store: list[object] = [None] * 64
-    position = iter(range(64))  # a preallocated list: no list growth, exactly one new object a call
+    store: list[object] = [None] * 1024
+    position = iter(range(1024))  # a preallocated list: no list growth, exactly one new object a call
 
     def keeps_one_object() -> None:
         store[next(position)] = object()
@@ -115,13 +127,60 @@ def test_allocations_see_what_a_call_keeps_and_its_peak() -> None:
         return len(bytes(10_000))
 
     block = allocations.sync_block(keeps_one_object)
-    block(8)  # warm-up: the first block may also keep what a first call sets up
-    assert block(8).kept_blocks == 8
+    block(256)  # warm-up: the first block may also keep what a first call sets up
+    assert block(256).kept_blocks == 256
     buffered = allocations.sync_block(uses_a_temporary_buffer)
     buffered(4)
     temporary = buffered(4)
     assert temporary.kept_blocks == 0 and temporary.kept_bytes == 0
     assert temporary.peak_bytes >= 4 * 10_000
+
+
+def test_bounded_state_reads_as_no_memory_kept_whatever_the_block_length() -> None:
+    """A buffer of the last 100 events (a logger's pending records, an LRU cache) keeps up to
+    100 blocks in any one block of calls, and no more however many calls: no leak per call."""
+    import collections
+
+    recent: collections.deque[object] = collections.deque(maxlen=100)
+    block = allocations.sync_block(lambda: recent.append(object()))
+    block(256)
+    assert [block(calls).kept_blocks for calls in (16, 256, 2048)] == [0, 0, 0]
+    recent.clear()  # emptied and refilled in one block: its 100 blocks are kept, and still bounded
+    assert block(16).kept_blocks == 0
+
+
+def test_kept_memory_up_to_the_slack_is_bounded_state_and_beyond_it_counts_whole() -> None:
+    assert bounded(KEPT_SLACK_BLOCKS, KEPT_SLACK_BYTES) == (0, 0)
+    assert bounded(-KEPT_SLACK_BLOCKS, 64) == (0, 0)
+    assert bounded(KEPT_SLACK_BLOCKS + 1, 64) == (KEPT_SLACK_BLOCKS + 1, 0)  # blocks and bytes each on their own
+    assert bounded(3, KEPT_SLACK_BYTES + 1) == (0, KEPT_SLACK_BYTES + 1)  # one buffer growing: bytes, no new block
+    assert kept_resolution(ALLOCATION_MAX_CALLS) == KEPT_SLACK_BLOCKS / ALLOCATION_MAX_CALLS
+
+
+def test_allocation_blocks_are_long_for_fast_callables_and_shrink_for_slow_ones() -> None:
+    assert allocation_calls(1e-6) == ALLOCATION_MAX_CALLS
+    assert allocation_calls(1e-4) == 128  # 20 ms of calls, rounded down to a power of two
+    assert allocation_calls(1.0) == 1
+
+
+def test_the_pace_times_warm_calls_in_growing_blocks_and_takes_the_slower_side() -> None:
+    """A first call that sets caches up (1 ms here) does not size the blocks: warm calls do."""
+    asked: list[tuple[Side, int]] = []
+    per_call_ns = {BASELINE: 1_000, FRAMEWORK: 10_000}
+
+    def block(side: Side):
+        def run(n: int) -> int:
+            asked.append((side, n))
+            first = 1_000_000 if len([s for s, _ in asked if s == side]) == 1 else per_call_ns[side]
+            return first + per_call_ns[side] * (n - 1)
+
+        return run
+
+    call_s = drive_sync(pace_plan(), {side: block(side) for side in (BASELINE, FRAMEWORK)})
+    assert call_s == pytest.approx(10e-6, rel=0.01)  # the framework's warm call
+    assert [n for side, n in asked if side == BASELINE] == [1, 4, 16, 64, 256, 1024, 4096]  # 2 ms at 4,096 calls
+    assert [n for side, n in asked if side == FRAMEWORK] == [1, 4, 16, 64, 256]  # 2.5 ms
+    assert allocation_calls(call_s) == 1024
 
 
 def test_allocation_blocks_repeat_exactly_after_a_warm_up() -> None:
@@ -155,18 +214,21 @@ def test_the_count_plan_warms_up_then_alternates_the_order() -> None:
     assert asked[warm + 1 : warm + 5] == [BASELINE, FRAMEWORK, FRAMEWORK, BASELINE]
     assert len(raw[BASELINE]) == len(raw[FRAMEWORK]) == COUNT_REPEATS
     samples = CountSamples(4)
-    samples.add((INSTRUCTIONS,), raw)
+    samples.add((INSTRUCTIONS,), raw, calls=4)
     assert samples.baseline[INSTRUCTIONS] == [8.0] * COUNT_REPEATS  # 10 per call, less the harness's 2
     assert samples.ratio(INSTRUCTIONS) == (11 / 8, 11 / 8, 11 / 8)
 
 
 def test_figures_keep_their_range_when_repeats_disagree() -> None:
-    samples = CountSamples(2)
+    samples = CountSamples(16, allocation_calls=2)
     raw = {HARNESS: [(0, 0, 0)], BASELINE: [(100, 0, 0)] * 3, FRAMEWORK: [(100, 2, 64), (100, 4, 64), (100, 2, 64)]}
-    samples.add((PEAK_BYTES, KEPT_BLOCKS, Figure.KEPT_BYTES), raw)
+    samples.add((PEAK_BYTES, KEPT_BLOCKS, Figure.KEPT_BYTES), raw, calls=2)
     assert samples.difference(KEPT_BLOCKS) == (1.0, 1.0, 2.0)
     assert samples.difference(PEAK_BYTES) == (0.0, 0.0, 0.0)
     assert CountSamples.from_json(samples.to_json()) == samples
+    older = samples.to_json()
+    del older["allocation_calls"]  # files before schema 8 traced allocations in the instructions' blocks
+    assert CountSamples.from_json(older).allocation_calls == 16
 
 
 def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
@@ -178,7 +240,7 @@ def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
         return judge_counts(Pair("t.py::test_counted", budget, mode=Mode.COUNT), samples)
 
     samples = CountSamples(1)
-    samples.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [100] * 5, FRAMEWORK: [120, 125, 130, 120, 125]})
+    samples.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [100] * 5, FRAMEWORK: [120, 125, 130, 120, 125]}, calls=1)
     verdict = judge(samples, Budget(max_overhead=0.25))
     assert verdict.status == Status.INCONCLUSIVE
     assert verdict.message.startswith(
@@ -189,7 +251,7 @@ def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
     assert judge(samples, Budget(max_overhead=0.31)).status == Status.PASS
     assert judge(samples, Budget(max_overhead=0.1)).status == Status.FAIL
     exact = CountSamples(1)
-    exact.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [0] * 5, FRAMEWORK: [40] * 5})
+    exact.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [0] * 5, FRAMEWORK: [40] * 5}, calls=1)
     nothing_to_compare = judge(exact, Budget(max_overhead=0.25))
     assert nothing_to_compare.status == Status.UNJUDGED  # not failed: the counts are identical, nothing to divide
     assert "the baseline executes no Python bytecode" in nothing_to_compare.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.counting import disagreement
 
@@ -49,7 +50,7 @@ def test_count_mode_judges_the_instruction_ratio(pytester: pytest.Pytester) -> N
 def test_count_mode_from_the_marker_or_the_ini(pytester: pytest.Pytester, how: str) -> None:
     source = PAIRS.replace("max=0.25)", "max=0.25, mode='count')") if how == "marker" else PAIRS
     if how == "ini":
-        pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\noverhead_mode = count\n")
+        pytester.makeini(f"{LOOP_SCOPE}{BYTECODE}overhead_mode = count\n")
     pytester.makepyfile(source)
     result = pytester.runpytest("--overhead", "-o", "overhead_processes=1", "--overhead-json=r.json")
     data = {r["nodeid"].split("::")[1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}
@@ -99,11 +100,10 @@ def test_code_that_is_not_deterministic_shows_its_range(pytester: pytest.Pyteste
 
 
 LEAK = """
-import itertools
+import collections
 import pytest
 
-slots = itertools.count()
-kept = [None] * 1024
+kept = []
 
 @pytest.mark.overhead(max=100.0, max_alloc=0)
 def test_leaky(overhead, clock):
@@ -111,9 +111,20 @@ def test_leaky(overhead, clock):
 
     def leaky():
         work()
-        kept[next(slots) % 1024] = object()
+        kept.append(object())
 
     overhead.compare(work, leaky)
+
+@pytest.mark.overhead(max=100.0, max_alloc=0)
+def test_bounded_buffer(overhead, clock):
+    work = clock.cost(1000)
+    recent = collections.deque(maxlen=100)  # a logger's last records: bounded state, no leak
+
+    def buffered():
+        work()
+        recent.append(object())
+
+    overhead.compare(work, buffered)
 
 @pytest.mark.overhead(max=100.0, max_alloc=0, max_alloc_bytes="4KiB")
 def test_temporary_buffer(overhead, clock):
@@ -141,14 +152,15 @@ def test_big_buffer(overhead, clock):
 def test_allocation_budgets_in_both_modes(fake_clock_project: pytest.Pytester, mode: str) -> None:
     fake_clock_project.makepyfile(LEAK)
     result = fake_clock_project.runpytest("--overhead", f"--overhead-mode={mode}", "--overhead-columns=peak,kept")
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(
         [
-            "extra memory blocks kept per call +1 (the same on all 5 repeats) exceeds max_alloc +0: *",
+            "extra memory blocks kept per call +1* (*; resolution 0.*/call over blocks of * calls) exceeds "
+            "max_alloc +0: *blocks kept 0 -> 1* per call (resolution 0.*/call over blocks of * calls)",
             "extra peak memory per call +9* KiB (*) exceeds max_alloc_bytes +512 B: *",
         ]
     )
-    result.stdout.fnmatch_lines(["*test_temporary_buffer*KiB (+*)*(+0)*PASS"])
+    result.stdout.fnmatch_lines(["*test_bounded_buffer*0 -> 0 (+0)*PASS", "*test_temporary_buffer*KiB (+*)*(+0)*PASS"])
 
 
 def test_allocations_can_be_left_out_of_time_mode(fake_clock_project: pytest.Pytester) -> None:

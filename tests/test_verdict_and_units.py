@@ -149,7 +149,7 @@ def test_bad_sizes_say_what_is_accepted(text: object) -> None:
         (11.5, True, "+11.5 B", "+11.5"),
         (1536, False, "1.50 KiB", "1,536"),
         (-2048, True, "-2 KiB", "-2,048"),
-        (0.0625, False, "0.06 B", "0.1"),
+        (0.0625, False, "0.06 B", "0.062"),
     ],
 )
 def test_bytes_and_counts_print_readably(value: float, signed: bool, bytes_text: str, count_text: str) -> None:

@@ -49,6 +49,8 @@ class Check:
     """Exact counts (their range is the repeats' spread), not an estimate with a confidence interval."""
     floor: bool = False
     """The limit is a floor (req/s, events/s): the figure must stay at or above it."""
+    precision: str = ""
+    """What the figure can tell at best, when that is coarser than its unit (kept memory blocks)."""
 
     @property
     def status(self) -> Status:
@@ -69,4 +71,6 @@ class Check:
         spread = f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
         if self.counted and self.show(self.low) == self.show(self.high):
             spread = self.interval.replace("range over", "the same on all")
+        if self.precision:
+            spread = f"{spread}; {self.precision}"
         return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"

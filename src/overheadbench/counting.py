@@ -31,6 +31,22 @@ over 256 calls that is a few per call, and a warmed block of 256 reads the same 
 every time (json.dumps under callgrind here; 16 calls read +-60 per call)."""
 COUNT_BLOCK_S = 0.01
 """Uninstrumented wall time a counted block aims at: slow callables get fewer calls."""
+ALLOCATION_MAX_CALLS = 4096
+ALLOCATION_BLOCK_S = 0.02
+"""Allocations are traced in their own, longer blocks (up to ``ALLOCATION_MAX_CALLS`` calls, this
+long uninstrumented): what a call *keeps* is only told from bounded state over many calls."""
+ALLOCATION_REPEATS = 3
+"""... fewer of them (each block settles itself first: no warm-up blocks), so the pass costs
+about what 16-call blocks did before: 6 blocks of settling and counting, and the harness's."""
+PACE_S = 0.002
+"""How long a block must last to time a warm call for the allocation pass's block length."""
+KEPT_SLACK_BLOCKS = 128
+KEPT_SLACK_BYTES = 16 * 1024
+"""Memory a block keeps up to these (blocks, bytes) is bounded state, not a per-call leak, and
+reads as none: a warmed-up structlog chain keeps 0 to 91 timestamp strings (~58 B each) per
+block, whether the block is 16 calls or 4,096, and never more; a leak keeps ``calls`` blocks
+or more. So a block of ``n`` calls tells kept memory per call to ``KEPT_SLACK_BLOCKS / n``
+(0.03 blocks at 4,096 calls): the figure's resolution, shown with it."""
 TIME_PROBE_S = 0.25
 """Count mode also times the same calls this long in its own process (real clock), to check the counts."""
 UNDERSTATED_FACTOR = 2.0
@@ -44,21 +60,54 @@ OPPOSITE_FLOOR = 0.10
 """Either way, overheads of opposite signs, each beyond this (10%), disagree."""
 
 
-def count_calls(slowest_call_s: float, most: int = COUNT_MAX_CALLS) -> int:
+def count_calls(slowest_call_s: float, most: int = COUNT_MAX_CALLS, block_s: float = COUNT_BLOCK_S) -> int:
     """Calls per counted block: a power of two up to ``most``, fewer for slow callables."""
     calls = most
-    while calls > 1 and calls * slowest_call_s > COUNT_BLOCK_S:
+    while calls > 1 and calls * slowest_call_s > block_s:
         calls //= 2
     return calls
 
 
+def allocation_calls(call_s: float) -> int:
+    """Calls per block of the allocation pass (see :data:`ALLOCATION_BLOCK_S`), from the time of a
+    warm call (:func:`pace_plan`)."""
+    return count_calls(call_s, ALLOCATION_MAX_CALLS, ALLOCATION_BLOCK_S)
+
+
+def pace_plan(most: int = ALLOCATION_MAX_CALLS) -> Generator[tuple[Side, int], int, float]:
+    """Seconds per call of the slower side, warm: each side runs blocks of 1, 4, 16... calls (on
+    the real clock) until one lasts ``PACE_S`` or holds ``most`` calls. A first call, which sets
+    caches up, says little of the calls after it (a configured structlog chain: ~100 us, then ~10 us)."""
+    per_call = []
+    for side in (Side.BASELINE, Side.FRAMEWORK):
+        calls, elapsed_ns = 1, (yield side, 1)
+        while elapsed_ns < PACE_S * 1e9 and calls < most:
+            calls = min(4 * calls, most)
+            elapsed_ns = yield side, calls
+        per_call.append(elapsed_ns / calls / 1e9)
+    return max(per_call)
+
+
+def bounded(kept_blocks: int, kept_bytes: int) -> tuple[int, int]:
+    """A block's kept memory, with what bounded state explains read as none (see :data:`KEPT_SLACK_BLOCKS`)."""
+    return (
+        0 if abs(kept_blocks) <= KEPT_SLACK_BLOCKS else kept_blocks,
+        0 if abs(kept_bytes) <= KEPT_SLACK_BYTES else kept_bytes,
+    )
+
+
+def kept_resolution(calls: int) -> float:
+    """Kept memory blocks per call that a block of ``calls`` calls can tell from none."""
+    return KEPT_SLACK_BLOCKS / calls
+
+
 def count_plan(
-    calls: int, harness: bool, repeats: int = COUNT_REPEATS
+    calls: int, harness: bool, repeats: int = COUNT_REPEATS, warmups: int = COUNT_WARMUP_BLOCKS
 ) -> Generator[tuple[Side, int], Any, dict[Side, list[Any]]]:
     """Warm-up blocks, one harness block (if the instrument needs its harness subtracted),
     then ``repeats`` blocks per side, the order alternating (baseline first, then framework
     first) so neither side always follows the other. Returns each block's raw result by side."""
-    for _ in range(COUNT_WARMUP_BLOCKS):
+    for _ in range(warmups):
         yield Side.BASELINE, calls
         yield Side.FRAMEWORK, calls
     raw: dict[Side, list[Any]] = {

@@ -23,7 +23,15 @@ import numpy as np
 import pytest
 import sniffio
 
-from .counting import CALLGRIND_MAX_CALLS, TIME_PROBE_S, count_calls, count_plan
+from .counting import (
+    ALLOCATION_REPEATS,
+    CALLGRIND_MAX_CALLS,
+    TIME_PROBE_S,
+    allocation_calls,
+    count_calls,
+    count_plan,
+    pace_plan,
+)
 from .errors import OverheadUsageError
 from .instruments import Block, Instrument
 from .instruments.allocations import AllocationTrace
@@ -81,6 +89,8 @@ class OverheadFixture:
         self.result: OverheadResult | None = None
         self._called = False
         self._slowest_call_s = 0.0
+        self._call_s = 0.0
+        """Seconds per call of the slower side once warm (:func:`~overheadbench.counting.pace_plan`)."""
         self._replicas: list[ReplicaSamples] = []
         self._counts: CountSamples | None = None
         self._probed: list[ReplicaSamples] = []
@@ -219,16 +229,16 @@ class OverheadFixture:
         allocations (unless turned off and the marker has no allocation budget); replicas only
         time. Count mode: instructions, allocations, then (in this process) a short wall-clock
         probe on the real clock, the counts' check. Separate passes, so the allocation tracer's
-        own work is never counted as instructions. Under callgrind the controller only probes:
-        the counts come from a replica started under valgrind, whose counter is callgrind's."""
+        own work is never counted as instructions. Under callgrind the instructions come from a
+        replica started under valgrind, whose counter is callgrind's and which counts nothing
+        else; allocations and the probe stay here, where calls run at full speed."""
         budget = self.pair.budget
         if self.pair.mode == Mode.COUNT:
+            if folder := in_counting_replica():
+                return [MachineInstructionCount(folder)]
             probe: list[Instrument] = [] if self.replication.in_replica else [WallClock(time.perf_counter_ns, 1)]
-            if self.count_elsewhere is not None:
-                return probe
-            folder = in_counting_replica()
-            counter = MachineInstructionCount(folder) if folder else InstructionCount()
-            return [counter, AllocationTrace(), *probe]
+            counter: list[Instrument] = [] if self.count_elsewhere is not None else [InstructionCount()]
+            return [*counter, AllocationTrace(), *probe]
         timed: list[Instrument] = [WallClock(self.clock_ns, self.pair.concurrency)]
         allocations = self.settings.allocations or budget.max_alloc is not None or budget.max_alloc_bytes is not None
         if self.replication.in_replica or not allocations:
@@ -259,12 +269,10 @@ class OverheadFixture:
         elif self.pair.mode == Mode.COUNT and self.count_elsewhere is not None:
             calls = count_calls(self._slowest_call_s, CALLGRIND_MAX_CALLS)
             self._counts = self.count_elsewhere(self.nodeid, self.settings, calls)
+        sides = ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
         for instrument in self._instruments():
             held.append(instrument)
-            blocks = {
-                side: instrument.block(fn, kind)
-                for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
-            }
+            blocks = {side: instrument.block(fn, kind) for side, fn in sides}
             if not instrument.figures:  # wall time: the pair's own, or count mode's probe
                 if self.pair.mode == Mode.COUNT:
                     yield self._time_probe(), blocks, self._probed.extend
@@ -273,11 +281,20 @@ class OverheadFixture:
                 continue
             if self._counts is None:
                 self._counts = _count_samples(count_calls(self._slowest_call_s))
+            calls, plan = self._counts.calls_per_block, partial(count_plan, harness=instrument.subtract_harness)
+            if isinstance(instrument, AllocationTrace):
+                pace = WallClock(time.perf_counter_ns)
+                yield pace_plan(), {side: pace.block(fn, kind) for side, fn in sides}, self._paced
+                calls = self._counts.allocation_calls = allocation_calls(self._call_s)
+                plan = partial(plan, repeats=ALLOCATION_REPEATS, warmups=0)
             yield (
-                count_plan(self._counts.calls_per_block, harness=instrument.subtract_harness),
+                plan(calls),
                 blocks,
-                partial(self._counts.add, instrument.figures),
+                partial(self._counts.add, instrument.figures, calls=calls),
             )
+
+    def _paced(self, call_s: float) -> None:
+        self._call_s = call_s
 
     def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
         """This process's procedure: a replica's, or the controller's for the whole pair.

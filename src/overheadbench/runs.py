@@ -24,7 +24,7 @@ from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_e
 from .results import OverheadResult
 from .settings import Settings
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's

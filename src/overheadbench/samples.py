@@ -89,18 +89,26 @@ class CountSamples:
     """Per-call figures of every counted block, the harness subtracted: ``side -> figure -> values``."""
 
     calls_per_block: int
+    """Calls per block counting instructions."""
     baseline: dict[Figure, list[float]] = field(default_factory=dict)
     framework: dict[Figure, list[float]] = field(default_factory=dict)
     counter: Counter = Counter.BYTECODE
     """What the instructions are (files before schema 7 counted bytecode)."""
+    allocation_calls: int = 0
+    """Calls per block tracing allocations, in their own longer blocks (0: ``calls_per_block``,
+    as files before schema 8 traced them)."""
 
-    def add(self, figures: Sequence[Figure], raw: dict[Side, list[Any]]) -> None:
-        """Take one pass's raw block results (a number or a tuple of numbers per block, in
-        the order of ``figures``) and store them per call, minus the harness block if any."""
+    def __post_init__(self) -> None:
+        self.allocation_calls = self.allocation_calls or self.calls_per_block
+
+    def add(self, figures: Sequence[Figure], raw: dict[Side, list[Any]], calls: int) -> None:
+        """Take one pass's raw block results (a number or a tuple of numbers per block of
+        ``calls`` calls, in the order of ``figures``) and store them per call, minus the harness
+        block if any."""
         harness = np.atleast_1d(np.asarray(raw[Side.HARNESS][0], float)) if raw[Side.HARNESS] else 0.0
         for side, store in ((Side.BASELINE, self.baseline), (Side.FRAMEWORK, self.framework)):
             blocks = np.asarray(raw[side], float).reshape(len(raw[side]), -1)
-            per_call = (blocks - harness) / self.calls_per_block
+            per_call = (blocks - harness) / calls
             for index, figure in enumerate(figures):
                 store[figure] = [float(value) for value in per_call[:, index]]
 
@@ -110,8 +118,8 @@ class CountSamples:
     def median(self, side: Side, figure: Figure) -> float:
         return float(np.median((self.baseline if side == Side.BASELINE else self.framework)[figure]))
 
-    def repeats(self) -> int:
-        return len(next(iter(self.baseline.values()), []))
+    def repeats(self, figure: Figure) -> int:
+        return len(self.baseline[figure])
 
     def ratio(self, figure: Figure) -> Range:
         """framework / baseline per repeat (each side at least one, so a zero cannot divide)."""
@@ -129,6 +137,7 @@ class CountSamples:
     def to_json(self) -> dict[str, Any]:
         return {
             "calls_per_block": self.calls_per_block,
+            "allocation_calls": self.allocation_calls,
             "counter": self.counter,
             "baseline": self.baseline,
             "framework": self.framework,
@@ -146,7 +155,9 @@ class CountSamples:
         if set(sides[0]) != set(sides[1]) or any(len(sides[0][f]) != len(sides[1][f]) for f in sides[0]):
             raise ShapeError(f"{path}: baseline and framework must have the same figures and repeats")
         counter = fields.choice("counter", Counter, Counter.BYTECODE)
-        return cls(fields.count("calls_per_block"), sides[0], sides[1], counter)
+        calls = fields.count("calls_per_block")
+        allocation_calls = fields.count("allocation_calls") if "allocation_calls" in data else calls
+        return cls(calls, sides[0], sides[1], counter, allocation_calls)
 
 
 def _figure(key: str, path: str) -> Figure:

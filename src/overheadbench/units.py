@@ -122,10 +122,13 @@ def format_bytes(size: float, signed: bool = False) -> str:
 
 
 def format_count(count: float, signed: bool = False) -> str:
-    """A per-call count (instructions, blocks): whole numbers as ``1,234``, others to one decimal."""
+    """A per-call count (instructions, blocks): whole numbers as ``1,234``, others to one decimal,
+    or two significant digits below one (0.031 blocks kept per call)."""
     if math.isnan(count):
         return "n/a"
-    text = f"{count:+,.0f}" if signed else f"{count:,.0f}"
-    if abs(count - round(count)) > 1e-9 and abs(count) < 1000:
-        text = f"{count:+,.1f}" if signed else f"{count:,.1f}"
-    return text
+    sign = "+" if signed else ""
+    if abs(count - round(count)) <= 1e-9 or abs(count) >= 1000:
+        return f"{count:{sign},.0f}"
+    if abs(count) < 1:
+        return f"{count:{sign}.2g}"
+    return f"{count:{sign},.1f}"

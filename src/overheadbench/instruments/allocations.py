@@ -8,6 +8,10 @@ forgets it when freed, and it keeps a high-water mark. So per call it can say ex
   ``limit_memory`` report;
 * ``kept_blocks`` / ``kept_bytes``: the memory blocks and bytes the call allocated that
   are still allocated after it returns (a cache filling, a list growing: a leak per call).
+  Code that holds bounded state (a buffer pending its flush, an LRU cache, an interpreter
+  cache) keeps some blocks in one block of calls and frees them in the next; so kept memory
+  is read over blocks of many calls, and a block's that bounded state explains reads as
+  none (:func:`~overheadbench.counting.bounded`).
 
 It cannot count *every* allocation (a temporary freed a moment later leaves no trace
 but its share of the peak), and objects served from CPython's free lists (small tuples,
@@ -26,6 +30,7 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
+from ..counting import bounded
 from ..samples import Figure, Kind
 
 
@@ -59,10 +64,11 @@ class _Tracing:
         return self
 
     def settled(self) -> None:
-        """Called after one untimed call inside the block: what the block keeps is counted
-        from here. State a call replaces every time (``self.total += x`` makes a new float)
-        then already holds a traced object, whose replacement frees it: without this call
-        the first replacement would look like one block kept per block."""
+        """Called after the block's settling calls: what the block keeps is counted from here.
+        State the calls replace (``self.total += x`` makes a new float; a full LRU cache evicts
+        an entry a call) then already holds traced objects, whose replacement frees them:
+        without settling, every untraced object replaced would look like one block kept (a
+        64-entry ``lru_cache`` read as 130 blocks kept per block, however long)."""
         gc.collect()
         self.before = tracemalloc.take_snapshot()
 
@@ -71,7 +77,7 @@ class _Tracing:
             if error_type is None:  # a block cut short (the callable raised, a time limit) keeps no count
                 gc.collect()  # what sits on a free list, or is cyclic garbage, was not kept by the calls
                 kept = _own_excluded(tracemalloc.take_snapshot()).compare_to(_own_excluded(self.before), "traceback")
-                self.kept = (sum(d.count_diff for d in kept), sum(d.size_diff for d in kept))
+                self.kept = bounded(sum(d.count_diff for d in kept), sum(d.size_diff for d in kept))
         finally:
             if self.started:
                 tracemalloc.stop()
@@ -91,15 +97,16 @@ def _own_excluded(snapshot: tracemalloc.Snapshot) -> tracemalloc.Snapshot:
 
 
 def sync_block(fn: Callable[[], Any]) -> Callable[[int], Allocations]:
-    """A block that calls ``fn`` once to settle, then ``n`` times under tracemalloc, and
-    returns the allocations of those ``n`` calls."""
+    """A block that calls ``fn`` ``n`` times to settle, then ``n`` times counted, under
+    tracemalloc, and returns the allocations of the counted ``n`` calls."""
     traced, reset_peak = tracemalloc.get_traced_memory, tracemalloc.reset_peak
 
     def block(n: int) -> Allocations:
         calls = range(n)
         peak_bytes = 0
         with _Tracing() as tracing:
-            fn()
+            for _ in calls:  # settling: as many calls as are counted
+                fn()
             tracing.settled()
             for _ in calls:
                 start = traced()[0]
@@ -119,7 +126,8 @@ def async_block(fn: Callable[[], Awaitable[Any]]) -> Callable[[int], Awaitable[A
         calls = range(n)
         peak_bytes = 0
         with _Tracing() as tracing:
-            await fn()
+            for _ in calls:  # settling: as many calls as are counted
+                await fn()
             tracing.settled()
             for _ in calls:
                 start = traced()[0]
