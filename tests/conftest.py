@@ -54,11 +54,19 @@ and count mode counting bytecode in the test's process, whose exact counts the t
 callgrind replica costs ~10 s a session: the tests of that counter ask for it by option)."""
 
 
+XDIST_WORKER_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+"""What an xdist worker running this suite puts in the environment: a generated session is no
+worker (pytest-benchmark disables itself in any session that sees ``PYTEST_XDIST_WORKER``)."""
+
+
 @pytest.fixture(autouse=True)
-def _quiet_pytester_ini(request: pytest.FixtureRequest) -> None:
-    """Generated projects set pytest-asyncio's loop scope, so its deprecation warning stays out."""
+def _quiet_pytester_ini(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated projects set pytest-asyncio's loop scope, so its deprecation warning stays out,
+    and run as sessions of their own, whether or not this suite runs under xdist."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini(QUIET_INI)
+        for name in XDIST_WORKER_ENV:
+            monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def main() -> None:
                     counts = result["counts"]
                     row["b"].append(statistics.median(counts["baseline"]["kept_blocks"]))
                     row["f"].append(statistics.median(counts["framework"]["kept_blocks"]))
-                    row["calls"].append(counts["allocation_calls"])
+                    row["calls"].append(counts.get("allocation_calls", counts["calls_per_block"]))  # before schema 8
                     row["v"].append(result["verdict"])
             for name, row in rows.items():
                 same = sum(v == row["v"][0] for v in row["v"])
