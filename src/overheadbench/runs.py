@@ -29,7 +29,8 @@ SCHEMA_VERSION = 8
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
 ``time_ratio`` (the counts' check); 7 the counts' ``counter`` (callgrind or bytecode; older
-files counted bytecode). Versions 1 to 6 still load."""
+files counted bytecode); 8 the counts' ``allocation_calls`` (the allocation pass's own block
+length; older files traced allocations in the instructions' blocks). Versions 1 to 7 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
