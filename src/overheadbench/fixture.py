@@ -62,7 +62,7 @@ class OverheadFixture:
     ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
     for the time budget; a test may replace it before calling ``compare`` to drive the
     whole machinery with synthetic costs. ``replication`` says where the time samples come
-    from (default: this process only); ``count_elsewhere``, where count mode's counts come
+    from (default: this process only); ``count_elsewhere``, where count mode's instruction counts come
     from when not from this process (a replica started under callgrind).
     """
 
