@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from overheadbench.changes import Change, Gate
 from overheadbench.checks import Status
+from overheadbench.outcome import pair_outcome as outcome
 from overheadbench.pair import Budget, Pair
 from overheadbench.replicas.trees import foreign_modules
 from overheadbench.results import OverheadResult
@@ -25,7 +25,6 @@ from overheadbench.samples import Kind
 from overheadbench.settings import Policy
 from overheadbench.stats import Method
 from overheadbench.summary import title, wider_than
-from overheadbench.verdict import outcome
 
 PAIR = """
 import pytest
@@ -58,8 +57,11 @@ def committed(project: pytest.Pytester, framework_ns: int = 1100) -> pytest.Pyte
     return project
 
 
-def leftovers() -> list[Path]:
-    return list(Path(tempfile.gettempdir()).glob("overheadbench-against-*"))
+def base_tree(output: str) -> Path:
+    """The base tree's folder, as the session printed it (other sessions' may exist beside it
+    under xdist: only this one's must be gone)."""
+    (line,) = [line for line in output.splitlines() if line.startswith("base tree: ")]
+    return Path(line.removeprefix("base tree: ").split(" (")[0])
 
 
 @pytest.fixture
@@ -68,7 +70,6 @@ def project(fake_clock_project: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: pytest.Pytester) -> None:
-    before = leftovers()
     done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(
@@ -79,7 +80,9 @@ def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: p
             "base tree: */overheadbench-against-*/b* (as long as the head's, removed)",
         ]
     )
-    assert git(project.path, "worktree", "list").count("\n") == 1 and leftovers() == before
+    tree = base_tree(done.stdout.str())
+    assert tree.name.startswith("b") and tree.parent.name.startswith("overheadbench-against-")
+    assert git(project.path, "worktree", "list").count("\n") == 1 and not tree.parent.exists()
 
 
 def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_framework_path(
@@ -345,8 +348,9 @@ def test_under_xdist_the_pairs_are_measured_against_the_base_on_one_worker(proje
 
 
 def test_a_regression_is_annotated_as_such_on_github() -> None:
-    assert title("tests/t.py::test_x: the framework path regressed against HEAD (abc): ...") == "regressed"
-    assert title("overhead 31.5% (95% CI ...) exceeds max 25.0%: ...") == "over budget"
+    assert title("tests/t.py::test_x: the framework path regressed against HEAD (abc): ...") == "overhead regressed"
+    assert title("overhead 31.5% (95% CI ...) exceeds max 25.0%: ...") == "overhead over budget"
+    assert title("h2c c=10: req/s 700/s (...) falls below rps 1,000/s", "transport") == "transport over budget"
 
 
 def test_pairs_whose_interval_stayed_wider_than_the_target_are_named() -> None:

@@ -17,9 +17,8 @@ from overheadbench.changes import (
     median_measurement,
     session_log_sd,
 )
-from overheadbench.checks import Status
 from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure
-from overheadbench.figures import FigureResult, Metric, Reading
+from overheadbench.figures import FigureResult, Metric, Reading, judge
 
 
 def around(percent: float, half: float, higher_is_worse: bool = True) -> Change:
@@ -96,7 +95,7 @@ def test_a_median_of_process_values_reads_its_log_standard_error() -> None:
 
 
 def figure(value: float, low: float, high: float, metric: Metric = Metric.RPS) -> FigureResult:
-    return FigureResult("t.py::test_load", Reading("h1 c=1", metric, value, low, high, "95% CI"), None, Status.PASS, "")
+    return judge("t.py::test_load", Reading("h1 c=1", metric, value, low, high, "95% CI"), None)
 
 
 def test_figures_use_the_same_model_in_their_own_direction() -> None:

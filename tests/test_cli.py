@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
 import subprocess
 import sys
@@ -75,3 +78,31 @@ def test_storage_may_come_after_the_command(storage: Path, capsys) -> None:
     assert main(["compare", "old", "new", "--storage", str(storage)]) == 0
     assert capsys.readouterr().out == (GOLDEN / "compare.txt").read_text()
     assert main(["report", "0002", "--storage", str(storage), "--format", "csv"]) == 0
+
+
+def _with_figures(path: Path, rps: float) -> None:
+    """Add a transport test's figures to a stored run, in the shape runs had before schema 9."""
+    data = json.loads(path.read_text())
+    figure = {"nodeid": "tests/test_http.py::test_gateway", "row": "h2c c=10", "metric": "rps", "value": rps,
+              "ci": [rps * 0.99, rps * 1.01], "interval": "95% CI over 10 windows", "samples": [rps] * 10,
+              "note": "", "limit": 1000, "floor": True, "verdict": "pass", "message": ""}  # fmt: skip
+    data["figures"], data["schema_version"] = [figure], 8
+    path.write_text(json.dumps(data))
+
+
+def test_report_and_compare_cover_transport_figures(storage: Path, capsys) -> None:
+    _with_figures(storage / "0001_old.json", 2000.0)
+    _with_figures(storage / "0002_new.json", 1200.0)
+    assert main(["--storage", str(storage), "report", "new"]) == 0
+    markdown = capsys.readouterr().out
+    assert "## Transport" in markdown and "| `tests/test_http.py::test_gateway` | h2c c=10 | 1,200/s" in markdown
+    assert "| `tests/test_http.py::test_gateway` | h2c c=10: req/s | 1,200/s | 95% CI over 10 windows" in markdown
+    assert main(["--storage", str(storage), "report", "new", "--format", "checks"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0][:3] == ["test", "budget", "figure"]
+    assert ["tests/test_http.py::test_gateway", "rps", "h2c c=10: req/s", "1200.0"] == rows[-1][:4]
+    assert rows[-1][rows[0].index("status")] == "pass"
+    assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "5"]) == 1
+    out, err = capsys.readouterr()
+    assert any("test_gateway" in line and "h2c c=10 req/s" in line and "-40.0%" in line for line in out.splitlines())
+    assert "REGRESSION tests/test_http.py::test_gateway: h2c c=10 req/s 2,000/s -> 1,200/s (-40.0%" in err

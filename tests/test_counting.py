@@ -234,10 +234,10 @@ def test_figures_keep_their_range_when_repeats_disagree() -> None:
 def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
     from overheadbench.checks import Status
     from overheadbench.pair import Budget, Pair
-    from overheadbench.verdict import judge_counts
+    from overheadbench.verdict import instruction_ratio, judge_counts
 
     def judge(samples: CountSamples, budget: Budget):
-        return judge_counts(Pair("t.py::test_counted", budget, mode=Mode.COUNT), samples)
+        return judge_counts(Pair("t.py::test_counted", budget, mode=Mode.COUNT), samples, instruction_ratio(samples))
 
     samples = CountSamples(1)
     samples.add((INSTRUCTIONS,), {HARNESS: [], BASELINE: [100] * 5, FRAMEWORK: [120, 125, 130, 120, 125]}, calls=1)

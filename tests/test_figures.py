@@ -9,16 +9,17 @@ import math
 import numpy as np
 import pytest
 
+from overheadbench.change_report import figure_shown, render_changes
 from overheadbench.changes import Finding, Gate
 from overheadbench.checks import Status
 from overheadbench.errors import MarkerError
 from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures
-from overheadbench.figure_report import markdown_figures, render_figure_changes, render_figures
+from overheadbench.figure_report import markdown_figures, render_figures
 from overheadbench.figures import FigureResult, Metric, Reading, judge, limits_from_marker, parse_limits
+from overheadbench.outcome import figures_outcome
 from overheadbench.runs import Run
 from overheadbench.settings import Policy
 from overheadbench.stats import mean_interval, quantile_interval, ratio_interval
-from overheadbench.verdict import figures_outcome
 
 
 def test_limits_parse_durations_and_numbers_and_name_the_test_and_keyword_when_wrong() -> None:
@@ -139,22 +140,24 @@ def test_the_session_spread_is_learned_from_history_or_taken_from_the_prior() ->
 def test_figures_outcome_fails_warns_and_gates() -> None:
     failed = judge("t::x", reading(Metric.RPS, 500, 450, 550), 1000)
     unsure = judge("t::x", reading(Metric.RPS, 1000, 900, 1100), 1000)
-    assert figures_outcome([failed], Policy.FAIL).failure == failed.message
-    assert figures_outcome([unsure], Policy.FAIL).failure.startswith("inconclusive: ")
-    warned = figures_outcome([unsure], Policy.WARN)
+    assert figures_outcome("t.py::test_load", [failed], Policy.FAIL).failure == failed.message
+    assert figures_outcome("t.py::test_load", [unsure], Policy.FAIL).failure.startswith("inconclusive: ")
+    warned = figures_outcome("t.py::test_load", [unsure], Policy.WARN)
     assert warned.failure is None and "inconclusive" in str(warned.warnings[0])
     change = compare_figure(figure(1000.0), figure(700.0))
     assert change is not None
     fell = figure(700.0)
     gate = Gate("0001_ref.json", 5, None, "--overhead-compare-fail-percent")
-    gated = figures_outcome([], Policy.FAIL, [(fell, change)], gate)
+    gated = figures_outcome("t.py::test_load", [], Policy.FAIL, [(fell, change)], gate)
     assert "regressed against 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5%" in (
         gated.failure or ""
     )
-    assert figures_outcome([], Policy.FAIL, [(fell, change)], Gate("0001_ref.json")).failure is None
+    assert figures_outcome("t.py::test_load", [], Policy.FAIL, [(fell, change)], Gate("0001_ref.json")).failure is None
     unsure = compare_figure(figure(1000.0), figure(900.0))
     assert unsure is not None
-    shown = figures_outcome([], Policy.FAIL, [(figure(900.0), unsure)], gate)  # unknown: shown in the table only
+    shown = figures_outcome(
+        "t.py::test_load", [], Policy.FAIL, [(figure(900.0), unsure)], gate
+    )  # unknown: shown in the table only
     assert shown.failure is None and shown.warnings == ()
 
 
@@ -176,4 +179,6 @@ def test_the_tables_show_rows_side_by_side_and_each_budget_with_its_verdict() ->
     assert "## Transport\n" in markdown and "## Streams" in markdown and "a\\|b" in markdown
     change = compare_figure(figure(1000.0), figure(700.0))
     assert change is not None
-    assert any("-30.0%" in line for line in render_figure_changes([(figure(700.0), change)], "0001_ref.json"))
+    table = render_changes([figure_shown(figure(700.0), change)], "0001_ref.json")
+    assert table[0].split() == ["test", "figure", "old", "(0001_ref.json)", "new", "change", "95%", "CI"]
+    assert any("h2c c=100 req/s" in line and "1,000/s" in line and "-30.0%" in line for line in table)

@@ -214,7 +214,7 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     result.stdout.fnmatch_lines(
         [
             "::error file=test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary.py,"
-            "line=4,title=over budget::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
+            "line=4,title=overhead over budget::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
         ]
     )
     text = summary.read_text()

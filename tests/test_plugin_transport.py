@@ -56,12 +56,18 @@ def test_figures_within_budget_pass_and_are_tabled_and_written(transport_project
     )
     data = json.loads((transport_project.path / "out.json").read_text())
     by_metric = {figure["metric"]: figure for figure in data["figures"]}
-    assert by_metric["rps"]["verdict"] == "pass" and by_metric["rps"]["limit"] == 1000 and by_metric["rps"]["floor"]
-    assert by_metric["server_cpu"]["value"] == pytest.approx(3e-4) and by_metric["errors"]["verdict"] == "pass"
-    assert "## Transport budgets" in (transport_project.path / "out.md").read_text()
+    rps = by_metric["rps"]["check"]
+    assert rps["status"] == "pass" and rps["limit"] == 1000 and rps["floor"] and rps["sentence"].endswith("rps 1,000/s")
+    assert by_metric["server_cpu"]["check"]["value"] == pytest.approx(3e-4)
+    assert by_metric["errors"]["check"]["status"] == "pass"
+    markdown = (transport_project.path / "out.md").read_text()
+    assert "## Budgets" in markdown and "test_gateway` | h2c c=100: req/s | 2,000/s" in markdown
 
 
-def test_a_figure_over_its_budget_fails_the_test_naming_the_row(transport_project: pytest.Pytester) -> None:
+def test_a_figure_over_its_budget_fails_the_test_naming_the_row(
+    transport_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # annotated as a transport test
     transport_project.makepyfile(
         """
         import pytest
@@ -72,11 +78,17 @@ def test_a_figure_over_its_budget_fails_the_test_naming_the_row(transport_projec
             transport.record("h2c c=100", make(500), p95="1ms")  # this row's own budget
         """
     )
-    result = transport_project.runpytest("--overhead")
+    result = transport_project.runpytest("--overhead", "--overhead-github=true")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
             "*h2c c=100: req/s 500/s (95% CI over 10 windows 4*/s..5*/s) falls below rps 1,000/s*",
+            "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
+            "::error file=*,title=transport over budget::h2c c=100: req/s 500/s*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
             "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
         ]
     )

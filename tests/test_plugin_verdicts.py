@@ -201,3 +201,29 @@ def test_the_quick_profile_measures_6_processes_per_tree_against_a_base_and_expl
     assert (against.processes, against.max_processes, against.time_budget_s) == (6, 6, 0.5)
     chosen = settings_from_config(_Config(overhead_quick=True, overhead_against="HEAD", overhead_processes="4"))  # type: ignore[arg-type]
     assert chosen.processes == 4
+
+
+def test_every_budget_of_a_pair_is_stored_and_reported(fake_clock_project: pytest.Pytester) -> None:
+    """Each budget is judged and kept (value, interval, limit, status, sentence), not only the worst."""
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.5, max_abs="50ns", max_alloc=0)
+        def test_pair(overhead, clock):
+            overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+        """
+    )
+    result = fake_clock_project.runpytest("--overhead", "--overhead-json=out.json", "--overhead-md=out.md")
+    result.assert_outcomes(failed=1)
+    (pair,) = json.loads((fake_clock_project.path / "out.json").read_text())["results"]
+    checks = {check["name"]: check for check in pair["checks"]}
+    assert set(checks) == {"max", "max_abs", "max_alloc"}
+    assert checks["max"]["status"] == "pass" and checks["max"]["limit"] == 0.5
+    assert checks["max_abs"]["status"] == "fail" and checks["max_abs"]["value"] == pytest.approx(100e-9, rel=0.05)
+    assert checks["max_abs"]["sentence"] in pair["message"]
+    assert checks["max_alloc"]["unit"] == "signed count" and checks["max_alloc"]["status"] == "pass"
+    markdown = (fake_clock_project.path / "out.md").read_text()
+    budgets = markdown[markdown.index("## Budgets") :].splitlines()
+    assert any("| overhead | 10.0%" in line and "| ≤50.0% | pass |" in line for line in budgets)
+    assert any("| overhead | +100 ns" in line and "| ≤+50.0 ns | FAIL |" in line for line in budgets)

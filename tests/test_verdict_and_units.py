@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from overheadbench.checks import Status
+from overheadbench.outcome import pair_outcome as outcome
 from overheadbench.pair import Budget, Pair
 from overheadbench.samples import Kind
 from overheadbench.settings import Policy
@@ -17,7 +18,7 @@ from overheadbench.units import (
     parse_duration,
     parse_size,
 )
-from overheadbench.verdict import judge_time, outcome
+from overheadbench.verdict import judge_time
 
 PASS, FAIL, INCONCLUSIVE = Status.PASS, Status.FAIL, Status.INCONCLUSIVE
 

@@ -1,42 +1,68 @@
-"""The change tables: each pair against the stored run (old, new) or the base tree (base, head),
-in the terminal and in markdown, with the change of framework / baseline, its interval and its
-outcome at the gate's threshold (:mod:`overheadbench.changes`)."""
+"""The change table: each pair and transport figure against the stored run (old, new), or each
+pair against the base tree (base, head), in the terminal and in markdown, with the change, its
+interval and its outcome at the gate's threshold (:mod:`overheadbench.changes`)."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .changes import Change
 from .comparison import compare_sides
+from .figures import SPECS, FigureResult
 from .results import OverheadResult
 from .tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
 from .units import format_fraction, format_seconds
 
 
-def render_comparison(
-    changes: Sequence[Change], reference: str, threshold: float | None = None, sides: Sequence[str] = ("old", "new")
+@dataclass(frozen=True)
+class Shown:
+    """One change as the change table prints it: of which ``figure`` of which ``test``, and old
+    and new as that figure prints them."""
+
+    test: str
+    figure: str
+    old: str
+    new: str
+    change: Change
+
+
+OVERHEAD = "overhead"
+"""A pair's figure in the change table (the column is left out when every row is a pair)."""
+
+
+def pair_shown(change: Change) -> Shown:
+    """A pair's change: its overhead on both sides."""
+    return Shown(change.what, OVERHEAD, format_fraction(change.old - 1), format_fraction(change.new - 1), change)
+
+
+def figure_shown(figure: FigureResult, change: Change) -> Shown:
+    """A transport figure's change: its value on both sides, as the figure prints."""
+    spec = SPECS[figure.metric]
+    return Shown(figure.nodeid, f"{figure.row} {spec.what}", spec.show(change.old), spec.show(change.new), change)
+
+
+def render_changes(
+    changes: Sequence[Shown], reference: str, threshold: float | None = None, sides: Sequence[str] = ("old", "new")
 ) -> list[str]:
-    """Each pair's overhead on both sides, the change of framework / baseline (head over base)
-    with its 95% interval, and what it means at ``threshold`` percent; "~" marks a change whose
+    """The one change table, pairs and transport figures alike: each figure on both sides, the
+    change (head over base, in percent of the figure: of framework / baseline for a pair) with
+    its 95% interval, and what it means at ``threshold`` percent; "~" marks a change whose
     interval contains zero. ``sides``: what the two columns are called (old/new, base/head)."""
+    figures = any(c.figure != OVERHEAD for c in changes)
     outcome = ("outcome",) if threshold is not None else ()
-    rows = [("test", f"{sides[0]} ({plain(reference)})", sides[1], "change", "95% CI", *outcome)]
+    rows = [("test", *(("figure",) if figures else ()), f"{sides[0]} ({plain(reference)})", sides[1], "change",
+             "95% CI", *outcome)]  # fmt: skip
     rows += [
-        (
-            plain(c.what),
-            format_fraction(c.old - 1),
-            format_fraction(c.new - 1),
-            c.moved(),
-            c.evidence,
-            *((c.finding(threshold).value,) if threshold is not None else ()),
-        )
+        (plain(c.test), *((plain(c.figure),) if figures else ()), c.old, c.new, c.change.moved(), c.change.evidence,
+         *((c.change.finding(threshold).value,) if threshold is not None else ()))
         for c in changes
-    ]
+    ]  # fmt: skip
     gate = f"; outcome at ±{threshold:g}%: see docs/ci.md" if threshold is not None else ""
     note = (
-        f"change: of framework / baseline, {sides[1]} over {sides[0]}, in percent (a 230% pair and a 20% pair "
-        f"alike); ~: not significant (the interval contains zero){gate}"
+        f"change: {sides[1]} over {sides[0]}, in percent of the figure (of framework / baseline for an overhead: a "
+        f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero){gate}"
     )
     return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
 
@@ -46,7 +72,8 @@ def render_against(results: Sequence[OverheadResult], threshold: float | None) -
     (whether the bare path moved too), and the pairs that were not compared, with why."""
     compared = [(r, r.base) for r in results if r.base is not None]
     changes = [compare_sides(base, head) for head, base in compared]
-    lines = render_comparison(changes, results[0].against, threshold, ("base", "head")) if changes else []
+    shown = [pair_shown(change) for change in changes]
+    lines = render_changes(shown, results[0].against, threshold, ("base", "head")) if changes else []
     if compared:
         lines += ["", *laid_out(_per_call_rows(compared))]
     missing = [r for r in results if r.base is None and r.against]

@@ -1,7 +1,7 @@
 """The ``overheadbench`` command: compare stored runs, print reports, draw plots.
 
-    overheadbench compare OLD NEW [--fail-above POINTS]
-    overheadbench report RUN [--format markdown|csv|json] [-o FILE]
+    overheadbench compare OLD NEW [--fail-above PCT]    (pairs and transport figures)
+    overheadbench report RUN [--format markdown|csv|checks|json] [-o FILE]
     overheadbench plot RUN -o FILE.svg|png          (per-pair ratio distributions)
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
 
@@ -19,18 +19,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .change_report import markdown_against, render_against, render_comparison
-from .changes import Change, Finding
+from .budget_report import check_csv_rows
+from .change_report import Shown, figure_shown, pair_shown, render_against, render_changes
+from .changes import Finding
 from .comparison import compare_runs, side_change
 from .environment import differences
 from .errors import StorageError
+from .figure_changes import compare_figures
 from .jsonio import dumps, write_text_atomic
 from .plots import PlotUnavailable, distributions
 from .plots import trend as trend_plot
 from .report import csv_rows, render_markdown
 from .runs import Storage, read_run
 from .tables import plain
-from .units import format_fraction
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,12 +54,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=_percent,
         default=None,
         metavar="PCT",
-        help="exit 1 when a test's framework path got slower (framework / baseline) by more than PCT percent "
-        "with confidence",
+        help="exit 1 when a test's framework path got slower (framework / baseline), or a transport figure "
+        "worse, by more than PCT percent with confidence",
     )
-    report = commands.add_parser("report", parents=[anywhere], help="a run as markdown, CSV or JSON")
+    report = commands.add_parser(
+        "report", parents=[anywhere], help="a run as markdown, CSV (a row per pair, or per judged budget) or JSON"
+    )
     report.add_argument("run")
-    report.add_argument("--format", choices=("markdown", "csv", "json"), default="markdown")
+    report.add_argument(
+        "--format",
+        choices=("markdown", "csv", "checks", "json"),
+        default="markdown",
+        help="markdown: pairs, transport figures and every budget; csv: a row per pair; checks: a CSV row per "
+        "judged budget (pairs' and transport figures'); json: the whole run",
+    )
     report.add_argument("-o", "--output", type=Path, default=None, help="write to FILE instead of standard output")
     plot = commands.add_parser(
         "plot", parents=[anywhere], help="per-pair ratio distributions of a run, or the trend over stored runs"
@@ -98,12 +107,15 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: fl
     for reason in skipped:
         print(f"WARNING: {plain(reason)}; left out of the history", file=sys.stderr)
     history = [r for run in stored for r in run.measured()]
-    changes = compare_runs(old.results, new.results, history)
-    if not changes:
+    shown = [pair_shown(change) for change in compare_runs(old.results, new.results, history)]
+    figure_history = [f for run in stored for f in run.measured_figures()]
+    moved = compare_figures(old.measured_figures(), new.measured_figures(), figure_history)
+    shown += [figure_shown(figure, change) for figure, change in moved]
+    if not shown:
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
-    print("\n".join(render_comparison(changes, old_path.name, fail_above)))
-    return _regressions(changes, fail_above)
+    print("\n".join(render_changes(shown, old_path.name, fail_above)))
+    return _regressions(shown, fail_above)
 
 
 def _compare_trees(path: Path, fail_above: float | None) -> int:
@@ -113,30 +125,31 @@ def _compare_trees(path: Path, fail_above: float | None) -> int:
         print(f"{plain(path.name)} was not measured with --overhead-against: name two runs to compare")
         return 0
     print("\n".join(render_against(results, fail_above)))
-    return _regressions([side_change(r) for r in results if r.base is not None], fail_above)
+    changes = (side_change(r) for r in results)
+    return _regressions([pair_shown(change) for change in changes if change is not None], fail_above)
 
 
-def _regressions(changes: Sequence[Change | None], fail_above: float | None) -> int:
+def _regressions(changes: Sequence[Shown], fail_above: float | None) -> int:
     """Say each regression beyond ``fail_above`` percent on standard error; 1 if any."""
     if fail_above is None:
         return 0
-    regressed = [c for c in changes if c is not None and c.finding(fail_above) == Finding.REGRESSED]
-    for change in regressed:
-        shown = (format_fraction(change.old - 1), format_fraction(change.new - 1))
-        print(f"REGRESSION {plain(change.what)}: overhead {change.describe(shown)}, more than {fail_above:g}%",
+    regressed = [c for c in changes if c.change.finding(fail_above) == Finding.REGRESSED]
+    for shown in regressed:
+        story = shown.change.describe((shown.old, shown.new))
+        print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {fail_above:g}%",
               file=sys.stderr)  # fmt: skip
     return 1 if regressed else 0
 
 
 def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> int:
     run = read_run(storage.find(reference))
-    results = run.measured()
+    results, figures = run.measured(), run.measured_figures()
     if fmt == "markdown":
-        against = markdown_against(results)
-        text = render_markdown(results, run.environment) + (f"\n{against}" if against else "")
-    elif fmt == "csv":
+        text = render_markdown(results, run.environment, figures)
+    elif fmt in ("csv", "checks"):
         buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows(csv_rows(results))
+        rows = csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures)
+        csv.writer(buffer, lineterminator="\n").writerows(rows)
         text = buffer.getvalue()
     else:
         text = dumps(run.to_json()) + "\n"

@@ -1,5 +1,6 @@
-"""The transport figures as tables: load rows, stream rows, and every budget with its verdict;
-the same tables in markdown, and the comparison with a stored run.
+"""The transport figures as tables: load rows, stream rows, and every budget with its verdict
+(:mod:`overheadbench.budget_report`), and the same tables in markdown (the comparison with a
+stored run is the one change table, :mod:`overheadbench.change_report`).
 
 One line per measured row keeps the figures of a row side by side (req/s beside its p95
 and both CPUs); the budget table then gives each judged figure its interval and verdict.
@@ -11,8 +12,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 
-from .changes import Change
-from .checks import Status
+from .budget_report import budget_rows, judged
 from .figures import SPECS, FigureResult, Metric
 from .tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
 
@@ -23,7 +23,6 @@ HEADERS = {
     Metric.CLIENT_CPU: "client CPU", Metric.SERVER_CPU: "server CPU", Metric.ERRORS: "errors",
     Metric.TTFE: "first event", Metric.EVENTS_PER_S: "events/s", Metric.TOTAL: "total", Metric.SCALING: "scaling",
 }  # fmt: skip
-MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INCONCLUSIVE: "inconclusive"}
 NOTE = (
     "intervals: req/s over 10 windows of its run; percentiles from order statistics of all its requests "
     "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "
@@ -57,32 +56,13 @@ def _table(figures: Sequence[FigureResult], metrics: Sequence[Metric]) -> list[t
     ]
 
 
-def budget_rows(figures: Sequence[FigureResult]) -> list[tuple[str, ...]]:
-    """Every judged figure, but failed requests only when over their limit (the load table shows them)."""
-    judged = [
-        f for f in figures
-        if f.measured and f.limit is not None and (f.metric != Metric.ERRORS or f.verdict != Status.PASS)
-    ]  # fmt: skip
-    if not judged:
-        return []
-    rows: list[tuple[str, ...]] = [("test", "row", "figure", "value", "interval", "budget", "verdict")]
-    for f in judged:
-        spec = SPECS[f.metric]
-        reading = f.reading
-        interval = f"{spec.show(reading.low)}..{spec.show(reading.high)}" if reading.interval else "(single reading)"
-        assert f.limit is not None
-        budget = f"{'≥' if spec.floor else '≤'}{spec.show(f.limit)}"
-        rows.append((plain(f.nodeid), plain(f.row), HEADERS[f.metric], _value(f), interval, budget, MARK[f.verdict]))
-    return rows
-
-
 def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH) -> list[str]:
     """The terminal's transport tables, fitted to ``width``."""
     lines: list[str] = []
     for title, table in (
         ("load", _table(figures, (*LOAD, Metric.SCALING))),
         ("streams", _table(figures, STREAM)),
-        ("budgets", budget_rows(figures)),
+        ("budgets", budget_rows(judged((), figures))),
     ):
         if table:
             lines += ["", f"{title}:", *laid_out(table, width)]
@@ -90,30 +70,13 @@ def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH)
 
 
 def markdown_figures(figures: Sequence[FigureResult]) -> str:
-    """The same tables as markdown sections (appended to the ``--overhead-md`` report)."""
+    """The same tables as markdown sections (appended to the ``--overhead-md`` report; their
+    budgets are in its one budgets table, :func:`~overheadbench.budget_report.markdown_budgets`)."""
     sections = []
     for title, table in (
         ("Transport", _table(figures, (*LOAD, Metric.SCALING))),
         ("Streams", _table(figures, STREAM)),
-        ("Transport budgets", budget_rows(figures)),
     ):
         if table:
             sections.append(f"## {title}\n\n" + "\n".join(markdown_table(table)))
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
-
-
-def render_figure_changes(
-    changes: Sequence[tuple[FigureResult, Change]], old_name: str, threshold: float | None = None
-) -> list[str]:
-    """Old and new value of each figure both runs have, the change, its interval and outcome."""
-    rows: list[tuple[str, ...]] = [("test", "row", "figure", f"old ({plain(old_name)})", "new", "change", "95% CI",
-                                    "outcome")]  # fmt: skip
-    for figure, change in changes:
-        spec = SPECS[figure.metric]
-        rows.append((plain(figure.nodeid), plain(figure.row), HEADERS[figure.metric], spec.show(change.old),
-                     spec.show(change.new), change.moved(), change.evidence,
-                     change.finding(threshold).value if threshold is not None else ""))  # fmt: skip
-    note = (
-        "~: not a significant change (the interval carries both runs' own spread and this machine's between sessions)"
-    )
-    return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]

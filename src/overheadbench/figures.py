@@ -5,8 +5,8 @@ measured row ("h2c c=100"): a latency percentile's ceiling, a req/s floor, a tim
 event ceiling, an events/s floor, a concurrency-scaling floor, CPU per request ceilings, an
 error count. Each figure comes with the interval it has (percentiles: order statistics;
 req/s: over windows of the run; stream figures: over repeated streams; CPU and errors are
-single readings) and is judged by the same :class:`~overheadbench.checks.Check` as a pair:
-pass only when the whole interval is on the right side of the limit.
+single readings) and is judged as a :class:`~overheadbench.checks.Check`, the pairs' judged
+figure: pass only when the whole interval is on the right side of the limit.
 
 Limits come from ``@pytest.mark.transport(p95="5ms", rps=1000, ...)``, and the fixture's
 calls may give a row its own (``transport.load(server, concurrency=100, rps=600)``).
@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .checks import Check, Status
+from .checks import Check, Status, Unit, show
 from .errors import MarkerError
 from .jsonio import Fields, ShapeError
-from .units import DurationError, format_count, format_seconds, parse_duration
+from .units import DurationError, parse_duration
 from .vocabulary import Word
 
 MARKER_NAME = "transport"
@@ -52,18 +52,6 @@ class Metric(Word):
     SCALING = "scaling"
 
 
-def _rate(value: float) -> str:
-    return f"{value:,.0f}/s" if math.isfinite(value) else "n/a"
-
-
-def _times(value: float) -> str:
-    return f"{value:.2f}x" if math.isfinite(value) else "n/a"
-
-
-def _seconds(value: float) -> str:
-    return format_seconds(value) if math.isfinite(value) else "n/a"
-
-
 def _number(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"{value!r} is not a number")
@@ -78,21 +66,24 @@ class Spec:
     what: str
     floor: bool
     parse: Callable[[object], float]
-    show: Callable[[float], str]
+    unit: Unit
+
+    def show(self, value: float) -> str:
+        return show(self.unit, value)
 
 
 SPECS: dict[Metric, Spec] = {
-    Metric.P50: Spec("p50 latency", False, parse_duration, _seconds),
-    Metric.P95: Spec("p95 latency", False, parse_duration, _seconds),
-    Metric.P99: Spec("p99 latency", False, parse_duration, _seconds),
-    Metric.RPS: Spec("req/s", True, _number, _rate),
-    Metric.CLIENT_CPU: Spec("client CPU per request", False, parse_duration, _seconds),
-    Metric.SERVER_CPU: Spec("server CPU per request", False, parse_duration, _seconds),
-    Metric.ERRORS: Spec("failed requests", False, _number, format_count),
-    Metric.TTFE: Spec("time to first event", False, parse_duration, _seconds),
-    Metric.EVENTS_PER_S: Spec("events/s", True, _number, _rate),
-    Metric.TOTAL: Spec("stream total time", False, parse_duration, _seconds),
-    Metric.SCALING: Spec("req/s at the highest level / at the lowest", True, _number, _times),
+    Metric.P50: Spec("p50 latency", False, parse_duration, Unit.SECONDS),
+    Metric.P95: Spec("p95 latency", False, parse_duration, Unit.SECONDS),
+    Metric.P99: Spec("p99 latency", False, parse_duration, Unit.SECONDS),
+    Metric.RPS: Spec("req/s", True, _number, Unit.RATE),
+    Metric.CLIENT_CPU: Spec("client CPU per request", False, parse_duration, Unit.SECONDS),
+    Metric.SERVER_CPU: Spec("server CPU per request", False, parse_duration, Unit.SECONDS),
+    Metric.ERRORS: Spec("failed requests", False, _number, Unit.COUNT),
+    Metric.TTFE: Spec("time to first event", False, parse_duration, Unit.SECONDS),
+    Metric.EVENTS_PER_S: Spec("events/s", True, _number, Unit.RATE),
+    Metric.TOTAL: Spec("stream total time", False, parse_duration, Unit.SECONDS),
+    Metric.SCALING: Spec("req/s at the highest level / at the lowest", True, _number, Unit.TIMES),
 }
 KEYWORDS = tuple(metric.value for metric in Metric)
 
@@ -143,13 +134,12 @@ class Reading:
 
 @dataclass(frozen=True)
 class FigureResult:
-    """A reading of one test, judged against its limit (``None``: shown and stored, not judged)."""
+    """A reading of one test, judged: its :class:`~overheadbench.checks.Check` (a limit of
+    ``None``: shown and stored, not judged)."""
 
     nodeid: str
     reading: Reading
-    limit: float | None
-    verdict: Status
-    message: str
+    check: Check
 
     @property
     def row(self) -> str:
@@ -158,6 +148,22 @@ class FigureResult:
     @property
     def metric(self) -> Metric:
         return self.reading.metric
+
+    @property
+    def limit(self) -> float | None:
+        return self.check.limit
+
+    @property
+    def verdict(self) -> Status:
+        return self.check.status
+
+    @property
+    def message(self) -> str:
+        """The check's sentence, the reading's note, and what an inconclusive figure needs."""
+        message = self.check.sentence() + (f" ({self.reading.note})" if self.reading.note and self.measured else "")
+        if self.verdict == Status.INCONCLUSIVE:
+            message += "; the interval contains the budget, so this run cannot tell: measure longer (duration, runs)"
+        return message
 
     @property
     def key(self) -> tuple[str, str, Metric]:
@@ -169,70 +175,52 @@ class FigureResult:
         return self.verdict != Status.UNMEASURED
 
     def to_json(self) -> dict[str, Any]:
+        """The row and figure, the values the interval was made from, and the check."""
         reading = self.reading
         return {
             "nodeid": self.nodeid,
             "row": reading.row,
             "metric": reading.metric,
-            "value": reading.value,
-            "ci": [reading.low, reading.high],
-            "interval": reading.interval,
             "samples": list(reading.samples),
             "note": reading.note,
-            "limit": self.limit,
-            "floor": SPECS[reading.metric].floor,
-            "verdict": self.verdict,
-            "message": self.message,
+            "check": self.check.to_json(),
         }
 
     @classmethod
     def from_json(cls, data: Any, path: str = "figure") -> FigureResult:
+        """A figure back from :meth:`to_json`, or from a run of schema 8 or older (the check's
+        fields beside the figure's)."""
         fields = Fields(data, path)
-        ci = fields.numbers("ci")
-        if len(ci) != 2:
-            raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
-        reading = Reading(
-            fields.text("row"),
-            fields.choice("metric", Metric),
-            fields.number("value"),
-            ci[0],
-            ci[1],
-            fields.text("interval"),
-            tuple(fields.samples("samples")),
-            fields.text("note", optional=True) or "",
-        )
-        return cls(
-            fields.text("nodeid"),
-            reading,
-            fields.maybe_number("limit"),
-            fields.choice("verdict", Status),
-            fields.text("message"),
-        )
+        metric = fields.choice("metric", Metric)
+        row = fields.text("row")
+        stored = fields.obj("check", optional=True)
+        check = Check.from_json(stored.data, stored.path) if stored else _older_check(fields, row, metric)
+        reading = Reading(row, metric, check.value, check.low, check.high, check.interval,
+                          tuple(fields.samples("samples")), fields.text("note", optional=True) or "")  # fmt: skip
+        return cls(fields.text("nodeid"), reading, check)
+
+
+def _older_check(fields: Fields, row: str, metric: Metric) -> Check:
+    """The check of a figure stored before schema 9, from its value, interval, limit and verdict."""
+    ci = fields.numbers("ci")
+    if len(ci) != 2:
+        raise ShapeError(f"{fields.path}.ci: expected [low, high], got {len(ci)} values")
+    interval = fields.text("interval")
+    measured = fields.choice("verdict", Status) != Status.UNMEASURED
+    return _check(Reading(row, metric, fields.number("value"), ci[0], ci[1], interval), fields.maybe_number("limit"),
+                  measured)  # fmt: skip
+
+
+def _check(reading: Reading, limit: float | None, measured: bool) -> Check:
+    spec = SPECS[reading.metric]
+    what = f"{reading.row}: {spec.what}"
+    interval = reading.interval or "a single reading"
+    return Check(reading.metric.value, what, limit, reading.value, reading.low, reading.high, spec.unit, interval,
+                 counted=not reading.interval, floor=spec.floor, measured=measured)  # fmt: skip
 
 
 def judge(nodeid: str, reading: Reading, limit: float | None, measured: bool = True) -> FigureResult:
     """The reading against its limit, by the pairs' rule (the whole interval decides). Not
     measured (a smoke run without ``--overhead``), only failed requests are judged: a count,
     exact however brief the run, and a load that is all errors is a broken test."""
-    spec = SPECS[reading.metric]
-    shown = f"{reading.row}: {spec.what} {spec.show(reading.value)}"
-    if not measured and reading.metric != Metric.ERRORS:
-        return FigureResult(nodeid, reading, limit, Status.UNMEASURED, "not measured (run pytest with --overhead)")
-    if limit is None:
-        return FigureResult(nodeid, reading, None, Status.UNJUDGED, f"{shown} (no budget)")
-    check = Check(
-        reading.metric.value,
-        f"{reading.row}: {spec.what}",
-        limit,
-        reading.value,
-        reading.low,
-        reading.high,
-        spec.show,
-        reading.interval or "a single reading",
-        counted=not reading.interval,
-        floor=spec.floor,
-    )
-    message = check.sentence() + (f" ({reading.note})" if reading.note else "")
-    if check.status == Status.INCONCLUSIVE:
-        message += "; the interval contains the budget, so this run cannot tell: measure longer (duration, runs)"
-    return FigureResult(nodeid, reading, limit, check.status, message)
+    return FigureResult(nodeid, reading, _check(reading, limit, measured or reading.metric == Metric.ERRORS))

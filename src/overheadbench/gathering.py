@@ -43,14 +43,29 @@ def carry(report: pytest.TestReport, item: pytest.Item, result: Any, figures: An
         setattr(report, PURPOSE_ATTRIBUTE, purpose(item))
 
 
+OVERHEAD = "overhead"
+TRANSPORT = "transport"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failing measured test: its file, line (1-based), message, and kind (a pair's
+    ``overhead`` or a ``transport`` test's figures), which the annotation's title names."""
+
+    path: str
+    line: int
+    message: str
+    kind: str = OVERHEAD
+
+
 @dataclass
 class Gathered:
     """Everything measured in the session, from the reports (here or from xdist workers)."""
 
     results: list[OverheadResult] = field(default_factory=list)
     figures: list[FigureResult] = field(default_factory=list)
-    failures: list[tuple[str, int, str]] = field(default_factory=list)
-    """Each failing measured test's file, line (1-based) and message: GitHub annotations."""
+    failures: list[Failure] = field(default_factory=list)
+    """Each failing measured test: GitHub annotations."""
     purposes: dict[str, str] = field(default_factory=dict)
     """Test function id (no parameters) -> what its budget is for."""
     remeasured: list[str] = field(default_factory=list)
@@ -78,4 +93,5 @@ class Gathered:
             self.purposes[nodeid.partition("[")[0]] = text
         if report.failed:
             path, line, _ = report.location
-            self.failures.append((path, (line or 0) + 1, report.longreprtext))
+            kind = TRANSPORT if figures and not data else OVERHEAD
+            self.failures.append(Failure(path, (line or 0) + 1, report.longreprtext, kind))

@@ -11,7 +11,6 @@ import pytest
 
 from .against import Against, base_pool
 from .baselines import Baselines
-from .change_report import markdown_against
 from .changes import Gate
 from .distribution import (
     XdistGrouping,
@@ -23,7 +22,6 @@ from .distribution import (
 )
 from .environment import environment
 from .errors import MarkerError, OverheadUsageError, StorageError
-from .figure_report import markdown_figures
 from .figures import MARKER_HELP as TRANSPORT_HELP
 from .figures import MARKER_NAME as TRANSPORT_MARKER
 from .figures import limits_from_marker
@@ -36,6 +34,7 @@ from .jsonio import strict, write_json_atomic, write_text_atomic
 from .marker import LEVEL_FIXTURE, MARKER_HELP, MARKER_NAME, pair_of_item, parametrize_levels
 from .marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .options import Options, add_options, options_from_config
+from .outcome import Outcome, figures_outcome, pair_outcome
 from .outputs import Output, write_outputs
 from .pair import Pair
 from .replicas.duet import Duet
@@ -43,7 +42,7 @@ from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas, under_callgrind
-from .report import markdown_purposes, render_markdown
+from .report import render_markdown
 from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
@@ -55,7 +54,6 @@ from .termination import install_sigterm, uninstall_sigterm
 from .timed_path import AppLogging
 from .timeouts import PairTimeout
 from .transport import TransportFixture
-from .verdict import figures_outcome, outcome
 
 FIXTURE_NAME = "overhead"
 TRANSPORT_FIXTURE = "transport"
@@ -74,6 +72,14 @@ def _times_anything(item: pytest.Item) -> bool:
         or item.get_closest_marker(TRANSPORT_MARKER) is not None
         or TRANSPORT_FIXTURE in getattr(item, "fixturenames", ())
     )
+
+
+def _conclude(item: pytest.Item, decided: Outcome) -> None:
+    """Issue the outcome's warnings on the test, and fail it if it says so."""
+    for warning in decided.warnings:
+        item.warn(plain_warning(warning))
+    if decided.failure:
+        pytest.fail(plain(decided.failure, lines=True), pytrace=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -284,13 +290,8 @@ class OverheadSession:
             item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
         baselines = self.baselines if fixture.measuring else None
         changes = baselines.figure_changes(figures) if baselines else []
-        decided = figures_outcome(
-            figures, self.settings.inconclusive, changes, baselines.figure_gate if baselines else None
-        )
-        for warning in decided.warnings:
-            item.warn(plain_warning(warning))
-        if decided.failure:
-            pytest.fail(plain(decided.failure, lines=True), pytrace=False)
+        gate = baselines.figure_gate if baselines else None
+        _conclude(item, figures_outcome(fixture.nodeid, figures, self.settings.inconclusive, changes, gate))
 
     def _apply(self, item: pytest.Item, result: OverheadResult) -> None:
         """Carry the result on the test's report, and do what the verdict says to the test."""
@@ -301,13 +302,9 @@ class OverheadSession:
         item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
         comparing = self.against or self.baselines  # the base tree, or a stored run
         change, gate = (comparing.change(result), comparing.gate) if comparing else (None, None)
-        decided = outcome(
-            result, self.settings.inconclusive, self.settings.subtract_harness, change, gate, servers_elsewhere()
-        )
-        for warning in decided.warnings:
-            item.warn(plain_warning(warning))
-        if decided.failure:
-            pytest.fail(plain(decided.failure, lines=True), pytrace=False)
+        settings = self.settings
+        _conclude(item, pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate,
+                                     servers_elsewhere()))  # fmt: skip
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.reporting:
@@ -382,12 +379,8 @@ class OverheadSession:
 
     def markdown(self) -> str:
         gathered = self.gathered
-        parts = (
-            markdown_against(gathered.results, self.gate.fail_pct),
-            markdown_figures(gathered.figures),
-            markdown_purposes(gathered.purposes),
-        )
-        return render_markdown(gathered.results, self.environment()) + "".join(f"\n{part}" for part in parts if part)
+        return render_markdown(gathered.results, self.environment(), gathered.figures, gathered.purposes,
+                               self.gate.fail_pct)  # fmt: skip
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_benchmark_update_json(self, config: Any, benchmarks: list[Any], output_json: dict[str, Any]) -> None:

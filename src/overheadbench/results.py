@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import Status
+from .checks import Check, Status
 from .jsonio import Fields, ShapeError
 from .pair import Budget, Pair
 from .samples import CountSamples, Kind, ReplicaSamples
@@ -38,6 +38,9 @@ class OverheadResult:
     harness_subtracted: bool = False
     verdict: Status = Status.UNMEASURED
     message: str = "not measured (run pytest with --overhead)"
+    """The worst check's sentence, with the pair's figures."""
+    checks: list[Check] = field(default_factory=list)
+    """Every budget of the pair, judged (a stored run before schema 9 has none)."""
     calls_per_block: int = 0
     wall_s: float = 0.0
     """The pair's whole wall time, replica start-up and set-up included."""
@@ -117,6 +120,7 @@ class OverheadResult:
             "harness_subtracted": self.harness_subtracted,
             "verdict": self.verdict,
             "message": self.message,
+            "checks": [check.to_json() for check in self.checks],
             "calls_per_block": self.calls_per_block,
             "processes": len(self.samples),
             "wall_s": self.wall_s,
@@ -130,7 +134,7 @@ class OverheadResult:
 
     @classmethod
     def from_json(cls, data: Any, path: str = "result") -> OverheadResult:
-        """The result back from :meth:`to_json` (schema 2 or 3), every field checked; a
+        """The result back from :meth:`to_json` (schema 2 and later), every field checked; a
         :class:`~overheadbench.jsonio.ShapeError` names the first one that is wrong."""
         fields = Fields(data, path)
         nodeid = fields.text("nodeid")
@@ -168,6 +172,7 @@ class OverheadResult:
             harness_subtracted=fields.flag("harness_subtracted"),
             verdict=fields.choice("verdict", Status),
             message=fields.text("message"),
+            checks=fields.items("checks", Check.from_json) if "checks" in fields.data else [],  # schema 9
             calls_per_block=fields.whole("calls_per_block"),
             wall_s=fields.number("wall_s"),
             samples=samples,

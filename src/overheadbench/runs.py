@@ -24,13 +24,16 @@ from .jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_e
 from .results import OverheadResult
 from .settings import Settings
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
 ``time_ratio`` (the counts' check); 7 the counts' ``counter`` (callgrind or bytecode; older
 files counted bytecode); 8 the counts' ``allocation_calls`` (the allocation pass's own block
-length; older files traced allocations in the instructions' blocks). Versions 1 to 7 still load."""
+length; older files traced allocations in the instructions' blocks); 9 every judged budget as a
+``check`` (a result's ``checks``, a transport figure's ``check``: value, interval, limit, status and
+sentence; older figures kept those beside the figure, older results only the worst one's message).
+Versions 1 to 8 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

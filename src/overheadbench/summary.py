@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .change_report import render_against, render_comparison
+from .change_report import figure_shown, pair_shown, render_against, render_changes
 from .changes import REGRESSED_MARK, Change
-from .figure_report import render_figure_changes, render_figures
+from .figure_report import render_figures
 from .figures import FigureResult
+from .gathering import OVERHEAD, Failure
 from .github import annotation
 from .report import render_table
 from .results import OverheadResult
@@ -62,21 +63,22 @@ def session_summary(
     quick: bool,
     written: Sequence[Path],
     remeasured: Sequence[str] = (),
-    annotations: Sequence[tuple[str, int, str]] = (),
+    annotations: Sequence[Failure] = (),
     against: str | None = None,
     threshold: float | None = None,
     target: float | None = None,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
     compared with and what was saved; ``written``: the output files written; ``annotations``:
-    (file, line, message) of each failed test, under GitHub Actions; ``against``: the pairs were
+    each failed test, under GitHub Actions; ``against``: the pairs were
     measured against a base tree too (where it was), gated at ``threshold`` percent; ``target``:
     the interval's half-width the pairs aimed at (those that stayed wider are named)."""
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
     if compared and compared.figure_changes:
-        lines = render_figure_changes(compared.figure_changes, compared.name, compared.figure_threshold)
+        shown = [figure_shown(figure, change) for figure, change in compared.figure_changes]
+        lines = render_changes(shown, compared.name, compared.figure_threshold)
         sections.append(Section(f"transport: compared with {plain(compared.name)}", lines))
     if results:
         sections.append(Section("overhead: framework vs baseline", render_table(results, columns)))
@@ -103,7 +105,7 @@ def session_summary(
         )
     sections.append(facts)
     if compared and compared.changes:
-        lines = render_comparison(compared.changes, compared.name, compared.threshold)
+        lines = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
     if against is not None and results:
         section = f"overhead: against {plain(results[0].against)} (measured in this session, interleaved)"
@@ -111,7 +113,7 @@ def session_summary(
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:
-        lines = [annotation(file, line, title(message), message) for file, line, message in annotations]
+        lines = [annotation(f.path, f.line, title(f.message, f.kind), f.message) for f in annotations]
         sections.append(Section(None, lines))
     return [section for section in sections if section.title is not None or section.lines]
 
@@ -132,7 +134,8 @@ def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
     return wide
 
 
-def title(message: str) -> str:
-    """The GitHub annotation's title for a failed test: a regression against the stored run or
-    the base tree, else a budget (a pair or a transport figure) not met."""
-    return "regressed" if REGRESSED_MARK in message else "over budget"
+def title(message: str, kind: str = OVERHEAD) -> str:
+    """The GitHub annotation's title for a failed test, one wording per kind: ``overhead
+    regressed`` or ``transport regressed`` (against the stored run or the base tree), else
+    ``overhead over budget`` or ``transport over budget``."""
+    return f"{kind} {'regressed' if REGRESSED_MARK in message else 'over budget'}"

@@ -1,5 +1,4 @@
-"""Judging a measured pair: its figures, each budget's check, the verdict, and what the
-verdict does to the test.
+"""Judging a measured pair: its figures, each budget's check, and the verdict.
 
 A check is only "pass" when the *whole* interval is within its limit and only "fail" when
 the whole interval is over it; anything in between is "inconclusive", which is what makes
@@ -7,9 +6,7 @@ the same code give the same verdict run after run. In time mode the interval is 
 confidence interval; in count mode it is the range over the repeated counts (a single
 value for deterministic code). The verdict is the worst of the checks.
 
-What the verdict does to the test (:func:`outcome`) is decided here too: a failure, an
-inconclusive verdict failing or warning (``overhead_inconclusive``), the harness warning,
-and the regression gate (``--overhead-compare-fail``).
+What the verdict does to the test is :mod:`overheadbench.outcome`'s.
 """
 
 from __future__ import annotations
@@ -20,31 +17,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .changes import REGRESSED_MARK, Change, Finding, Gate
-from .checks import Check, Status
-from .counting import disagreement, kept_resolution
-from .errors import (
-    OverheadChangeWarning,
-    OverheadCountingWarning,
-    OverheadHarnessWarning,
-    OverheadInconclusiveWarning,
-)
-from .figures import SPECS, FigureResult
+from .checks import Check, Status, Unit
+from .counting import kept_resolution
 from .pair import Budget, Pair
 from .results import OverheadResult
 from .samples import CountSamples, Figure, Kind, ReplicaSamples, Side
-from .settings import Counter, Mode, Policy, Settings
-from .stats import Method, combine, replica_ratio
-from .units import format_bytes, format_count, format_fraction, format_seconds
-
-HARNESS_WARN_SHARE = 0.10
-"""The harness warning fires when the measuring loop costs more than this share of the baseline."""
+from .settings import Counter, Settings
+from .stats import Estimate, Method, combine, replica_ratio
+from .units import format_bytes, format_count, format_seconds
 
 
 @dataclass(frozen=True)
 class Verdict:
     status: Status
     message: str
+    checks: tuple[Check, ...] = ()
+    """Every budget judged, the worst one's sentence in ``message``."""
 
 
 def judge(checks: Sequence[Check], figures: str) -> Verdict:
@@ -56,7 +44,7 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
             if checks
             else "no budget of this test applies in count mode (max_abs is a time budget)"
         )
-        return Verdict(Status.UNJUDGED, f"{reason}: {figures}")
+        return Verdict(Status.UNJUDGED, f"{reason}: {figures}", tuple(checks))
     statuses = [check.status for check in judged]
     status = next(s for s in (Status.FAIL, Status.INCONCLUSIVE, Status.PASS) if s in statuses)
     worst = next(check for check in judged if check.status == status)
@@ -72,7 +60,7 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
             "; the counts differ from repeat to repeat (the code is not deterministic: caches, "
             "time-dependent branches) and their range contains the budget"
         )
-    return Verdict(status, message)
+    return Verdict(status, message, tuple(checks))
 
 
 def judge_time(
@@ -92,12 +80,12 @@ def judge_time(
     budget = pair.budget
     if budget.max_overhead is not None:
         checks.append(
-            Check("max", "overhead", budget.max_overhead, overhead, low, high, format_fraction, interval, counted=False)
+            Check("max", "overhead", budget.max_overhead, overhead, low, high, Unit.FRACTION, interval, counted=False)
         )
     if budget.max_abs_s is not None:
         checks.append(
             Check("max_abs", "overhead", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
-                  high * baseline_s, _signed_seconds, interval, counted=False)
+                  high * baseline_s, Unit.SIGNED_SECONDS, interval, counted=False)
         )  # fmt: skip
     return judge(checks + allocation_checks(counts, budget), figures)
 
@@ -106,9 +94,16 @@ INSTRUCTION_WORDS = {Counter.CALLGRIND: "machine instructions", Counter.BYTECODE
 """What a count-mode message calls its counts (see :class:`~overheadbench.samples.Counter`)."""
 
 
-def judge_counts(pair: Pair, counts: CountSamples) -> Verdict:
-    """Judge a pair measured in count mode: its instruction overhead and allocations, on
-    their range over the repeats."""
+def instruction_ratio(counts: CountSamples) -> tuple[float, float, float]:
+    """framework / baseline in instructions, and its range over the repeats (NaN when the
+    baseline executes no bytecode to compare with)."""
+    has_bytecode = counts.median(Side.BASELINE, Figure.INSTRUCTIONS) >= 1
+    return counts.ratio(Figure.INSTRUCTIONS) if has_bytecode else (math.nan,) * 3
+
+
+def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, float]) -> Verdict:
+    """Judge a pair measured in count mode: its instruction overhead (``ratios``:
+    :func:`instruction_ratio`) and allocations, on their range over the repeats."""
     base, framework = (counts.median(side, Figure.INSTRUCTIONS) for side in (Side.BASELINE, Side.FRAMEWORK))
     figures = (
         f"baseline {format_count(base)} {INSTRUCTION_WORDS[counts.counter]}/call, framework "
@@ -117,12 +112,26 @@ def judge_counts(pair: Pair, counts: CountSamples) -> Verdict:
     )
     checks = []
     if pair.budget.max_overhead is not None:
-        ratio, low, high = counts.ratio(Figure.INSTRUCTIONS) if base >= 1 else (math.nan,) * 3
+        ratio, low, high = ratios
         checks.append(
             Check("max", "instruction overhead", pair.budget.max_overhead, ratio - 1, low - 1, high - 1,
-                  format_fraction, _repeats(counts, Figure.INSTRUCTIONS), counted=True)
+                  Unit.FRACTION, _repeats(counts, Figure.INSTRUCTIONS), counted=True,
+                  unjudged="the baseline executes no Python bytecode to compare with")
         )  # fmt: skip
     return judge(checks + allocation_checks(counts, pair.budget), figures)
+
+
+def estimate(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> Estimate:
+    """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
+    cost taken off both sides first when ``subtract_harness``)."""
+    offset_ns = _harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness else 0.0
+    return combine(
+        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas], pair.confidence
+    )
+
+
+def _harness_ns(replicas: list[ReplicaSamples]) -> float:
+    return float(np.median([r.harness_ns_per_call for r in replicas]))
 
 
 def summarise(
@@ -136,26 +145,25 @@ def summarise(
     """Estimate, interval, per-call figures and verdict for a pair measured in time mode
     (``counts``: its allocations, from the pass after timing, if any)."""
     calls = replicas[0].calls_per_block
-    harness_ns = float(np.median([r.harness_ns_per_call for r in replicas]))
+    harness_ns = _harness_ns(replicas)
     offset_ns = harness_ns * calls if settings.subtract_harness else 0.0
-    estimate = combine(
-        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas], pair.confidence
-    )
+    found = estimate(pair, replicas, settings)
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
-    verdict = judge_time(estimate.overhead, estimate.overhead_ci, baseline_s, pair, counts)
+    verdict = judge_time(found.overhead, found.overhead_ci, baseline_s, pair, counts)
     return OverheadResult(
         pair=pair,
         kind=kind,
-        ratio=estimate.ratio,
-        ci=estimate.overhead_ci,
-        method=estimate.method,
+        ratio=found.ratio,
+        ci=found.overhead_ci,
+        method=found.method,
         baseline_s=baseline_s,
-        framework_s=baseline_s * estimate.ratio,
+        framework_s=baseline_s * found.ratio,
         harness_s=harness_ns / 1e9,
         harness_subtracted=settings.subtract_harness,
         verdict=verdict.status,
         message=verdict.message,
+        checks=list(verdict.checks),
         calls_per_block=calls,
         wall_s=wall_s,
         samples=replicas,
@@ -165,8 +173,9 @@ def summarise(
 
 def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> float:
     """Half the width of the interval so far, relative to the ratio (the replicas' stopping rule
-    reads it): ±1% reads alike on a 20% pair and a 230% one, as the gate's changes do."""
-    low, high = summarise(pair, Kind.SYNC, replicas, settings, 0.0).ci
+    reads it, and nothing of the verdict): ±1% reads alike on a 20% pair and a 230% one, as the
+    gate's changes do."""
+    low, high = estimate(pair, replicas, settings).overhead_ci
     if low <= -1 or not math.isfinite(low) or not math.isfinite(high):
         return math.inf
     return (math.log1p(high) - math.log1p(low)) / 2
@@ -175,9 +184,8 @@ def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) ->
 def summarise_counts(pair: Pair, kind: Kind, counts: CountSamples, wall_s: float) -> OverheadResult:
     """The instruction overhead, its range over the repeats, and the verdict, for a pair
     measured in count mode."""
-    has_bytecode = counts.median(Side.BASELINE, Figure.INSTRUCTIONS) >= 1
-    ratio, low, high = counts.ratio(Figure.INSTRUCTIONS) if has_bytecode else (math.nan,) * 3
-    verdict = judge_counts(pair, counts)
+    ratio, low, high = instruction_ratio(counts)
+    verdict = judge_counts(pair, counts, (ratio, low, high))
     return OverheadResult(
         pair=pair,
         kind=kind,
@@ -186,6 +194,7 @@ def summarise_counts(pair: Pair, kind: Kind, counts: CountSamples, wall_s: float
         method=Method.COUNTED,
         verdict=verdict.status,
         message=verdict.message,
+        checks=list(verdict.checks),
         calls_per_block=counts.calls_per_block,
         wall_s=wall_s,
         counts=counts,
@@ -220,7 +229,7 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
                 "extra memory blocks kept per call",
                 budget.max_alloc,
                 *counts.difference(Figure.KEPT_BLOCKS),
-                _signed_count,
+                Unit.SIGNED_COUNT,
                 _repeats(counts, Figure.KEPT_BLOCKS),
                 counted=True,
                 precision=_kept_precision(counts),
@@ -233,7 +242,7 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
                 "extra peak memory per call",
                 budget.max_alloc_bytes,
                 *counts.difference(Figure.PEAK_BYTES),
-                _signed_bytes,
+                Unit.SIGNED_BYTES,
                 _repeats(counts, Figure.PEAK_BYTES),
                 counted=True,
             )
@@ -243,126 +252,3 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
 
 def _repeats(counts: CountSamples, figure: Figure) -> str:
     return f"range over {counts.repeats(figure)} repeats"
-
-
-def _signed_seconds(seconds: float) -> str:
-    return format_seconds(seconds, signed=True)
-
-
-def _signed_count(count: float) -> str:
-    return format_count(count, signed=True)
-
-
-def _signed_bytes(size: float) -> str:
-    return format_bytes(size, signed=True)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a judged pair does to its test: fail with ``failure``, and/or issue ``warnings``."""
-
-    failure: str | None = None
-    warnings: tuple[Warning, ...] = ()
-
-
-def outcome(
-    result: OverheadResult,
-    policy: Policy,
-    subtract_harness: bool,
-    change: Change | None = None,
-    gate: Gate | None = None,
-    servers_elsewhere: Sequence[int] = (),
-) -> Outcome:
-    """The test's outcome: a failed verdict fails; an inconclusive one fails or warns by
-    ``policy``; the change against the stored run or the base tree (``change``) is judged by
-    ``gate`` (:func:`gate_effect`); a harness that costs more than ``HARNESS_WARN_SHARE`` of the
-    baseline warns; a count of this process while servers ran in other processes
-    (``servers_elsewhere``: their process ids) warns."""
-    if not result.measured:
-        return Outcome()
-    warned: list[Warning] = []
-    failures: list[str] = []
-    _verdict_effect(result.verdict, result.message, result.nodeid, policy, failures, warned)
-    if change is not None and gate is not None:
-        shown = (format_fraction(change.old - 1), format_fraction(change.new - 1))
-        story = f"overhead {change.describe(shown)} (the change: of framework / baseline)"
-        gate_effect(result.nodeid, "the framework path", story, change, gate, failures, warned)
-    if result.mode == Mode.COUNT and servers_elsewhere:
-        warned.append(
-            OverheadCountingWarning(
-                f"{result.nodeid}: count mode counted this process only, while server process(es) "
-                f"{', '.join(map(str, servers_elsewhere))} served requests: what the server does for each call "
-                f"is not in the counts ({format_fraction(result.overhead, signed=True)} counts the client's side). "
-                f"Measure the server's side in time mode, or serve the app in the test's event loop "
-                f"(overheadbench.http.serve_in_process) with an async pair"
-            )
-        )
-    counter = result.counts.counter if result.counts is not None else Counter.BYTECODE
-    if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio, counter)):
-        warned.append(OverheadCountingWarning(why))
-    if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
-        warned.append(
-            OverheadHarnessWarning(
-                f"{result.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
-                f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
-                f"the overhead; batch more work per call or set overhead_subtract_harness=true"
-            )
-        )
-    return Outcome("\n".join(failures) or None, tuple(warned))
-
-
-def gate_effect(
-    nodeid: str, what: str, story: str, change: Change, gate: Gate, failures: list[str], warned: list[Warning]
-) -> None:
-    """The gate, one rule for every change: regressed by more than the threshold (the low end of
-    the interval, in the figure's bad direction) fails; an interval containing the threshold
-    ("unknown") warns or fails by ``gate.unknown`` (or is only shown); same, improved, or no
-    threshold: nothing."""
-    if gate.threshold is None:
-        return
-    finding = change.finding(gate.threshold)
-    limit = f"{gate.flag}={gate.threshold:g}%"
-    if finding == Finding.REGRESSED:
-        failures.append(f"{nodeid}: {what}{REGRESSED_MARK}{gate.reference}: {story}, more than {limit}")
-    elif finding == Finding.UNKNOWN and gate.unknown is not None:
-        message = (
-            f"{nodeid}: cannot tell whether {what} changed by more than {limit} against {gate.reference}: {story}; "
-            f"the interval contains the threshold (more processes or time per pair narrow it)"
-        )
-        if gate.unknown == Policy.FAIL:
-            failures.append(message)
-        else:
-            warned.append(OverheadChangeWarning(message))
-
-
-def _verdict_effect(
-    status: Status, message: str, nodeid: str, policy: Policy, failures: list[str], warned: list[Warning]
-) -> None:
-    """A failed verdict fails; an inconclusive one fails or warns by ``policy``."""
-    if status == Status.FAIL:
-        failures.append(message)
-    elif status == Status.INCONCLUSIVE and policy == Policy.FAIL:
-        failures.append(f"inconclusive: {message}")
-    elif status == Status.INCONCLUSIVE:
-        warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))
-
-
-def figures_outcome(
-    figures: Sequence[FigureResult],
-    policy: Policy,
-    changes: Sequence[tuple[FigureResult, Change]] = (),
-    gate: Gate | None = None,
-) -> Outcome:
-    """A transport test's outcome, by the pairs' rules: a failed figure fails the test, an
-    inconclusive one fails or warns by ``policy``, and each figure's change against the stored
-    run is judged by ``gate``, in percent of the figure (:func:`gate_effect`)."""
-    failures: list[str] = []
-    warned: list[Warning] = []
-    for figure in figures:
-        _verdict_effect(figure.verdict, figure.message, figure.nodeid, policy, failures, warned)
-    for figure, change in changes:
-        if gate is not None:
-            spec = SPECS[figure.metric]
-            story = f"{spec.what} {change.describe((spec.show(change.old), spec.show(change.new)))}"
-            gate_effect(figure.nodeid, f"{figure.row} {spec.what}", story, change, gate, failures, warned)
-    return Outcome("\n".join(failures) or None, tuple(warned))

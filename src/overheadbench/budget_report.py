@@ -1,0 +1,66 @@
+"""Every judged budget of a run, pairs' and transport figures' alike, as one table.
+
+A pair is judged on up to four budgets at once (``max``, ``max_abs``, ``max_alloc``,
+``max_alloc_bytes``) and a transport test on each figure it has a limit for; each is a
+:class:`~overheadbench.checks.Check`, and this table shows each with its value, its interval,
+its limit and its verdict, in the terminal (transport), the markdown report and a CSV
+(``overheadbench report RUN --format checks``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .checks import Check, Status
+from .figures import FigureResult, Metric
+from .results import OverheadResult
+from .tables import markdown_table, plain
+
+MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INCONCLUSIVE: "inconclusive", Status.UNJUDGED: "not judged"}
+CHECK_CSV_HEADERS = ("test", "budget", "figure", "value", "low", "high", "interval", "limit", "floor", "unit",
+                     "status", "sentence")  # fmt: skip
+
+
+def judged(results: Sequence[OverheadResult], figures: Sequence[FigureResult]) -> list[tuple[str, Check]]:
+    """(test, check) for every budget judged in the run: each pair's, then each transport figure
+    with a limit (failed requests only when over theirs: the load table shows them)."""
+    pairs = [(r.nodeid, check) for r in results if r.measured for check in r.checks]
+    rows = [
+        (f.nodeid, f.check)
+        for f in figures
+        if f.measured and f.limit is not None and (f.metric != Metric.ERRORS or f.verdict != Status.PASS)
+    ]
+    return pairs + rows
+
+
+def budget_rows(items: Sequence[tuple[str, Check]]) -> list[tuple[str, ...]]:
+    """The budgets table: test, figure, value, interval, budget, verdict (empty without a check)."""
+    if not items:
+        return []
+    rows: list[tuple[str, ...]] = [("test", "figure", "value", "interval", "budget", "verdict")]
+    for nodeid, check in items:
+        rows.append((plain(nodeid), plain(check.what), check.show(check.value), check.spread, check.bound,
+                     MARK.get(check.status, check.status.value)))  # fmt: skip
+    return rows
+
+
+def markdown_budgets(results: Sequence[OverheadResult], figures: Sequence[FigureResult]) -> str:
+    """The ``## Budgets`` section of the markdown report (empty when nothing was judged)."""
+    rows = budget_rows(judged(results, figures))
+    return "\n".join(["## Budgets", "", *markdown_table(rows)]) + "\n" if rows else ""
+
+
+def check_csv_rows(results: Sequence[OverheadResult], figures: Sequence[FigureResult]) -> list[tuple[Any, ...]]:
+    """One row per judged budget, in the figure's own units (seconds, fractions, req/s), unformatted."""
+    rows = [
+        (plain(nodeid), c.name, plain(c.what), c.value, c.low, c.high, c.interval, c.limit, c.floor, c.unit, c.status,
+         plain(c.sentence()))
+        for nodeid, c in judged(results, figures)
+    ]  # fmt: skip
+    return [CHECK_CSV_HEADERS, *(tuple("" if _missing(v) else v for v in row) for row in rows)]
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))

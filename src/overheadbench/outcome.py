@@ -1,0 +1,156 @@
+"""What a judged test does to itself: fail, warn, or nothing, by one rule for both kinds.
+
+A pair and a transport test are decided alike (:func:`decide`): each verdict (a pair's, or each
+transport figure's) fails the test when failed, and fails or warns when inconclusive (by the
+``overhead_inconclusive`` policy); each change against the stored run or the base tree is judged
+by the session's gate (:func:`gate_effect`). A pair adds its own warnings (the harness's cost,
+count mode beside server processes, counts that disagree with time); the transport fixture has
+none of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .changes import REGRESSED_MARK, Change, Finding, Gate
+from .checks import Status
+from .counting import disagreement
+from .errors import (
+    OverheadChangeWarning,
+    OverheadCountingWarning,
+    OverheadHarnessWarning,
+    OverheadInconclusiveWarning,
+)
+from .figures import SPECS, FigureResult
+from .results import OverheadResult
+from .settings import Counter, Mode, Policy
+from .units import format_fraction
+
+HARNESS_WARN_SHARE = 0.10
+"""The harness warning fires when the measuring loop costs more than this share of the baseline."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a judged test does: fail with ``failure``, and/or issue ``warnings``."""
+
+    failure: str | None = None
+    warnings: tuple[Warning, ...] = ()
+
+
+@dataclass(frozen=True)
+class Gated:
+    """One change the gate judges: of ``what`` (``the framework path``, ``h2c c=10 p95 latency``),
+    told as ``story`` (old and new as their figure prints them, the change and its interval)."""
+
+    what: str
+    story: str
+    change: Change
+
+
+def decide(
+    nodeid: str,
+    verdicts: Sequence[tuple[Status, str]],
+    policy: Policy,
+    changes: Sequence[Gated] = (),
+    gate: Gate | None = None,
+    warnings: Sequence[Warning] = (),
+) -> Outcome:
+    """The test's outcome from its verdicts (status, message), its changes and its own ``warnings``."""
+    failures: list[str] = []
+    warned: list[Warning] = []
+    for status, message in verdicts:
+        if status == Status.FAIL:
+            failures.append(message)
+        elif status == Status.INCONCLUSIVE and policy == Policy.FAIL:
+            failures.append(f"inconclusive: {message}")
+        elif status == Status.INCONCLUSIVE:
+            warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))
+    for gated in changes:
+        if gate is not None:
+            gate_effect(nodeid, gated, gate, failures, warned)
+    return Outcome("\n".join(failures) or None, (*warned, *warnings))
+
+
+def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warned: list[Warning]) -> None:
+    """The gate, one rule for every change: regressed by more than the threshold (the low end of
+    the interval, in the figure's bad direction) fails; an interval containing the threshold
+    ("unknown") warns or fails by ``gate.unknown`` (or is only shown); same, improved, or no
+    threshold: nothing."""
+    if gate.threshold is None:
+        return
+    finding = gated.change.finding(gate.threshold)
+    limit = f"{gate.flag}={gate.threshold:g}%"
+    if finding == Finding.REGRESSED:
+        failures.append(f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}")
+    elif finding == Finding.UNKNOWN and gate.unknown is not None:
+        message = (
+            f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
+            f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
+        )
+        if gate.unknown == Policy.FAIL:
+            failures.append(message)
+        else:
+            warned.append(OverheadChangeWarning(message))
+
+
+def pair_outcome(
+    result: OverheadResult,
+    policy: Policy,
+    subtract_harness: bool,
+    change: Change | None = None,
+    gate: Gate | None = None,
+    servers_elsewhere: Sequence[int] = (),
+) -> Outcome:
+    """A measured pair's outcome (:func:`decide`): its verdict; its ``change`` against the stored
+    run or the base tree, of framework / baseline; and its own warnings: a harness that costs
+    more than ``HARNESS_WARN_SHARE`` of the baseline, a count of this process while servers ran
+    in other processes (``servers_elsewhere``: their process ids), counts that time disagrees with."""
+    if not result.measured:
+        return Outcome()
+    changes = []
+    if change is not None:
+        shown = (format_fraction(change.old - 1), format_fraction(change.new - 1))
+        story = f"overhead {change.describe(shown)} (the change: of framework / baseline)"
+        changes.append(Gated("the framework path", story, change))
+    warned: list[Warning] = []
+    if result.mode == Mode.COUNT and servers_elsewhere:
+        warned.append(
+            OverheadCountingWarning(
+                f"{result.nodeid}: count mode counted this process only, while server process(es) "
+                f"{', '.join(map(str, servers_elsewhere))} served requests: what the server does for each call "
+                f"is not in the counts ({format_fraction(result.overhead, signed=True)} counts the client's side). "
+                f"Measure the server's side in time mode, or serve the app in the test's event loop "
+                f"(overheadbench.http.serve_in_process) with an async pair"
+            )
+        )
+    counter = result.counts.counter if result.counts is not None else Counter.BYTECODE
+    if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio, counter)):
+        warned.append(OverheadCountingWarning(why))
+    if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
+        warned.append(
+            OverheadHarnessWarning(
+                f"{result.nodeid}: the measuring loop itself costs {result.harness_s * 1e9:.0f} ns/call, "
+                f"{result.harness_s / result.baseline_s:.0%} of the baseline's time per call, which dilutes "
+                f"the overhead; batch more work per call or set overhead_subtract_harness=true"
+            )
+        )
+    return decide(result.nodeid, [(result.verdict, result.message)], policy, changes, gate, warned)
+
+
+def figures_outcome(
+    nodeid: str,
+    figures: Sequence[FigureResult],
+    policy: Policy,
+    changes: Sequence[tuple[FigureResult, Change]] = (),
+    gate: Gate | None = None,
+) -> Outcome:
+    """A transport test's outcome (:func:`decide`): each figure's verdict, and each figure's
+    change against the stored run, in percent of the figure."""
+    gated = []
+    for figure, change in changes:
+        spec = SPECS[figure.metric]
+        story = f"{spec.what} {change.describe((figure.check.show(change.old), figure.check.show(change.new)))}"
+        gated.append(Gated(f"{figure.row} {spec.what}", story, change))
+    return decide(nodeid, [(f.verdict, f.message) for f in figures], policy, gated, gate)
