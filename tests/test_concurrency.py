@@ -68,7 +68,7 @@ def test_a_task_block_awaits_every_call_in_concurrent_tasks() -> None:
 def test_marker_levels_make_one_pair_per_level_and_bad_ones_name_the_test() -> None:
     settings = Settings()
     pair = pair_from_marker((), {"max": 0.1, "concurrency": [1, 8, 64]}, "t::x[c=8]", settings, level=8)
-    assert (pair.concurrency, pair.levels, pair.measuring(settings).concurrency) == (8, (1, 8, 64), 8)
+    assert (pair.concurrency, pair.levels, pair.applied_to(settings).concurrency) == (8, (1, 8, 64), 8)
     assert pair_from_marker((), {"max": 0.1, "concurrency": 4}, "t::x", settings).concurrency == 4
     assert listed_levels({"concurrency": [1, 8]}) == (1, 8) and listed_levels({"concurrency": 8}) == ()
     for bad in (0, 2000, [1, 1], "8", [], True):

@@ -3,6 +3,7 @@ accounting, the protocol check. Fake clocks and fake requests; no timing asserts
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import anyio
@@ -12,8 +13,8 @@ from httpx_sse import EventSource
 
 from overheadbench.http import apps, streaming
 from overheadbench.http.apps import AgentApp, sse_event
-from overheadbench.http.load import LatencyStats, latency, throughput, window_rates
-from overheadbench.http.loadgen import _H1, LoadError, _chunked_end
+from overheadbench.http.load import ConnectionGone, LatencyStats, Recorder, latency, throughput, window_rates
+from overheadbench.http.loadgen import _H1, LoadError
 from overheadbench.http.server import ProtocolMismatch, Server
 from overheadbench.http.streaming import BOM, EventTimer, astream, stream
 
@@ -249,18 +250,85 @@ def test_the_hold_barrier_releases_when_all_are_in_flight_or_at_its_timeout() ->
     assert answers == [3, 3, 3] and alone == {"max_in_flight": 1}  # all three were held in flight together
 
 
+class _Wire:
+    """A transport that keeps what was written and whether it was closed."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _answers(responses: list[bytes], split: int, head: bool = False) -> list[int | str]:
+    """What the lean HTTP/1.1 connection reads from ``responses``, one per request, each
+    arriving in pieces of ``split`` bytes: each status, or the error."""
+
+    async def main() -> list[int | str]:
+        connection = _H1(b"GET / HTTP/1.1\r\n\r\n", head)
+        wire = _Wire()
+        connection.transport = wire  # type: ignore[assignment]
+        answers: list[int | str] = []
+        for response in responses:
+            sending = asyncio.ensure_future(connection.send())
+            await asyncio.sleep(0)
+            for start in range(0, len(response), split):
+                connection.data_received(response[start : start + split])
+            try:
+                answers.append(await asyncio.wait_for(sending, 1))
+            except LoadError as exc:
+                answers.append(str(exc))
+        return answers
+
+    return asyncio.run(main())
+
+
 @pytest.mark.parametrize("split", range(1, 60, 7))
-def test_the_lean_http1_client_reads_content_length_and_chunked_responses_split_anywhere(split: int) -> None:
+def test_the_lean_http1_client_reads_every_response_framing_split_anywhere(split: int) -> None:
     sized = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
     chunked = b"HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=1\r\n world\r\n0\r\n\r\n"
-    for response, status in ((sized, 200), (chunked, 404)):
-        connection = _H1(b"")
-        connection.buffer = response[:split]
-        assert connection._complete() is None or split >= len(response)
-        connection.buffer = response + sized  # a second response behind the first stays buffered
-        assert connection._complete() == status and connection.buffer == sized
-    assert _chunked_end(b"5\r\nhel", 0) == -1
-    connection = _H1(b"")
-    connection.buffer = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody"
-    with pytest.raises(LoadError, match="without Content-Length or chunked"):
-        connection._complete()
+    no_content = b"HTTP/1.1 204 No Content\r\n\r\n"
+    not_modified = b"HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n"  # the length of what is not sent
+    interim = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"
+    assert _answers([sized, chunked, no_content, not_modified, interim, sized], split) == [200, 404, 204, 304, 201, 200]
+
+
+def test_a_head_response_ends_at_its_headers_whatever_its_content_length() -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n"
+    assert _answers([head, head, b"HTTP/1.1 100 Continue\r\n\r\n" + head], 7, head=True) == [200, 200, 200]
+
+
+def test_a_response_that_does_not_parse_is_an_error_that_ends_the_connection() -> None:
+    (answer,) = _answers([b"HTTP/1.1 abc nonsense\r\n\r\n"], 100)
+    assert isinstance(answer, str) and answer.startswith("an HTTP/1.1 response that does not parse")
+
+
+def test_one_rule_for_failed_requests_a_gone_connection_stops_only_its_worker() -> None:
+    """The recorder both load loops use: an error is counted and the worker goes on, unless the
+    connection is gone; statuses >= 400 are errors; nothing counts after the deadline."""
+    now = [0]
+    recorder = Recorder(1.0, clock_ns=lambda: now[0])
+    script = iter([200, RuntimeError("stream reset"), 503, 200, ConnectionGone("closed"), 200])
+
+    async def send() -> int:
+        now[0] += 1000
+        step = next(script)
+        if isinstance(step, Exception):
+            raise step
+        return step
+
+    asyncio.run(recorder.worker(send))
+    assert len(recorder.latencies_ns) == 2 and recorder.served == 2
+    assert recorder.failures == ["RuntimeError: stream reset", "status 503", "ConnectionGone: closed"]
+    late = Recorder(1e-6, clock_ns=lambda: now[0])
+
+    async def slow() -> int:
+        now[0] += 10_000
+        return 200
+
+    asyncio.run(late.worker(slow))
+    assert late.late == 1 and late.latencies_ns == [] and late.served == 1

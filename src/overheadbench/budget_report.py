@@ -11,28 +11,43 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from .checks import Check, Status
-from .figures import FigureResult, Metric
-from .results import OverheadResult
 from .tables import markdown_table, plain
 
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INCONCLUSIVE: "inconclusive", Status.UNJUDGED: "not judged"}
+ERRORS = "errors"
+"""A load row's failed requests: in the budgets table only when over their limit (the load table shows them)."""
 CHECK_CSV_HEADERS = ("test", "budget", "figure", "value", "low", "high", "interval", "limit", "floor", "unit",
                      "status", "sentence")  # fmt: skip
 
 
-def judged(results: Sequence[OverheadResult], figures: Sequence[FigureResult]) -> list[tuple[str, Check]]:
-    """(test, check) for every budget judged in the run: each pair's, then each transport figure
-    with a limit (failed requests only when over theirs: the load table shows them)."""
-    pairs = [(r.nodeid, check) for r in results if r.measured for check in r.checks]
-    rows = [
-        (f.nodeid, f.check)
-        for f in figures
-        if f.measured and f.limit is not None and (f.metric != Metric.ERRORS or f.verdict != Status.PASS)
+class Judged(Protocol):
+    """A judged test's checks: a pair (:class:`~overheadbench.results.OverheadResult`) or a
+    transport figure (:class:`~overheadbench.figures.FigureResult`)."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    @property
+    def measured(self) -> bool: ...
+
+    @property
+    def checks(self) -> Sequence[Check]: ...
+
+
+def judged(*kinds: Sequence[Judged]) -> list[tuple[str, Check]]:
+    """(test, check) for every budget judged in the run, pairs' and figures' alike (a figure
+    without a limit is shown, not judged; failed requests only when over their limit)."""
+    return [
+        (item.nodeid, check)
+        for items in kinds
+        for item in items
+        if item.measured
+        for check in item.checks
+        if check.limit is not None and (check.name != ERRORS or check.status != Status.PASS)
     ]
-    return pairs + rows
 
 
 def budget_rows(items: Sequence[tuple[str, Check]]) -> list[tuple[str, ...]]:
@@ -46,18 +61,18 @@ def budget_rows(items: Sequence[tuple[str, Check]]) -> list[tuple[str, ...]]:
     return rows
 
 
-def markdown_budgets(results: Sequence[OverheadResult], figures: Sequence[FigureResult]) -> str:
+def markdown_budgets(*kinds: Sequence[Judged]) -> str:
     """The ``## Budgets`` section of the markdown report (empty when nothing was judged)."""
-    rows = budget_rows(judged(results, figures))
+    rows = budget_rows(judged(*kinds))
     return "\n".join(["## Budgets", "", *markdown_table(rows)]) + "\n" if rows else ""
 
 
-def check_csv_rows(results: Sequence[OverheadResult], figures: Sequence[FigureResult]) -> list[tuple[Any, ...]]:
+def check_csv_rows(*kinds: Sequence[Judged]) -> list[tuple[Any, ...]]:
     """One row per judged budget, in the figure's own units (seconds, fractions, req/s), unformatted."""
     rows = [
         (plain(nodeid), c.name, plain(c.what), c.value, c.low, c.high, c.interval, c.limit, c.floor, c.unit, c.status,
          plain(c.sentence()))
-        for nodeid, c in judged(results, figures)
+        for nodeid, c in judged(*kinds)
     ]  # fmt: skip
     return [CHECK_CSV_HEADERS, *(tuple("" if _missing(v) else v for v in row) for row in rows)]
 

@@ -27,9 +27,10 @@ from .environment import differences
 from .errors import StorageError
 from .figure_changes import compare_figures
 from .jsonio import dumps, write_text_atomic
+from .markdown import render_markdown
 from .plots import PlotUnavailable, distributions
 from .plots import trend as trend_plot
-from .report import csv_rows, render_markdown
+from .report import csv_rows
 from .runs import Storage, read_run
 from .tables import plain
 

@@ -62,7 +62,7 @@ def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH)
     for title, table in (
         ("load", _table(figures, (*LOAD, Metric.SCALING))),
         ("streams", _table(figures, STREAM)),
-        ("budgets", budget_rows(judged((), figures))),
+        ("budgets", budget_rows(judged(figures))),
     ):
         if table:
             lines += ["", f"{title}:", *laid_out(table, width)]

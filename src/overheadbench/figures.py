@@ -154,6 +154,11 @@ class FigureResult:
         return self.check.limit
 
     @property
+    def checks(self) -> tuple[Check, ...]:
+        """As a pair's: a figure is one check."""
+        return (self.check,)
+
+    @property
     def verdict(self) -> Status:
         return self.check.status
 

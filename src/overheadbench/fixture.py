@@ -79,7 +79,8 @@ class OverheadFixture:
     ) -> None:
         self.pair = pair
         self.count_elsewhere = count_elsewhere
-        self.settings = pair.measuring(settings)
+        self.session = settings
+        """The session's settings: the pair's own choices are the pair's (:attr:`settings`)."""
         self.replication: Replication = replication or InProcess()
         self.app_logging = app_logging or AppLogging()
         """The root logger's level as the code under test set it (see :mod:`overheadbench.timed_path`)."""
@@ -98,6 +99,12 @@ class OverheadFixture:
     @property
     def nodeid(self) -> str:
         return self.pair.nodeid
+
+    @property
+    def settings(self) -> Settings:
+        """What the engine and the replicas read: the session's settings with the pair's own
+        choices (mode, confidence, processes, callers), derived, never kept beside the pair."""
+        return self.pair.applied_to(self.session)
 
     def compare(
         self, baseline: Callable[[], Any], framework: Callable[[], Any], concurrency: int | None = None
@@ -215,7 +222,6 @@ class OverheadFixture:
                 f"concurrency={concurrency} is a time measurement"
             )
         self.pair = dataclasses.replace(self.pair, concurrency=concurrency)
-        self.settings = dataclasses.replace(self.settings, concurrency=concurrency)
 
     @contextmanager
     def _first_call(self) -> Iterator[None]:

@@ -13,10 +13,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+from .distribution import original_nodeid
 from .errors import MarkerError, NotCountable, OverheadMarkerWarning
 from .pair import Budget, Pair
 from .settings import Mode, Settings
-from .tables import plain
+from .tables import plain, plain_warning
 from .units import DurationError, SizeError, format_fraction, parse_duration, parse_size
 from .vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
 
@@ -113,11 +114,29 @@ def pair_from_marker(
     )
 
 
-def pair_of_item(
-    item: pytest.Item, nodeid: str, settings: Settings, level_fixture: str
-) -> tuple[Pair, list[Warning]] | None:
+PAIR_KEY = pytest.StashKey[Pair]()
+HINTS_KEY = pytest.StashKey[list[Warning]]()
+
+
+def pair_for(item: pytest.Item, settings: Settings, warn: bool = True) -> Pair | None:
+    """The test's pair, resolved once from its marker and ``settings`` (None: not marked) and
+    kept on the item; ``warn``: issue the marker's hints (``max=25``) on the test now, if not
+    done yet (the controller resolves pairs before the tests run, to start their replicas)."""
+    if PAIR_KEY not in item.stash:
+        resolved = _resolve(item, original_nodeid(item), settings)
+        if resolved is None:
+            return None
+        item.stash[PAIR_KEY], item.stash[HINTS_KEY] = resolved
+    if warn:
+        for hint in item.stash[HINTS_KEY]:
+            item.warn(plain_warning(hint))
+        item.stash[HINTS_KEY] = []
+    return item.stash[PAIR_KEY]
+
+
+def _resolve(item: pytest.Item, nodeid: str, settings: Settings) -> tuple[Pair, list[Warning]] | None:
     """The test's pair from its marker (None: not marked), pytest-benchmark's ``group`` and its
-    concurrency level (the ``level_fixture`` parameter), with the marker's hints (``max=25``)
+    concurrency level (the ``LEVEL_FIXTURE`` parameter), with the marker's hints (``max=25``)
     to issue on the test; a bad marker fails the test with the marker's message."""
     mark = item.get_closest_marker(MARKER_NAME)
     if mark is None:
@@ -125,7 +144,7 @@ def pair_of_item(
     benchmark = item.get_closest_marker("benchmark")
     group = benchmark.kwargs.get("group") if benchmark is not None else None
     callspec = getattr(item, "callspec", None)
-    level = callspec.params.get(level_fixture) if callspec is not None else None
+    level = callspec.params.get(LEVEL_FIXTURE) if callspec is not None else None
     try:
         with warnings.catch_warnings(record=True) as hints:
             warnings.simplefilter("always")

@@ -94,7 +94,7 @@ class Pair:
         """Whether the pair is measured in replica processes (time mode, more than one process)."""
         return self.mode == Mode.TIME and self.processes > 1
 
-    def measuring(self, settings: Settings) -> Settings:
+    def applied_to(self, settings: Settings) -> Settings:
         """The session's settings with this pair's own choices: what the engine and the replicas use."""
         return dataclasses.replace(
             settings,

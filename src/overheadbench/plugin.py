@@ -31,18 +31,17 @@ from .gathering import Gathered, carry
 from .github import append_summary, in_actions
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .jsonio import strict, write_json_atomic, write_text_atomic
-from .marker import LEVEL_FIXTURE, MARKER_HELP, MARKER_NAME, pair_of_item, parametrize_levels
+from .markdown import render_markdown
+from .marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
 from .marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .options import Options, add_options, options_from_config
 from .outcome import Outcome, figures_outcome, pair_outcome
 from .outputs import Output, write_outputs
-from .pair import Pair
 from .replicas.duet import Duet
 from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas, under_callgrind
-from .report import render_markdown
 from .results import OverheadResult
 from .runs import Run
 from .sampling import Replication
@@ -59,8 +58,6 @@ FIXTURE_NAME = "overhead"
 TRANSPORT_FIXTURE = "transport"
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
 FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
-PAIR_KEY = pytest.StashKey[Pair]()
-HINTS_KEY = pytest.StashKey[list[Warning]]()
 WORKER_REPLICAS = "overheadbench_replicas"
 
 
@@ -202,34 +199,17 @@ class OverheadSession:
 
     def _replicated(self, item: pytest.Item) -> bool:
         try:
-            pair = self.pair_for(item, warn=False)  # its hints are the test's own, issued when it runs
+            pair = pair_for(item, self.settings, warn=False)  # its hints are the test's own, issued when it runs
         except (pytest.fail.Exception, pytest.skip.Exception):
             return False
         counted_elsewhere = (self.against or self.counting) and pair is not None and pair.mode == Mode.COUNT
         return pair is not None and (pair.replicated or bool(counted_elsewhere))
 
-    def pair_for(self, item: pytest.Item, warn: bool = True) -> Pair | None:
-        """The test's pair, resolved once from its marker and the settings (None: not marked);
-        ``warn``: issue the marker's hints (``max=25``) on the test now, if not done yet."""
-        if PAIR_KEY in item.stash:
-            if warn:
-                for hint in item.stash[HINTS_KEY]:
-                    item.warn(plain_warning(hint))
-                item.stash[HINTS_KEY] = []
-            return item.stash[PAIR_KEY]
-        resolved = pair_of_item(item, original_nodeid(item), self.settings, LEVEL_FIXTURE)
-        if resolved is None:
-            return None
-        pair, hints = resolved
-        item.stash[PAIR_KEY] = pair
-        item.stash[HINTS_KEY] = hints
-        return self.pair_for(item, warn)
-
     @pytest.fixture(name=FIXTURE_NAME)
     def overhead_fixture(self, request: pytest.FixtureRequest, overhead_concurrency: int | None) -> OverheadFixture:
         """Measure a baseline-versus-framework pair: ``overhead.compare(baseline=..., framework=...)``."""
         item = request.node
-        pair = self.pair_for(item)
+        pair = pair_for(item, self.settings)
         if pair is None:
             pytest.fail(
                 f"{plain(item.nodeid)}: the overhead fixture needs a budget: add "

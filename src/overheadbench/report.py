@@ -10,12 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .budget_report import markdown_budgets
-from .change_report import markdown_against
 from .checks import Status
 from .counting import KEPT_SLACK_BLOCKS
-from .figure_report import markdown_figures
-from .figures import FigureResult
 from .results import OverheadResult
 from .samples import Figure, Side
 from .settings import Mode
@@ -264,17 +260,9 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
     return ["| | |", "|---|---|", *(f"| {key} | {markdown_cell(value)} |" for key, value in rows)]
 
 
-def render_markdown(
-    results: Sequence[OverheadResult],
-    env: dict[str, Any],
-    figures: Sequence[FigureResult] = (),
-    purposes: dict[str, str] | None = None,
-    threshold: float | None = None,
-) -> str:
-    """A report in the style of published benchmark baselines: the environment, one table per
-    group of pairs, the pairs' change from a base tree (``--overhead-against``, gated at
-    ``threshold``), the transport tables, every judged budget, and what the budgets are for.
-    Ready for a PR comment or a CI step summary."""
+def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
+    """The report's head and its pairs: the environment, one table per group, the scaling by
+    callers, and the notes (:func:`overheadbench.markdown.render_markdown` adds the rest)."""
     lines = ["# Overhead report", "", *environment_lines(env)]
     groups: dict[str | None, list[OverheadResult]] = {}
     for result in results:
@@ -290,13 +278,7 @@ def render_markdown(
     notes = [*interval_notes(results), *footnotes(results)]
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
-    parts = (
-        markdown_against(results, threshold),
-        markdown_figures(figures),
-        markdown_budgets(results, figures),
-        markdown_purposes(purposes or {}),
-    )
-    return "\n".join(lines) + "\n" + "".join(f"\n{part}" for part in parts if part)
+    return lines
 
 
 def markdown_purposes(purposes: dict[str, str]) -> str:

@@ -24,6 +24,7 @@ import sniffio
 from hypercorn.asyncio import serve
 
 from .child import config_for, load_app
+from .protocols import HttpProtocol
 from .server import START_TIMEOUT_S, Server, ServerError
 
 IN_PROCESS = ("http1", "h2c")
@@ -44,7 +45,7 @@ async def serve_in_process(app: str, protocol: str = "http1") -> AsyncIterator[S
     port = listener.getsockname()[1]
     stop = asyncio.Event()
     task = asyncio.ensure_future(serve(load_app(app), config_for(listener.detach()), shutdown_trigger=stop.wait))
-    server = Server(app, protocol, f"http://127.0.0.1:{port}", None, None)
+    server = Server(app, HttpProtocol(protocol), f"http://127.0.0.1:{port}", None, None)
     try:
         async with server.async_client(timeout=START_TIMEOUT_S) as client:
             await client.get("/")

@@ -67,8 +67,6 @@ class Throughput:
     """CPU time the load generator (this process, or all its worker processes) spent per request."""
     first_error: str = ""
     """The first failed request's exception or status, when there were errors."""
-    server_max_in_flight: int | None = None
-    """Most requests the server saw at once, when it can tell (the built-in app can)."""
     server_cpu_s_per_request: float = math.nan
     """CPU time the server process spent per request (from the OS; NaN where it cannot be read)."""
     window_rates: tuple[float, ...] = ()
@@ -158,52 +156,92 @@ async def throughput(
     an error, not a request. ``server_cpu_s`` reads the server process's CPU seconds."""
     for _ in range(warmup):
         await send()
-    finished: list[int] = []
-    samples: list[int] = []
-    failures: list[str] = []
-    started = clock_ns()
-    deadline = started + int(duration_s * 1e9)
+    recorder = Recorder(duration_s, clock_ns, max_requests)
     cpu_started = time.process_time()
     server_started = server_cpu_s() if server_cpu_s else math.nan
-    issued = late = 0
 
-    async def worker() -> None:
-        nonlocal issued, late
-        while issued < max_requests and clock_ns() < deadline:
-            issued += 1
-            start = clock_ns()
-            try:
-                response = await send()
-            except Exception as exc:
-                failures.append(f"{type(exc).__name__}: {exc}")
-                continue
-            end = clock_ns()
-            if end > deadline:
-                late += 1  # its CPU is in the totals below, so it counts in "per request" only
-                return
-            if ok(response):
-                samples.append(end - start)
-                finished.append(end - started)
-            else:
-                failures.append(f"status {getattr(response, 'status_code', '?')}")
+    async def status() -> int:
+        response = await send()
+        code = int(getattr(response, "status_code", 200))
+        return code if ok(response) else max(code, 400)
 
     with anyio.move_on_after(duration_s + drain_s):
         async with anyio.create_task_group() as group:
             for _ in range(concurrency):
-                group.start_soon(worker)
-    elapsed_ns = min(clock_ns(), deadline) - started
+                group.start_soon(recorder.worker, status)
     cpu_s = time.process_time() - cpu_started
     server_s = server_cpu_s() - server_started if server_cpu_s else math.nan
-    count, served = len(samples), len(samples) + late
-    return Throughput(
-        concurrency,
-        count,
-        len(failures),
-        elapsed_ns / 1e9,
-        LatencyStats.from_ns(samples) if samples else None,
-        cpu_s / served if served else math.nan,
-        failures[0] if failures else "",
-        server_cpu_s_per_request=server_s / served if served else math.nan,
-        window_rates=window_rates(finished, elapsed_ns),
-        latency_ns=tuple(samples),
-    )
+    return recorder.throughput(concurrency, cpu_s, server_s)
+
+
+class ConnectionGone(Exception):
+    """A request failed because its connection is closed: the worker that holds it cannot go on."""
+
+
+@dataclass
+class Recorder:
+    """One load run's requests, by one rule for :func:`throughput` and the lean load workers
+    (:mod:`overheadbench.http.loadgen`): a request that completes by the deadline counts (its
+    latency, and when it finished: the windows' req/s) when its status is below 400, else as
+    an error; one that completes after the deadline is only "served" (its CPU is in the totals,
+    so it counts in "per request"); a raised error is an error and the worker goes on with its
+    next request (a reset HTTP/2 stream, a timeout), unless its connection is gone
+    (:class:`ConnectionGone`): then that worker stops, and the run goes on with the others."""
+
+    duration_s: float
+    clock_ns: Callable[[], int] = time.perf_counter_ns
+    max_requests: int = 1 << 62
+    latencies_ns: list[int] = field(default_factory=list)
+    finished_ns: list[int] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    late: int = 0
+    issued: int = 0
+
+    def __post_init__(self) -> None:
+        self.started = self.clock_ns()
+        self.deadline = self.started + int(self.duration_s * 1e9)
+
+    async def worker(self, send: Callable[[], Awaitable[int]]) -> None:
+        """Send requests back to back until the deadline (or ``max_requests`` in all)."""
+        while self.issued < self.max_requests and (start := self.clock_ns()) < self.deadline:
+            self.issued += 1
+            try:
+                status = await send()
+            except Exception as exc:  # the request failed, not the run: counted, and said
+                self.failures.append(f"{type(exc).__name__}: {exc}")
+                if isinstance(exc, ConnectionGone):
+                    return
+                continue
+            end = self.clock_ns()
+            if end > self.deadline:
+                self.late += 1
+            elif status < 400:
+                self.latencies_ns.append(end - start)
+                self.finished_ns.append(end - self.started)
+            else:
+                self.failures.append(f"status {status}")
+
+    @property
+    def served(self) -> int:
+        return len(self.latencies_ns) + self.late
+
+    @property
+    def elapsed_ns(self) -> int:
+        return min(self.clock_ns(), self.deadline) - self.started
+
+    def throughput(self, concurrency: int, cpu_s: float, server_s: float = math.nan) -> Throughput:
+        """The run's figures, with the client's (``cpu_s``) and the server's CPU seconds spread over
+        the requests served."""
+        served, samples = self.served, self.latencies_ns
+        return Throughput(
+            concurrency,
+            len(samples),
+            len(self.failures),
+            self.elapsed_ns / 1e9,
+            LatencyStats.from_ns(samples) if samples else None,
+            cpu_s / served if served else math.nan,
+            self.failures[0] if self.failures else "",
+            server_cpu_s_per_request=server_s / served if served else math.nan,
+            window_rates=window_rates(self.finished_ns, self.elapsed_ns),
+            latency_ns=tuple(samples),
+        )

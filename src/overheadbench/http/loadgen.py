@@ -21,33 +21,47 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import re
 import ssl
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from .load import DRAIN_S
+import httptools
+
+from .load import DRAIN_S, ConnectionGone, Recorder
+from .protocols import HttpProtocol
 
 STREAMS_PER_CONNECTION = 50
 """HTTP/2 and HTTP/3 streams per connection (h2load's ``-m`` does the same job)."""
 MAX_BODY = 65_535
 """A request body must fit HTTP/2's initial flow-control window (the lean client sends it at once)."""
-_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)", re.IGNORECASE)
-_CHUNKED = re.compile(rb"\r\ntransfer-encoding:[^\r]*chunked", re.IGNORECASE)
 
 
 class LoadError(Exception):
     """A worker could not connect, or its connection did not speak the protocol asked for."""
 
 
+class _Gone(LoadError, ConnectionGone):
+    """The connection closed under a request: its worker stops (:class:`~overheadbench.http.load.Recorder`)."""
+
+
+class Connection(Protocol):
+    """One open connection of a lean worker: send the job's request on it, close it."""
+
+    async def send(self) -> int:
+        """Send the request and wait for the whole response: its status."""
+        ...
+
+    async def close(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class Job:
     """What one worker sends: ``concurrency`` requests in flight for ``duration_s``."""
 
-    protocol: str
+    protocol: HttpProtocol
     port: int
     method: str
     path: str
@@ -66,11 +80,15 @@ class Job:
 
 
 class _H1(asyncio.Protocol):
-    """One HTTP/1.1 keep-alive connection, one request at a time."""
+    """One HTTP/1.1 keep-alive connection, one request at a time. Responses are parsed by
+    llhttp (httptools, uvicorn's parser): Content-Length, chunked, no body for 204, 304 and
+    1xx (an interim response is skipped: the final one follows); a response to ``HEAD`` has no
+    body whatever its headers say, which llhttp cannot be told, so it ends at its headers and
+    the connection takes a fresh parser for the next one."""
 
-    def __init__(self, request: bytes) -> None:
-        self.request = request
-        self.buffer = b""
+    def __init__(self, request: bytes, head: bool = False) -> None:
+        self.request, self.head = request, head
+        self.parser = httptools.HttpResponseParser(self)
         self.transport: asyncio.Transport | None = None
         self.waiter: asyncio.Future[int] | None = None
 
@@ -79,34 +97,36 @@ class _H1(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        status = self._complete()
-        if status is not None and self.waiter is not None and not self.waiter.done():
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(_Gone(f"an HTTP/1.1 response that does not parse ({exc})"))
+            assert self.transport is not None
+            self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        """llhttp's callback: a (final) response to HEAD ends here."""
+        status = self.parser.get_status_code()
+        if self.head and status >= 200:
+            self.parser = httptools.HttpResponseParser(self)
+            self._done(status)
+
+    def on_message_complete(self) -> None:
+        """llhttp's callback: a whole response (an interim 1xx one is not the answer)."""
+        status = self.parser.get_status_code()
+        if status >= 200:
+            self._done(status)
+
+    def _done(self, status: int) -> None:
+        if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(status)
 
-    def connection_lost(self, exc: Exception | None) -> None:
+    def _fail(self, error: Exception) -> None:
         if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(LoadError(f"the server closed the connection ({exc or 'EOF'})"))
+            self.waiter.set_exception(error)
 
-    def _complete(self) -> int | None:
-        """The status once a whole response is buffered (Content-Length or chunked), else None."""
-        head_end = self.buffer.find(b"\r\n\r\n")
-        if head_end < 0:
-            return None
-        head, body_start = self.buffer[:head_end], head_end + 4
-        length = _CONTENT_LENGTH.search(head)
-        if length:
-            end = body_start + int(length.group(1))
-        elif _CHUNKED.search(head):
-            end = _chunked_end(self.buffer, body_start)
-            if end < 0:
-                return None
-        else:
-            raise LoadError("a response without Content-Length or chunked encoding (the lean client needs one)")
-        if len(self.buffer) < end:
-            return None
-        self.buffer = self.buffer[end:]
-        return int(head[9:12])
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(_Gone(f"the server closed the connection ({exc or 'EOF'})"))
 
     async def send(self) -> int:
         assert self.transport is not None
@@ -114,20 +134,9 @@ class _H1(asyncio.Protocol):
         self.transport.write(self.request)
         return await self.waiter
 
-
-def _chunked_end(data: bytes, position: int) -> int:
-    """Where a chunked body that starts at ``position`` ends, or -1 if it has not all arrived."""
-    while True:
-        line_end = data.find(b"\r\n", position)
-        if line_end < 0:
-            return -1
-        size = int(data[position:line_end].split(b";")[0], 16)
-        if size == 0:
-            trailer_end = data.find(b"\r\n\r\n", line_end)
-            return -1 if trailer_end < 0 else trailer_end + 4
-        position = line_end + 2 + size + 2
-        if position > len(data):
-            return -1
+    async def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
 
 
 class _H2(asyncio.Protocol):
@@ -172,12 +181,12 @@ class _H2(asyncio.Protocol):
             elif isinstance(event, h2.events.StreamReset) and event.stream_id in self.streams:
                 self.streams.pop(event.stream_id)[0].set_exception(LoadError(f"stream reset ({event.error_code!r})"))
             elif isinstance(event, h2.events.ConnectionTerminated):
-                self._fail(LoadError(f"the server ended the connection ({event.error_code!r})"))
+                self._fail(_Gone(f"the server ended the connection ({event.error_code!r})"))
         assert self.transport is not None
         self.transport.write(self.h2.data_to_send())
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._fail(LoadError(f"the server closed the connection ({exc or 'EOF'})"))
+        self._fail(_Gone(f"the server closed the connection ({exc or 'EOF'})"))
 
     def _fail(self, error: Exception) -> None:
         for future, _ in self.streams.values():
@@ -196,6 +205,10 @@ class _H2(asyncio.Protocol):
         self.transport.write(self.h2.data_to_send())
         return await future
 
+    async def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
 
 def _tls_context(job: Job, alpn: str) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=job.cadata)
@@ -203,22 +216,22 @@ def _tls_context(job: Job, alpn: str) -> ssl.SSLContext:
     return context
 
 
-async def _open(job: Job, count: int) -> list[Any]:
+async def _open(job: Job, count: int) -> list[Connection]:
     """``count`` connections for the job, each checked for the protocol it speaks."""
     loop = asyncio.get_running_loop()
     authority = f"{job.host}:{job.port}".encode()
-    if job.protocol == "h3":
+    if job.protocol == HttpProtocol.H3:
         from .h3 import H3Client
 
         clients = [H3Client(job.host, job.port, cadata=(job.cadata or "").encode() or None) for _ in range(count)]
         for client in clients:
             await client.__aenter__()
         return [_H3Sender(client, job) for client in clients]
-    tls = job.protocol in ("https", "h2")
-    alpn = "h2" if job.protocol == "h2" else "http/1.1"
+    tls = job.protocol.tls
+    alpn = "h2" if job.protocol == HttpProtocol.H2 else "http/1.1"
     body = job.body
     extra = [(name.lower().encode(), value.encode()) for name, value in job.headers]
-    if job.protocol in ("h2c", "h2"):
+    if job.protocol.multiplexed:
         headers = [(b":method", job.method.encode()), (b":scheme", b"https" if tls else b"http"),
                    (b":authority", authority), (b":path", job.path.encode()),
                    (b"content-length", str(len(body)).encode()), *extra]  # fmt: skip
@@ -229,8 +242,9 @@ async def _open(job: Job, count: int) -> list[Any]:
             f"{job.method} {job.path} HTTP/1.1\r\nHost: {authority.decode()}\r\n"
             f"Content-Length: {len(body)}\r\n{lines}\r\n"
         ).encode() + body
-        factory = lambda: _H1(request)  # noqa: E731
-    connections = []
+        head = job.method.upper() == "HEAD"
+        factory = lambda: _H1(request, head)  # noqa: E731
+    connections: list[Connection] = []
     for _ in range(count):
         transport, connection = await loop.create_connection(
             factory, job.host, job.port, ssl=_tls_context(job, alpn) if tls else None
@@ -240,6 +254,7 @@ async def _open(job: Job, count: int) -> list[Any]:
             if negotiated != alpn:
                 transport.close()
                 raise LoadError(f"{job.protocol}: the server negotiated ALPN {negotiated!r}, not {alpn!r}")
+        assert isinstance(connection, (_H1, _H2))
         connections.append(connection)
     return connections
 
@@ -255,70 +270,44 @@ class _H3Sender:
             raise LoadError(f"h3: a response came over {response.http_version}")
         return int(response.status_code)
 
+    async def close(self) -> None:
+        await self.client.aclose()
+
 
 async def run(job: Job, ready: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
     """Connect, warm up, await ``ready()`` (the parent's release), then keep ``job.concurrency``
-    requests in flight until the deadline; count the ones finished by then."""
-    multiplexed = job.protocol in ("h2c", "h2", "h3")
-    count = -(-job.concurrency // STREAMS_PER_CONNECTION) if multiplexed else job.concurrency
+    requests in flight until the deadline, recorded by :class:`~overheadbench.http.load.Recorder`'s
+    rule (the same as :func:`~overheadbench.http.load.throughput`'s)."""
+    count = -(-job.concurrency // STREAMS_PER_CONNECTION) if job.protocol.multiplexed else job.concurrency
     connections = await _open(job, count)
     for index in range(job.warmup):
         await connections[index % count].send()
     if ready is not None:
         await ready()
-    latencies: list[int] = []
-    finished: list[int] = []
-    errors: list[str] = []
-    started = time.perf_counter_ns()
-    deadline = started + int(job.duration_s * 1e9)
+    recorder = Recorder(job.duration_s)
     cpu_started = time.process_time()
-    late = 0
-
-    async def worker(connection: Any) -> None:
-        nonlocal late
-        while (start := time.perf_counter_ns()) < deadline:
-            try:
-                status = await connection.send()
-            except (LoadError, OSError) as exc:
-                errors.append(f"{type(exc).__name__}: {exc}")
-                return
-            end = time.perf_counter_ns()
-            if end > deadline:
-                late += 1
-            elif status < 400:
-                latencies.append(end - start)
-                finished.append(end - started)
-            else:
-                errors.append(f"status {status}")
-
-    tasks = [asyncio.ensure_future(worker(connections[index % count])) for index in range(job.concurrency)]
+    tasks = [asyncio.ensure_future(recorder.worker(connections[i % count].send)) for i in range(job.concurrency)]
     _, pending = await asyncio.wait(tasks, timeout=job.duration_s + DRAIN_S)
     for task in pending:
         task.cancel()
     cpu_s = time.process_time() - cpu_started
     for connection in connections:
-        await _close(connection)
+        await connection.close()
     return {
-        "latencies_ns": latencies,
-        "finished_ns": finished,
-        "errors": len(errors),
-        "first_error": errors[0] if errors else "",
-        "served": len(latencies) + late,
+        "latencies_ns": recorder.latencies_ns,
+        "finished_ns": recorder.finished_ns,
+        "errors": len(recorder.failures),
+        "first_error": recorder.failures[0] if recorder.failures else "",
+        "served": recorder.served,
         "cpu_s": cpu_s,
-        "duration_ns": min(time.perf_counter_ns(), deadline) - started,
+        "duration_ns": recorder.elapsed_ns,
     }
-
-
-async def _close(connection: Any) -> None:
-    if isinstance(connection, _H3Sender):
-        await connection.client.aclose()
-    elif connection.transport is not None:
-        connection.transport.close()
 
 
 async def _serve_parent() -> None:
     loop = asyncio.get_running_loop()
-    job = Job(**json.loads(await loop.run_in_executor(None, sys.stdin.readline)))
+    data = json.loads(await loop.run_in_executor(None, sys.stdin.readline))
+    job = Job(**{**data, "protocol": HttpProtocol(data["protocol"]), "headers": tuple(map(tuple, data["headers"]))})
 
     async def ready() -> None:
         sys.stdout.write("ready\n")

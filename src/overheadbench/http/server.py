@@ -32,10 +32,11 @@ import anyio
 import httpx
 
 from ..scratch import owned_folder, remove_folder
+from .protocols import HttpProtocol
 
-PROTOCOLS = ("http1", "h2c", "https", "h2", "h3")
+PROTOCOLS = tuple(HttpProtocol)
 """HTTP/1.1 and HTTP/2 (prior knowledge) in the clear; HTTP/1.1 and HTTP/2 over TLS; HTTP/3 over QUIC."""
-HTTP_VERSION = {"http1": "HTTP/1.1", "h2c": "HTTP/2", "https": "HTTP/1.1", "h2": "HTTP/2", "h3": "HTTP/3"}
+HTTP_VERSION = {protocol: protocol.version for protocol in HttpProtocol}
 ALPN = {"https": "http/1.1", "h2": "h2", "h3": "h2"}
 """What the TLS listener offers: one protocol only, so a client cannot silently fall back
 (an h3 server's TCP listener serves HTTP/2 beside QUIC, for clients that cannot speak HTTP/3)."""
@@ -68,7 +69,7 @@ class Server:
     """
 
     app: str
-    protocol: str
+    protocol: HttpProtocol
     url: str
     process: subprocess.Popen[bytes] | None
     """The server's process; None when it is served in this process's event loop
@@ -254,7 +255,9 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
         for fd in fds:
             os.close(fd)
     scheme = "https" if tls_folder else "http"
-    server = Server(app, protocol, f"{scheme}://127.0.0.1:{ports[0]}", process, log, tls_folder=tls_folder)
+    server = Server(
+        app, HttpProtocol(protocol), f"{scheme}://127.0.0.1:{ports[0]}", process, log, tls_folder=tls_folder
+    )
     server.quic_port = ports[1] if protocol == "h3" else None
     SERVING[id(server)] = process.pid
     try:

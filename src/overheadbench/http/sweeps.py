@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -88,7 +88,7 @@ def concurrency_sweep(
                 f"asked for {level} requests in flight, the server saw at most {seen} "
                 f"at once ({server.protocol}); the client serialises them"
             )
-        results.append(replace(load(server, concurrency=level, **options), server_max_in_flight=seen))
+        results.append(load(server, concurrency=level, **options))
     return results
 
 
