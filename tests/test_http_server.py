@@ -105,6 +105,8 @@ def test_the_lean_load_asks_what_any_app_answers_unless_told_otherwise() -> None
         assert plain.errors == 0 and plain.requests > 0, plain.first_error
         echoed = load(server, duration_s=0.1, warmup=0, path="/echo", body=b'{"x": 1}')
         assert echoed.errors == 0 and echoed.requests > 0, echoed.first_error
+        head = load(server, duration_s=0.1, warmup=0, method="HEAD")  # no body, whatever Content-Length says
+        assert head.errors == 0 and head.requests > 0, head.first_error
         for method in ("GET", "head"):
             with pytest.raises(
                 ValueError, match=f"method={method.upper()} with a body \\(2 bytes\\): .* use method='POST'"
