@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from overheadbench.changes import Change, Gate
-from overheadbench.checks import Status
+from overheadbench.engine.checks import Status
+from overheadbench.engine.samples import Kind
+from overheadbench.engine.settings import Policy
+from overheadbench.engine.stats import Method
+from overheadbench.history.changes import Change, Gate
+from overheadbench.history.runs import read_run
 from overheadbench.outcome import pair_outcome as outcome
-from overheadbench.pair import Budget, Pair
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult
 from overheadbench.replicas.trees import foreign_modules
-from overheadbench.results import OverheadResult
-from overheadbench.runs import read_run
-from overheadbench.samples import Kind
-from overheadbench.settings import Policy
-from overheadbench.stats import Method
-from overheadbench.summary import title, wider_than
+from overheadbench.report.summary import title, wider_than
 
 PAIR = """
 import pytest

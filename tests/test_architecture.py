@@ -1,4 +1,9 @@
-"""The house rules, checked on every run: the package's import floors, no cycles, module sizes.
+"""The house rules, checked on every run: the package's layers, import floors, no cycles, module sizes.
+
+The package's folders are layers (docs/index.md, "Layout"): a module imports only from its own
+folder and the folders below it, never upward; the modules at the top (the plugin, the options,
+the outcome, the CLI) may import any of them. ``http`` is a wing: it stands on ``core`` alone,
+so a server or load-worker process imports nothing of the engine.
 
 A module's floor is 1 + the highest floor among the package modules it imports (relative or
 absolute, typing-only imports included); a cycle would have no floor at all.
@@ -13,6 +18,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent.parent / "src" / "overheadbench"
 MAX_FLOORS = 7
 MAX_LINES = 400
+LAYERS = ("core", "http", "engine", "instruments", "replicas", "pairs", "transport", "history", "report")
+"""The folders, lowest first."""
 
 
 def _modules() -> dict[str, Path]:
@@ -52,9 +59,31 @@ def test_the_package_has_at_most_seven_floors_and_no_cycle() -> None:
     assert max(floors.values()) <= MAX_FLOORS, sorted(floors.items(), key=lambda item: -item[1])[:5]
 
 
+def layer(name: str) -> int:
+    """A module's layer: its folder's place in ``LAYERS`` (a top-level module: above them all)."""
+    parts = name.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 2 or parts[1:] and parts[1] in LAYERS else len(LAYERS)
+
+
+def test_every_module_sits_in_a_layer_folder_or_at_the_top() -> None:
+    folders = {path.parent.name for path in PACKAGE.rglob("__init__.py") if path.parent != PACKAGE}
+    assert folders == set(LAYERS)
+    top = sorted(name for name, path in MODULES.items() if name.count(".") == 1 and path.name != "__init__.py")
+    assert top == [f"overheadbench.{name}" for name in ("cli", "gate_options", "options", "outcome", "plugin")]
+
+
+def test_no_folder_imports_from_a_folder_above_it() -> None:
+    upward = sorted(
+        f"{name} -> {other}" for name in MODULES for other in imports(name) if layer(other) > layer(name) < len(LAYERS)
+    )
+    assert not upward, upward
+    wing = {other for name in MODULES if layer(name) == LAYERS.index("http") for other in imports(name)}
+    assert {LAYERS[layer(other)] for other in wing} <= {"core", "http"}, sorted(wing)
+
+
 def test_the_engine_and_the_model_sit_low() -> None:
-    assert floor("overheadbench.sampling") <= 3 and floor("overheadbench.pair") <= 3
-    assert "overheadbench.options" not in imports("overheadbench.sampling")
+    assert floor("overheadbench.engine.sampling") <= 3 and floor("overheadbench.pairs.pair") <= 3
+    assert "overheadbench.options" not in imports("overheadbench.engine.sampling")
 
 
 def test_no_module_is_over_400_lines() -> None:

@@ -10,18 +10,18 @@ import textwrap
 
 import pytest
 
-from overheadbench.changes import Change, Finding
-from overheadbench.checks import Status
-from overheadbench.comparison import compare_runs
-from overheadbench.environment import differences, fingerprint
-from overheadbench.errors import StorageError
-from overheadbench.jsonio import strict
-from overheadbench.pair import Budget, Pair
-from overheadbench.results import OverheadResult
-from overheadbench.runs import MAX_RUN_BYTES, SCHEMA_VERSION, Run, Storage, read_run
-from overheadbench.samples import Kind
-from overheadbench.settings import Mode
-from overheadbench.stats import Method
+from overheadbench.core.errors import StorageError
+from overheadbench.core.jsonio import strict
+from overheadbench.engine.checks import Status
+from overheadbench.engine.samples import Kind
+from overheadbench.engine.settings import Mode
+from overheadbench.engine.stats import Method
+from overheadbench.history.changes import Change, Finding
+from overheadbench.history.environment import differences, fingerprint
+from overheadbench.history.pair_changes import compare_runs
+from overheadbench.history.runs import MAX_RUN_BYTES, SCHEMA_VERSION, Run, Storage, read_run
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult
 
 MACHINE = fingerprint()
 

@@ -10,13 +10,13 @@ import pytest
 from test_against import COUNTED, git
 
 from overheadbench import valgrind
-from overheadbench.comparison import comparable
-from overheadbench.counting import disagreement
-from overheadbench.errors import InstrumentError
+from overheadbench.core.errors import InstrumentError
+from overheadbench.core.vocabulary import Counter
+from overheadbench.engine.counting import disagreement
+from overheadbench.engine.samples import CountSamples, Figure
+from overheadbench.history.pair_changes import comparable
 from overheadbench.instruments import callgrind
 from overheadbench.instruments.callgrind import MachineInstructionCount
-from overheadbench.samples import CountSamples, Figure
-from overheadbench.vocabulary import Counter
 
 needs_valgrind = pytest.mark.skipif(
     valgrind.unavailable() is not None, reason=f"callgrind cannot run here: {valgrind.unavailable()}"

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from overheadbench.changes import (
+from overheadbench.history.changes import (
     Change,
     Finding,
     Measurement,
@@ -17,8 +17,8 @@ from overheadbench.changes import (
     median_measurement,
     session_log_sd,
 )
-from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure
-from overheadbench.figures import FigureResult, Metric, Reading, judge
+from overheadbench.history.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure
+from overheadbench.transport.figures import FigureResult, Metric, Reading, judge
 
 
 def around(percent: float, half: float, higher_is_worse: bool = True) -> Change:

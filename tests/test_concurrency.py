@@ -9,10 +9,10 @@ import threading
 import anyio
 import pytest
 
-from overheadbench.errors import MarkerError
+from overheadbench.core.errors import MarkerError
+from overheadbench.engine.settings import Settings
 from overheadbench.instruments.callers import Crew, shares, tasks_block
-from overheadbench.marker import listed_levels, pair_from_marker
-from overheadbench.settings import Settings
+from overheadbench.pairs.marker import listed_levels, pair_from_marker
 
 
 def test_calls_are_shared_as_evenly_as_they_go() -> None:

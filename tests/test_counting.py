@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from overheadbench.counting import (
+from overheadbench.engine.counting import (
     ALLOCATION_MAX_CALLS,
     COUNT_REPEATS,
     COUNT_WARMUP_BLOCKS,
@@ -24,10 +24,10 @@ from overheadbench.counting import (
     kept_resolution,
     pace_plan,
 )
+from overheadbench.engine.samples import CountSamples, Figure, Side
+from overheadbench.engine.sampling import drive_sync
+from overheadbench.engine.settings import Mode
 from overheadbench.instruments import allocations, instructions
-from overheadbench.samples import CountSamples, Figure, Side
-from overheadbench.sampling import drive_sync
-from overheadbench.settings import Mode
 
 INSTRUCTIONS, PEAK_BYTES, KEPT_BLOCKS = Figure.INSTRUCTIONS, Figure.PEAK_BYTES, Figure.KEPT_BLOCKS
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
@@ -232,9 +232,9 @@ def test_figures_keep_their_range_when_repeats_disagree() -> None:
 
 
 def test_a_budget_inside_the_range_of_counts_is_inconclusive() -> None:
-    from overheadbench.checks import Status
-    from overheadbench.pair import Budget, Pair
-    from overheadbench.verdict import instruction_ratio, judge_counts
+    from overheadbench.engine.checks import Status
+    from overheadbench.pairs.pair import Budget, Pair
+    from overheadbench.pairs.verdict import instruction_ratio, judge_counts
 
     def judge(samples: CountSamples, budget: Budget):
         return judge_counts(Pair("t.py::test_counted", budget, mode=Mode.COUNT), samples, instruction_ratio(samples))

@@ -16,8 +16,8 @@ import pytest
 
 import overheadbench
 from overheadbench.cli import build_parser
+from overheadbench.engine.settings import Settings, shown_default
 from overheadbench.options import _OPTIONS
-from overheadbench.settings import Settings, shown_default
 
 ROOT = Path(__file__).parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

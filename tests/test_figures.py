@@ -9,17 +9,17 @@ import math
 import numpy as np
 import pytest
 
-from overheadbench.change_report import figure_shown, render_changes
-from overheadbench.changes import Finding, Gate
-from overheadbench.checks import Status
-from overheadbench.errors import MarkerError
-from overheadbench.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures
-from overheadbench.figure_report import markdown_figures, render_figures
-from overheadbench.figures import FigureResult, Metric, Reading, judge, limits_from_marker, parse_limits
+from overheadbench.core.errors import MarkerError
+from overheadbench.engine.checks import Status
+from overheadbench.engine.settings import Policy
+from overheadbench.engine.stats import mean_interval, quantile_interval, ratio_interval
+from overheadbench.history.changes import Finding, Gate
+from overheadbench.history.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures
+from overheadbench.history.runs import Run
 from overheadbench.outcome import figures_outcome
-from overheadbench.runs import Run
-from overheadbench.settings import Policy
-from overheadbench.stats import mean_interval, quantile_interval, ratio_interval
+from overheadbench.report.changes import figure_shown, render_changes
+from overheadbench.report.transport import markdown_figures, render_figures
+from overheadbench.transport.figures import FigureResult, Metric, Reading, judge, limits_from_marker, parse_limits
 
 
 def test_limits_parse_durations_and_numbers_and_name_the_test_and_keyword_when_wrong() -> None:

@@ -13,19 +13,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from overheadbench.changes import Finding
-from overheadbench.checks import Status
-from overheadbench.comparison import SESSION_SD_PRIOR, compare_result, reading, session_sd
-from overheadbench.environment import fingerprint, recorded_fingerprint
-from overheadbench.errors import StorageError
-from overheadbench.github import annotation
-from overheadbench.pair import Budget, Pair
-from overheadbench.report import render_table
-from overheadbench.results import OverheadResult
-from overheadbench.runs import Run, Storage, read_run
-from overheadbench.samples import Kind, ReplicaSamples
-from overheadbench.settings import Mode
-from overheadbench.stats import Method
+from overheadbench.core.errors import StorageError
+from overheadbench.engine.checks import Status
+from overheadbench.engine.samples import Kind, ReplicaSamples
+from overheadbench.engine.settings import Mode
+from overheadbench.engine.stats import Method
+from overheadbench.history.changes import Finding
+from overheadbench.history.environment import fingerprint, recorded_fingerprint
+from overheadbench.history.pair_changes import SESSION_SD_PRIOR, compare_result, reading, session_sd
+from overheadbench.history.runs import Run, Storage, read_run
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult
+from overheadbench.report.github import annotation
+from overheadbench.report.pairs import render_table
 
 
 def timed(overheads: list[float], nodeid: str = "t.py::test_pair") -> OverheadResult:

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from overheadbench.checks import Status
 from overheadbench.cli import main
-from overheadbench.environment import fingerprint
-from overheadbench.outputs import Output, write_outputs
-from overheadbench.pair import Budget, Pair
-from overheadbench.results import OverheadResult
-from overheadbench.runs import Run, Storage
-from overheadbench.samples import Kind
-from overheadbench.stats import Method
+from overheadbench.engine.checks import Status
+from overheadbench.engine.samples import Kind
+from overheadbench.engine.stats import Method
+from overheadbench.history.environment import fingerprint
+from overheadbench.history.runs import Run, Storage
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult
+from overheadbench.report.outputs import Output, write_outputs
 
 RECORDING_PAIR = """
 import pathlib

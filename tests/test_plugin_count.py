@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import BYTECODE, LOOP_SCOPE
 
-from overheadbench.counting import disagreement
+from overheadbench.engine.counting import disagreement
 
 PAIRS = """
 import pytest

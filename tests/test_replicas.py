@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from test_sampling import Synthetic
 
-from overheadbench.errors import CallableError
+from overheadbench.core.errors import CallableError
+from overheadbench.engine.samples import ReplicaSamples, Side
+from overheadbench.engine.sampling import InProcess, drive_sync
+from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
 from overheadbench.replicas.replica import ReplicaRequest, order_like, write_work
 from overheadbench.replicas.replication import pair_plan
-from overheadbench.samples import ReplicaSamples, Side
-from overheadbench.sampling import InProcess, drive_sync
-from overheadbench.settings import Settings
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 

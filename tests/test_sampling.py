@@ -7,9 +7,9 @@ import random
 import anyio
 import pytest
 
-from overheadbench.errors import CallableError
-from overheadbench.samples import Side
-from overheadbench.sampling import (
+from overheadbench.core.errors import CallableError
+from overheadbench.engine.samples import Side
+from overheadbench.engine.sampling import (
     MAX_PAIRS,
     WARMUP_PAIRS,
     calibrate,
@@ -18,7 +18,7 @@ from overheadbench.sampling import (
     replica_plan,
     replica_slice_s,
 )
-from overheadbench.settings import Settings
+from overheadbench.engine.settings import Settings
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from overheadbench.stats import (
+from overheadbench.engine.stats import (
     Method,
     combine,
     median_interval,

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from overheadbench.cli import main
-from overheadbench.environment import fingerprint
-from overheadbench.errors import StorageError
-from overheadbench.runs import MAX_RUN_BYTES, read_run
+from overheadbench.core.errors import StorageError
+from overheadbench.history.environment import fingerprint
+from overheadbench.history.runs import MAX_RUN_BYTES, read_run
 
 GOLDEN = Path(__file__).parent / "golden"
 

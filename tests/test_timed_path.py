@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from overheadbench.errors import OverheadTimedPathWarning
+from overheadbench.core.errors import OverheadTimedPathWarning
+from overheadbench.engine.timed_path import untraced, without_pytest_handlers
 from overheadbench.replicas.relaunch import Invocation
-from overheadbench.timed_path import untraced, without_pytest_handlers
 
 SEEING = '''
 import json, logging, os, sys

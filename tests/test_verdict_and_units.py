@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from overheadbench.checks import Status
-from overheadbench.outcome import pair_outcome as outcome
-from overheadbench.pair import Budget, Pair
-from overheadbench.samples import Kind
-from overheadbench.settings import Policy
-from overheadbench.units import (
+from overheadbench.core.units import (
     DurationError,
     SizeError,
     format_bytes,
@@ -18,7 +13,12 @@ from overheadbench.units import (
     parse_duration,
     parse_size,
 )
-from overheadbench.verdict import judge_time
+from overheadbench.engine.checks import Status
+from overheadbench.engine.samples import Kind
+from overheadbench.engine.settings import Policy
+from overheadbench.outcome import pair_outcome as outcome
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.verdict import judge_time
 
 PASS, FAIL, INCONCLUSIVE = Status.PASS, Status.FAIL, Status.INCONCLUSIVE
 
@@ -101,10 +101,10 @@ def test_durations_format_with_three_figures(seconds: float, text: str) -> None:
 
 
 def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
-    from overheadbench.errors import OverheadHarnessWarning
-    from overheadbench.fixture import OverheadFixture
-    from overheadbench.samples import ReplicaSamples
-    from overheadbench.settings import Settings
+    from overheadbench.core.errors import OverheadHarnessWarning
+    from overheadbench.engine.samples import ReplicaSamples
+    from overheadbench.engine.settings import Settings
+    from overheadbench.pairs.fixture import OverheadFixture
 
     fixture = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1), measuring=True)
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)

@@ -115,8 +115,8 @@ def collect(out: Path, sessions: int, injected: int) -> None:
 
 def change_of(run: dict, test: str) -> float:
     """The A/B change (percent) of the first result whose id contains ``test``."""
-    from overheadbench.comparison import side_change
-    from overheadbench.results import OverheadResult
+    from overheadbench.history.pair_changes import side_change
+    from overheadbench.pairs.results import OverheadResult
 
     data = next(r for r in run["results"] if test in r["nodeid"])
     moved = side_change(OverheadResult.from_json(data))
@@ -124,7 +124,7 @@ def change_of(run: dict, test: str) -> float:
 
 
 def load(out: Path, pattern: str) -> list:
-    from overheadbench.runs import read_run
+    from overheadbench.history.runs import read_run
 
     return [read_run(path) for path in sorted(out.glob(pattern))]
 
@@ -134,8 +134,8 @@ def walls(out: Path, pattern: str) -> list[float]:
 
 
 def report(out: Path) -> None:
-    from overheadbench.changes import Finding
-    from overheadbench.comparison import compare_result, side_change
+    from overheadbench.history.changes import Finding
+    from overheadbench.history.pair_changes import compare_result, side_change
 
     print(f"# A/B gate validation (issue 24), this machine, {time.strftime('%Y-%m-%d')}\n")
     print(f"Made with `python benchmarks/validation/ab_gate.py intervals|collect|report --out {out}`.\n")
@@ -190,8 +190,8 @@ def report(out: Path) -> None:
 
 def _stored_false_alarms(out: Path) -> None:
     """The stored-history gate on the A/A sessions' head results: each against the one before, the older as history."""
-    from overheadbench.changes import Finding
-    from overheadbench.comparison import compare_result
+    from overheadbench.history.changes import Finding
+    from overheadbench.history.pair_changes import compare_result
 
     print("\n## The stored-history gate on the same sessions (each against the previous, older ones as history)\n")
     print("| profile | comparisons | gate failures at 5% | unknown |")
@@ -224,7 +224,7 @@ def _efficiency(out: Path) -> None:
     """Per pair and version: coverage of the pooled reference (and how likely so few coverings
     are if the interval truly covers 95%), the half-width over 1.96 sd (with the 95% interval of
     that ratio, from the sd's own chi-square uncertainty), and the wall time per pair."""
-    from overheadbench.comparison import process_ratios
+    from overheadbench.history.pair_changes import process_ratios
 
     print("\n## Intervals: before and after (plain sessions, default profile)\n")
     print("| pair | version | sessions | estimate sd | median half-width | half-width / 1.96 sd (95% CI) "

@@ -10,7 +10,7 @@ it injects regressions into the metrics middleware (``OVERHEADBENCH_EXAMPLE_SLOW
 iterations per call), calibrated to about +5, +10 and +20 points on its sync pair, and runs
 the metrics pairs again in fresh sessions.
 
-``report`` replays the gate of ``overheadbench.comparison`` offline on those runs: every
+``report`` replays the gate of ``overheadbench.history.pair_changes`` offline on those runs: every
 consecutive pair of identical sessions (the newer compared with the older, with the older ones
 as the machine's history), and every injected session against every identical one. It prints
 the false alarms at the documented threshold, the detection curve, and the command.
@@ -68,13 +68,13 @@ def collect(out: Path, sessions: int, injected: int) -> None:
 
 def load(out: Path, pattern: str) -> list:
     """The runs whose files match ``pattern``, as typed runs, in name order."""
-    from overheadbench.runs import read_run
+    from overheadbench.history.runs import read_run
 
     return [read_run(path) for path in sorted(out.glob(pattern))]
 
 
 def report(out: Path) -> None:
-    from overheadbench.comparison import compare_result
+    from overheadbench.history.pair_changes import compare_result
 
     thresholds = (0.0, 2.0, 5.0, 10.0)
     print("## Identical code, consecutive sessions (each compared with the one before; the older ones as history)\n")

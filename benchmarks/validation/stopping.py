@@ -32,13 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from overheadbench.pair import Budget, Pair
+from overheadbench.engine.samples import Side
+from overheadbench.engine.sampling import drive_sync
+from overheadbench.engine.settings import Settings
+from overheadbench.engine.stats import combine, replica_ratio
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.verdict import judge_time
 from overheadbench.replicas.replication import pair_plan
-from overheadbench.samples import Side
-from overheadbench.sampling import drive_sync
-from overheadbench.settings import Settings
-from overheadbench.stats import combine, replica_ratio
-from overheadbench.verdict import judge_time
 
 HERE = Path(__file__).resolve().parent
 PAIRS = ("test_aa_sync", "test_aa_async", "test_injected_sync", "test_injected_async")

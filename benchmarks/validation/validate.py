@@ -110,10 +110,10 @@ def run_session(folder: Path, out: Path, select: str, extra: list[str]) -> tuple
 
 def pooled_reference(segments: list[dict]) -> dict:
     """The reference for each +25% pair: every segment's processes pooled into one estimate."""
-    from overheadbench.pair import Budget, Pair
-    from overheadbench.samples import Kind, ReplicaSamples
-    from overheadbench.settings import Settings
-    from overheadbench.verdict import summarise as estimate
+    from overheadbench.engine.samples import Kind, ReplicaSamples
+    from overheadbench.engine.settings import Settings
+    from overheadbench.pairs.pair import Budget, Pair
+    from overheadbench.pairs.verdict import summarise as estimate
 
     pooled = {}
     for name in (name for name in segments[0] if name.startswith("test_injected")):

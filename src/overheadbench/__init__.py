@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .lazy import lazy_attributes
+from .core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from .checks import Status
-    from .errors import (
+    from .core.errors import (
         CallableError,
         InstrumentError,
         MarkerError,
@@ -28,15 +27,16 @@ if TYPE_CHECKING:
         OverheadUsageError,
         StorageError,
     )
-    from .figures import FigureResult, Metric
-    from .fixture import OverheadFixture
-    from .pair import Budget, Pair
+    from .core.units import DurationError, format_seconds, parse_duration
+    from .engine.checks import Status
+    from .engine.samples import Kind
+    from .engine.settings import Mode
+    from .pairs.fixture import OverheadFixture
+    from .pairs.pair import Budget, Pair
+    from .pairs.results import OverheadResult
     from .replicas import in_replica
-    from .results import OverheadResult
-    from .samples import Kind
-    from .settings import Mode
-    from .transport import TransportFixture
-    from .units import DurationError, format_seconds, parse_duration
+    from .transport.figures import FigureResult, Metric
+    from .transport.fixture import TransportFixture
 
 __version__ = "0.1.0"
 __all__ = [
@@ -81,18 +81,18 @@ _HOMES = {
             "OverheadUsageError",
             "StorageError",
         ),
-        "errors",
+        "core.errors",
     ),
-    **dict.fromkeys(("DurationError", "format_seconds", "parse_duration"), "units"),
-    "Kind": "samples",
-    "FigureResult": "figures",
-    "Metric": "figures",
-    "TransportFixture": "transport",
-    "Mode": "settings",
-    "Status": "checks",
-    **dict.fromkeys(("Budget", "Pair"), "pair"),
-    "OverheadFixture": "fixture",
-    "OverheadResult": "results",
+    **dict.fromkeys(("DurationError", "format_seconds", "parse_duration"), "core.units"),
+    "Kind": "engine.samples",
+    "FigureResult": "transport.figures",
+    "Metric": "transport.figures",
+    "TransportFixture": "transport.fixture",
+    "Mode": "engine.settings",
+    "Status": "engine.checks",
+    **dict.fromkeys(("Budget", "Pair"), "pairs.pair"),
+    "OverheadFixture": "pairs.fixture",
+    "OverheadResult": "pairs.results",
     "in_replica": "replicas",
 }
 __getattr__ = lazy_attributes(__name__, _HOMES)

@@ -19,20 +19,20 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .budget_report import check_csv_rows
-from .change_report import Shown, figure_shown, pair_shown, render_against, render_changes
-from .changes import Finding
-from .comparison import compare_runs, side_change
-from .environment import differences
-from .errors import StorageError
-from .figure_changes import compare_figures
-from .jsonio import dumps, write_text_atomic
-from .markdown import render_markdown
-from .plots import PlotUnavailable, distributions
-from .plots import trend as trend_plot
-from .report import csv_rows
-from .runs import Storage, read_run
-from .tables import plain
+from .core.errors import StorageError
+from .core.jsonio import dumps, write_text_atomic
+from .core.tables import plain
+from .history.changes import Finding
+from .history.environment import differences
+from .history.figure_changes import compare_figures
+from .history.pair_changes import compare_runs, side_change
+from .history.runs import Storage, read_run
+from .report.budgets import check_csv_rows
+from .report.changes import Shown, figure_shown, pair_shown, render_against, render_changes
+from .report.markdown import render_markdown
+from .report.pairs import csv_rows
+from .report.plots import PlotUnavailable, distributions
+from .report.plots import trend as trend_plot
 
 
 def build_parser() -> argparse.ArgumentParser:

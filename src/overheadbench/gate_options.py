@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from .errors import StorageError
+from .core.errors import StorageError
+from .engine.settings import Policy
+from .history.runs import Storage, check_name
 from .replicas.trees import BaseTree, TreeError, resolve_base
-from .runs import Storage, check_name
-from .settings import Policy
 
 
 def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from .report import COLUMN_KEYS, TERMINAL_COLUMNS
-from .settings import Mode, Policy, Settings, shown_default
-from .units import DurationError, parse_duration
-from .valgrind import unavailable
-from .vocabulary import MAX_PROCESSES, Counter
+from .core.units import DurationError, parse_duration
+from .core.vocabulary import MAX_PROCESSES, Counter
+from .engine.settings import Mode, Policy, Settings, shown_default
+from .engine.valgrind import unavailable
+from .report.pairs import COLUMN_KEYS, TERMINAL_COLUMNS
 
 
 def _process_count(text: str) -> int:
@@ -209,7 +209,7 @@ class Options:
     json_path: Path | None
     markdown_path: Path | None
     columns: tuple[str, ...]
-    """The terminal table's columns (keys of :data:`overheadbench.report.COLUMNS`)."""
+    """The terminal table's columns (keys of :data:`overheadbench.report.pairs.COLUMNS`)."""
     github: bool
     """Annotate and summarise under GitHub Actions."""
 

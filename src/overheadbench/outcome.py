@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .changes import REGRESSED_MARK, Change, Finding, Gate
-from .checks import Status
-from .counting import disagreement
-from .errors import (
+from .core.errors import (
     OverheadChangeWarning,
     OverheadCountingWarning,
     OverheadHarnessWarning,
     OverheadInconclusiveWarning,
 )
-from .figures import SPECS, FigureResult
-from .results import OverheadResult
-from .settings import Counter, Mode, Policy
-from .units import format_fraction
+from .core.units import format_fraction
+from .engine.checks import Status
+from .engine.counting import disagreement
+from .engine.settings import Counter, Mode, Policy
+from .history.changes import REGRESSED_MARK, Change, Finding, Gate
+from .pairs.results import OverheadResult
+from .transport.figures import SPECS, FigureResult
 
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when the measuring loop costs more than this share of the baseline."""

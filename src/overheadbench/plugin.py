@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 
-from .against import Against, base_pool
-from .baselines import Baselines
-from .changes import Gate
-from .distribution import (
+from .core.errors import MarkerError, OverheadUsageError, StorageError
+from .core.jsonio import strict, write_json_atomic, write_text_atomic
+from .core.scratch import remove_orphans
+from .core.tables import plain, plain_warning
+from .core.termination import install_sigterm, uninstall_sigterm
+from .core.timeouts import PairTimeout
+from .core.xdist import (
     XdistGrouping,
     group_timed_tests,
     is_controller,
@@ -20,39 +23,36 @@ from .distribution import (
     prepare_controller,
     remember_nodeids,
 )
-from .environment import environment
-from .errors import MarkerError, OverheadUsageError, StorageError
-from .figures import MARKER_HELP as TRANSPORT_HELP
-from .figures import MARKER_NAME as TRANSPORT_MARKER
-from .figures import limits_from_marker
-from .fixture import OverheadFixture
+from .engine.sampling import Replication
+from .engine.settings import Counter, Mode
+from .engine.timed_path import AppLogging
 from .gate_options import GateOptions, add_gate_options, gate_options_from_config
-from .gathering import Gathered, carry
-from .github import append_summary, in_actions
+from .history.against import Against, base_pool
+from .history.changes import Gate
+from .history.environment import environment
+from .history.gate import Baselines
+from .history.runs import Run
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
-from .jsonio import strict, write_json_atomic, write_text_atomic
-from .markdown import render_markdown
-from .marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
-from .marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .options import Options, add_options, options_from_config
 from .outcome import Outcome, figures_outcome, pair_outcome
-from .outputs import Output, write_outputs
+from .pairs.fixture import OverheadFixture
+from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
+from .pairs.marker import concurrency_level as concurrency_level  # a fixture of this plugin
+from .pairs.results import OverheadResult
 from .replicas.duet import Duet
 from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas, under_callgrind
-from .results import OverheadResult
-from .runs import Run
-from .sampling import Replication
-from .scratch import remove_orphans
-from .settings import Counter, Mode
-from .summary import Compared, session_summary
-from .tables import plain, plain_warning
-from .termination import install_sigterm, uninstall_sigterm
-from .timed_path import AppLogging
-from .timeouts import PairTimeout
-from .transport import TransportFixture
+from .report.gathering import Gathered, carry
+from .report.github import append_summary, in_actions
+from .report.markdown import render_markdown
+from .report.outputs import Output, write_outputs
+from .report.summary import Compared, session_summary
+from .transport.figures import MARKER_HELP as TRANSPORT_HELP
+from .transport.figures import MARKER_NAME as TRANSPORT_MARKER
+from .transport.figures import limits_from_marker
+from .transport.fixture import TransportFixture
 
 FIXTURE_NAME = "overhead"
 TRANSPORT_FIXTURE = "transport"

@@ -7,7 +7,7 @@ fixture from here) does not import httpx and hypercorn into every test session.
 
 from __future__ import annotations
 
-from ..lazy import lazy_attributes
+from ..core.lazy import lazy_attributes
 
 _HOMES = {
     "LatencyStats": "load",

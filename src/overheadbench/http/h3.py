@@ -96,7 +96,7 @@ class _Protocol(QuicConnectionProtocol):
 
 
 class H3Client:
-    """``async with H3Client(host, port, cafile=...) as client: await client.get("/echo")``."""
+    """``async with H3Client(host, port, cadata=...) as client: await client.get("/echo")``."""
 
     def __init__(self, host: str, port: int, *, cadata: bytes | None = None, server_name: str = "localhost") -> None:
         self.host, self.port, self.server_name = host, port, server_name

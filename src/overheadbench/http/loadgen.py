@@ -1,10 +1,11 @@
 """Lean load generation: one fixed request, sent back to back from worker processes, as wrk
 and h2load do, so the load generator is not what limits the figure.
 
-httpx costs ~1 ms of client CPU per request here (1.4 ms over h2c), which capped every
-throughput figure at ~600–1,000 req/s against a server that wrk drives at ~5,000. The
-workers here speak the protocol directly on asyncio: HTTP/1.1 with a prebuilt request and a
-small response parser (one connection per concurrent request, as wrk), HTTP/2 through the
+httpx costs ~1 ms of client CPU per request on the reference machine (docs/http.md; 1.4 ms
+over h2c), which capped every throughput figure at ~600–1,000 req/s against a server that wrk
+drives at ~5,000. The workers here speak the protocol directly on asyncio: HTTP/1.1 with a
+prebuilt request and llhttp's response parser (httptools; one connection per concurrent
+request, as wrk), HTTP/2 through the
 ``h2`` state machine (streams multiplexed over connections of at most ``STREAMS_PER_CONNECTION``),
 both in the clear or over TLS (ALPN checked on every connection), and HTTP/3 through
 :class:`~overheadbench.http.h3.H3Client`. Each worker measures its own requests' latency and

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exits import exit_story
+from ..core.exits import exit_story
 from .load import LatencyStats, Throughput, window_rates
 from .loadgen import MAX_BODY, Job, LoadError
 from .server import Server, authority

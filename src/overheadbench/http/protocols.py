@@ -7,7 +7,7 @@ says what it is: over TLS or in the clear, one request per connection or multipl
 
 from __future__ import annotations
 
-from ..vocabulary import Word
+from ..core.vocabulary import Word
 
 
 class HttpProtocol(Word):

@@ -1,6 +1,7 @@
-"""A local HTTP server for one test: any ASGI app, HTTP/1.1 or h2c, in its own process.
+"""A local HTTP server for one test: any ASGI app, over HTTP/1.1, h2c, HTTPS, HTTP/2 over TLS
+or HTTP/3 (:class:`~overheadbench.http.protocols.HttpProtocol`), in its own process.
 
-Where it runs, and why: in a child process. On this 2-core machine the client (httpx,
+Where it runs, and why: in a child process. On the reference machine (2 cores, docs/http.md) the client (httpx,
 ~1 ms of CPU per request) is the bottleneck, and a server in the same process competes
 with it: in the same event loop it reached 53–79% of the separate-process throughput at
 concurrency ≥ 10, and in a thread (the GIL) it was the worst layout everywhere (SSE 4.2k
@@ -31,7 +32,7 @@ from typing import IO, Any, TypeVar
 import anyio
 import httpx
 
-from ..scratch import owned_folder, remove_folder
+from ..core.scratch import owned_folder, remove_folder
 from .protocols import HttpProtocol
 
 PROTOCOLS = tuple(HttpProtocol)

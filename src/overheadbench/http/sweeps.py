@@ -3,9 +3,9 @@ on the server's side) and message sizes.
 
 The load itself is the lean generator's (:mod:`overheadbench.http.loadgen`). The probe that
 verifies a level uses httpx: one httpx client with 50–100 HTTP/1.1 requests in flight spent
-2.3–3.9 ms of CPU per request here (a known httpcore pool cost that grows with the pool), so
-its HTTP/1.1 requests go over clients of at most 5 in flight each, and h2c multiplexes up to
-20 streams over each client's one connection.
+2.3–3.9 ms of CPU per request on the reference machine (docs/http.md; a known httpcore pool cost
+that grows with the pool), so its HTTP/1.1 requests go over clients of at most 5 in flight each,
+and h2c multiplexes up to 20 streams over each client's one connection.
 """
 
 from __future__ import annotations

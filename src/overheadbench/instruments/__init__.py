@@ -9,7 +9,7 @@ so one engine serves them all:
 * :class:`~.instructions.InstructionCount`: executed bytecode instructions (count mode);
 * :class:`~.allocations.AllocationTrace`: peak bytes, blocks and bytes kept (tracemalloc).
 
-An instrument's own failure raises :class:`~overheadbench.errors.InstrumentError`, which
+An instrument's own failure raises :class:`~overheadbench.core.errors.InstrumentError`, which
 the drivers never blame on the user's callable.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from ..samples import Figure, Kind
+from ..engine.samples import Figure, Kind
 
 Block = Callable[[int], Any] | Callable[[int], Awaitable[Any]]
 

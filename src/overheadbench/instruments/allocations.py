@@ -11,7 +11,7 @@ forgets it when freed, and it keeps a high-water mark. So per call it can say ex
   Code that holds bounded state (a buffer pending its flush, an LRU cache, an interpreter
   cache) keeps some blocks in one block of calls and frees them in the next; so kept memory
   is read over blocks of many calls, and a block's that bounded state explains reads as
-  none (:func:`~overheadbench.counting.bounded`).
+  none (:func:`~overheadbench.engine.counting.bounded`).
 
 It cannot count *every* allocation (a temporary freed a moment later leaves no trace
 but its share of the peak), and objects served from CPython's free lists (small tuples,
@@ -30,8 +30,8 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
-from ..counting import bounded
-from ..samples import Figure, Kind
+from ..engine.counting import bounded
+from ..engine.samples import Figure, Kind
 
 
 class Allocations(NamedTuple):

@@ -31,9 +31,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import InstrumentError
-from ..samples import Figure, Kind
-from ..valgrind import supported
+from ..core.errors import InstrumentError
+from ..engine.samples import Figure, Kind
+from ..engine.valgrind import supported
 from . import walltime
 
 _CODE = bytes.fromhex(

@@ -26,8 +26,8 @@ from functools import partial
 from types import CodeType, FrameType
 from typing import Any
 
-from ..errors import InstrumentError
-from ..samples import Figure, Kind
+from ..core.errors import InstrumentError
+from ..engine.samples import Figure, Kind
 from . import walltime
 
 _FREE_TOOL_IDS = (2, 3, 4, 5)

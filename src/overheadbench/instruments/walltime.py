@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..samples import Figure, Kind
+from ..engine.samples import Figure, Kind
 from .callers import Crew, crew_block, tasks_block
 
 Clock = Callable[[], int]

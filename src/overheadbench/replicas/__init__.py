@@ -11,7 +11,12 @@ The parts:
 * :mod:`.relaunch`: how to start the user's pytest session again (its own arguments,
   ``addopts``, plugins and conftests; only the selection and a few options change);
 * :mod:`.messages`: the typed messages between the controller and a replica;
-* :mod:`.pool`: the controller's side, the process pool and the procedure for one pair;
+* :mod:`.pool`: the controller's side, the process pool;
+* :mod:`.replication`: the procedure for one pair: rounds of processes until the interval is
+  narrow enough, or the time budget spent;
+* :mod:`.duet`: ``--overhead-against``'s rounds, the head's and the base's replicas interleaved;
+* :mod:`.trees`: the base tree (a revision's worktree or a folder) and the check that its
+  replicas import it;
 * :mod:`.replica`: the replica's side, the plugin registered in a replica process.
 
 A test or fixture that must know whether it runs in a replica calls :func:`in_replica`.

@@ -13,16 +13,16 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..samples import CountSamples, ReplicaSamples
-from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
-from ..settings import Settings
+from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.sampling import Clock, InProcess, PairPlan, TooWide, calibrate
+from ..engine.settings import Settings
 from .pool import NotInTree, ReplicaPool, affordable
 from .trees import BaseSide
 
 
 @dataclass
 class Duet:
-    """The user's session's :class:`~overheadbench.sampling.Replication` under ``--overhead-against``."""
+    """The user's session's :class:`~overheadbench.engine.sampling.Replication` under ``--overhead-against``."""
 
     make_head: Callable[[], ReplicaPool]
     make_base: Callable[[ReplicaPool], ReplicaPool]

@@ -24,8 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..samples import CountSamples, ReplicaSamples
-from ..settings import Settings
+from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.settings import Settings
 
 
 @dataclass(frozen=True)

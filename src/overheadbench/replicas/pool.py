@@ -1,4 +1,5 @@
-"""The controller side: the pool of replica processes and the procedure for one pair.
+"""The controller side: the pool of replica processes (the procedure for one pair is
+:mod:`overheadbench.replicas.replication`'s).
 
 Why one pool for the whole session: a replica is a pytest process, ~0.35 s of CPU to start
 (more with a suite's plugins and session fixtures). Started per pair, that cost landed on
@@ -32,11 +33,11 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from ..exits import exit_story
-from ..samples import CountSamples, ReplicaSamples
-from ..scratch import owned_folder, remove_folder
-from ..settings import Settings
-from ..valgrind import SCRATCH_ENV
+from ..core.exits import exit_story
+from ..core.scratch import owned_folder, remove_folder
+from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.settings import Settings
+from ..engine.valgrind import SCRATCH_ENV
 from .lifeline import REPLICA_ENV
 from .messages import Counted, Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from .relaunch import Invocation

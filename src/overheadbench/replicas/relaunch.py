@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..valgrind import COUNTER_ENV, wrapper
+from ..engine.valgrind import COUNTER_ENV, wrapper
 from . import lifeline
 
 OPTIONAL = -1
@@ -159,7 +159,7 @@ class Invocation:
     """``PYTHONPATH`` for the replica, where it differs from this process's (the base tree's)."""
     coverage: bool = False
     """pytest-cov is loaded: the replica gets ``--no-cov`` (no tracer in its timed path; this
-    process covers the tests' code, see :mod:`overheadbench.timed_path`)."""
+    process covers the tests' code, see :mod:`overheadbench.engine.timed_path`)."""
     wrapper: tuple[str, ...] = ()
     """A command the replica's interpreter is started under (count mode's callgrind)."""
     env: tuple[tuple[str, str], ...] = ()

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from ..samples import CountSamples, ReplicaSamples
-from ..sampling import Request, replica_plan
+from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.sampling import Request, replica_plan
 from .lifeline import REPLICA_ENV
 from .messages import Counted, Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
@@ -210,7 +210,7 @@ class ReplicaPlugin:
     def plan(
         self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int], too_wide: Any = None
     ) -> Generator[Request, int, list[ReplicaSamples]]:
-        """The replica's procedure for a pair (a :class:`~overheadbench.fixture.Replication`'s):
+        """The replica's procedure for a pair (a :class:`~overheadbench.pairs.fixture.Replication`'s):
         park, sample when told to (with the controller's settings for the pair), park until
         the controller has finished the pair. No samples when told the pair is done."""
         command = self.park(nodeid)

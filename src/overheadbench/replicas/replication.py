@@ -1,4 +1,4 @@
-"""The user's session's :class:`~overheadbench.sampling.Replication`: each pair measured in
+"""The user's session's :class:`~overheadbench.engine.sampling.Replication`: each pair measured in
 the session's replica pool, and the procedure for one pair (how many processes, how many rounds).
 """
 
@@ -8,14 +8,14 @@ import dataclasses
 import random
 from collections.abc import Callable
 
-from ..samples import CountSamples
-from ..sampling import Clock, InProcess, PairPlan, TooWide, calibrate
-from ..settings import Settings
+from ..engine.samples import CountSamples
+from ..engine.sampling import Clock, InProcess, PairPlan, TooWide, calibrate
+from ..engine.settings import Settings
 from .pool import ReplicaPool, affordable
 
 
 class Replicas:
-    """The user's session's :class:`~overheadbench.sampling.Replication`: a pair with
+    """The user's session's :class:`~overheadbench.engine.sampling.Replication`: a pair with
     ``processes`` > 1 is measured in the session's pool, made on the first such pair
     (without ``make_pool``, every pair is measured in this process only)."""
 
@@ -101,5 +101,6 @@ def pair_plan(
 
 
 def under_callgrind(pool: ReplicaPool) -> ReplicaPool:
-    """``pool`` with its replicas started under callgrind, to count (see :meth:`.Invocation.under_callgrind`)."""
+    """``pool`` with its replicas started under callgrind, to count
+    (see :meth:`.relaunch.Invocation.under_callgrind`)."""
     return dataclasses.replace(pool, invocation=pool.invocation.under_callgrind())

@@ -10,7 +10,7 @@ Everything that can be wrong is found when the session starts (exit 4 before any
 measured): an unknown revision (a shallow clone: the message says how to fetch it), a path
 that is neither, a base with uncommitted changes, a base interpreter that does not run. The
 worktree is made only when the first pair needs it, inside a folder this session owns (see
-:mod:`overheadbench.scratch`), and removed at the end; a session killed before that leaves a
+:mod:`overheadbench.core.scratch`), and removed at the end; a session killed before that leaves a
 folder the next session removes, and ``git worktree prune`` forgets it.
 """
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from ..samples import CountSamples, ReplicaSamples
-from ..scratch import owned_folder, remove_folder
+from ..core.scratch import owned_folder, remove_folder
+from ..engine.samples import CountSamples, ReplicaSamples
 
 GIT_TIMEOUT_S = 120.0
 

@@ -1,0 +1,71 @@
+"""The errors and warnings a user of the plugin meets in a test, catches or filters.
+
+Errors that belong to one part live with it: ``PairTimeout`` (:mod:`overheadbench.core.timeouts`),
+``ReplicaError`` (:mod:`overheadbench.replicas.pool`), ``ShapeError``
+(:mod:`overheadbench.core.jsonio`), ``DurationError`` and ``SizeError``
+(:mod:`overheadbench.core.units`), ``ServerError`` and ``ProtocolMismatch``
+(:mod:`overheadbench.http.server`), ``LoadError`` (:mod:`overheadbench.http.loadgen`), ``H3Error``
+(:mod:`overheadbench.http.h3`), ``ConcurrencyNotReached`` (:mod:`overheadbench.http.sweeps`) and
+``PlotUnavailable`` (:mod:`overheadbench.report.plots`).
+
+Each error's message names the test (or the file, or the option) and the fix; the plugin
+turns them into a failed test or a usage error, never a traceback from deep inside.
+"""
+
+from __future__ import annotations
+
+
+class MarkerError(Exception):
+    """The marker's arguments are wrong; the message names the test and the fix."""
+
+
+class NotCountable(MarkerError):
+    """The session's count mode meets a pair measured under concurrent callers (a time
+    measurement): the test is skipped, saying so, rather than failed for a choice it did not make."""
+
+
+class OverheadUsageError(Exception):
+    """The ``overhead`` fixture was used wrongly; the message names the test and the fix."""
+
+
+class CallableError(Exception):
+    """A user's callable raised while being measured; ``side`` says which one."""
+
+    def __init__(self, side: str, error: BaseException) -> None:
+        super().__init__(f"the {side} callable raised {type(error).__name__}: {error}")
+        self.side = side
+
+
+class InstrumentError(Exception):
+    """An instrument (a counter, a tracer) could not measure: not the user's callable's fault."""
+
+
+class StorageError(Exception):
+    """A stored run cannot be found, read, validated or written; the message names the file."""
+
+
+class OverheadInconclusiveWarning(UserWarning):
+    """An inconclusive verdict, reported as a warning because ``overhead_inconclusive=warn``."""
+
+
+class OverheadHarnessWarning(UserWarning):
+    """The measuring loop's own cost is a large share of the baseline's time per call."""
+
+
+class OverheadMarkerWarning(UserWarning):
+    """A marker argument that is valid but probably not what was meant (``max=25``: 2,500%)."""
+
+
+class OverheadCountingWarning(UserWarning):
+    """Count mode counted this process only, while the pair's requests were served by another."""
+
+
+class OverheadChangeWarning(UserWarning):
+    """A change against the stored run or the base tree that this session cannot tell from the
+    gate's threshold (its interval contains it); fails instead under ``overhead_compare_unknown=fail``."""
+
+
+class OverheadTimedPathWarning(UserWarning):
+    """Something sits in a pair's timed path that production does not have and that cannot be
+    taken out while it is timed (a ``sys.monitoring`` tool's per-code events); see
+    :mod:`overheadbench.engine.timed_path`."""

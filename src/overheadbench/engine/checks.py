@@ -1,0 +1,182 @@
+"""The judged figure: one measured value, with its interval, against one limit, and its verdict.
+
+A pair's budgets (``max``, ``max_abs``, ``max_alloc``, ``max_alloc_bytes``) and a transport
+row's figures (a p95 ceiling, a req/s floor) are the same thing: a :class:`Check`. It is
+judged by one rule, stored whole in a run (value, interval, limit, status and the sentence
+that explains it), and every report reads it back: the budgets table, the CSV of checks, the
+JSON. A check is only "pass" when the *whole* interval is on the right side of its limit and
+only "fail" when the whole interval is on the wrong side; anything in between is
+"inconclusive".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.jsonio import Fields, ShapeError
+from ..core.units import format_bytes, format_count, format_fraction, format_seconds
+from ..core.vocabulary import Word
+
+
+class Status(Word):
+    """A verdict: of one check, of a pair (its worst check) or of a transport figure."""
+
+    PASS = "pass"
+    """The whole interval is within every budget."""
+    FAIL = "fail"
+    """The whole interval of some budget's figure is over it."""
+    INCONCLUSIVE = "inconclusive"
+    """The interval contains the budget: this run cannot tell."""
+    UNJUDGED = "unjudged"
+    """Measured, but no budget could be judged (no limit, a time budget in count mode, no bytecode to count)."""
+    UNMEASURED = "unmeasured"
+    """Called once as a smoke test (no ``--overhead``)."""
+
+
+class Unit(Word):
+    """How a check's numbers are printed (stored with the check, so a report of a stored run
+    prints them as the session did)."""
+
+    FRACTION = "fraction"
+    SECONDS = "seconds"
+    SIGNED_SECONDS = "signed seconds"
+    COUNT = "count"
+    SIGNED_COUNT = "signed count"
+    SIGNED_BYTES = "signed bytes"
+    RATE = "rate"
+    """Per second: req/s, events/s."""
+    TIMES = "times"
+    """A ratio: 1.80x."""
+
+
+def show(unit: Unit, value: float) -> str:
+    """``value`` printed in ``unit`` ("n/a" when it is not finite)."""
+    if not math.isfinite(value):
+        return "n/a"
+    if unit in (Unit.SECONDS, Unit.SIGNED_SECONDS):
+        return format_seconds(value, signed=unit == Unit.SIGNED_SECONDS)
+    if unit in (Unit.COUNT, Unit.SIGNED_COUNT):
+        return format_count(value, signed=unit == Unit.SIGNED_COUNT)
+    if unit == Unit.SIGNED_BYTES:
+        return format_bytes(value, signed=True)
+    if unit == Unit.RATE:
+        return f"{value:,.0f}/s"
+    if unit == Unit.TIMES:
+        return f"{value:.2f}x"
+    return format_fraction(value)
+
+
+NOT_MEASURED = "not measured (run pytest with --overhead)"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One budget against one measured figure: ``value`` with its interval ``low..high``."""
+
+    name: str
+    """The marker keyword: max, max_abs, max_alloc, max_alloc_bytes, p95, rps..."""
+    what: str
+    """What is measured, e.g. "overhead", "extra blocks kept per call", "h2c c=10: p95 latency"."""
+    limit: float | None
+    """None: shown and stored, not judged (a transport figure without a budget)."""
+    value: float
+    low: float
+    high: float
+    unit: Unit
+    interval: str
+    """What ``low..high`` is: "95% CI" (time), "range over 5 repeats" (counts), "a single reading"."""
+    counted: bool
+    """Exact counts or a single reading (their range is the repeats' spread), not an estimate with a
+    confidence interval."""
+    floor: bool = False
+    """The limit is a floor (req/s, events/s): the figure must stay at or above it."""
+    precision: str = ""
+    """What the figure can tell at best, when that is coarser than its unit (kept memory blocks)."""
+    unjudged: str = "it was not measured"
+    """Why a figure that is not a number cannot be judged (a pair's instruction overhead: no bytecode)."""
+    measured: bool = True
+    """False: a smoke run without ``--overhead``."""
+
+    def show(self, value: float) -> str:
+        return show(self.unit, value)
+
+    @property
+    def status(self) -> Status:
+        if not self.measured:
+            return Status.UNMEASURED
+        if self.limit is None or math.isnan(self.value):
+            return Status.UNJUDGED
+        worst, best = (self.low, self.high) if self.floor else (self.high, self.low)
+        if (worst >= self.limit) if self.floor else (worst <= self.limit):
+            return Status.PASS
+        if (best < self.limit) if self.floor else (best > self.limit):
+            return Status.FAIL
+        return Status.INCONCLUSIVE
+
+    @property
+    def spread(self) -> str:
+        """The interval as printed: ``95% CI 1.20 ms..1.40 ms``, or what a single or exact reading is."""
+        if self.counted and self.show(self.low) == self.show(self.high):
+            return self.interval.replace("range over", "the same on all")
+        return f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
+
+    @property
+    def bound(self) -> str:
+        """The limit as printed: ``≤5.00 ms``, ``≥1,000/s`` (empty without one)."""
+        return "" if self.limit is None else f"{'≥' if self.floor else '≤'}{self.show(self.limit)}"
+
+    def sentence(self) -> str:
+        status = self.status
+        if status == Status.UNMEASURED:
+            return NOT_MEASURED
+        if self.limit is None:
+            return f"{self.what} {self.show(self.value)} (no budget)"
+        if status == Status.UNJUDGED:
+            return f"{self.what} cannot be judged: {self.unjudged}"
+        verbs = ("meets", "falls below") if self.floor else ("is within", "exceeds")
+        verb = {Status.PASS: verbs[0], Status.FAIL: verbs[1], Status.INCONCLUSIVE: "straddles"}[status]
+        spread = f"{self.spread}; {self.precision}" if self.precision else self.spread
+        return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole check, its status and sentence included (for readers of the file)."""
+        return {
+            "name": self.name,
+            "what": self.what,
+            "value": self.value,
+            "ci": [self.low, self.high],
+            "interval": self.interval,
+            "limit": self.limit,
+            "unit": self.unit,
+            "floor": self.floor,
+            "counted": self.counted,
+            "precision": self.precision,
+            "unjudged": self.unjudged,
+            "status": self.status,
+            "sentence": self.sentence(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "check") -> Check:
+        fields = Fields(data, path)
+        ci = fields.numbers("ci")
+        if len(ci) != 2:
+            raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
+        status = fields.choice("status", Status)
+        return cls(
+            name=fields.text("name"),
+            what=fields.text("what"),
+            limit=fields.maybe_number("limit"),
+            value=fields.number("value"),
+            low=ci[0],
+            high=ci[1],
+            unit=fields.choice("unit", Unit),
+            interval=fields.text("interval"),
+            counted=fields.flag("counted"),
+            floor=fields.flag("floor"),
+            precision=fields.text("precision", optional=True) or "",
+            unjudged=fields.text("unjudged", optional=True) or cls.unjudged,
+            measured=status != Status.UNMEASURED,
+        )

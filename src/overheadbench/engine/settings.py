@@ -1,0 +1,101 @@
+"""How pairs are measured and judged in a session: a flat, typed, JSON-serialisable dataclass.
+
+It is what :mod:`overheadbench.options` resolves from the command line and the ini file,
+what a replica process receives for each pair, and what a stored run records; it imports
+no pytest, so the engine does not either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.vocabulary import Counter as Counter  # a setting, and what the counts record
+from ..core.vocabulary import Word
+
+
+class Mode(Word):
+    """What a pair is measured in."""
+
+    TIME = "time"
+    """Wall clock, replicated in fresh processes, with a confidence interval."""
+    COUNT = "count"
+    """Executed instructions (see :class:`Counter`) and allocations: exact counts."""
+
+
+class Policy(Word):
+    """What an inconclusive verdict does to its test."""
+
+    FAIL = "fail"
+    WARN = "warn"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Units in the names: seconds, fractions."""
+
+    time_budget_s: float = 2.0
+    """Wall time one pair may take, all replica processes included."""
+    target_halfwidth: float = 0.01
+    """Stop early once the interval is this narrow, relative to the ratio (0.01: ±1% of
+    framework / baseline; on the log scale, as the gate reads changes)."""
+    confidence: float = 0.95
+    processes: int = 10
+    """Fresh replica processes a pair is measured in first; 1 = in this process only, no replicas.
+    The estimate is their median, with Student's t on the log scale (see
+    :mod:`overheadbench.engine.stats`); 10 rather than 6: the sd of 6 processes is itself so uncertain
+    that t(5) widens the interval by half again, and one process in a bad layout moves it
+    (benchmarks/validation/ab_gate.py intervals: the interval against the estimate's spread
+    across fresh sessions, per pair). Fewer than 6 use the mean ± t (the quick profile's 3)."""
+    max_processes: int = 16
+    """At most this many processes per pair (or ``processes``, if more)."""
+    extra_processes: int = 3
+    """Processes added per further round while the interval is wider than the target (10 -> 13 -> 16)."""
+    replica_timeout_s: float = 60.0
+    """Longest a replica process may stay silent (starting, setting a test up, sampling)."""
+    pair_timeout_s: float = 120.0
+    """Longest a pair may take in this process before it fails (a callable that hangs)."""
+    backend: str = "asyncio"
+    gc_enabled: bool = False
+    """Leave the garbage collector on while timing (off by default: it fires at random)."""
+    inconclusive: Policy = Policy.FAIL
+    """What an inconclusive verdict does to the test."""
+    subtract_harness: bool = False
+    """Subtract the harness's own per-call loop cost from both sides before the ratio."""
+    min_block_s: float = 100e-6
+    """Calibration target: a timed block lasts at least this long."""
+    mode: Mode = Mode.TIME
+    """The session's mode; a marker's ``mode=`` overrides it per test."""
+    allocations: bool = True
+    """In time mode, also count allocations per call (a short tracemalloc pass after timing)."""
+    concurrency: int = 1
+    """Callers of each side at once while it is timed (a pair's own: its marker or ``compare()``)."""
+    counter: Counter = Counter.AUTO
+    """Count mode's instruction counter (resolved from ``auto`` when the session starts)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        """Settings back from :meth:`to_json`; fields this version does not know are left out
+        (a stored run records its settings for the reader, nothing is computed from them)."""
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        values = {name: value for name, value in data.items() if name in known}
+        if "inconclusive" in values:
+            values["inconclusive"] = Policy(values["inconclusive"])
+        if "mode" in values:
+            values["mode"] = Mode(values["mode"])
+        if "counter" in values:
+            values["counter"] = Counter(values["counter"])
+        return cls(**values)
+
+
+def shown_default(name: str, value: Any) -> str:
+    """A setting's default as an option takes it: ``60s``, ``0.95``, ``false``, ``asyncio``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if name.endswith("_s"):
+        return f"{value:g}s"
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,205 @@
+"""One model of a change between two measurements of the same figure, for every comparison.
+
+A pair's overhead (as its ratio framework / baseline), a req/s or a latency: each is compared
+as a ratio ``new / old`` on a log scale, where a 230% pair and a 20% pair, a req/s and a p99,
+all move alike. The change is ``new / old - 1`` in percent, with a Student t interval on the
+log ratio from its standard error, which is each side's own (sampling and layout: its
+``se``) plus, when the two were measured in different sessions, twice the between-session
+variance of the figure on this machine (:func:`session_log_sd`). Two sides measured in one
+session, interleaved (``--overhead-against``), need no session term: whatever the machine did,
+it did to both.
+
+The threshold is in percent of the figure and reads the figure's bad direction (higher is
+worse for an overhead or a latency, lower for a req/s):
+
+* **regressed**: the interval's low end (in the bad direction) is above the threshold;
+* **improved**: its high end is below minus the threshold;
+* **same**: the whole interval is inside ±threshold;
+* **unknown**: it contains the threshold (or its negative): this session cannot tell.
+
+A figure measured on one side only has no change at all: a pair the base tree lacks is
+reported as new (:mod:`overheadbench.history.against`), one a stored run lacks is left out; neither fails.
+
+Count mode compares exact counts: the interval has no width.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from ..core.vocabulary import Word
+from ..engine.settings import Policy
+from ..engine.stats import MEDIAN_EFFICIENCY, MEDIAN_FROM, t_quantile
+
+REGRESSED_MARK = " regressed against "
+"""How a gate's failure reads (:func:`overheadbench.outcome.gate_effect`): GitHub annotations
+title such a failure "regressed"."""
+CONFIDENCE = 0.95
+"""Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
+MIN_HISTORY = 3
+"""Stored runs of a figure on this machine needed to learn its own between-session spread."""
+
+
+class Finding(Word):
+    """What a change means against the threshold."""
+
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    SAME = "same"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One figure in both measurements. ``old`` and ``new`` are positive values of the figure
+    (a pair's ratio, framework / baseline); ``se`` is the standard error of ``log(new / old)``
+    and ``df`` its degrees of freedom; ``higher_is_worse``: the figure's bad direction."""
+
+    what: str
+    old: float
+    new: float
+    se: float = 0.0
+    df: float = math.inf
+    exact: bool = False
+    """Both are exact counts: any difference is a real change."""
+    higher_is_worse: bool = True
+
+    @property
+    def percent(self) -> float:
+        return 100 * (self.new / self.old - 1)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The change's two-sided interval at ``CONFIDENCE``, in percent."""
+        if self.exact:
+            return self.percent, self.percent
+        level = (1 + CONFIDENCE) / 2
+        quantile = t_quantile(level, max(1, round(self.df))) if math.isfinite(self.df) else NormalDist().inv_cdf(level)
+        centre, half = math.log(self.new / self.old), quantile * self.se
+        return 100 * (math.exp(centre - half) - 1), 100 * (math.exp(centre + half) - 1)
+
+    @property
+    def worse(self) -> tuple[float, float]:
+        """The interval in the figure's bad direction (positive = worse)."""
+        low, high = self.interval
+        return (low, high) if self.higher_is_worse else (-high, -low)
+
+    @property
+    def significant(self) -> bool:
+        if self.exact:
+            return self.new != self.old
+        low, high = self.interval
+        return not low <= 0 <= high
+
+    def finding(self, threshold: float) -> Finding:
+        """Regressed, improved, same or unknown at ``threshold`` percent (see the module)."""
+        low, high = self.worse
+        if low > threshold:
+            return Finding.REGRESSED
+        if high < -threshold:
+            return Finding.IMPROVED
+        if -threshold <= low and high <= threshold:
+            return Finding.SAME
+        return Finding.UNKNOWN
+
+    @property
+    def evidence(self) -> str:
+        """The interval as printed, or "exact" for counts."""
+        if self.exact:
+            return "exact"
+        low, high = self.interval
+        return f"{low:+.1f}..{high:+.1f}%"
+
+    def moved(self) -> str:
+        """The change as a table shows it: ``+12.3%``, or ``~ +0.4%`` when not significant."""
+        return f"{'' if self.significant else '~ '}{self.percent:+.1f}%"
+
+    def describe(self, show: Sequence[str] = ()) -> str:
+        """e.g. ``72.0% -> 79.4% (+4.3%, 95% CI +2.1..+6.5%)``; ``show``: how to print old and new."""
+        old, new = show or (f"{self.old:g}", f"{self.new:g}")
+        evidence = "exact counts" if self.exact else f"{CONFIDENCE:.0%} CI {self.evidence}"
+        return f"{old} -> {new} ({self.moved()}, {evidence})"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One side's value of a figure and the standard error of its logarithm (with its degrees
+    of freedom): what a :class:`Change` is made of."""
+
+    value: float
+    log_se: float
+    df: float = math.inf
+
+
+def median_measurement(values: Sequence[float]) -> Measurement:
+    """The median of per-process values (e.g. each process's median ratio) and the standard
+    error of its logarithm: the processes' log sd over sqrt(k), times the median's efficiency
+    where there are enough of them for a median (``MEDIAN_FROM``: the interval's own rule)."""
+    logs = np.log(np.asarray([v for v in values if v > 0], float))
+    k = logs.size
+    if k == 0:
+        return Measurement(math.nan, math.nan, 1)
+    sd = float(np.std(logs, ddof=1)) if k >= 2 else 0.0
+    value = float(np.exp(np.median(logs)))
+    return Measurement(value, sd / math.sqrt(k) * (MEDIAN_EFFICIENCY if k >= MEDIAN_FROM else 1.0), max(k - 1, 1))
+
+
+def interval_measurement(value: float, low: float, high: float) -> Measurement:
+    """A value with its 95% interval, read as a standard error of the log (normal)."""
+    if low <= 0 or high <= 0 or low >= high:
+        return Measurement(value, 0.0)
+    return Measurement(value, (math.log(high) - math.log(low)) / (2 * NormalDist().inv_cdf((1 + CONFIDENCE) / 2)))
+
+
+def session_log_sd(history: Sequence[Measurement], prior: float) -> tuple[float, float]:
+    """A figure's between-session standard deviation (of its log) on this machine, and its
+    degrees of freedom: the spread of its stored values beyond what their own errors explain,
+    learned once there are ``MIN_HISTORY`` of them; else ``prior`` (infinite degrees of freedom)."""
+    past = [r for r in history if r.value > 0 and math.isfinite(r.value) and math.isfinite(r.log_se)]
+    if len(past) < MIN_HISTORY:
+        return prior, math.inf
+    logs = np.log([r.value for r in past])
+    excess = float(np.var(logs, ddof=1)) - float(np.mean([r.log_se**2 for r in past]))
+    return math.sqrt(max(excess, 0.0)), len(past) - 1
+
+
+def change(
+    what: str,
+    old: Measurement,
+    new: Measurement,
+    session: tuple[float, float] | None = None,
+    higher_is_worse: bool = True,
+) -> Change:
+    """The change from ``old`` to ``new``: each side's own error, plus twice the between-session
+    variance ``session`` (sd, df) when they were measured in different sessions; Welch's degrees
+    of freedom."""
+    parts = [(old.log_se**2, old.df), (new.log_se**2, new.df)]
+    if session is not None:
+        parts.append((2 * session[0] ** 2, session[1]))
+    variance = sum(v for v, _ in parts)
+    denominator = sum(v**2 / df for v, df in parts if math.isfinite(df) and v > 0)
+    df = variance**2 / denominator if denominator > 0 else math.inf
+    return Change(what, old.value, new.value, math.sqrt(variance), df, higher_is_worse=higher_is_worse)
+
+
+def exact_change(what: str, old: float, new: float) -> Change:
+    """Two exact counts (count mode)."""
+    return Change(what, old, new, exact=True)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """How changes are judged in this session: against what, at which threshold (percent; None:
+    shown, not gated), what an unknown one does, and the option that set the threshold."""
+
+    reference: str
+    threshold: float | None = None
+    unknown: Policy | None = Policy.WARN
+    """None: an unknown change is only shown (transport figures: they move ~10% between
+    sessions, and a warning for each would drown the session's own)."""
+    flag: str = "--overhead-compare-fail"

@@ -1,0 +1,125 @@
+"""This session against the stored runs: the run it is compared with, and where it is saved.
+
+The plugin asks :meth:`Baselines.change` about each measured result (the verdict decides
+whether it fails the test, see :func:`overheadbench.outcome.pair_outcome`), prints
+:meth:`Baselines.changes` at the end and calls :meth:`Baselines.save`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import StorageError
+from ..engine.settings import Policy
+from ..pairs.results import OverheadResult
+from ..transport.figures import FigureResult, Metric
+from .changes import Change, Gate
+from .environment import differences
+from .figure_changes import compare_figures
+from .pair_changes import comparable, compare_result, compare_runs
+from .runs import Run, Storage, check_name, read_run
+
+
+@dataclass
+class Baselines:
+    storage: Storage
+    save_as: str | None = None
+    compare_with: Path | None = None
+    fail_pct: float | None = None
+    """The pairs' gate: a change of framework / baseline, in percent."""
+    fail_percent: float | None = None
+    """The transport figures' gate, in percent of the figure."""
+    unknown: Policy = Policy.WARN
+    old: dict[str, OverheadResult] = field(default_factory=dict)
+    history: list[OverheadResult] = field(default_factory=list)
+    """This machine's stored results: each pair's between-session spread."""
+    old_figures: dict[tuple[str, str, Metric], FigureResult] = field(default_factory=dict)
+    figure_history: list[FigureResult] = field(default_factory=list)
+    foreign: bool = False
+    """The stored run was measured on another machine (or an unknown one)."""
+    saved: Path | None = None
+    environment_differences: list[str] = field(default_factory=list)
+    """What differs between the stored run's environment and this one (printed loudly)."""
+    skipped: list[str] = field(default_factory=list)
+    """Why each unreadable stored run of the history was left out (warned at the start)."""
+
+    @classmethod
+    def from_options(cls, gate: Any, env: dict[str, Any]) -> Baselines:
+        """Resolve the options (``gate``: :class:`~overheadbench.gate_options.GateOptions`, not
+        imported here: it sits above this module); a stored run that cannot be found or read, a storage folder
+        that is a file, a bad run name, or a gate against another machine's run without
+        ``--overhead-compare-force`` is a :class:`~overheadbench.core.errors.StorageError`."""
+        storage, save, compare = gate.storage, gate.save, gate.compare
+        storage.check()
+        if gate.autosave and not save:
+            commit = env.get("commit_info", {})
+            save = f"{str(commit.get('id') or 'unversioned')[:12]}{'-dirty' if commit.get('dirty') else ''}"
+        if save is not None:
+            check_name(save)
+        gated = gate.against is None and (gate.fail_pct is not None or gate.fail_percent is not None)
+        if gated and compare is None:
+            compare = ""
+        found = storage.find(compare or None) if compare is not None and gate.against is None else None
+        baselines = cls(storage, save, found, gate.fail_pct, gate.fail_percent, gate.unknown)
+        if baselines.compare_with is not None:
+            run = read_run(baselines.compare_with)
+            baselines.old = {r.nodeid: r for r in run.measured()}
+            baselines.environment_differences = differences(run.environment, env)
+            baselines.foreign = storage.is_foreign(baselines.compare_with, run.environment)
+            baselines.old_figures = {f.key: f for f in run.measured_figures()}
+            stored, baselines.skipped = storage.history()
+            baselines.history = [r for past in stored for r in past.measured()]
+            baselines.figure_history = [f for past in stored for f in past.measured_figures()]
+        if baselines.foreign and gated and not gate.force:
+            raise StorageError(
+                f"{baselines.compare_with}: measured on another machine than this one ({storage.machine}); "
+                f"a gate across machines measures the machines, not the change. Compare with a run of this "
+                f"machine, or add --overhead-compare-force to gate anyway"
+            )
+        return baselines
+
+    @property
+    def gate(self) -> Gate:
+        """The pairs' gate against the stored run."""
+        return Gate(self.compared_name, self.fail_pct, self.unknown)
+
+    @property
+    def figure_gate(self) -> Gate:
+        """The transport figures' gate against the stored run."""
+        return Gate(self.compared_name, self.fail_percent, None, "--overhead-compare-fail-percent")
+
+    def warnings(self, start: bool) -> list[str]:
+        """What the terminal says about the stored runs: at the ``start``, those left out of the
+        history and why; at the start and the end, that the compared run came from elsewhere."""
+        lines = [f"WARNING: {reason}; left out of the history" for reason in self.skipped] if start else []
+        if self.environment_differences:
+            lines.append(f"WARNING: overhead compared with {self.compared_name}, measured in another environment: "
+                         f"{'; '.join(self.environment_differences)}")  # fmt: skip
+        return lines
+
+    @property
+    def compared_name(self) -> str:
+        return self.compare_with.name if self.compare_with else ""
+
+    def change(self, result: OverheadResult) -> Change | None:
+        """How ``result`` changed against the stored run (None if it has no such test in this mode)."""
+        old = self.old.get(result.nodeid)
+        if old is None or not comparable(old, result) or not result.measured:
+            return None
+        return compare_result(old, result, self.history)
+
+    def changes(self, results: Sequence[OverheadResult]) -> list[Change]:
+        """Every test of this session that the stored run has too."""
+        return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
+
+    def figure_changes(self, figures: Sequence[FigureResult]) -> list[tuple[FigureResult, Change]]:
+        if self.compare_with is None:
+            return []
+        return compare_figures(list(self.old_figures.values()), figures, self.figure_history)
+
+    def save(self, run: Run) -> None:
+        if self.save_as:
+            self.saved = self.storage.save(run, self.save_as)

@@ -1,0 +1,140 @@
+"""A pair in two runs: its readings and their change (:mod:`overheadbench.history.changes`).
+
+A run's overhead moves for three reasons: sampling inside a process, layout between fresh
+processes, and the machine's state between sessions (its load, frequency, cache neighbours).
+The first two are in a run's own spread: the per-process median ratios, whose log has
+standard error ``sd/sqrt(k)`` (a median's is 1.25 times that). The third is common to every
+process of a session, so no single run can see it: between two stored runs it is learned from
+the stored history of the same machine or, without enough history, taken as a prior measured
+for this project (``benchmarks/validation/gate.py``). Two trees measured in one session
+(``--overhead-against``) share the session: no such term.
+
+The figure compared is the pair's ratio (framework / baseline), so the change is relative to
+the framework path: head ratio / base ratio - 1, in percent; a 230% pair and a 20% pair are
+gated alike. Count mode compares exact counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from ..core.vocabulary import Counter
+from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.settings import Mode
+from ..engine.stats import pair_ratios
+from .changes import Change, Measurement, change, exact_change, median_measurement, session_log_sd
+
+SESSION_SD_PRIOR = 0.005
+"""Between-session standard deviation of a pair's log ratio (0.5%) when the machine has too
+little history for the pair: measured here by gate.py (see docs/baselines.md)."""
+SESSION_SHARE_PRIOR = 1.25
+"""...or this multiple of the run's own between-process standard deviation, if larger: a pair
+that is noisy between processes is noisy between sessions too (gate.py, 8 sessions here: the
+between-session sd was 0 to 1.7 times the between-process sd, at most 1.3 for all pairs but one)."""
+
+
+class Compared(Protocol):
+    """What a comparison reads of a result (:class:`~overheadbench.pairs.results.OverheadResult` has it)."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def concurrency(self) -> int: ...
+
+    @property
+    def ratio(self) -> float: ...
+
+    @property
+    def measured(self) -> bool: ...
+
+    @property
+    def samples(self) -> list[ReplicaSamples]: ...
+
+    @property
+    def counts(self) -> CountSamples | None: ...
+
+
+def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
+    """Each process's median pair ratio."""
+    return [float(np.median(pair_ratios(s.baseline_ns, s.framework_ns))) for s in samples if s.baseline_ns]
+
+
+def reading(result: Compared) -> Measurement:
+    """A run's ratio for a pair, with the standard error of its log from its processes' medians."""
+    spread = median_measurement(process_ratios(result.samples))
+    return Measurement(result.ratio, spread.log_se if math.isfinite(spread.log_se) else 0.0, spread.df)
+
+
+def process_log_sd(result: Compared) -> float:
+    logs = np.log([r for r in process_ratios(result.samples) if r > 0])
+    return float(np.std(logs, ddof=1)) if logs.size >= 2 else 0.0
+
+
+def session_sd(history: Iterable[Compared], nodeid: str, mode: Mode, process_sd: float) -> tuple[float, float]:
+    """The pair's between-session standard deviation of its log ratio on this machine, and its
+    degrees of freedom (learned from ``history``, else the prior)."""
+    past = [reading(r) for r in history if r.measured and r.nodeid == nodeid and r.mode == mode]
+    return session_log_sd(past, max(SESSION_SD_PRIOR, SESSION_SHARE_PRIOR * process_sd))
+
+
+def comparable(old: Compared, new: Compared) -> bool:
+    """Whether two results of one test measured the same figure (mode, callers and, for counts,
+    the counter: machine and bytecode instructions differ), both positive."""
+    same = old.mode == new.mode and old.concurrency == new.concurrency and _counter(old) == _counter(new)
+    return same and all(r.ratio > 0 and math.isfinite(r.ratio) for r in (old, new))
+
+
+def _counter(result: Compared) -> Counter | None:
+    return result.counts.counter if result.mode == Mode.COUNT and result.counts is not None else None
+
+
+def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = ()) -> Change:
+    """``new`` against a stored ``old`` run of the same machine."""
+    if new.mode == Mode.COUNT:
+        return exact_change(new.nodeid, old.ratio, new.ratio)
+    session = session_sd(history, new.nodeid, new.mode, max(process_log_sd(old), process_log_sd(new)))
+    return change(new.nodeid, reading(old), reading(new), session)
+
+
+def compare_sides(base: Compared, head: Compared) -> Change:
+    """Two trees measured in one session, interleaved: no between-session term."""
+    if head.mode == Mode.COUNT:
+        return exact_change(head.nodeid, base.ratio, head.ratio)
+    return change(head.nodeid, reading(base), reading(head))
+
+
+class Sided(Compared, Protocol):
+    """A result measured against a base tree (:class:`~overheadbench.pairs.results.OverheadResult` is one)."""
+
+    @property
+    def base(self) -> Compared | None: ...
+
+
+def side_change(result: Sided) -> Change | None:
+    """The change from the base tree to the head in one ``--overhead-against`` session (None: not compared)."""
+    if result.base is None or not result.measured or not result.base.measured:
+        return None
+    return compare_sides(result.base, result)
+
+
+def compare_runs(
+    old_results: Sequence[Compared], new_results: Sequence[Compared], history: Sequence[Compared] = ()
+) -> list[Change]:
+    """A :class:`Change` for every test measured in both runs (by node id) in the same mode and
+    at the same concurrency (a time overhead and an instruction overhead are different figures,
+    as are one caller's and 64 callers'), in the new run's order;
+    ``history``: the stored results of the same machine, for each pair's between-session spread."""
+    old_by_id = {r.nodeid: r for r in old_results if r.measured}
+    return [
+        compare_result(old_by_id[r.nodeid], r, history)
+        for r in new_results
+        if r.measured and r.nodeid in old_by_id and comparable(old_by_id[r.nodeid], r)
+    ]

@@ -1,0 +1,247 @@
+"""A run: one session's typed document, its JSON form, and the folder of stored runs.
+
+The same document is what ``--overhead-json`` writes, what ``--benchmark-json`` carries and
+what ``--overhead-save`` stores as ``NNNN_name.json`` (``baselines/`` by default). Files are
+written atomically and never replaced: saving under a name that exists adds the next number,
+as pytest-benchmark does. Reading checks everything (size, JSON, schema, every field) and a
+bad file raises :class:`~overheadbench.core.errors.StorageError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import StorageError
+from ..core.jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
+from ..engine.settings import Settings
+from ..pairs.results import OverheadResult
+from ..transport.figures import FigureResult
+from .environment import fingerprint, recorded_fingerprint
+
+SCHEMA_VERSION = 9
+"""2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
+(``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
+``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
+``time_ratio`` (the counts' check); 7 the counts' ``counter`` (callgrind or bytecode; older
+files counted bytecode); 8 the counts' ``allocation_calls`` (the allocation pass's own block
+length; older files traced allocations in the instructions' blocks); 9 every judged budget as a
+``check`` (a result's ``checks``, a transport figure's ``check``: value, interval, limit, status and
+sentence; older figures kept those beside the figure, older results only the worst one's message).
+Versions 1 to 8 still load."""
+STALE_TEMPORARY_S = 3600.0
+"""A temporary file this old in a storage folder was left by a save that was killed."""
+HISTORY_RUNS = 20
+"""Stored runs of this machine read for each pair's between-session spread."""
+MAX_RUN_BYTES = 32 * 1024 * 1024
+"""A stored run larger than this is refused before it is read (a run of 50 pairs is ~2 MB)."""
+RUN_FILE = re.compile(r"^(\d{4})_(.+)\.json$")
+RUN_NAME = re.compile(r"[A-Za-z0-9_][\w.-]*")
+"""What ``--overhead-save`` accepts: a file name without folders, spaces or a leading dot."""
+
+
+@dataclass
+class Run:
+    """One session: where it ran, how it measured, every measured pair and transport figure."""
+
+    environment: dict[str, Any] = field(default_factory=dict)
+    """Machine, Python, packages and commit (pytest-benchmark's ``machine_info``/``commit_info`` shapes)."""
+    settings: Settings = field(default_factory=Settings)
+    results: list[OverheadResult] = field(default_factory=list)
+    figures: list[FigureResult] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "environment": self.environment,
+            "settings": self.settings.to_json(),
+            "results": [result.to_json() for result in self.results],
+            "figures": [figure.to_json() for figure in self.figures],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Run:
+        """The run back from :meth:`to_json`; raises :class:`ShapeError` naming a bad field."""
+        fields = Fields(data, "")
+        version = fields.count("schema_version")
+        if version > SCHEMA_VERSION:
+            raise ShapeError(
+                f"schema version {version} was written by a newer overheadbench; this one reads up to "
+                f"{SCHEMA_VERSION} (upgrade overheadbench)"
+            )
+        environment = fields.obj("environment", optional=True)
+        settings = fields.obj("settings", optional=True)
+        try:
+            known = Settings.from_json(settings.data) if settings else Settings()
+        except (TypeError, ValueError) as exc:
+            raise ShapeError(f"settings: {exc}") from None
+        return cls(
+            environment=environment.data if environment else {},
+            settings=known,
+            results=fields.items("results", OverheadResult.from_json),
+            figures=fields.items("figures", FigureResult.from_json) if version >= 4 else [],
+        )
+
+    def measured(self) -> list[OverheadResult]:
+        return [result for result in self.results if result.measured]
+
+    def measured_figures(self) -> list[FigureResult]:
+        return [figure for figure in self.figures if figure.measured]
+
+
+def read_run(path: Path) -> Run:
+    """A stored run, checked: a regular file of a size this version reads, JSON, a known
+    schema, every field."""
+    try:
+        data = json.loads(_read_bounded(path))
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else f"corrupt or truncated JSON: {exc}"
+        raise StorageError(f"{path}: not a valid overheadbench run ({reason})") from None
+    try:
+        return Run.from_json(data)
+    except ShapeError as exc:
+        raise StorageError(f"{path}: not a valid overheadbench run: {exc}") from None
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (a link is followed, and its target checked),
+    at most :data:`MAX_RUN_BYTES` of them whatever the file claims.
+
+    Why so careful: a repository can commit a stored run that is a link to ``/dev/zero``
+    (size 0, endless: 1.3 GB read in 3 s) or a FIFO (``open`` waits for a writer forever).
+    Opened without waiting (``O_NONBLOCK``), the file itself is checked, not its name.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
+            raise StorageError(f"{path}{target}: not a regular file but {_file_kind(mode)}; not read")
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(MAX_RUN_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_RUN_BYTES:
+        raise StorageError(f"{path}: larger than a run can be ({MAX_RUN_BYTES // 2**20} MiB); not read")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def check_name(name: str) -> str:
+    """A run name ``--overhead-save`` can store under, or a :class:`StorageError` saying why not."""
+    if not RUN_NAME.fullmatch(name):
+        raise StorageError(
+            f"run name {name!r}: use letters, digits, '.', '_' or '-' (no spaces, folders or leading dot)"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The stored runs under ``root``, one folder per machine fingerprint (as pytest-benchmark
+    keeps one per machine id): ``root/<fingerprint>/NNNN_name.json``. Runs saved before
+    folders existed (``root/NNNN_name.json``) are read as runs of an unknown machine."""
+
+    root: Path
+    machine: str = field(default_factory=fingerprint)
+
+    @property
+    def folder(self) -> Path:
+        """This machine's folder."""
+        return self.root / self.machine
+
+    def check(self) -> None:
+        """Refuse a folder that cannot hold runs (a file by that name), before any measuring."""
+        for folder in (self.root, self.folder):
+            if folder.exists() and not folder.is_dir():
+                raise StorageError(f"{folder}: the storage folder is a file; name a folder (--overhead-storage)")
+
+    def runs(self, every_machine: bool = False) -> list[Path]:
+        """This machine's stored runs, oldest first (by number); with ``every_machine``, every
+        machine's and the unfiled ones too (by number, then machine)."""
+        folders = [self.folder]
+        if every_machine and self.root.is_dir():
+            folders = [self.root, *(p for p in self.root.iterdir() if p.is_dir())]
+        found = [p for folder in folders if folder.is_dir() for p in folder.iterdir() if RUN_FILE.match(p.name)]
+        return sorted(set(found), key=lambda p: (p.name, str(p.parent)))
+
+    def is_foreign(self, path: Path, env: dict[str, Any] | None = None) -> bool:
+        """Whether the run at ``path`` (its environment ``env``) was measured by another machine
+        (or an unknown one): filed in another folder, or filed here but recording another
+        machine's fingerprint."""
+        recorded = recorded_fingerprint(env) if env is not None else None
+        return path.resolve().parent != self.folder.resolve() or (recorded is not None and recorded != self.machine)
+
+    def save(self, run: Run, name: str) -> Path:
+        """Store ``run`` as the next ``NNNN_name.json`` of this machine. Exclusive and atomic:
+        the file appears whole, under a number no other save took, even when sessions save at
+        once; an existing file is never touched. Temporary files a killed save left behind
+        (older than ``STALE_TEMPORARY_S``) are removed."""
+        check_name(name)
+        self.check()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(self.folder, STALE_TEMPORARY_S)
+            return write_exclusive(
+                self.folder, lambda: self.folder / f"{self._next_number():04d}_{name}.json", dumps(run.to_json()) + "\n"
+            )
+        except OSError as exc:
+            raise StorageError(f"{self.folder}: the run cannot be written ({exc.strerror or exc})") from None
+
+    def _next_number(self) -> int:
+        numbers = [int(match.group(1)) for match in map(RUN_FILE.match, (p.name for p in self.runs())) if match]
+        return max(numbers, default=0) + 1
+
+    def find(self, reference: str | None = None) -> Path:
+        """The run named by ``reference``: a path, a number (``0003``) or a name (its newest
+        file), of this machine first, else of another; None: this machine's newest run."""
+        if reference and Path(reference).is_file():
+            return Path(reference)
+        if not reference:
+            runs = self.runs()
+            if not runs:
+                others = len(self.runs(every_machine=True))
+                raise StorageError(
+                    f"no stored run of this machine ({self.machine}) in {self.root}/"
+                    + (
+                        f"; {others} of other machines: name one to compare across machines"
+                        if others
+                        else " (save one with --overhead-save NAME or --overhead-autosave)"
+                    )
+                )
+            return runs[-1]
+        for every_machine in (False, True):
+            runs = [p for p in self.runs(every_machine) if _matches(p.name, reference)]
+            if runs:
+                return max(runs, key=lambda p: (p.name, p.stat().st_mtime)) if every_machine else runs[-1]
+        hint = "save one with --overhead-save NAME or --overhead-autosave"
+        raise StorageError(f"no stored run matches {reference!r} in {self.root}/ ({hint})")
+
+    def history(self, limit: int = HISTORY_RUNS) -> tuple[list[Run], list[str]]:
+        """This machine's newest ``limit`` readable runs (each pair's between-session spread),
+        and why each unreadable one was skipped (the caller warns: one bad file must not
+        break every later session's gate)."""
+        runs, skipped = [], []
+        for path in self.runs()[-limit:]:
+            try:
+                runs.append(read_run(path))
+            except StorageError as exc:
+                skipped.append(str(exc))
+        return runs, skipped
+
+
+def _matches(file_name: str, reference: str) -> bool:
+    match = RUN_FILE.match(file_name)
+    return match is not None and (match.group(1) == reference.zfill(4) or match.group(2) == reference)

@@ -1,0 +1,354 @@
+"""The ``overhead`` fixture's object: ``compare`` (sync tests) and ``acompare`` (async tests).
+
+It checks how it is used, runs the sampling plan with the right driver, hands replication
+to :mod:`overheadbench.replicas` (through a :class:`Replication`: the controller's pool, or
+the replica's channel) and judging to :mod:`overheadbench.pairs.verdict`; it measures nothing itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+import math
+import random
+import time
+from collections.abc import Awaitable, Callable, Generator, Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+import numpy as np
+import pytest
+import sniffio
+
+from ..core.errors import OverheadUsageError
+from ..core.timeouts import time_limit
+from ..core.units import format_seconds
+from ..core.vocabulary import MAX_CONCURRENCY, Counter
+from ..engine.counting import (
+    ALLOCATION_REPEATS,
+    CALLGRIND_MAX_CALLS,
+    TIME_PROBE_S,
+    allocation_calls,
+    count_calls,
+    count_plan,
+    pace_plan,
+)
+from ..engine.samples import CountSamples, Kind, ReplicaSamples, Side
+from ..engine.sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
+from ..engine.settings import Mode, Settings
+from ..engine.stats import pair_ratios
+from ..engine.timed_path import AppLogging, timing_conditions
+from ..engine.valgrind import in_counting_replica
+from ..instruments import Block, Instrument
+from ..instruments.allocations import AllocationTrace
+from ..instruments.callgrind import MachineInstructionCount
+from ..instruments.instructions import InstructionCount
+from ..instruments.walltime import WallClock, empty_async, empty_sync
+from ..replicas.replica import ReplicaPlugin
+from .pair import Pair
+from .results import OverheadResult
+from .verdict import halfwidth, summarise, summarise_counts
+
+CountElsewhere = Callable[[str, Settings, int], CountSamples]
+"""Count a pair in another process (node id, settings, calls per block): count mode under callgrind."""
+
+
+class OverheadFixture:
+    """Measures one baseline-versus-framework pair per test.
+
+    ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
+    for the time budget; a test may replace it before calling ``compare`` to drive the
+    whole machinery with synthetic costs. ``replication`` says where the time samples come
+    from (default: this process only); ``count_elsewhere``, where count mode's instruction counts come
+    from when not from this process (a replica started under callgrind).
+    """
+
+    def __init__(
+        self,
+        pair: Pair,
+        settings: Settings,
+        measuring: bool,
+        replication: Replication | None = None,
+        app_logging: AppLogging | None = None,
+        clock_ns: Callable[[], int] = time.perf_counter_ns,
+        rng: random.Random | None = None,
+        count_elsewhere: CountElsewhere | None = None,
+    ) -> None:
+        self.pair = pair
+        self.count_elsewhere = count_elsewhere
+        self.session = settings
+        """The session's settings: the pair's own choices are the pair's (:attr:`settings`)."""
+        self.replication: Replication = replication or InProcess()
+        self.app_logging = app_logging or AppLogging()
+        """The root logger's level as the code under test set it (see :mod:`overheadbench.engine.timed_path`)."""
+        self.measuring = measuring or self.replication.in_replica
+        self.clock_ns = clock_ns
+        self.rng = rng or random.Random()
+        self.result: OverheadResult | None = None
+        self._called = False
+        self._slowest_call_s = 0.0
+        self._call_s = 0.0
+        """Seconds per call of the slower side once warm (:func:`~overheadbench.engine.counting.pace_plan`)."""
+        self._replicas: list[ReplicaSamples] = []
+        self._counts: CountSamples | None = None
+        self._probed: list[ReplicaSamples] = []
+
+    @property
+    def nodeid(self) -> str:
+        return self.pair.nodeid
+
+    @property
+    def settings(self) -> Settings:
+        """What the engine and the replicas read: the session's settings with the pair's own
+        choices (mode, confidence, processes, callers), derived, never kept beside the pair."""
+        return self.pair.applied_to(self.session)
+
+    def compare(
+        self, baseline: Callable[[], Any], framework: Callable[[], Any], concurrency: int | None = None
+    ) -> OverheadResult:
+        """Measure ``framework`` against ``baseline`` (zero-argument callables, both sync or both
+        async), with ``concurrency`` callers of each at once (threads, or tasks of the loop)."""
+        __tracebackhide__ = True
+        kind = self._begin(baseline, framework, concurrency)
+        with self._time_limit():
+            if kind == Kind.ASYNC:
+                if _loop_running():
+                    raise OverheadUsageError(
+                        f"{self.nodeid}: compare() was called inside a running event loop; "
+                        f"in an async test use `await overhead.acompare(baseline, framework)`"
+                    )
+                return anyio.run(self._measure_async, baseline, framework, backend=self.settings.backend)
+            return self._measure_sync(baseline, framework)
+
+    async def acompare(
+        self, baseline: Callable[[], Any], framework: Callable[[], Any], concurrency: int | None = None
+    ) -> OverheadResult:
+        """Like :meth:`compare`, measured inside the test's own running event loop."""
+        __tracebackhide__ = True
+        kind = self._begin(baseline, framework, concurrency)
+        with self._time_limit():
+            if kind == Kind.ASYNC:
+                return await self._measure_async(baseline, framework)
+            return self._measure_sync(baseline, framework)
+
+    def _time_limit(self) -> contextlib.AbstractContextManager[None]:
+        """The pair's time limit in the user's session (a replica's silence is the controller's to judge)."""
+        if not self.measuring or self.replication.in_replica:
+            return contextlib.nullcontext()
+        limit_s = self.settings.pair_timeout_s
+
+        def message() -> str:
+            slow = (
+                f"the slowest first call took {format_seconds(self._slowest_call_s)}: blocks are calibrated on the "
+                f"faster side, so sides a thousandfold apart make long blocks"
+                if self._slowest_call_s
+                else "a first call never returned"
+            )
+            return (
+                f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout): "
+                f"does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout if "
+                f"the pair is really that slow"
+            )
+
+        return time_limit(limit_s, message)
+
+    def _begin(self, baseline: Any, framework: Any, concurrency: int | None = None) -> Kind:
+        if self._called:
+            raise OverheadUsageError(f"{self.nodeid}: overhead.compare() was called twice; measure one pair per test")
+        self._called = True
+        if concurrency is not None:
+            self._callers(concurrency)
+        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
+            if not callable(fn):
+                raise OverheadUsageError(f"{self.nodeid}: the {side} must be a zero-argument callable, got {fn!r}")
+        kinds = {inspect.iscoroutinefunction(fn) for fn in (baseline, framework)}
+        if len(kinds) == 2:
+            raise OverheadUsageError(
+                f"{self.nodeid}: baseline and framework must both be plain functions or both `async def` "
+                f"functions; got one of each"
+            )
+        return Kind.ASYNC if kinds == {True} else Kind.SYNC
+
+    def _measure_sync(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
+        started = time.perf_counter()
+        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
+            with blame(side), self._first_call():
+                value = fn()
+            if inspect.isawaitable(value):
+                getattr(value, "close", lambda: None)()
+                raise OverheadUsageError(
+                    f"{self.nodeid}: the {side} callable returned an awaitable; pass an `async def` "
+                    f"function instead (e.g. `async def {side}(): return await agent.process(msg)`)"
+                )
+        if not self.measuring:
+            return self._record(OverheadResult(self.pair, Kind.SYNC))
+        with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
+            for plan, blocks, keep in self._stages(Kind.SYNC, baseline, framework, held):
+                keep(drive_sync(plan, blocks))
+        return self._conclude(Kind.SYNC, started)
+
+    async def _measure_async(
+        self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]
+    ) -> OverheadResult:
+        started = time.perf_counter()
+        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
+            with blame(side), self._first_call():
+                await fn()
+        if not self.measuring:
+            return self._record(OverheadResult(self.pair, Kind.ASYNC))
+        with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
+            for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework, held):
+                keep(await drive_async(plan, blocks))
+        return self._conclude(Kind.ASYNC, started)
+
+    def _callers(self, concurrency: Any) -> None:
+        """``compare(concurrency=N)``: checked, and made the pair's (unless the marker gave levels)."""
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= MAX_CONCURRENCY:
+            raise OverheadUsageError(
+                f"{self.nodeid}: concurrency must be a whole number of callers from 1 to {MAX_CONCURRENCY}, "
+                f"got {concurrency!r} (for one row per level, give the marker a list: concurrency=[1, 8, 64])"
+            )
+        if self.pair.levelled and concurrency != self.pair.concurrency:
+            raise OverheadUsageError(
+                f"{self.nodeid}: the marker's concurrency levels set this row to {self.pair.concurrency} callers; "
+                f"compare() asked for {concurrency}: give the callers in one place"
+            )
+        if self.pair.mode == Mode.COUNT and concurrency > 1:
+            raise OverheadUsageError(
+                f"{self.nodeid}: count mode counts one caller's instructions; "
+                f"concurrency={concurrency} is a time measurement"
+            )
+        self.pair = dataclasses.replace(self.pair, concurrency=concurrency)
+
+    @contextmanager
+    def _first_call(self) -> Iterator[None]:
+        """Time a first call (real clock): slow callables get fewer calls per counted block."""
+        started = time.perf_counter()
+        yield
+        self._slowest_call_s = max(self._slowest_call_s, time.perf_counter() - started)
+
+    def _instruments(self) -> list[Instrument]:
+        """What measures the pair, in order. Time mode: wall time, then, in this process only,
+        allocations (unless turned off and the marker has no allocation budget); replicas only
+        time. Count mode: instructions, allocations, then (in this process) a short wall-clock
+        probe on the real clock, the counts' check. Separate passes, so the allocation tracer's
+        own work is never counted as instructions. Under callgrind the instructions come from a
+        replica started under valgrind, whose counter is callgrind's and which counts nothing
+        else; allocations and the probe stay here, where calls run at full speed."""
+        budget = self.pair.budget
+        if self.pair.mode == Mode.COUNT:
+            if folder := in_counting_replica():
+                return [MachineInstructionCount(folder)]
+            probe: list[Instrument] = [] if self.replication.in_replica else [WallClock(time.perf_counter_ns, 1)]
+            counter: list[Instrument] = [] if self.count_elsewhere is not None else [InstructionCount()]
+            return [*counter, AllocationTrace(), *probe]
+        timed: list[Instrument] = [WallClock(self.clock_ns, self.pair.concurrency)]
+        allocations = self.settings.allocations or budget.max_alloc is not None or budget.max_alloc_bytes is not None
+        if self.replication.in_replica or not allocations:
+            return timed
+        return [*timed, AllocationTrace()]
+
+    @contextmanager
+    def _held(self) -> Iterator[list[Instrument]]:
+        """The instruments a measurement used, closed however it ends (the callers' threads stop)."""
+        held: list[Instrument] = []
+        try:
+            yield held
+        finally:
+            for instrument in held:
+                instrument.close()
+
+    def _stages(
+        self, kind: Kind, baseline: Any, framework: Any, held: list[Instrument]
+    ) -> Iterator[tuple[Generator[Request, Any, Any], dict[Side, Block], Callable[[Any], None]]]:
+        """Each instrument's stage: a plan, the blocks it asks for, and where its result goes.
+        Wall time follows the replication's plan; a counter follows the count plan."""
+        empty = empty_sync if kind == Kind.SYNC else empty_async
+        if self.pair.mode == Mode.COUNT and isinstance(self.replication, ReplicaPlugin):
+            orders = self.replication.park(self.nodeid)  # a counting replica counts when told to
+            if orders is None:
+                return
+            self._counts = _count_samples(orders.calls_per_block)
+        elif self.pair.mode == Mode.COUNT and self.count_elsewhere is not None:
+            calls = count_calls(self._slowest_call_s, CALLGRIND_MAX_CALLS)
+            self._counts = self.count_elsewhere(self.nodeid, self.settings, calls)
+        sides = ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
+        for instrument in self._instruments():
+            held.append(instrument)
+            blocks = {side: instrument.block(fn, kind) for side, fn in sides}
+            if not instrument.figures:  # wall time: the pair's own, or count mode's probe
+                if self.pair.mode == Mode.COUNT:
+                    yield self._time_probe(), blocks, self._probed.extend
+                else:
+                    yield self._plan(), blocks, self._replicas.extend
+                continue
+            if self._counts is None:
+                self._counts = _count_samples(count_calls(self._slowest_call_s))
+            calls, plan = self._counts.calls_per_block, partial(count_plan, harness=instrument.subtract_harness)
+            if isinstance(instrument, AllocationTrace):
+                pace = WallClock(time.perf_counter_ns)
+                yield pace_plan(), {side: pace.block(fn, kind) for side, fn in sides}, self._paced
+                calls = self._counts.allocation_calls = allocation_calls(self._call_s)
+                plan = partial(plan, repeats=ALLOCATION_REPEATS, warmups=0)
+            yield (
+                plan(calls),
+                blocks,
+                partial(self._counts.add, instrument.figures, calls=calls),
+            )
+
+    def _paced(self, call_s: float) -> None:
+        self._call_s = call_s
+
+    def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
+        """This process's procedure: a replica's, or the controller's for the whole pair.
+
+        Waiting for replica processes blocks the caller, an event loop included: nothing
+        else should run while a pair is measured.
+        """
+
+        def too_wide(replicas: list[ReplicaSamples]) -> bool:
+            return halfwidth(self.pair, replicas, self.settings) > self.settings.target_halfwidth
+
+        return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, too_wide)
+
+    def _time_probe(self) -> Generator[Request, int, list[ReplicaSamples]]:
+        """Count mode's check on its counts: the same calls timed in this process for
+        ``TIME_PROBE_S`` on the real clock (see :func:`overheadbench.engine.counting.disagreement`)."""
+        settings = dataclasses.replace(self.settings, processes=1, time_budget_s=TIME_PROBE_S, concurrency=1)
+        return InProcess().plan(self.nodeid, settings, self.rng, time.perf_counter_ns, lambda replicas: False)
+
+    def _conclude(self, kind: Kind, started: float) -> OverheadResult:
+        if self.replication.in_replica:
+            if self._counts is not None and isinstance(self.replication, ReplicaPlugin):
+                self.replication.deliver_counts(self._counts)
+            pytest.skip("overheadbench replica process: samples sent to the controller")
+        wall_s = time.perf_counter() - started
+        if self.pair.mode == Mode.COUNT:
+            assert self._counts is not None
+            counted = summarise_counts(self.pair, kind, self._counts, wall_s)
+            probe = next((samples for samples in self._probed if samples.baseline_ns), None)
+            time_ratio = float(np.median(pair_ratios(probe.baseline_ns, probe.framework_ns))) if probe else math.nan
+            return self._record(dataclasses.replace(counted, time_ratio=time_ratio))
+        return self._record(summarise(self.pair, kind, self._replicas, self.settings, wall_s, self._counts))
+
+    def _record(self, result: OverheadResult) -> OverheadResult:
+        self.result = result
+        return result
+
+
+def _count_samples(calls_per_block: int) -> CountSamples:
+    """Counts to fill in this process, named by its counter."""
+    counter = Counter.CALLGRIND if in_counting_replica() else Counter.BYTECODE
+    return CountSamples(calls_per_block, counter=counter)
+
+
+def _loop_running() -> bool:
+    """Whether an async library's loop runs in this thread (then ``anyio.run`` cannot)."""
+    try:
+        sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
+    return True

@@ -1,0 +1,265 @@
+"""``@pytest.mark.overhead(...)``: validated and resolved, with the session's settings, into a :class:`Pair`.
+
+A bad marker must fail the test that carries it with a message naming the test and the
+mistake, so everything a user can get wrong is checked here, before any measuring.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import pytest
+
+from ..core.errors import MarkerError, NotCountable, OverheadMarkerWarning
+from ..core.tables import plain, plain_warning
+from ..core.units import DurationError, SizeError, format_fraction, parse_duration, parse_size
+from ..core.vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
+from ..core.xdist import original_nodeid
+from ..engine.settings import Mode, Settings
+from .pair import Budget, Pair
+
+T = TypeVar("T")
+MARKER_NAME = "overhead"
+MARKER_HELP = (
+    "overhead(max=None, max_abs=None, max_alloc=None, max_alloc_bytes=None, mode=None, confidence=None, "
+    "group=None, work=None, processes=None, concurrency=None): fail when the framework callable given to "
+    "the `overhead` fixture costs more than the baseline by more than `max` (a fraction: 0.25 = 25% more "
+    "time, or more instructions with mode='count') or `max_abs` (seconds per call, or a string such as "
+    "'2us'), or keeps more memory blocks (`max_alloc`) or needs more peak memory per call "
+    "(`max_alloc_bytes`, bytes or a string such as '1KiB'); `concurrency`: callers at once (threads or "
+    "tasks), or a list of levels, one row each"
+)
+_BUDGETS = ("max", "max_abs", "max_alloc", "max_alloc_bytes")
+_KEYWORDS = (*_BUDGETS, "mode", "confidence", "group", "work", "processes", "concurrency")
+"""``group`` names the report table the test appears in (as pytest-benchmark's ``group``);
+``work`` is the typical real work per call (``"500ms"`` for an LLM call), against which the
+report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test;
+``processes`` overrides ``--overhead-processes`` (1: measured in the test's process only, for
+a test whose fixtures hold something a second process cannot have at the same time)."""
+PERCENT_HINT_ABOVE = 10
+"""A ``max`` above this (1,000%) is far more often a percentage written as a number than a budget."""
+
+
+def pair_from_marker(
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    nodeid: str,
+    settings: Settings,
+    group: str | None = None,
+    level: int | None = None,
+) -> Pair:
+    """Validate the marker's arguments and resolve them over ``settings`` (``group``: the
+    report group to use when the marker names none; ``level``: this item's concurrency level,
+    when the marker gives a list), or raise :class:`MarkerError`."""
+    where = f"{nodeid}: @pytest.mark.overhead"
+    if args:
+        raise MarkerError(f"{where} takes keyword arguments only (e.g. max=0.25), got {args!r}")
+    unknown = sorted(set(kwargs) - set(_KEYWORDS))
+    if unknown:
+        raise MarkerError(f"{where} got unknown argument(s) {', '.join(unknown)}; it accepts {', '.join(_KEYWORDS)}")
+    if all(kwargs.get(key) is None for key in _BUDGETS):
+        raise MarkerError(
+            f"{where} needs a budget: max=0.25 (relative), max_abs='2us', max_alloc=0 or max_alloc_bytes='1KiB'"
+        )
+    value = _Reader(kwargs, where)
+    mode = value.get("mode", _mode) or settings.mode
+    budget = Budget(
+        max_overhead=value.get("max", _fraction),
+        max_abs_s=value.get("max_abs", parse_duration),
+        max_alloc=value.get("max_alloc", _blocks),
+        max_alloc_bytes=value.get("max_alloc_bytes", parse_size),
+    )
+    if mode == Mode.COUNT and kwargs.get("mode") and budget == Budget(max_abs_s=budget.max_abs_s):
+        raise MarkerError(
+            f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
+            f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'"
+        )
+    if budget.max_overhead is not None and budget.max_overhead > PERCENT_HINT_ABOVE:
+        warnings.warn(
+            OverheadMarkerWarning(
+                f"{where}: max={kwargs['max']!r} allows {format_fraction(budget.max_overhead)} overhead; max is a "
+                f"fraction (0.25 = 25%): did you mean max={budget.max_overhead / 100:g}?"
+            ),
+            stacklevel=2,
+        )
+    work_s = value.get("work", parse_duration)
+    if work_s is not None and work_s <= 0:
+        raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
+    levels = value.get("concurrency", concurrency_levels) or (1,)
+    if mode == Mode.COUNT and max(levels) > 1:
+        error = MarkerError if kwargs.get("mode") else NotCountable
+        raise error(
+            f"{where}: count mode counts one caller's instructions; concurrency is a time measurement"
+            + ("" if kwargs.get("mode") else " (skipped under --overhead-mode=count; measure it in time mode)")
+        )
+    listed = isinstance(kwargs.get("concurrency"), (list, tuple))
+    if listed and level is None:
+        raise MarkerError(
+            f"{where}: a list of concurrency levels parametrises the test, so it goes in a marker on the test "
+            f"function (or its class or module), not in pytest.param(marks=...), where the levels would be lost"
+        )
+    return Pair(
+        nodeid=nodeid,
+        budget=budget,
+        mode=mode,
+        confidence=value.get("confidence", check_confidence) or settings.confidence,
+        group=value.get("group", _group) or group,
+        work_s=work_s,
+        processes=value.get("processes", _processes) or settings.processes,
+        concurrency=level if listed and level in levels else levels[0],
+        levels=levels if listed else (),
+    )
+
+
+PAIR_KEY = pytest.StashKey[Pair]()
+HINTS_KEY = pytest.StashKey[list[Warning]]()
+
+
+def pair_for(item: pytest.Item, settings: Settings, warn: bool = True) -> Pair | None:
+    """The test's pair, resolved once from its marker and ``settings`` (None: not marked) and
+    kept on the item; ``warn``: issue the marker's hints (``max=25``) on the test now, if not
+    done yet (the controller resolves pairs before the tests run, to start their replicas)."""
+    if PAIR_KEY not in item.stash:
+        resolved = _resolve(item, original_nodeid(item), settings)
+        if resolved is None:
+            return None
+        item.stash[PAIR_KEY], item.stash[HINTS_KEY] = resolved
+    if warn:
+        for hint in item.stash[HINTS_KEY]:
+            item.warn(plain_warning(hint))
+        item.stash[HINTS_KEY] = []
+    return item.stash[PAIR_KEY]
+
+
+def _resolve(item: pytest.Item, nodeid: str, settings: Settings) -> tuple[Pair, list[Warning]] | None:
+    """The test's pair from its marker (None: not marked), pytest-benchmark's ``group`` and its
+    concurrency level (the ``LEVEL_FIXTURE`` parameter), with the marker's hints (``max=25``)
+    to issue on the test; a bad marker fails the test with the marker's message."""
+    mark = item.get_closest_marker(MARKER_NAME)
+    if mark is None:
+        return None
+    benchmark = item.get_closest_marker("benchmark")
+    group = benchmark.kwargs.get("group") if benchmark is not None else None
+    callspec = getattr(item, "callspec", None)
+    level = callspec.params.get(LEVEL_FIXTURE) if callspec is not None else None
+    try:
+        with warnings.catch_warnings(record=True) as hints:
+            warnings.simplefilter("always")
+            pair = pair_from_marker(mark.args, mark.kwargs, nodeid, settings, str(group) if group else None, level)
+    except NotCountable as exc:
+        raise pytest.skip.Exception(str(exc)) from None
+    except MarkerError as exc:
+        raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
+    return pair, [hint.message for hint in hints if isinstance(hint.message, Warning)]
+
+
+def listed_levels(kwargs: Mapping[str, Any]) -> tuple[int, ...]:
+    """The marker's list of concurrency levels, if it gives a valid one (else its pair says why)."""
+    value = kwargs.get("concurrency")
+    if not isinstance(value, (list, tuple)):
+        return ()
+    try:
+        return concurrency_levels(value)
+    except ValueError:
+        return ()
+
+
+def concurrency_levels(value: Any) -> tuple[int, ...]:
+    """``concurrency=8`` or ``concurrency=[1, 8, 64]``: whole numbers of callers, each once."""
+    levels = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not levels or any(
+        isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_CONCURRENCY for level in levels
+    ):
+        raise ValueError(
+            f"must be a number of callers from 1 to {MAX_CONCURRENCY}, or a list of them (e.g. [1, 8, 64])"
+        )
+    if len(set(levels)) != len(levels):
+        raise ValueError("lists a level twice")
+    return tuple(levels)
+
+
+class _Reader:
+    """Each keyword parsed by its own function; a ``ValueError`` becomes a :class:`MarkerError`
+    that names the test, the keyword and what was given."""
+
+    def __init__(self, kwargs: Mapping[str, Any], where: str) -> None:
+        self.kwargs, self.where = kwargs, where
+
+    def get(self, key: str, parse: Callable[[Any], T]) -> T | None:
+        raw = self.kwargs.get(key)
+        if raw is None:
+            return None
+        try:
+            return parse(raw)
+        except (DurationError, SizeError) as exc:  # their messages quote the value already
+            raise MarkerError(f"{self.where}: {key} {exc}") from None
+        except ValueError as exc:
+            raise MarkerError(f"{self.where}: {key} {exc}, got {raw!r}") from None
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return float(value)
+
+
+def _fraction(value: Any) -> float:
+    try:
+        _number(value)
+    except ValueError:
+        raise ValueError("must be a number (a fraction: 0.25 = 25%)") from None
+    if value <= -1:
+        raise ValueError("must be a fraction above -1 (0.25 = 25%; a negative one demands a speed-up)")
+    return float(value)
+
+
+def _blocks(value: Any) -> float:
+    try:
+        return _number(value)
+    except ValueError:
+        raise ValueError("must be a number of memory blocks per call (e.g. 0)") from None
+
+
+def _mode(value: Any) -> Mode:
+    if value not in tuple(Mode):
+        raise ValueError("must be 'time' or 'count'")
+    return Mode(value)
+
+
+def _group(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def _processes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PROCESSES:
+        raise ValueError(f"must be a whole number from 1 to {MAX_PROCESSES} (1 = measured in this process only)")
+    return value
+
+
+def check_confidence(value: Any) -> float:
+    """A confidence level is a number strictly between 0 and 1 (0.95, not 95)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise ValueError("must be a number between 0 and 1 (e.g. 0.95)")
+    return float(value)
+
+
+LEVEL_FIXTURE = "overhead_concurrency"
+
+
+def parametrize_levels(metafunc: pytest.Metafunc) -> None:
+    """``@pytest.mark.overhead(concurrency=[1, 8, 64])``: one test item, so one row, per level."""
+    mark = metafunc.definition.get_closest_marker(MARKER_NAME)
+    levels = listed_levels(mark.kwargs) if mark is not None else ()
+    if levels and LEVEL_FIXTURE in metafunc.fixturenames:
+        metafunc.parametrize(LEVEL_FIXTURE, levels, ids=[f"c={level}" for level in levels], indirect=True)
+
+
+@pytest.fixture(name=LEVEL_FIXTURE)
+def concurrency_level(request: pytest.FixtureRequest) -> int | None:
+    """This row's number of concurrent callers, when the marker lists levels."""
+    return getattr(request, "param", None)

@@ -1,0 +1,184 @@
+"""The result of one measured pair, and its JSON form (one entry of a run's ``results``).
+
+Every figure is computed once, by :mod:`overheadbench.pairs.verdict`; the report, the stored run
+and the comparison only read them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.jsonio import Fields, ShapeError
+from ..engine.checks import Check, Status
+from ..engine.samples import CountSamples, Kind, ReplicaSamples
+from ..engine.settings import Mode
+from ..engine.stats import Method
+from .pair import Budget, Pair
+
+
+@dataclass
+class OverheadResult:
+    """One baseline-versus-framework pair. Times in seconds per call; overheads as fractions
+    (of time, or of instructions in count mode)."""
+
+    pair: Pair
+    kind: Kind
+    ratio: float = math.nan
+    """framework / baseline."""
+    ci: tuple[float, float] = (math.nan, math.nan)
+    """Interval of the overhead (ratio - 1): at the pair's confidence (time), or the range
+    over the repeats (count)."""
+    method: Method | None = None
+    baseline_s: float = math.nan
+    framework_s: float = math.nan
+    harness_s: float = math.nan
+    """The measuring loop's own cost per call (an empty callable through the same path)."""
+    harness_subtracted: bool = False
+    verdict: Status = Status.UNMEASURED
+    message: str = "not measured (run pytest with --overhead)"
+    """The worst check's sentence, with the pair's figures."""
+    checks: list[Check] = field(default_factory=list)
+    """Every budget of the pair, judged (a stored run before schema 9 has none)."""
+    calls_per_block: int = 0
+    wall_s: float = 0.0
+    """The pair's whole wall time, replica start-up and set-up included."""
+    samples: list[ReplicaSamples] = field(default_factory=list)
+    """Raw paired block costs, one entry per process (time mode)."""
+    counts: CountSamples | None = None
+    """Per-call counts: instructions (count mode) and allocations (both modes, unless off)."""
+    time_ratio: float = math.nan
+    """Count mode: framework / baseline in wall time, from a short timing of the same calls in
+    the counting process (the counts' check, :func:`overheadbench.engine.counting.disagreement`)."""
+    against: str = ""
+    """Under ``--overhead-against``: the base tree's name (a revision and its commit, or a folder)."""
+    base: OverheadResult | None = None
+    """The same pair measured on the base tree in this session, interleaved with this one."""
+    base_note: str = ""
+    """Under ``--overhead-against``, why there is no ``base``: the pair is new, or was not compared."""
+
+    @property
+    def nodeid(self) -> str:
+        return self.pair.nodeid
+
+    @property
+    def mode(self) -> Mode:
+        return self.pair.mode
+
+    @property
+    def concurrency(self) -> int:
+        return self.pair.concurrency
+
+    @property
+    def overhead(self) -> float:
+        return self.ratio - 1
+
+    @property
+    def abs_overhead_s(self) -> float:
+        return self.framework_s - self.baseline_s
+
+    @property
+    def impact(self) -> float | None:
+        """The absolute overhead as a share of the marker's ``work`` per call (None without it)."""
+        if not self.pair.work_s or math.isnan(self.abs_overhead_s):
+            return None
+        return self.abs_overhead_s / self.pair.work_s
+
+    @property
+    def calls_per_s(self) -> tuple[float, float]:
+        """Calls per second of the baseline and the framework (at the pair's concurrency: all
+        its callers together)."""
+        return 1 / self.baseline_s if self.baseline_s > 0 else math.nan, (
+            1 / self.framework_s if self.framework_s > 0 else math.nan
+        )
+
+    @property
+    def measured(self) -> bool:
+        return self.verdict != Status.UNMEASURED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "kind": self.kind,
+            "group": self.pair.group,
+            "mode": self.mode,
+            "confidence": self.pair.confidence,
+            "work_s": self.pair.work_s,
+            "concurrency": self.pair.concurrency,
+            "levels": list(self.pair.levels),
+            "budget": self.pair.budget.to_json(),
+            "impact": self.impact,
+            "ratio": self.ratio,
+            "overhead": self.overhead,
+            "ci": list(self.ci),
+            "method": self.method,
+            "baseline_s": self.baseline_s,
+            "framework_s": self.framework_s,
+            "abs_overhead_s": self.abs_overhead_s,
+            "harness_s": self.harness_s,
+            "harness_subtracted": self.harness_subtracted,
+            "verdict": self.verdict,
+            "message": self.message,
+            "checks": [check.to_json() for check in self.checks],
+            "calls_per_block": self.calls_per_block,
+            "processes": len(self.samples),
+            "wall_s": self.wall_s,
+            "samples": [replica.to_json() for replica in self.samples],
+            "counts": self.counts.to_json() if self.counts else None,
+            "time_ratio": self.time_ratio,
+            "against": None
+            if not self.against
+            else {"tree": self.against, "note": self.base_note, "base": self.base.to_json() if self.base else None},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "result") -> OverheadResult:
+        """The result back from :meth:`to_json` (schema 2 and later), every field checked; a
+        :class:`~overheadbench.core.jsonio.ShapeError` names the first one that is wrong."""
+        fields = Fields(data, path)
+        nodeid = fields.text("nodeid")
+        budget = fields.obj("budget")
+        assert budget is not None
+        samples = fields.items("samples", ReplicaSamples.from_json)
+        counts = fields.obj("counts", optional=True)
+        ci = fields.numbers("ci")
+        if len(ci) != 2:
+            raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
+        work_s = fields.maybe_number("work_s")
+        pair = Pair(
+            nodeid=nodeid,
+            budget=Budget.from_json(budget),
+            mode=fields.choice("mode", Mode, Mode.TIME),  # schema 1 runs were all timed
+            confidence=fields.number("confidence"),
+            group=fields.text("group", optional=True),
+            work_s=budget.maybe_number("work_s") if work_s is None else work_s,  # schema 2 kept it in the budget
+            processes=max(len(samples), 1),
+            concurrency=int(fields.maybe_number("concurrency") or 1),  # absent before schema 4: one caller
+            levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
+        )
+        method = fields.text("method", optional=True)
+        against = fields.obj("against", optional=True)  # schema 5
+        base = against.obj("base", optional=True) if against is not None else None
+        return cls(
+            pair=pair,
+            kind=fields.choice("kind", Kind),
+            ratio=fields.number("ratio"),
+            ci=(ci[0], ci[1]),
+            method=fields.choice("method", Method) if method else None,
+            baseline_s=fields.number("baseline_s"),
+            framework_s=fields.number("framework_s"),
+            harness_s=fields.number("harness_s"),
+            harness_subtracted=fields.flag("harness_subtracted"),
+            verdict=fields.choice("verdict", Status),
+            message=fields.text("message"),
+            checks=fields.items("checks", Check.from_json) if "checks" in fields.data else [],  # schema 9
+            calls_per_block=fields.whole("calls_per_block"),
+            wall_s=fields.number("wall_s"),
+            samples=samples,
+            counts=None if counts is None else CountSamples.from_json(counts.data, counts.path),
+            time_ratio=fields.maybe_number("time_ratio") or math.nan,  # schema 6
+            against=against.text("tree") if against is not None else "",
+            base=None if base is None else OverheadResult.from_json(base.data, base.path),
+            base_note=(against.text("note", optional=True) or "") if against is not None else "",
+        )

@@ -1,0 +1,254 @@
+"""Judging a measured pair: its figures, each budget's check, and the verdict.
+
+A check is only "pass" when the *whole* interval is within its limit and only "fail" when
+the whole interval is over it; anything in between is "inconclusive", which is what makes
+the same code give the same verdict run after run. In time mode the interval is the
+confidence interval; in count mode it is the range over the repeated counts (a single
+value for deterministic code). The verdict is the worst of the checks.
+
+What the verdict does to the test is :mod:`overheadbench.outcome`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.units import format_bytes, format_count, format_seconds
+from ..engine.checks import Check, Status, Unit
+from ..engine.counting import kept_resolution
+from ..engine.samples import CountSamples, Figure, Kind, ReplicaSamples, Side
+from ..engine.settings import Counter, Settings
+from ..engine.stats import Estimate, Method, combine, replica_ratio
+from .pair import Budget, Pair
+from .results import OverheadResult
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    message: str
+    checks: tuple[Check, ...] = ()
+    """Every budget judged, the worst one's sentence in ``message``."""
+
+
+def judge(checks: Sequence[Check], figures: str) -> Verdict:
+    """The worst judged check's status, and a message naming that check, its interval and the figures."""
+    judged = [check for check in checks if check.status != Status.UNJUDGED]
+    if not judged:
+        reason = (
+            checks[0].sentence()
+            if checks
+            else "no budget of this test applies in count mode (max_abs is a time budget)"
+        )
+        return Verdict(Status.UNJUDGED, f"{reason}: {figures}", tuple(checks))
+    statuses = [check.status for check in judged]
+    status = next(s for s in (Status.FAIL, Status.INCONCLUSIVE, Status.PASS) if s in statuses)
+    worst = next(check for check in judged if check.status == status)
+    message = f"{worst.sentence()}: {figures}"
+    if status == Status.INCONCLUSIVE and not worst.counted:
+        message += (
+            "; the interval contains the budget, so this run cannot tell. Give the pair more "
+            "time (overhead_time_budget), more processes (overhead_processes), or set "
+            "overhead_inconclusive=warn"
+        )
+    elif status == Status.INCONCLUSIVE:
+        message += (
+            "; the counts differ from repeat to repeat (the code is not deterministic: caches, "
+            "time-dependent branches) and their range contains the budget"
+        )
+    return Verdict(status, message, tuple(checks))
+
+
+def judge_time(
+    overhead: float, ci: tuple[float, float], baseline_s: float, pair: Pair, counts: CountSamples | None = None
+) -> Verdict:
+    """Judge a timed overhead (a fraction, with its interval at the pair's confidence) against
+    the time budgets, and the allocations counted after timing (``counts``) against theirs.
+    The absolute overhead is the relative one times the baseline's time per call, so both
+    are judged on the same paired estimate."""
+    low, high = ci
+    figures = (
+        f"baseline {format_seconds(baseline_s)}/call, framework {format_seconds(baseline_s * (1 + overhead))}"
+        f"/call ({format_seconds(overhead * baseline_s, signed=True)})" + allocation_figures(counts)
+    )
+    interval = f"{pair.confidence * 100:g}% CI"
+    checks = []
+    budget = pair.budget
+    if budget.max_overhead is not None:
+        checks.append(
+            Check("max", "overhead", budget.max_overhead, overhead, low, high, Unit.FRACTION, interval, counted=False)
+        )
+    if budget.max_abs_s is not None:
+        checks.append(
+            Check("max_abs", "overhead", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
+                  high * baseline_s, Unit.SIGNED_SECONDS, interval, counted=False)
+        )  # fmt: skip
+    return judge(checks + allocation_checks(counts, budget), figures)
+
+
+INSTRUCTION_WORDS = {Counter.CALLGRIND: "machine instructions", Counter.BYTECODE: "bytecode instructions"}
+"""What a count-mode message calls its counts (see :class:`~overheadbench.engine.samples.Counter`)."""
+
+
+def instruction_ratio(counts: CountSamples) -> tuple[float, float, float]:
+    """framework / baseline in instructions, and its range over the repeats (NaN when the
+    baseline executes no bytecode to compare with)."""
+    has_bytecode = counts.median(Side.BASELINE, Figure.INSTRUCTIONS) >= 1
+    return counts.ratio(Figure.INSTRUCTIONS) if has_bytecode else (math.nan,) * 3
+
+
+def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, float]) -> Verdict:
+    """Judge a pair measured in count mode: its instruction overhead (``ratios``:
+    :func:`instruction_ratio`) and allocations, on their range over the repeats."""
+    base, framework = (counts.median(side, Figure.INSTRUCTIONS) for side in (Side.BASELINE, Side.FRAMEWORK))
+    figures = (
+        f"baseline {format_count(base)} {INSTRUCTION_WORDS[counts.counter]}/call, framework "
+        f"{format_count(framework)}/call "
+        f"({format_count(framework - base, signed=True)})" + allocation_figures(counts)
+    )
+    checks = []
+    if pair.budget.max_overhead is not None:
+        ratio, low, high = ratios
+        checks.append(
+            Check("max", "instruction overhead", pair.budget.max_overhead, ratio - 1, low - 1, high - 1,
+                  Unit.FRACTION, _repeats(counts, Figure.INSTRUCTIONS), counted=True,
+                  unjudged="the baseline executes no Python bytecode to compare with")
+        )  # fmt: skip
+    return judge(checks + allocation_checks(counts, pair.budget), figures)
+
+
+def estimate(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> Estimate:
+    """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
+    cost taken off both sides first when ``subtract_harness``)."""
+    offset_ns = _harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness else 0.0
+    return combine(
+        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas], pair.confidence
+    )
+
+
+def _harness_ns(replicas: list[ReplicaSamples]) -> float:
+    return float(np.median([r.harness_ns_per_call for r in replicas]))
+
+
+def summarise(
+    pair: Pair,
+    kind: Kind,
+    replicas: list[ReplicaSamples],
+    settings: Settings,
+    wall_s: float,
+    counts: CountSamples | None = None,
+) -> OverheadResult:
+    """Estimate, interval, per-call figures and verdict for a pair measured in time mode
+    (``counts``: its allocations, from the pass after timing, if any)."""
+    calls = replicas[0].calls_per_block
+    harness_ns = _harness_ns(replicas)
+    offset_ns = harness_ns * calls if settings.subtract_harness else 0.0
+    found = estimate(pair, replicas, settings)
+    per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
+    baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
+    verdict = judge_time(found.overhead, found.overhead_ci, baseline_s, pair, counts)
+    return OverheadResult(
+        pair=pair,
+        kind=kind,
+        ratio=found.ratio,
+        ci=found.overhead_ci,
+        method=found.method,
+        baseline_s=baseline_s,
+        framework_s=baseline_s * found.ratio,
+        harness_s=harness_ns / 1e9,
+        harness_subtracted=settings.subtract_harness,
+        verdict=verdict.status,
+        message=verdict.message,
+        checks=list(verdict.checks),
+        calls_per_block=calls,
+        wall_s=wall_s,
+        samples=replicas,
+        counts=counts,
+    )
+
+
+def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> float:
+    """Half the width of the interval so far, relative to the ratio (the replicas' stopping rule
+    reads it, and nothing of the verdict): ±1% reads alike on a 20% pair and a 230% one, as the
+    gate's changes do."""
+    low, high = estimate(pair, replicas, settings).overhead_ci
+    if low <= -1 or not math.isfinite(low) or not math.isfinite(high):
+        return math.inf
+    return (math.log1p(high) - math.log1p(low)) / 2
+
+
+def summarise_counts(pair: Pair, kind: Kind, counts: CountSamples, wall_s: float) -> OverheadResult:
+    """The instruction overhead, its range over the repeats, and the verdict, for a pair
+    measured in count mode."""
+    ratio, low, high = instruction_ratio(counts)
+    verdict = judge_counts(pair, counts, (ratio, low, high))
+    return OverheadResult(
+        pair=pair,
+        kind=kind,
+        ratio=ratio,
+        ci=(low - 1, high - 1),
+        method=Method.COUNTED,
+        verdict=verdict.status,
+        message=verdict.message,
+        checks=list(verdict.checks),
+        calls_per_block=counts.calls_per_block,
+        wall_s=wall_s,
+        counts=counts,
+    )
+
+
+def allocation_figures(counts: CountSamples | None) -> str:
+    """``; peak memory 96 B -> 352 B, blocks kept 0 -> 1 per call`` (empty without counts)."""
+    if counts is None or not counts.has(Figure.PEAK_BYTES):
+        return ""
+    peak = [format_bytes(counts.median(side, Figure.PEAK_BYTES)) for side in (Side.BASELINE, Side.FRAMEWORK)]
+    kept = [format_count(counts.median(side, Figure.KEPT_BLOCKS)) for side in (Side.BASELINE, Side.FRAMEWORK)]
+    precision = _kept_precision(counts)
+    return f"; peak memory {peak[0]} -> {peak[1]}, blocks kept {kept[0]} -> {kept[1]} per call ({precision})"
+
+
+def _kept_precision(counts: CountSamples) -> str:
+    """What a kept-blocks figure can tell: ``resolution 0.031/call over blocks of 4,096 calls``."""
+    calls = counts.allocation_calls
+    return f"resolution {format_count(kept_resolution(calls))}/call over blocks of {calls:,} call{'s' * (calls != 1)}"
+
+
+def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check]:
+    """The allocation budgets (both modes): extra blocks kept, extra peak bytes, per call."""
+    if counts is None or not counts.has(Figure.PEAK_BYTES):
+        return []
+    checks = []
+    if budget.max_alloc is not None:
+        checks.append(
+            Check(
+                "max_alloc",
+                "extra memory blocks kept per call",
+                budget.max_alloc,
+                *counts.difference(Figure.KEPT_BLOCKS),
+                Unit.SIGNED_COUNT,
+                _repeats(counts, Figure.KEPT_BLOCKS),
+                counted=True,
+                precision=_kept_precision(counts),
+            )
+        )
+    if budget.max_alloc_bytes is not None:
+        checks.append(
+            Check(
+                "max_alloc_bytes",
+                "extra peak memory per call",
+                budget.max_alloc_bytes,
+                *counts.difference(Figure.PEAK_BYTES),
+                Unit.SIGNED_BYTES,
+                _repeats(counts, Figure.PEAK_BYTES),
+                counted=True,
+            )
+        )
+    return checks
+
+
+def _repeats(counts: CountSamples, figure: Figure) -> str:
+    return f"range over {counts.repeats(figure)} repeats"

@@ -1,0 +1,35 @@
+"""The markdown report of a run: what ``--overhead-md`` writes, the GitHub step summary and
+``overheadbench report RUN`` print, composed from each part's own section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..pairs.results import OverheadResult
+from ..transport.figures import FigureResult
+from .budgets import markdown_budgets
+from .changes import markdown_against
+from .pairs import markdown_pairs, markdown_purposes
+from .transport import markdown_figures
+
+
+def render_markdown(
+    results: Sequence[OverheadResult],
+    env: dict[str, Any],
+    figures: Sequence[FigureResult] = (),
+    purposes: dict[str, str] | None = None,
+    threshold: float | None = None,
+) -> str:
+    """A report in the style of published benchmark baselines: the environment, one table per
+    group of pairs, the pairs' change from a base tree (``--overhead-against``, gated at
+    ``threshold``), the transport tables, every judged budget, and what the budgets are for.
+    Ready for a PR comment or a CI step summary."""
+    parts = (
+        markdown_against(results, threshold),
+        markdown_figures(figures),
+        markdown_budgets(results, figures),
+        markdown_purposes(purposes or {}),
+    )
+    return "\n".join(markdown_pairs(results, env)) + "\n" + "".join(f"\n{part}" for part in parts if part)

@@ -1,0 +1,353 @@
+"""The end-of-session table and the markdown report: formatting only, every figure read
+from the results."""
+
+from __future__ import annotations
+
+import math
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
+from ..core.units import format_bytes, format_count, format_seconds
+from ..core.vocabulary import Counter
+from ..engine.checks import Status
+from ..engine.counting import KEPT_SLACK_BLOCKS
+from ..engine.samples import Figure, Side
+from ..engine.settings import Mode
+from ..engine.stats import Method
+from ..pairs.results import OverheadResult
+
+STATUS_MARKS = {
+    Status.PASS: "PASS",
+    Status.FAIL: "FAIL",
+    Status.INCONCLUSIVE: "INCONCLUSIVE",
+    Status.UNJUDGED: "NOT JUDGED",
+    Status.UNMEASURED: "NOT MEASURED",
+}
+MARKDOWN_STATUS = {
+    Status.PASS: "✅",
+    Status.FAIL: "❌",
+    Status.INCONCLUSIVE: "⚠ inconclusive",
+    Status.UNJUDGED: "— (not judged)",
+    Status.UNMEASURED: "— (not measured)",
+}
+COUNT_FOOTNOTE = (
+    "count mode: the overhead is in executed {counter} per call, median over the repeats; "
+    '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
+)
+COUNTERS = {
+    Counter.CALLGRIND: "machine instructions (callgrind: compiled code included; waiting, I/O and sleep not)",
+    Counter.BYTECODE: "bytecode instructions (Python only: work in C or Rust extensions is not counted)",
+}
+"""What each counter counts, and what it cannot see."""
+ALLOCATION_FOOTNOTE = (
+    "memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
+    "blocks a call left allocated, read over blocks of {calls} calls; a block keeping up to "
+    f"{KEPT_SLACK_BLOCKS} (bounded state: a cache, a pending buffer) reads as none, so the figure's resolution is "
+    f"{KEPT_SLACK_BLOCKS} / calls per block"
+)
+COUNTED_FIGURES = (Figure.INSTRUCTIONS, Figure.PEAK_BYTES, Figure.KEPT_BLOCKS, Figure.KEPT_BYTES)
+CSV_HEADERS = (
+    "group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s", "budget_max",
+    "budget_max_abs_s", "verdict", "processes", "mode", "concurrency",
+    *(f"{side}_{figure}" for figure in COUNTED_FIGURES for side in (Side.BASELINE, Side.FRAMEWORK)),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Column:
+    """A report column: its headers (terminal, markdown), its cell for one result, and for
+    which results it applies (a table shows it only if some result has the figure, so a
+    time-only run prints no count columns)."""
+
+    key: str
+    """Its name in ``--overhead-columns``."""
+    header: str
+    markdown: str
+    cell: Callable[[OverheadResult], str]
+    shown: Callable[[OverheadResult], bool] = lambda result: True
+
+
+def _timed(result: OverheadResult) -> bool:
+    return result.mode == Mode.TIME
+
+
+def _counted(figure: Figure) -> Callable[[OverheadResult], bool]:
+    return lambda result: result.counts is not None and result.counts.has(figure)
+
+
+def percent(fraction: float) -> str:
+    """``31.5``, or ``2493`` from 1,000% up (a tenth of a point there is noise and width)."""
+    if math.isnan(fraction):
+        return "n/a"
+    return f"{fraction * 100:.0f}" if abs(fraction) >= 10 else f"{fraction * 100:.1f}"
+
+
+def overhead_cell(result: OverheadResult) -> str:
+    """``31.5% (30.5..32.7)``: the overhead and its interval, in percent; in count mode
+    ``25.0% instr (exact)`` when every repeat agreed."""
+    low, high = result.ci
+    if result.method == Method.COUNTED:
+        spread = "exact" if low == high else f"{percent(low)}..{percent(high)}"
+        return f"{percent(result.overhead)}% instr ({spread})"
+    text = f"{percent(result.overhead)}% ({percent(low)}..{percent(high)})"
+    return text + ("*" if result.method == Method.WITHIN_PROCESS else "")
+
+
+def sides_cell(figure: Figure, show: Callable[..., str]) -> Callable[[OverheadResult], str]:
+    """``1,234 -> 1,500 (+266)``: each side's median per call, and their difference (its
+    range when the repeats disagreed)."""
+
+    def cell(result: OverheadResult) -> str:
+        counts = result.counts
+        assert counts is not None
+        middle, low, high = (show(value, signed=True) for value in counts.difference(figure))
+        difference = middle if low == high else f"{low}..{high}"  # a range only where it shows
+        baseline, framework = (show(counts.median(side, figure)) for side in (Side.BASELINE, Side.FRAMEWORK))
+        return f"{baseline} -> {framework} ({difference})"
+
+    return cell
+
+
+def impact(result: OverheadResult) -> str:
+    """``0.03% of 500 ms``: the absolute overhead against the real work per call, if declared."""
+    if result.impact is None or result.pair.work_s is None:
+        return ""
+    return f"{100 * result.impact:.2g}% of {format_seconds(result.pair.work_s)}"
+
+
+def _concurrent(result: OverheadResult) -> bool:
+    return result.pair.concurrency > 1 or result.pair.levelled
+
+
+def calls_cell(result: OverheadResult) -> str:
+    """``1.23M -> 988k``: calls per second of both sides, all callers together."""
+
+    def rate(value: float) -> str:
+        if math.isnan(value):
+            return "n/a"
+        return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.0f}k" if value >= 1e4 else f"{value:,.0f}"
+
+    return " -> ".join(rate(value) for value in result.calls_per_s)
+
+
+COLUMNS = (
+    Column("callers", "callers", "Callers", lambda r: str(r.pair.concurrency), _concurrent),
+    Column("baseline", "baseline", "Baseline/call", lambda r: format_seconds(r.baseline_s), _timed),
+    Column("framework", "framework", "Framework/call", lambda r: format_seconds(r.framework_s), _timed),
+    Column("overhead", "overhead (CI)", "Overhead (interval)", overhead_cell),
+    Column("abs", "abs/call", "Abs/call", lambda r: format_seconds(r.abs_overhead_s, signed=True), _timed),
+    Column("calls", "calls/s", "Calls/s", calls_cell, lambda r: _timed(r) and _concurrent(r)),
+    Column("harness", "harness/call", "Harness/call", lambda r: format_seconds(r.harness_s), _timed),
+    Column(
+        "instructions",
+        "instructions",
+        "Instructions/call",
+        sides_cell(Figure.INSTRUCTIONS, format_count),
+        _counted(Figure.INSTRUCTIONS),
+    ),
+    Column(
+        "peak",
+        "peak memory/call",
+        "Peak memory/call",
+        sides_cell(Figure.PEAK_BYTES, format_bytes),
+        _counted(Figure.PEAK_BYTES),
+    ),
+    Column(
+        "kept",
+        "blocks kept/call",
+        "Blocks kept/call",
+        sides_cell(Figure.KEPT_BLOCKS, format_count),
+        _counted(Figure.KEPT_BLOCKS),
+    ),
+    Column("budget", "budget", "Budget", lambda r: r.pair.budget.describe(r.mode)),
+    Column("procs", "procs", "Processes", lambda r: str(len(r.samples)), _timed),
+    Column("wall", "wall", "Wall", lambda r: format_seconds(r.wall_s)),
+    Column("impact", "impact", "Impact on real work", impact, lambda r: r.impact is not None),
+)
+COLUMN_KEYS = tuple(column.key for column in COLUMNS)
+TERMINAL_COLUMNS = ("callers", "baseline", "framework", "overhead", "calls", "instructions", "budget")
+"""The terminal table's columns by default (with the test and its status): what fits 120 columns
+(each file's table shows those its pairs have)."""
+TIMES_NOTE = "baseline, framework: time per call (median); overhead: framework / baseline - 1, with its interval"
+
+
+def _columns(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[Column]:
+    """The columns named by ``keys``, in that order, that some result has a figure for."""
+    by_key = {column.key: column for column in COLUMNS}
+    return [by_key[key] for key in keys if any(by_key[key].shown(r) for r in results)]
+
+
+def _cell(column: Column, result: OverheadResult) -> str:
+    return column.cell(result) if column.shown(result) else ""
+
+
+def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS) -> list[tuple[str, ...]]:
+    """The header row, then one row per measured pair: test, the chosen columns that apply, status."""
+    columns = _columns(results, keys)
+    rows = [("test", *(c.header for c in columns), "status")]
+    rows += [(plain(r.nodeid), *(_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
+    return rows
+
+
+def render_table(
+    results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH
+) -> list[str]:
+    """The table as text lines, one table per file (each with the columns its pairs have), fitting
+    ``width``, with footnotes for what needs explaining."""
+    lines: list[str] = []
+    for indexes in by_file([r.nodeid for r in results]).values():
+        lines += [*([""] if lines else []), *laid_out(table_rows([results[i] for i in indexes], keys), width)]
+    shown = {column.key for column in _columns(results, keys)}
+    notes = [*([TIMES_NOTE] if {"baseline", "framework"} & shown else []), *interval_notes(results)]
+    notes += footnotes(results, keys)
+    if any(r.method == Method.WITHIN_PROCESS for r in results):
+        notes.append(
+            "* measured in one process only: the interval leaves out between-process "
+            "variance and is optimistic (use overhead_processes >= 3)"
+        )
+    scaling = scaling_rows(results)
+    if scaling:
+        lines += ["", "overhead by concurrent callers:", *laid_out(scaling, width)]
+    return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]
+
+
+def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
+    """What the time intervals are: their confidence levels and the most processes behind one."""
+    timed = [r for r in results if r.mode == Mode.TIME and r.measured]
+    if not timed:
+        return []
+    confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})
+    return [
+        f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
+        f"fresh process(es) per pair at most"
+    ]
+
+
+def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[str]:
+    """What the count columns mean, when the report shows them (terminal and markdown alike)."""
+    lines = []
+    shown = {column.key for column in _columns(results, keys)}
+    counters = sorted({r.counts.counter for r in results if r.mode != Mode.TIME and r.counts is not None})
+    if counters:
+        lines.append(COUNT_FOOTNOTE.format(counter="; ".join(COUNTERS[counter] for counter in counters)))
+    if {"peak", "kept"} & shown:
+        calls = [r.counts.allocation_calls for r in results if r.counts and r.counts.has(Figure.PEAK_BYTES)]
+        span = f"{min(calls):,}" if min(calls) == max(calls) else f"{min(calls):,}..{max(calls):,}"
+        lines.append(ALLOCATION_FOOTNOTE.format(calls=span))
+    return lines
+
+
+def environment_lines(env: dict[str, Any]) -> list[str]:
+    """The environment as a two-column markdown table (Python, OS, CPU, commit, packages, date)."""
+    machine, commit = env.get("machine_info") or {}, env.get("commit_info") or {}
+    cpu = (machine.get("cpu") or {}).get("brand_raw") or machine.get("processor") or "?"
+    packages = ", ".join(f"{name} {version}" for name, version in (env.get("packages") or {}).items() if version)
+    rows = [
+        ("Python", f"{machine.get('python_implementation', '?')} {machine.get('python_version', '?')}"),
+        ("OS", f"{machine.get('system', '?')} {machine.get('release', '')} {machine.get('machine', '')}".strip()),
+        ("CPU", f"{cpu} ({env.get('cpu_count', '?')} cores)"),
+        (
+            "Commit",
+            f"{commit.get('id', '?')}{' (dirty)' if commit.get('dirty') else ''} on {commit.get('branch', '?')}",
+        ),
+        ("Packages", packages or "?"),
+        ("Date", str(env.get("datetime", "?"))),
+    ]
+    return ["| | |", "|---|---|", *(f"| {key} | {markdown_cell(value)} |" for key, value in rows)]
+
+
+def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
+    """The report's head and its pairs: the environment, one table per group, the scaling by
+    callers, and the notes (:func:`overheadbench.report.markdown.render_markdown` adds the rest)."""
+    lines = ["# Overhead report", "", *environment_lines(env)]
+    groups: dict[str | None, list[OverheadResult]] = {}
+    for result in results:
+        groups.setdefault(result.pair.group, []).append(result)
+    for group, members in groups.items():
+        columns = _columns(members)
+        rows = [("Test", *(c.markdown for c in columns), "Status")]
+        rows += [(r.nodeid, *(_cell(c, r) for c in columns), MARKDOWN_STATUS[r.verdict]) for r in members]
+        lines += ["", f"## {markdown_cell(group or 'Ungrouped')}", "", *markdown_table(rows)]
+    scaling = scaling_rows(results)
+    if scaling:
+        lines += ["", "## Overhead by concurrent callers", "", *markdown_table(scaling)]
+    notes = [*interval_notes(results), *footnotes(results)]
+    if notes:
+        lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
+    return lines
+
+
+def markdown_purposes(purposes: dict[str, str]) -> str:
+    """What each measured test's budget is for (its docstring's first paragraph), one row per
+    test function: a report is read by people who did not write the budgets."""
+    if not purposes:
+        return ""
+    rows = [("Test", "What its budget is for"), *sorted(purposes.items())]
+    return "\n".join(["## What the budgets are for", "", *markdown_table(rows)]) + "\n"
+
+
+def csv_rows(results: Sequence[OverheadResult]) -> list[tuple[Any, ...]]:
+    """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
+    headed by ``CSV_HEADERS``; a figure that was not measured is empty."""
+    rows = [
+        (
+            plain(r.pair.group or ""),
+            plain(r.nodeid),
+            r.baseline_s,
+            r.framework_s,
+            r.overhead,
+            r.ci[0],
+            r.ci[1],
+            r.abs_overhead_s,
+            r.pair.budget.max_overhead,
+            r.pair.budget.max_abs_s,
+            r.verdict,
+            len(r.samples),
+            r.mode,
+            r.pair.concurrency,
+            *_count_cells(r),
+        )
+        for r in results
+    ]
+    return [CSV_HEADERS, *(tuple("" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows)]
+
+
+def _count_cells(result: OverheadResult) -> list[float | str]:
+    counts = result.counts
+    return [
+        counts.median(side, figure) if counts is not None and counts.has(figure) else ""
+        for figure in COUNTED_FIGURES
+        for side in (Side.BASELINE, Side.FRAMEWORK)
+    ]
+
+
+def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
+    """Tests measured at a list of concurrency levels: each level's overhead and interval, and
+    the growth from the fewest callers to the most, in points (its half-width from both
+    intervals, as independent estimates)."""
+    tests: dict[str, dict[int, OverheadResult]] = {}
+    for result in results:
+        if result.pair.levelled and result.measured and result.mode == Mode.TIME:
+            tests.setdefault(_unlevelled(result.nodeid, result.pair.concurrency), {})[result.pair.concurrency] = result
+    levels = sorted({level for rows in tests.values() for level in rows})
+    if not tests:
+        return []
+    header = ("test", *(f"c={level}" for level in levels), "growth (points)")
+    rows = [header]
+    for name, by_level in tests.items():
+        cells = [overhead_cell(by_level[level]) if level in by_level else "" for level in levels]
+        fewest, most = by_level[min(by_level)], by_level[max(by_level)]
+        half = math.hypot(*(100 * (r.ci[1] - r.ci[0]) / 2 for r in (fewest, most)))
+        growth = 100 * (most.overhead - fewest.overhead)
+        rows.append((plain(name), *cells, f"{growth:+.1f} ± {half:.1f}" if len(by_level) > 1 else ""))
+    return rows
+
+
+def _unlevelled(nodeid: str, level: int) -> str:
+    """The test's id without its ``c=N`` parameter (``t[retry-c=8]`` -> ``t[retry]``)."""
+    stripped = re.sub(rf"(\[|-)c={level}(?=-|\])", lambda match: "[" if match.group(1) == "[" else "", nodeid)
+    return stripped.replace("[-", "[").replace("[]", "")

@@ -1,0 +1,84 @@
+"""Plots (matplotlib, the optional ``plot`` extra): where noise and trends are easier seen than read.
+
+* :func:`distributions`: every pair ratio of each test of one run, one box per test, with
+  each process's median marked, so the between-process spread shows.
+* :func:`trend`: each test's overhead and interval across stored runs, oldest first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.tables import plain
+from ..engine.stats import pair_ratios
+from ..history.runs import Run
+
+
+class PlotUnavailable(Exception):
+    """matplotlib is not installed."""
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotUnavailable("plots need matplotlib: pip install 'overheadbench[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def distributions(name: str, run: Run, output: Path) -> None:
+    plt = _pyplot()
+    results = [r for r in run.results if r.samples]
+    figure, axes = plt.subplots(figsize=(9, 1.2 + 0.6 * max(len(results), 1)))
+    for row, result in enumerate(results):
+        per_process = [100 * (pair_ratios(s.baseline_ns, s.framework_ns) - 1) for s in result.samples]
+        axes.boxplot(
+            np.concatenate(per_process), positions=[row], orientation="horizontal", widths=0.5, showfliers=False
+        )
+        axes.scatter(
+            [float(np.median(p)) for p in per_process],
+            [row] * len(per_process),
+            s=12,
+            color="tab:red",
+            zorder=3,
+            label="process medians" if row == 0 else None,
+        )
+    axes.set_yticks(range(len(results)), [_label(r.nodeid) for r in results], fontsize=8)
+    axes.set_xlabel("framework / baseline - 1, per pair of blocks (%)")
+    axes.set_title(f"{plain(name)}: pair ratios (boxes) and process medians (dots)")
+    if results:
+        axes.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(output)
+    plt.close(figure)
+
+
+def trend(runs: list[tuple[str, Run]], output: Path) -> None:
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    tests = sorted({r.nodeid for _, run in runs for r in run.measured()})
+    for nodeid in tests:
+        points = [(index, r) for index, (_, run) in enumerate(runs) for r in run.measured() if r.nodeid == nodeid]
+        x = [index for index, _ in points]
+        y = np.array([100 * r.overhead for _, r in points])
+        low = np.array([100 * r.ci[0] for _, r in points])
+        high = np.array([100 * r.ci[1] for _, r in points])
+        axes.errorbar(x, y, yerr=[y - low, high - y], marker="o", capsize=3, label=_label(nodeid))
+    axes.set_xticks(range(len(runs)), [plain(name) for name, _ in runs], rotation=30, ha="right", fontsize=8)
+    axes.set_ylabel("overhead (%) with its interval")
+    axes.set_title("overhead across stored runs")
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(output)
+    plt.close(figure)
+
+
+def _label(nodeid: str) -> str:
+    """The test's name as a plot label (its own function's part, escaped: it may come from a file)."""
+    return plain(nodeid.split("::")[-1])

@@ -1,0 +1,141 @@
+"""The end of the session in the terminal: which sections, in which order, with which lines.
+
+The plugin only writes what this composes (``pytest_terminal_summary`` stays thin), so the
+whole summary is plain Python that a test can call: transport tables and their comparison,
+the pairs' table, the session's facts (replicas, the quick profile, what was written, what was
+saved), the comparison with a stored run, and GitHub annotations.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.tables import TERMINAL_WIDTH, plain
+from ..engine.stats import Method
+from ..history.changes import REGRESSED_MARK, Change
+from ..pairs.results import OverheadResult
+from ..transport.figures import FigureResult
+from .changes import figure_shown, pair_shown, render_against, render_changes
+from .gathering import OVERHEAD, Failure
+from .github import annotation
+from .pairs import render_table
+from .transport import render_figures
+
+QUICK_NOTE = (
+    "quick profile (--overhead-quick): fewer processes and less time per pair, so "
+    "intervals are wider; inconclusive verdicts warn instead of failing"
+)
+
+
+@dataclass
+class Section:
+    """Lines under a separator titled ``title`` (None: no separator, lines only)."""
+
+    title: str | None
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What a comparison with a stored run found, for the summary."""
+
+    name: str
+    changes: Sequence[Change] = ()
+    figure_changes: Sequence[tuple[FigureResult, Change]] = ()
+    saved: Path | None = None
+    threshold: float | None = None
+    """The pairs' gate, in percent (None: changes shown, not gated)."""
+    figure_threshold: float | None = None
+
+
+def session_summary(
+    results: Sequence[OverheadResult],
+    figures: Sequence[FigureResult],
+    compared: Compared | None,
+    columns: Sequence[str],
+    *,
+    measuring: bool,
+    replicas_started: int,
+    quick: bool,
+    written: Sequence[Path],
+    remeasured: Sequence[str] = (),
+    annotations: Sequence[Failure] = (),
+    against: str | None = None,
+    threshold: float | None = None,
+    target: float | None = None,
+) -> list[Section]:
+    """The sections the terminal shows at the end of a session. ``compared``: the stored run
+    compared with and what was saved; ``written``: the output files written; ``annotations``:
+    each failed test, under GitHub Actions; ``against``: the pairs were
+    measured against a base tree too (where it was), gated at ``threshold`` percent; ``target``:
+    the interval's half-width the pairs aimed at (those that stayed wider are named)."""
+    sections: list[Section] = []
+    if figures:
+        sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
+    if compared and compared.figure_changes:
+        shown = [figure_shown(figure, change) for figure, change in compared.figure_changes]
+        lines = render_changes(shown, compared.name, compared.figure_threshold)
+        sections.append(Section(f"transport: compared with {plain(compared.name)}", lines))
+    if results:
+        sections.append(Section("overhead: framework vs baseline", render_table(results, columns)))
+    elif measuring and not figures:
+        sections.append(Section("overhead: no pair was measured"))
+    facts = Section(None)
+    if results and replicas_started:
+        facts.lines.append(f"replica processes started in this session: {replicas_started}")
+    if results and quick:
+        facts.lines.append(QUICK_NOTE)
+    if target is not None and (wide := wider_than(results, target)):
+        named = ", ".join(map(plain, wide[:NAMED])) + (f" and {len(wide) - NAMED} more" if len(wide) > NAMED else "")
+        facts.lines += textwrap.wrap(
+            f"{len(wide)} interval(s) still wider than the ±{target:.0%} target (the time budget allowed no further "
+            f"processes; --overhead-time-budget buys more): {named}",
+            TERMINAL_WIDTH,
+        )
+    facts.lines += [f"overhead results written to {path}" for path in written]
+    if remeasured:
+        facts.lines.append(
+            f"measured more than once in this session (re-run by a plugin such as pytest-rerunfailures), the last "
+            f"measurement kept: {', '.join(map(plain, remeasured))}. Re-measuring until a budget passes is optional "
+            f"stopping; fix the noise (docs/measurement.md) rather than re-run"
+        )
+    sections.append(facts)
+    if compared and compared.changes:
+        lines = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
+        sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
+    if against is not None and results:
+        section = f"overhead: against {plain(results[0].against)} (measured in this session, interleaved)"
+        sections.append(Section(section, [*render_against(results, threshold), *([plain(against)] if against else [])]))
+    if compared and compared.saved:
+        sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
+    if annotations:
+        lines = [annotation(f.path, f.line, title(f.message, f.kind), f.message) for f in annotations]
+        sections.append(Section(None, lines))
+    return [section for section in sections if section.title is not None or section.lines]
+
+
+NAMED = 8
+"""Pairs named in the line about intervals wider than the target (the rest are counted)."""
+
+
+def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
+    """Pairs timed in replicas whose interval stayed wider than ``target`` (relative, as the
+    stopping rule reads it): the target missed must be said, not left to be noticed."""
+    wide = []
+    for result in results:
+        low, high = result.ci
+        if result.method == Method.BETWEEN_PROCESSES and low > -1 and high > -1:
+            if (math.log1p(high) - math.log1p(low)) / 2 > target:
+                wide.append(result.nodeid)
+    return wide
+
+
+def title(message: str, kind: str = OVERHEAD) -> str:
+    """The GitHub annotation's title for a failed test, one wording per kind: ``overhead
+    regressed`` or ``transport regressed`` (against the stored run or the base tree), else
+    ``overhead over budget`` or ``transport over budget``."""
+    return f"{kind} {'regressed' if REGRESSED_MARK in message else 'over budget'}"

@@ -1,0 +1,82 @@
+"""The transport figures as tables: load rows, stream rows, and every budget with its verdict
+(:mod:`overheadbench.report.budgets`), and the same tables in markdown (the comparison with a
+stored run is the one change table, :mod:`overheadbench.report.changes`).
+
+One line per measured row keeps the figures of a row side by side (req/s beside its p95
+and both CPUs); the budget table then gives each judged figure its interval and verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+
+from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
+from ..transport.figures import SPECS, FigureResult, Metric
+from .budgets import budget_rows, judged
+
+LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)
+STREAM = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
+HEADERS = {
+    Metric.RPS: "req/s", Metric.P50: "p50", Metric.P95: "p95", Metric.P99: "p99",
+    Metric.CLIENT_CPU: "client CPU", Metric.SERVER_CPU: "server CPU", Metric.ERRORS: "errors",
+    Metric.TTFE: "first event", Metric.EVENTS_PER_S: "events/s", Metric.TOTAL: "total", Metric.SCALING: "scaling",
+}  # fmt: skip
+NOTE = (
+    "intervals: req/s over 10 windows of its run; percentiles from order statistics of all its requests "
+    "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "
+    "server and load generator) and errors are single readings"
+)
+
+
+def _rows(figures: Sequence[FigureResult]) -> dict[tuple[str, str], dict[Metric, FigureResult]]:
+    rows: dict[tuple[str, str], dict[Metric, FigureResult]] = {}
+    for figure in figures:
+        if figure.measured:
+            rows.setdefault((figure.nodeid, figure.row), {})[figure.metric] = figure
+    return rows
+
+
+def _value(figure: FigureResult | None) -> str:
+    if figure is None:
+        return ""
+    value = figure.reading.value
+    return SPECS[figure.metric].show(value) if math.isfinite(value) else "n/a"
+
+
+def _table(figures: Sequence[FigureResult], metrics: Sequence[Metric]) -> list[tuple[str, ...]]:
+    rows = [r for r in _rows(figures).items() if any(metric in r[1] for metric in metrics)]
+    if not rows:
+        return []
+    header = ("test", "row", *(HEADERS[m] for m in metrics))
+    return [
+        header,
+        *((plain(nodeid), plain(row), *(_value(cells.get(m)) for m in metrics)) for (nodeid, row), cells in rows),
+    ]
+
+
+def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH) -> list[str]:
+    """The terminal's transport tables, fitted to ``width``."""
+    lines: list[str] = []
+    for title, table in (
+        ("load", _table(figures, (*LOAD, Metric.SCALING))),
+        ("streams", _table(figures, STREAM)),
+        ("budgets", budget_rows(judged(figures))),
+    ):
+        if table:
+            lines += ["", f"{title}:", *laid_out(table, width)]
+    return lines[1:] + textwrap.wrap(NOTE, width) if lines else []
+
+
+def markdown_figures(figures: Sequence[FigureResult]) -> str:
+    """The same tables as markdown sections (appended to the ``--overhead-md`` report; their
+    budgets are in its one budgets table, :func:`~overheadbench.report.budgets.markdown_budgets`)."""
+    sections = []
+    for title, table in (
+        ("Transport", _table(figures, (*LOAD, Metric.SCALING))),
+        ("Streams", _table(figures, STREAM)),
+    ):
+        if table:
+            sections.append(f"## {title}\n\n" + "\n".join(markdown_table(table)))
+    return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
