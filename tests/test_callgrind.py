@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from test_against import COUNTED, git
 
-from overheadbench import valgrind
 from overheadbench.core.errors import InstrumentError
 from overheadbench.core.vocabulary import Counter
+from overheadbench.engine import valgrind
 from overheadbench.engine.counting import disagreement
 from overheadbench.engine.samples import CountSamples, Figure
 from overheadbench.history.pair_changes import comparable

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from overheadbench import scratch
+from overheadbench.core import scratch
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
 
@@ -266,7 +266,7 @@ def test_what_a_killed_session_left_is_removed_when_the_next_one_starts(
 def test_scratch_folders_of_living_owners_stay_and_of_dead_ones_go(tmp_path: Path) -> None:
     mine = scratch.owned_folder("unit", tmp_path)
     code = (
-        "import sys; from pathlib import Path; from overheadbench import scratch; "
+        "import sys; from pathlib import Path; from overheadbench.core import scratch; "
         "print(scratch.owned_folder('dead', Path(sys.argv[1])))"
     )
     dead = Path(

@@ -30,7 +30,7 @@ from .gate_options import GateOptions, add_gate_options, gate_options_from_confi
 from .history.against import Against, base_pool
 from .history.changes import Gate
 from .history.environment import environment
-from .history.gate import Baselines
+from .history.gate import StoredRuns
 from .history.runs import Run
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .options import Options, add_options, options_from_config
@@ -132,7 +132,7 @@ class OverheadSession:
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.app_logging = AppLogging()
-        self.baselines: Baselines | None = None
+        self.stored: StoredRuns | None = None
         self.workers_replicas = 0
         """Replica processes the xdist workers started (the controller starts none)."""
         self.written: list[Path] = []
@@ -160,7 +160,7 @@ class OverheadSession:
         if not gate.uses_storage or self.replication.in_replica:
             return
         try:
-            self.baselines = Baselines.from_options(gate, self.environment())
+            self.stored = StoredRuns.from_options(gate, self.environment())
         except StorageError as exc:
             raise pytest.UsageError(f"overheadbench: {plain(str(exc))}") from None
         self._warn_environment(start=True)
@@ -168,8 +168,8 @@ class OverheadSession:
     def _warn_environment(self, start: bool = False) -> None:
         """Say at the start and the end that the stored run came from elsewhere (and which were left out)."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if self.baselines and reporter is not None:
-            for warning in self.baselines.warnings(start):
+        if self.stored and reporter is not None:
+            for warning in self.stored.warnings(start):
                 reporter.write_line(plain(warning), yellow=True, bold=True)
 
     @pytest.hookimpl(wrapper=True)
@@ -268,9 +268,9 @@ class OverheadSession:
         figures = fixture.judged()
         if fixture.measuring:
             item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
-        baselines = self.baselines if fixture.measuring else None
-        changes = baselines.figure_changes(figures) if baselines else []
-        gate = baselines.figure_gate if baselines else None
+        stored = self.stored if fixture.measuring else None
+        changes = stored.figure_changes(figures) if stored else []
+        gate = stored.figure_gate if stored else None
         _conclude(item, figures_outcome(fixture.nodeid, figures, self.settings.inconclusive, changes, gate))
 
     def _apply(self, item: pytest.Item, result: OverheadResult) -> None:
@@ -280,7 +280,7 @@ class OverheadSession:
         if self.against:
             result = self.against.attach(result, self.settings)
         item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
-        comparing = self.against or self.baselines  # the base tree, or a stored run
+        comparing = self.against or self.stored  # the base tree, or a stored run
         change, gate = (comparing.change(result), comparing.gate) if comparing else (None, None)
         settings = self.settings
         _conclude(item, pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate,
@@ -290,10 +290,10 @@ class OverheadSession:
         if not self.reporting:
             return
         github = self.options.github and in_actions(os.environ)
-        baselines, gathered = self.baselines, self.gathered
-        compared = baselines and Compared(
-            baselines.compared_name, baselines.changes(gathered.results), baselines.figure_changes(gathered.figures),
-            baselines.saved, baselines.fail_pct, baselines.fail_percent,
+        stored, gathered = self.stored, self.gathered
+        compared = stored and Compared(
+            stored.compared_name, stored.changes(gathered.results), stored.figure_changes(gathered.figures),
+            stored.saved, stored.fail_pct, stored.fail_percent,
         )  # fmt: skip
         for section in session_summary(
             self.gathered.results,
@@ -352,9 +352,9 @@ class OverheadSession:
         if options.github and in_actions(os.environ) and self.gathered.measured_anything:
             summary = os.environ.get("GITHUB_STEP_SUMMARY", "the job summary")
             outputs.append(Output(summary, lambda: append_summary(os.environ, self.markdown())))
-        baselines, finished = self.baselines, exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if baselines and baselines.save_as and self.gathered.measured_anything and finished:
-            outputs.append(Output(f"the run to store as {baselines.save_as!r}", lambda: baselines.save(run())))
+        stored, finished = self.stored, exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+        if stored and stored.save_as and self.gathered.measured_anything and finished:
+            outputs.append(Output(f"the run to store as {stored.save_as!r}", lambda: stored.save(run())))
         return outputs
 
     def markdown(self) -> str:

@@ -1,8 +1,8 @@
 """This session against the stored runs: the run it is compared with, and where it is saved.
 
-The plugin asks :meth:`Baselines.change` about each measured result (the verdict decides
+The plugin asks :meth:`StoredRuns.change` about each measured result (the verdict decides
 whether it fails the test, see :func:`overheadbench.outcome.pair_outcome`), prints
-:meth:`Baselines.changes` at the end and calls :meth:`Baselines.save`.
+:meth:`StoredRuns.changes` at the end and calls :meth:`StoredRuns.save`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .runs import Run, Storage, check_name, read_run
 
 
 @dataclass
-class Baselines:
+class StoredRuns:
     storage: Storage
     save_as: str | None = None
     compare_with: Path | None = None
@@ -47,7 +47,7 @@ class Baselines:
     """Why each unreadable stored run of the history was left out (warned at the start)."""
 
     @classmethod
-    def from_options(cls, gate: Any, env: dict[str, Any]) -> Baselines:
+    def from_options(cls, gate: Any, env: dict[str, Any]) -> StoredRuns:
         """Resolve the options (``gate``: :class:`~overheadbench.gate_options.GateOptions`, not
         imported here: it sits above this module); a stored run that cannot be found or read, a storage folder
         that is a file, a bad run name, or a gate against another machine's run without

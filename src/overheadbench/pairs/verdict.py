@@ -221,33 +221,24 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
     """The allocation budgets (both modes): extra blocks kept, extra peak bytes, per call."""
     if counts is None or not counts.has(Figure.PEAK_BYTES):
         return []
-    checks = []
-    if budget.max_alloc is not None:
-        checks.append(
-            Check(
-                "max_alloc",
-                "extra memory blocks kept per call",
-                budget.max_alloc,
-                *counts.difference(Figure.KEPT_BLOCKS),
-                Unit.SIGNED_COUNT,
-                _repeats(counts, Figure.KEPT_BLOCKS),
-                counted=True,
-                precision=_kept_precision(counts),
-            )
-        )
-    if budget.max_alloc_bytes is not None:
-        checks.append(
-            Check(
-                "max_alloc_bytes",
-                "extra peak memory per call",
-                budget.max_alloc_bytes,
-                *counts.difference(Figure.PEAK_BYTES),
-                Unit.SIGNED_BYTES,
-                _repeats(counts, Figure.PEAK_BYTES),
-                counted=True,
-            )
-        )
-    return checks
+    kept = ("max_alloc", "extra memory blocks kept per call", budget.max_alloc, Figure.KEPT_BLOCKS,
+            Unit.SIGNED_COUNT, _kept_precision(counts))  # fmt: skip
+    peak = ("max_alloc_bytes", "extra peak memory per call", budget.max_alloc_bytes, Figure.PEAK_BYTES,
+            Unit.SIGNED_BYTES, "")  # fmt: skip
+    return [
+        Check(
+            name,
+            what,
+            limit,
+            *counts.difference(figure),
+            unit,
+            _repeats(counts, figure),
+            counted=True,
+            precision=precision,
+        )  # fmt: skip
+        for name, what, limit, figure, unit, precision in (kept, peak)
+        if limit is not None
+    ]
 
 
 def _repeats(counts: CountSamples, figure: Figure) -> str:
