@@ -53,7 +53,9 @@ def test_absolute_budget_is_judged_on_the_same_interval() -> None:
     assert judge_time(0.10, (0.09, 0.11), 20e-6, pair(Budget(max_abs_s=2.5e-6), 0.95)).status == PASS
     verdict = judge_time(0.10, (0.09, 0.11), 20e-6, pair(Budget(max_overhead=0.5, max_abs_s=1e-6), 0.9))
     assert verdict.status == FAIL
-    assert verdict.message.startswith("overhead +2.00 µs (90% CI +1.80 µs..+2.20 µs) exceeds max_abs +1.00 µs")
+    assert verdict.message.startswith(
+        "absolute overhead per call +2.00 µs (90% CI +1.80 µs..+2.20 µs) exceeds max_abs +1.00 µs"
+    )
 
 
 def test_any_failing_budget_fails_and_inconclusive_outranks_pass() -> None:

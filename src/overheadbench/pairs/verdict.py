@@ -84,7 +84,7 @@ def judge_time(
         )
     if budget.max_abs_s is not None:
         checks.append(
-            Check("max_abs", "overhead", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
+            Check("max_abs", "absolute overhead per call", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
                   high * baseline_s, Unit.SIGNED_SECONDS, interval, counted=False)
         )  # fmt: skip
     return judge(checks + allocation_checks(counts, budget), figures)

@@ -88,7 +88,7 @@ def session_summary(
     if results and replicas_started:
         facts.lines.append(f"replica processes started in this session: {replicas_started}")
     if results and quick:
-        facts.lines.append(QUICK_NOTE)
+        facts.lines += textwrap.wrap(QUICK_NOTE, TERMINAL_WIDTH)
     if target is not None and (wide := wider_than(results, target)):
         named = ", ".join(map(plain, wide[:NAMED])) + (f" and {len(wide) - NAMED} more" if len(wide) > NAMED else "")
         facts.lines += textwrap.wrap(
