@@ -109,7 +109,7 @@ MODES = {
             marks=[
                 pytest.mark.overhead(mode=mode, group="time and count disagree", **MODES[mode][index]),
                 # max=50.0 means 5,000% here, not 50%: the marker's hint for a percentage typed as a fraction
-                pytest.mark.filterwarnings("ignore:.*max=50.0 allows:overheadbench.core.errors.OverheadMarkerWarning"),
+                pytest.mark.filterwarnings("ignore:.*max=50.0 allows:overheadbench.OverheadMarkerWarning"),
             ],
         )
         for index, middleware in enumerate((AuditLog, FieldCheck))

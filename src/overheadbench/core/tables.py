@@ -45,12 +45,14 @@ def markdown_code(text: str) -> str:
     return markdown_cell(text) if "`" in text else f"`{markdown_cell(text)}`"
 
 
-def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows (the first is the header) as a markdown table; the first column as code (test ids)."""
+def markdown_table(rows: Sequence[Sequence[str]], code_first: bool = True) -> list[str]:
+    """Rows (the first is the header) as a markdown table; the first column as code (test ids)
+    unless ``code_first`` is false."""
     header, *body = rows
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["|" + "|".join(f" {cell} " if cell else " " for cell in header) + "|", "|" + "---|" * len(header)]
+    first = markdown_code if code_first else markdown_cell
     for row in body:
-        lines.append("| " + " | ".join([markdown_code(row[0]), *map(markdown_cell, row[1:])]) + " |")
+        lines.append("| " + " | ".join([first(row[0]), *map(markdown_cell, row[1:])]) + " |")
     return lines
 
 

@@ -257,7 +257,7 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
         ("Packages", packages or "?"),
         ("Date", str(env.get("datetime", "?"))),
     ]
-    return ["| | |", "|---|---|", *(f"| {key} | {markdown_cell(value)} |" for key, value in rows)]
+    return markdown_table([("", ""), *rows], code_first=False)
 
 
 def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
