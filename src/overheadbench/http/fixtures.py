@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from .server import Server
 
 
 def servers_elsewhere() -> list[int]:
@@ -25,7 +28,7 @@ def asgi_server() -> Iterator[Callable[..., Any]]:
 
     servers: list[Any] = []
 
-    def start(app: str = "overheadbench.http.apps:app", protocol: str = "http1") -> Any:
+    def start(app: str = "overheadbench.http.apps:app", protocol: str = "http1") -> Server:
         server = start_server(app, protocol)
         servers.append(server)
         return server

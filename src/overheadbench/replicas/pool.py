@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, NoReturn, TypeVar
 
 from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
@@ -343,7 +343,6 @@ class ReplicaPool:
             return decode(line)
         except ProtocolError as exc:
             self._fail(replica, str(exc), quiet=quiet)
-            raise  # unreachable: _fail raises
 
     def _exit_code(self, replica: _Replica) -> int | None:
         try:
@@ -351,7 +350,7 @@ class ReplicaPool:
         except subprocess.TimeoutExpired:
             return None
 
-    def _fail(self, replica: _Replica, what: str, quiet: bool = False) -> Any:
+    def _fail(self, replica: _Replica, what: str, quiet: bool = False) -> NoReturn:
         """Drop a replica that cannot go on and raise its story: what happened, and its own
         output since it was sent to this test (its traceback, if it printed one)."""
         replica.log.seek(replica.log_from)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from ..engine.settings import Settings
 from ..engine.stats import mean_interval, median_interval, quantile_interval, ratio_interval
 from ..http.load import Throughput
 from ..http.streaming import StreamStats
+
+if TYPE_CHECKING:
+    from ..http.server import Server
 from .figures import DEFAULT_ERRORS, KEYWORDS, FigureResult, Limits, Metric, Reading, judge, parse_limits
 
 T = TypeVar("T")
@@ -51,7 +54,7 @@ class TransportFixture:
 
     # --- measuring ------------------------------------------------------------------------
 
-    def load(self, server: Any, *, concurrency: int = 1, label: str | None = None, **options: Any) -> Throughput:
+    def load(self, server: Server, *, concurrency: int = 1, label: str | None = None, **options: Any) -> Throughput:
         """One row of lean load (keywords: those of :func:`~overheadbench.http.loadrun.load`,
         and budgets for this row, e.g. ``rps=600, p95="50ms"``)."""
         from ..http.loadrun import load
@@ -62,7 +65,7 @@ class TransportFixture:
         self._record(self._row(label or f"{server.protocol} c={concurrency}"), result, budgets)
         return result
 
-    def _running(self, call: str, server: Any, run: Callable[[], T]) -> T:
+    def _running(self, call: str, server: Server, run: Callable[[], T]) -> T:
         """``run()``, with a wrong server, a bad option or a load that cannot run reported as
         the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
         from ..http.loadgen import LoadError
@@ -77,7 +80,7 @@ class TransportFixture:
             raise OverheadUsageError(f"{where}: {exc}") from None
 
     def sweep(
-        self, server: Any, levels: Sequence[int] = (1, 10, 50, 100), *, label: str | None = None, **options: Any
+        self, server: Server, levels: Sequence[int] = (1, 10, 50, 100), *, label: str | None = None, **options: Any
     ) -> list[Throughput]:
         """:func:`~overheadbench.http.sweeps.concurrency_sweep` (each level verified on the
         server's side where it can be), a row per level, and the row "<label> c=<last>/c=<first>"
