@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
     return float(np.median(ordered)), float(ordered[low]), float(ordered[high])
 
 
+@functools.cache
 def t_quantile(p: float, df: int) -> float:
     """Quantile of Student's t with ``df`` degrees of freedom (bisection on a Simpson CDF).
 

@@ -65,6 +65,8 @@ class AgentApp:
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self._held: list[tuple[int, anyio.Event]] = []
+        """The ``/hold`` requests waiting, each for its level of requests in flight together."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -75,6 +77,9 @@ class AgentApp:
         self.requests += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        for level, reached in self._held:
+            if self.max_in_flight >= level:
+                reached.set()
         try:
             await self._route(scope, receive, send)
         except Disconnected:
@@ -126,10 +131,17 @@ class AgentApp:
         """Wait until ``n`` requests have been in flight together since the last
         ``POST /_stats`` (or the timeout): a barrier that proves a client really has ``n`` on
         the wire, however long it takes to send them. (Waiting for ``in_flight >= n`` itself
-        would keep the others waiting once the first released one has left.)"""
-        with anyio.move_on_after(timeout_s):
-            while self.max_in_flight < n:
-                await anyio.sleep(0.002)
+        would keep the others waiting once the first released one has left.) Woken by the
+        request that brings the gauge to ``n``: no polling, no sleep."""
+        if self.max_in_flight >= n:
+            return
+        waiter = (n, anyio.Event())
+        self._held.append(waiter)
+        try:
+            with anyio.move_on_after(timeout_s):
+                await waiter[1].wait()
+        finally:
+            self._held.remove(waiter)
 
     async def _events(self, send: Send, streaming: bool, chunks: int, size: int, delay_s: float) -> None:
         content_type = b"text/event-stream" if streaming else b"text/plain"
