@@ -4,6 +4,7 @@ accounting, the protocol check. Fake clocks and fake requests; no timing asserts
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import anyio
@@ -13,7 +14,15 @@ from httpx_sse import EventSource
 
 from overheadbench.http import apps, streaming
 from overheadbench.http.apps import AgentApp, sse_event
-from overheadbench.http.load import ConnectionGone, LatencyStats, Recorder, latency, throughput, window_rates
+from overheadbench.http.load import (
+    ConnectionGone,
+    LatencyStats,
+    Recorder,
+    WorkerReport,
+    latency,
+    throughput,
+    window_rates,
+)
 from overheadbench.http.loadgen import _H1, LoadError
 from overheadbench.http.server import ProtocolMismatch, Server
 from overheadbench.http.streaming import BOM, EventTimer, astream, stream
@@ -332,3 +341,17 @@ def test_one_rule_for_failed_requests_a_gone_connection_stops_only_its_worker() 
 
     asyncio.run(late.worker(slow))
     assert late.late == 1 and late.latencies_ns == [] and late.served == 1
+
+
+def test_the_workers_reports_merge_into_one_run() -> None:
+    """Each lean worker sends its recorder's report; the load is their requests together, their
+    CPU added, over the longest run, with the first error any of them saw."""
+    quiet = WorkerReport([1_000, 2_000], [10_000, 20_000], 0, "", 3, 1_000_000_000, 0.3)
+    failing = WorkerReport([3_000], [30_000], 2, "status 503", 1, 900_000_000, 0.1)
+    assert WorkerReport.from_json(json.loads(json.dumps(failing.to_json()))) == failing
+    merged = WorkerReport.merged([quiet, failing])
+    assert (merged.latencies_ns, merged.errors, merged.first_error, merged.served) == ([1_000, 2_000, 3_000], 2,
+                                                                                      "status 503", 4)  # fmt: skip
+    load = merged.throughput(concurrency=4, server_s=0.8)
+    assert (load.requests, load.errors, load.duration_s) == (3, 2, 1.0)
+    assert load.client_cpu_s_per_request == pytest.approx(0.1) and load.server_cpu_s_per_request == pytest.approx(0.2)

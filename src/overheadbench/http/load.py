@@ -8,9 +8,10 @@ bounded by a count and a deadline.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,15 +233,62 @@ class Recorder:
     def throughput(self, concurrency: int, cpu_s: float, server_s: float = math.nan) -> Throughput:
         """The run's figures, with the client's (``cpu_s``) and the server's CPU seconds spread over
         the requests served."""
+        return self.report(cpu_s).throughput(concurrency, server_s)
+
+    def report(self, cpu_s: float) -> WorkerReport:
+        """What this run recorded, as a load worker process sends it back."""
+        first = self.failures[0] if self.failures else ""
+        return WorkerReport(self.latencies_ns, self.finished_ns, len(self.failures), first, self.served,
+                            self.elapsed_ns, cpu_s)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """One recorded run: a :class:`Recorder`'s requests and the CPU its process spent; a lean load
+    worker sends it back as one JSON line, and the reports of all the workers merge into one."""
+
+    latencies_ns: list[int]
+    finished_ns: list[int]
+    """When each counted request finished, from the run's start (the windows' req/s)."""
+    errors: int
+    first_error: str
+    served: int
+    """Requests answered, counted or late (their CPU is in ``cpu_s``)."""
+    elapsed_ns: int
+    cpu_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WorkerReport:
+        """A report back from a worker's line (a ``KeyError`` or ``TypeError`` on a line that is not one)."""
+        return cls(**{field.name: data[field.name] for field in dataclasses.fields(cls)})
+
+    @classmethod
+    def merged(cls, reports: Sequence[WorkerReport]) -> WorkerReport:
+        """The workers' runs as one: their requests together, their CPU added, the longest run."""
+        return cls(
+            [latency for report in reports for latency in report.latencies_ns],
+            [finished for report in reports for finished in report.finished_ns],
+            sum(report.errors for report in reports),
+            next((report.first_error for report in reports if report.first_error), ""),
+            sum(report.served for report in reports),
+            max(report.elapsed_ns for report in reports),
+            sum(report.cpu_s for report in reports),
+        )
+
+    def throughput(self, concurrency: int, server_s: float = math.nan) -> Throughput:
+        """The figures of the run, CPU seconds (this report's and the server's) per request served."""
         served, samples = self.served, self.latencies_ns
         return Throughput(
             concurrency,
             len(samples),
-            len(self.failures),
+            self.errors,
             self.elapsed_ns / 1e9,
             LatencyStats.from_ns(samples) if samples else None,
-            cpu_s / served if served else math.nan,
-            self.failures[0] if self.failures else "",
+            self.cpu_s / served if served else math.nan,
+            self.first_error,
             server_cpu_s_per_request=server_s / served if served else math.nan,
             window_rates=window_rates(self.finished_ns, self.elapsed_ns),
             latency_ns=tuple(samples),

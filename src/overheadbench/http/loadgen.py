@@ -294,15 +294,7 @@ async def run(job: Job, ready: Callable[[], Awaitable[None]] | None = None) -> d
     cpu_s = time.process_time() - cpu_started
     for connection in connections:
         await connection.close()
-    return {
-        "latencies_ns": recorder.latencies_ns,
-        "finished_ns": recorder.finished_ns,
-        "errors": len(recorder.failures),
-        "first_error": recorder.failures[0] if recorder.failures else "",
-        "served": recorder.served,
-        "cpu_s": cpu_s,
-        "duration_ns": recorder.elapsed_ns,
-    }
+    return recorder.report(cpu_s).to_json()
 
 
 async def _serve_parent() -> None:

@@ -12,16 +12,12 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import math
 import os
 import subprocess
 import sys
-from typing import Any
-
-import numpy as np
 
 from ..core.exits import exit_story
-from .load import LatencyStats, Throughput, window_rates
+from .load import Throughput, WorkerReport
 from .loadgen import MAX_BODY, Job, LoadError
 from .server import Server, authority
 
@@ -89,10 +85,13 @@ def load(
             max(warmup // workers, 1), cadata, headers=tuple(sent.items()))
         for share in shares
     ]  # fmt: skip
-    return _merged(_run_workers(jobs, server), concurrency)
+    reports, server_s = _run_workers(jobs, server)
+    return WorkerReport.merged(reports).throughput(concurrency, server_s)
 
 
-def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
+def _run_workers(jobs: list[Job], server: Server) -> tuple[list[WorkerReport], float]:
+    """Start a worker process per job, release them together, and gather their reports, with the
+    server's CPU seconds over the run."""
     environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
     processes = [
         subprocess.Popen(
@@ -129,11 +128,8 @@ def _run_workers(jobs: list[Job], server: Server) -> list[dict[str, Any]]:
             report = json.loads(line)
             if "fatal" in report:
                 raise LoadError(_fatal(report["fatal"], server))
-            reports.append(report)
-        server_s = server.cpu_s() - cpu_started
-        for report in reports:
-            report["server_cpu_s"] = server_s / len(reports)
-        return reports
+            reports.append(WorkerReport.from_json(report))
+        return reports, server.cpu_s() - cpu_started
     finally:
         for process in processes:
             if process.poll() is None:
@@ -164,26 +160,4 @@ def _worker_failure(process: subprocess.Popen[str], line: str, server: Server, w
     printed = (line + errors).strip()
     return f"a load worker for {server.url} ({server.protocol}) stopped {when}: it {exit_story(code)}" + (
         f"; its output:\n{printed[-2000:]}" if printed else ""
-    )
-
-
-def _merged(reports: list[dict[str, Any]], concurrency: int) -> Throughput:
-    latencies = np.concatenate([np.asarray(report["latencies_ns"], np.int64) for report in reports])
-    duration_ns = max(report["duration_ns"] for report in reports)
-    finished = np.concatenate([np.asarray(report["finished_ns"], np.int64) for report in reports])
-    served = sum(report["served"] for report in reports)
-    errors = sum(report["errors"] for report in reports)
-    first_error = next((report["first_error"] for report in reports if report["first_error"]), "")
-    per_request = (lambda total: total / served) if served else (lambda total: math.nan)
-    return Throughput(
-        concurrency,
-        int(latencies.size),
-        errors,
-        duration_ns / 1e9,
-        LatencyStats.from_ns(latencies) if latencies.size else None,
-        per_request(sum(report["cpu_s"] for report in reports)),
-        first_error,
-        server_cpu_s_per_request=per_request(sum(report["server_cpu_s"] for report in reports)),
-        window_rates=window_rates(finished, duration_ns),
-        latency_ns=tuple(latencies.tolist()),
     )
