@@ -102,9 +102,10 @@ def figure(
 
 def test_figures_go_to_json_and_back_in_a_run_and_old_runs_load_without_them() -> None:
     judged = judge("t.py::x", Reading("r|1", Metric.TTFE, 0.002, 0.0018, 0.0025, "95% CI", (0.002, 0.0021)), 0.01)
-    run = Run(figures=[judged, figure(math.nan)])
+    single = judge("t.py::x", Reading("r|1", Metric.SERVER_CPU, 3e-4, 3e-4, 3e-4, "", note="one reading"), 1e-3)
+    run = Run(figures=[judged, figure(math.nan), single])
     back = Run.from_json(json.loads(json.dumps(run.to_json(), allow_nan=True)))
-    assert back.figures[0] == judged
+    assert back.figures[0] == judged and back.figures[2] == single  # a single reading stays one
     assert math.isnan(back.figures[1].reading.value)
     old = run.to_json()
     old["schema_version"] = 3

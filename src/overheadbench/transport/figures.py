@@ -200,7 +200,8 @@ class FigureResult:
         row = fields.text("row")
         stored = fields.obj("check", optional=True)
         check = Check.from_json(stored.data, stored.path) if stored else _older_check(fields, row, metric)
-        reading = Reading(row, metric, check.value, check.low, check.high, check.interval,
+        interval = "" if check.counted else check.interval  # a single reading has no interval of its own
+        reading = Reading(row, metric, check.value, check.low, check.high, interval,
                           tuple(fields.samples("samples")), fields.text("note", optional=True) or "")  # fmt: skip
         return cls(fields.text("nodeid"), reading, check)
 
