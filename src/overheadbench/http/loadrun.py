@@ -19,6 +19,7 @@ import sys
 from ..core.exits import exit_story
 from .load import Throughput, WorkerReport
 from .loadgen import MAX_BODY, Job, LoadError
+from .protocols import HttpProtocol
 from .server import Server, authority
 
 START_TIMEOUT_S = 30.0
@@ -81,7 +82,7 @@ def load(
     assert port is not None
     cadata = authority().cert_pem.bytes().decode() if server.tls else None
     jobs = [
-        Job(server.protocol, port, method, path, base64.b64encode(body).decode(), share, duration_s,
+        Job(HttpProtocol(server.protocol), port, method, path, base64.b64encode(body).decode(), share, duration_s,
             max(warmup // workers, 1), cadata, headers=tuple(sent.items()))
         for share in shares
     ]  # fmt: skip
