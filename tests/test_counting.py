@@ -117,6 +117,9 @@ def test_async_callables_are_counted_with_what_they_await() -> None:
 
 
 def test_allocations_see_what_a_call_keeps_and_its_peak() -> None:
+    """256 calls keep 256 objects; the interpreter may keep some state of its own in the same
+    block (CPython 3.10: 2 blocks for the function's frame), within the figure's stated
+    resolution (``KEPT_SLACK_BLOCKS`` a block), and a call's typical peak is read exactly."""
     store: list[object] = [None] * 1024
     position = iter(range(1024))  # a preallocated list: no list growth, exactly one new object a call
 
@@ -128,7 +131,7 @@ def test_allocations_see_what_a_call_keeps_and_its_peak() -> None:
 
     block = allocations.sync_block(keeps_one_object)
     block(256)  # warm-up: the first block may also keep what a first call sets up
-    assert block(256).kept_blocks == 256
+    assert 256 <= block(256).kept_blocks <= 256 + KEPT_SLACK_BLOCKS
     buffered = allocations.sync_block(uses_a_temporary_buffer)
     buffered(4)
     temporary = buffered(4)
@@ -269,3 +272,14 @@ def test_an_allocation_block_cut_short_passes_the_error_on_and_stops_tracing() -
     with pytest.raises(ValueError, match="the callable's own error"):  # not an AttributeError of the tracer
         allocations.sync_block(breaks)(16)
     assert not tracemalloc.is_tracing() and gc.get_freeze_count() == frozen
+
+
+def test_a_blocks_peak_is_its_median_calls_so_a_one_off_does_not_move_it() -> None:
+    """One call in 4,096 peaking 28 B higher (the interpreter growing a cache once, at a different
+    call in each process) changed an averaged figure between sessions; the median call's does not."""
+    from overheadbench.instruments.allocations import typical_peak
+
+    steady = [51] * 4096
+    one_off = [51] * 4095 + [79]
+    assert typical_peak(steady) == typical_peak(one_off) == 51 * 4096
+    assert typical_peak([100, 10, 10]) == 30 and typical_peak([]) == 0
