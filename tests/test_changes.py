@@ -17,8 +17,11 @@ from overheadbench.history.changes import (
     median_measurement,
     session_log_sd,
 )
-from overheadbench.history.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure
-from overheadbench.transport.figures import FigureResult, Metric, Reading, judge
+from overheadbench.history.figure_changes import compare_figure
+from overheadbench.transport.figures import SPECS, FigureResult, Metric, Reading, judge
+
+
+RPS_PRIOR = SPECS[Metric.RPS].session_sd
 
 
 def around(percent: float, half: float, higher_is_worse: bool = True) -> Change:
@@ -101,7 +104,7 @@ def figure(value: float, low: float, high: float, metric: Metric = Metric.RPS) -
 def test_figures_use_the_same_model_in_their_own_direction() -> None:
     dropped = compare_figure(figure(1000, 990, 1010), figure(700, 690, 710))
     assert dropped is not None and not dropped.higher_is_worse and dropped.finding(5) == Finding.REGRESSED
-    assert dropped.se == pytest.approx(math.sqrt(2 * SESSION_LOG_SD_PRIOR**2 + 2 * (math.log(1010 / 990) / 3.92) ** 2),
+    assert dropped.se == pytest.approx(math.sqrt(2 * RPS_PRIOR**2 + (math.log(1010 / 990) / 3.919928) ** 2 + (math.log(710 / 690) / 3.919928) ** 2),
                                        rel=1e-3)  # fmt: skip
     slower = compare_figure(figure(10, 9.9, 10.1, Metric.P50), figure(7, 6.9, 7.1, Metric.P50))
     assert slower is not None and slower.higher_is_worse and slower.finding(5) == Finding.IMPROVED

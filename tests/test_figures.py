@@ -14,17 +14,22 @@ from overheadbench.engine.checks import Status
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import mean_interval, quantile_interval, ratio_interval
 from overheadbench.history.changes import Finding, Gate
-from overheadbench.history.figure_changes import SESSION_LOG_SD_PRIOR, compare_figure, compare_figures
+from overheadbench.history.figure_changes import compare_figure, compare_figures
 from overheadbench.history.runs import Run
 from overheadbench.outcome import figures_outcome
 from overheadbench.report.changes import figure_shown, render_changes
 from overheadbench.report.transport import markdown_figures, render_figures
-from overheadbench.transport.figures import FigureResult, Metric, Reading, judge, limits_from_marker, parse_limits
+from overheadbench.transport.figures import SPECS, FigureResult, Measure, Metric, Reading, judge, limits_from_marker, parse_limits
+
+
+RPS_PRIOR = SPECS[Metric.RPS].session_sd
 
 
 def test_limits_parse_durations_and_numbers_and_name_the_test_and_keyword_when_wrong() -> None:
     limits = parse_limits({"p95": "5ms", "rps": "1,000", "ttfe": 0.02, "scaling": 1, "errors": 0, "p99": None}, "t")
-    assert limits == {Metric.P95: 0.005, Metric.RPS: 1000.0, Metric.TTFE: 0.02, Metric.SCALING: 1.0, Metric.ERRORS: 0}
+    assert limits == {(metric, Measure.FIGURE): limit for metric, limit in
+                      ((Metric.P95, 0.005), (Metric.RPS, 1000.0), (Metric.TTFE, 0.02), (Metric.SCALING, 1.0),
+                       (Metric.ERRORS, 0))}  # fmt: skip
     with pytest.raises(MarkerError, match=r"t.py::test_x: @pytest.mark.transport: p95='fast': .*fast"):
         limits_from_marker((), {"p95": "fast"}, "t.py::test_x")
     with pytest.raises(MarkerError, match=r"unknown budget\(s\) rpm; it accepts p50, p95"):
@@ -54,15 +59,36 @@ def reading(metric: Metric, value: float, low: float, high: float, interval: str
 def test_a_figure_is_judged_by_its_whole_interval_in_its_own_direction(
     metric: Metric, low: float, high: float, limit: float, status: Status
 ) -> None:
-    judged = judge("t::x", reading(metric, (low + high) / 2, low, high), limit)
+    judged = judge("t::x", reading(metric, (low + high) / 2, low, high), limit, session_sd=0.0)
     assert judged.verdict == status
     assert judged.message.startswith("h2c c=100: ")
     if status == Status.INCONCLUSIVE:
         assert "measure longer" in judged.message
 
 
+def test_an_absolute_figure_is_judged_across_sessions_and_a_pair_within_its_own() -> None:
+    """A p95 of 4.6 ms ± 2% against 5 ms passes within the session, but p95 moves ~10% between
+    sessions here: judged across sessions it is inconclusive, so no session passes it and the
+    next fails it. A learned spread replaces the prior; a pair's change is not widened."""
+    near = reading(Metric.P95, 0.0046, 0.0045, 0.0047)
+    assert judge("t::x", near, 0.005, session_sd=0.0).verdict == Status.PASS
+    widened = judge("t::x", near, 0.005)
+    assert widened.verdict == Status.INCONCLUSIVE and "widened by 10% between sessions" in widened.message
+    z = 1.959964
+    assert widened.reading.high == pytest.approx(0.0046 * math.exp(math.hypot(math.log(0.0047 / 0.0046), z * 0.10)))
+    assert judge("t::x", near, 0.005, session_sd=0.02).verdict == Status.PASS  # this machine's own runs: 2%
+    assert judge("t::x", reading(Metric.P95, 0.002, 0.0019, 0.0021), 0.005).verdict == Status.PASS  # far from it
+    single = judge("t::x", Reading("r", Metric.SERVER_CPU, 4e-4, 4e-4, 4e-4, ""), 3e-4)
+    assert single.verdict == Status.FAIL and single.reading.low == pytest.approx(4e-4 * math.exp(-z * 0.10))
+    change = Reading("b vs a", Metric.P95, 0.24, 0.20, 0.28, "95% CI, paired over 12 rounds", measure=Measure.CHANGE)
+    assert judge("t::x", change, 0.25).reading == change and judge("t::x", change, 0.25).verdict == Status.INCONCLUSIVE
+    assert judge("t::x", change, 0.30).verdict == Status.PASS
+    unjudged = judge("t::x", near, None)
+    assert unjudged.reading == near  # no budget: the figure as measured
+
+
 def test_single_readings_unbudgeted_and_unmeasured_figures() -> None:
-    cpu = judge("t::x", Reading("r", Metric.SERVER_CPU, 0.0004, 0.0004, 0.0004, ""), 0.0003)
+    cpu = judge("t::x", Reading("r", Metric.SERVER_CPU, 0.0004, 0.0004, 0.0004, ""), 0.0003, session_sd=0.0)
     assert (
         cpu.verdict == Status.FAIL
         and "(a single reading)" in cpu.message
@@ -117,7 +143,7 @@ def test_a_change_is_worse_in_the_figures_own_direction_and_gated_on_its_interva
     slower = compare_figure(figure(1000.0), figure(500.0))  # req/s fell 50%: worse, beyond the sessions' spread
     assert slower is not None and slower.percent == pytest.approx(-50)
     assert slower.worse[0] > 0 and slower.finding(5) == Finding.REGRESSED and slower.finding(60) != Finding.REGRESSED
-    assert compare_figure(figure(1000.0), figure(800.0)).finding(5) == Finding.UNKNOWN  # 20%: within it (10% sd)
+    assert compare_figure(figure(1.0, Metric.P95), figure(1.2, Metric.P95)).finding(5) == Finding.UNKNOWN  # 10% sd
     later = compare_figure(figure(0.010, Metric.P95), figure(0.005, Metric.P95))  # p95 halved: better
     assert later is not None and later.worse[1] < 0 and later.finding(0) == Finding.IMPROVED
     assert "~" not in slower.describe() and "-50.0%" in slower.describe()
@@ -130,7 +156,7 @@ def test_the_session_spread_is_learned_from_history_or_taken_from_the_prior() ->
     """Three stored values of the figure on this machine: their spread, less their own error."""
     two = compare_figure(figure(1000.0), figure(1000.0), [figure(1000.0), figure(1100.0)])
     own = math.log(1.02 / 0.98) / (2 * 1.959964)
-    assert two is not None and two.se == pytest.approx(math.sqrt(2 * own**2 + 2 * SESSION_LOG_SD_PRIOR**2))
+    assert two is not None and two.se == pytest.approx(math.sqrt(2 * own**2 + 2 * RPS_PRIOR**2))
     learned = compare_figure(figure(1000.0), figure(1000.0), [figure(1000.0), figure(1100.0), figure(1210.0)])
     session = float(np.var(np.log([1000, 1100, 1210]), ddof=1)) - own**2
     assert learned is not None and learned.se == pytest.approx(math.sqrt(2 * own**2 + 2 * session))

@@ -265,10 +265,10 @@ class OverheadSession:
                 pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.transport but never used the transport fixture",
                             pytrace=False)  # fmt: skip
             return
-        figures = fixture.judged()
+        stored = self.stored if fixture.measuring else None
+        figures = fixture.judged(stored.session_sd if stored else None)
         if fixture.measuring:
             item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
-        stored = self.stored if fixture.measuring else None
         changes = stored.figure_changes(figures) if stored else []
         gate = stored.figure_gate if stored else None
         _conclude(item, figures_outcome(fixture.nodeid, figures, self.settings.inconclusive, changes, gate))

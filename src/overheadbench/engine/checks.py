@@ -40,6 +40,8 @@ class Unit(Word):
     prints them as the session did)."""
 
     FRACTION = "fraction"
+    SIGNED_FRACTION = "signed fraction"
+    """A change: +12.0%, -3.0%."""
     SECONDS = "seconds"
     SIGNED_SECONDS = "signed seconds"
     COUNT = "count"
@@ -65,7 +67,7 @@ def show(unit: Unit, value: float) -> str:
         return f"{value:,.0f}/s"
     if unit == Unit.TIMES:
         return f"{value:.2f}x"
-    return format_fraction(value)
+    return format_fraction(value, signed=unit == Unit.SIGNED_FRACTION)
 
 
 NOT_MEASURED = "not measured (run pytest with --overhead)"

@@ -3,8 +3,11 @@
 A figure's own error comes from its interval (``(log high - log low) / 2z``); between two
 stored runs the change adds twice the figure's between-session variance on this machine,
 learned from the stored runs' values beyond their own errors (``MIN_HISTORY`` of them), else
-``SESSION_LOG_SD_PRIOR``. "Worse" is the figure's own direction: lower for a floor (req/s),
-higher for a ceiling (latency).
+the figure's measured prior (:data:`~overheadbench.transport.figures.SESSION_SD`; a transport
+pair's: :data:`~overheadbench.transport.figures.PAIR_SESSION_SD`). "Worse" is the figure's own
+direction: lower for a floor (req/s), higher for a ceiling (latency). A pair's change is
+compared as its ratio (framework / baseline); an added cost, which may be zero or negative, is
+judged by its own budget only.
 """
 
 from __future__ import annotations
@@ -12,32 +15,46 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..transport.figures import SPECS, FigureResult, Metric
+from ..transport.figures import PAIR_SESSION_SD, SPECS, FigureKey, FigureResult, Measure, Metric
 from .changes import Change, Measurement, change, interval_measurement, session_log_sd
 
-SESSION_LOG_SD_PRIOR = 0.10
-"""Between-session standard deviation of a transport figure's logarithm without history: 10%,
-measured (two full runs of the suite on this machine kind, 2026-11-24, 163 figures: the log
-ratios' sd over both sessions, 13.7%, over sqrt(2): 9.7%; req/s and p50 3-4%, p95 10%, p99 13%,
-stream figures 8-9%). The 6% assumed before failed unchanged code. A tail percentile moves far
-more (h3 c=100 p99: 141 ms -> 353 ms between those sessions): gate on it with care."""
 COMPARED = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL,
             Metric.SCALING, Metric.CLIENT_CPU, Metric.SERVER_CPU)  # fmt: skip
 """Figures with a ratio to compare (failed requests are counts, judged by their own limit)."""
 
 
-def figure_what(key: tuple[str, str, Metric]) -> str:
-    """A figure's name in a change: ``<test>: <row> <metric>``."""
-    return f"{key[0]}: {key[1]} {key[2].value}"
+def figure_what(key: FigureKey) -> str:
+    """A figure's name in a change: ``<test>: <row> <metric>`` (a pair's: ``... <metric> ratio``)."""
+    return f"{key[0]}: {key[1]} {key[2].value}" + (" ratio" if key[3] == Measure.CHANGE else "")
+
+
+def compared_values(figure: FigureResult) -> tuple[float, float, float]:
+    """The value and interval a change compares: the figure's own, a pair change's as a ratio."""
+    reading = figure.reading
+    shift = 1.0 if reading.measure == Measure.CHANGE else 0.0
+    return reading.value + shift, reading.low + shift, reading.high + shift
 
 
 def _comparable(figure: FigureResult) -> bool:
-    value = figure.reading.value
-    return figure.measured and figure.metric in COMPARED and value > 0 and math.isfinite(value)
+    value = compared_values(figure)[0]
+    return (figure.measured and figure.metric in COMPARED and figure.measure != Measure.ADDED and value > 0
+            and math.isfinite(value))  # fmt: skip
 
 
 def _reading(figure: FigureResult) -> Measurement:
-    return interval_measurement(figure.reading.value, figure.reading.low, figure.reading.high)
+    return interval_measurement(*compared_values(figure))
+
+
+def session_prior(figure: FigureResult) -> float:
+    """How far the figure moves between sessions on this machine kind, before history says."""
+    return PAIR_SESSION_SD if figure.measure == Measure.CHANGE else SPECS[figure.metric].session_sd
+
+
+def learned_session_sd(key: FigureKey, history: Sequence[FigureResult]) -> float | None:
+    """The figure's between-session spread learned from ``history`` (None: too few stored runs)."""
+    past = [_reading(f) for f in history if f.key == key and _comparable(f)]
+    sd, df = session_log_sd(past, math.nan)
+    return None if math.isinf(df) else sd
 
 
 def compare_figure(old: FigureResult, new: FigureResult, history: Sequence[FigureResult] = ()) -> Change | None:
@@ -45,7 +62,7 @@ def compare_figure(old: FigureResult, new: FigureResult, history: Sequence[Figur
     if not (_comparable(old) and _comparable(new)):
         return None
     past = [_reading(f) for f in history if f.key == new.key and _comparable(f)]
-    session = session_log_sd(past, SESSION_LOG_SD_PRIOR)
+    session = session_log_sd(past, session_prior(new))
     floor = SPECS[new.metric].floor
     return change(figure_what(new.key), _reading(old), _reading(new), session, higher_is_worse=not floor)
 

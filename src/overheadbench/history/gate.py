@@ -15,10 +15,10 @@ from typing import Any
 from ..core.errors import StorageError
 from ..engine.settings import Policy
 from ..pairs.results import OverheadResult
-from ..transport.figures import FigureResult, Metric
+from ..transport.figures import FigureKey, FigureResult
 from .changes import Change, Gate
 from .environment import differences
-from .figure_changes import compare_figures
+from .figure_changes import compare_figures, learned_session_sd
 from .pair_changes import comparable, compare_result, compare_runs
 from .runs import Run, Storage, check_name, read_run
 
@@ -36,7 +36,7 @@ class StoredRuns:
     old: dict[str, OverheadResult] = field(default_factory=dict)
     history: list[OverheadResult] = field(default_factory=list)
     """This machine's stored results: each pair's between-session spread."""
-    old_figures: dict[tuple[str, str, Metric], FigureResult] = field(default_factory=dict)
+    old_figures: dict[FigureKey, FigureResult] = field(default_factory=dict)
     figure_history: list[FigureResult] = field(default_factory=list)
     foreign: bool = False
     """The stored run was measured on another machine (or an unknown one)."""
@@ -70,9 +70,9 @@ class StoredRuns:
             baselines.environment_differences = differences(run.environment, env)
             baselines.foreign = storage.is_foreign(baselines.compare_with, run.environment)
             baselines.old_figures = {f.key: f for f in run.measured_figures()}
-            stored, baselines.skipped = storage.history()
-            baselines.history = [r for past in stored for r in past.measured()]
-            baselines.figure_history = [f for past in stored for f in past.measured_figures()]
+        stored, baselines.skipped = storage.history()  # each figure's spread between sessions, compared or not
+        baselines.history = [r for past in stored for r in past.measured()]
+        baselines.figure_history = [f for past in stored for f in past.measured_figures()]
         if baselines.foreign and gated and not gate.force:
             raise StorageError(
                 f"{baselines.compare_with}: measured on another machine than this one ({storage.machine}); "
@@ -114,6 +114,11 @@ class StoredRuns:
     def changes(self, results: Sequence[OverheadResult]) -> list[Change]:
         """Every test of this session that the stored run has too."""
         return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
+
+    def session_sd(self, key: FigureKey) -> float | None:
+        """How far a transport figure moves between sessions on this machine, learned from its
+        stored runs (None without enough of them: the figure's prior applies)."""
+        return learned_session_sd(key, self.figure_history)
 
     def figure_changes(self, figures: Sequence[FigureResult]) -> list[tuple[FigureResult, Change]]:
         if self.compare_with is None:

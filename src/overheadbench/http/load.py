@@ -69,7 +69,10 @@ class Throughput:
     first_error: str = ""
     """The first failed request's exception or status, when there were errors."""
     server_cpu_s_per_request: float = math.nan
-    """CPU time the server process spent per request (from the OS; NaN where it cannot be read)."""
+    """CPU time the server processes spent per request (from the OS; NaN where it cannot be read):
+    every server the test had running, so a gateway's row carries its upstream's work too."""
+    server_cpu_by_server: tuple[tuple[str, float], ...] = ()
+    """Each server's own CPU time per request (its name, seconds), when more than one was running."""
     window_rates: tuple[float, ...] = ()
     """Requests per second in each of ``WINDOWS`` equal slices of the duration: the spread
     the req/s interval is made from."""
@@ -79,6 +82,31 @@ class Throughput:
     @property
     def requests_per_s(self) -> float:
         return self.requests / self.duration_s if self.duration_s > 0 else math.nan
+
+    @classmethod
+    def pooled(cls, windows: Sequence[Throughput]) -> Throughput:
+        """Windows of one load as one run (a transport pair's side): their requests, errors and
+        seconds added, CPU per request weighted by each window's requests, one window rate each."""
+        requests = sum(w.requests for w in windows)
+
+        def per_request(values: Sequence[tuple[Throughput, float]]) -> float:
+            return sum(value * w.requests for w, value in values) / requests if requests else math.nan
+
+        names = [name for name, _ in windows[0].server_cpu_by_server]
+        latency_ns = tuple(latency for w in windows for latency in w.latency_ns)
+        return cls(
+            windows[0].concurrency,
+            requests,
+            sum(w.errors for w in windows),
+            sum(w.duration_s for w in windows),
+            LatencyStats.from_ns(list(latency_ns)) if latency_ns else None,
+            per_request([(w, w.client_cpu_s_per_request) for w in windows]),
+            next((w.first_error for w in windows if w.first_error), ""),
+            per_request([(w, w.server_cpu_s_per_request) for w in windows]),
+            tuple((name, per_request([(w, dict(w.server_cpu_by_server)[name]) for w in windows])) for name in names),
+            tuple(w.requests_per_s for w in windows),
+            latency_ns,
+        )
 
 
 WINDOWS = 10
@@ -278,9 +306,13 @@ class WorkerReport:
             sum(report.cpu_s for report in reports),
         )
 
-    def throughput(self, concurrency: int, server_s: float = math.nan) -> Throughput:
-        """The figures of the run, CPU seconds (this report's and the server's) per request served."""
+    def throughput(
+        self, concurrency: int, server_s: float = math.nan, by_server: Sequence[tuple[str, float]] = ()
+    ) -> Throughput:
+        """The figures of the run, CPU seconds (this report's, the servers' in all, each server's
+        in ``by_server`` when there are several) per request served."""
         served, samples = self.served, self.latencies_ns
+        per_request = tuple((name, seconds / served if served else math.nan) for name, seconds in by_server)
         return Throughput(
             concurrency,
             len(samples),
@@ -290,6 +322,7 @@ class WorkerReport:
             self.cpu_s / served if served else math.nan,
             self.first_error,
             server_cpu_s_per_request=server_s / served if served else math.nan,
+            server_cpu_by_server=per_request if len(per_request) > 1 else (),
             window_rates=window_rates(self.finished_ns, self.elapsed_ns),
             latency_ns=tuple(samples),
         )

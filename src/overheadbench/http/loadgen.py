@@ -12,9 +12,9 @@ both in the clear or over TLS (ALPN checked on every connection), and HTTP/3 thr
 its own CPU; :func:`overheadbench.http.loadrun.load` starts them, releases them together and merges
 what they report.
 
-Run as ``python -m overheadbench.http.loadgen``: it reads its :class:`Job` as one JSON line on
-stdin, connects and warms up, prints ``ready``, waits for ``go``, runs, and prints its result
-as one JSON line.
+Run as ``python -m overheadbench.http.loadgen``: it reads its :class:`Job` list (one per target)
+as one JSON line on stdin, connects and warms up, prints ``ready``, and then runs a window on
+the target each ``go <index>`` line names, printing each window's report as one JSON line.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import json
 import ssl
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -275,44 +275,65 @@ class _H3Sender:
         await self.client.aclose()
 
 
-async def run(job: Job, ready: Callable[[], Awaitable[None]] | None = None) -> dict[str, Any]:
-    """Connect, warm up, await ``ready()`` (the parent's release), then keep ``job.concurrency``
-    requests in flight until the deadline, recorded by :class:`~overheadbench.http.load.Recorder`'s
-    rule (the same as :func:`~overheadbench.http.load.throughput`'s)."""
+async def connect(job: Job) -> list[Connection]:
+    """The job's connections (one per request in flight, or enough multiplexed ones), warmed up."""
     count = -(-job.concurrency // STREAMS_PER_CONNECTION) if job.protocol.multiplexed else job.concurrency
     connections = await _open(job, count)
     for index in range(job.warmup):
         await connections[index % count].send()
-    if ready is not None:
-        await ready()
+    return connections
+
+
+async def window(job: Job, connections: list[Connection]) -> dict[str, Any]:
+    """Keep ``job.concurrency`` requests in flight over ``connections`` for ``job.duration_s``,
+    recorded by :class:`~overheadbench.http.load.Recorder`'s rule (the same as
+    :func:`~overheadbench.http.load.throughput`'s): one window's report."""
     recorder = Recorder(job.duration_s)
     cpu_started = time.process_time()
+    count = len(connections)
     tasks = [asyncio.ensure_future(recorder.worker(connections[i % count].send)) for i in range(job.concurrency)]
     _, pending = await asyncio.wait(tasks, timeout=job.duration_s + DRAIN_S)
     for task in pending:
         task.cancel()
-    cpu_s = time.process_time() - cpu_started
-    for connection in connections:
-        await connection.close()
-    return recorder.report(cpu_s).to_json()
+    return recorder.report(time.process_time() - cpu_started).to_json()
+
+
+def read_jobs(line: str) -> list[Job]:
+    """The jobs a worker is given: a JSON list, one per target it loads."""
+    return [
+        Job(**{**data, "protocol": HttpProtocol(data["protocol"]), "headers": tuple(map(tuple, data["headers"]))})
+        for data in json.loads(line)
+    ]
 
 
 async def _serve_parent() -> None:
+    """Connect to every target and warm up, say ``ready``, then run a window on the target each
+    ``go <index>`` line names, a report line each, until stdin ends (targets alternate this way
+    with their connections kept warm between windows)."""
     loop = asyncio.get_running_loop()
-    data = json.loads(await loop.run_in_executor(None, sys.stdin.readline))
-    job = Job(**{**data, "protocol": HttpProtocol(data["protocol"]), "headers": tuple(map(tuple, data["headers"]))})
 
-    async def ready() -> None:
-        sys.stdout.write("ready\n")
+    async def line() -> str:
+        return await loop.run_in_executor(None, sys.stdin.readline)
+
+    def say(text: str) -> None:
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
-        await loop.run_in_executor(None, sys.stdin.readline)
 
+    opened: list[list[Connection]] = []
     try:
-        result = await run(job, ready)
+        jobs = read_jobs(await line())
+        for job in jobs:
+            opened.append(await connect(job))
+        say("ready")
+        while (command := (await line()).split()) and command[0] == "go":
+            index = int(command[1])
+            say(json.dumps(await window(jobs[index], opened[index])))
     except Exception as exc:  # reported to the parent, which raises it with the worker's words
-        result = {"fatal": f"{type(exc).__name__}: {exc}"}
-    sys.stdout.write(json.dumps(result) + "\n")
-    sys.stdout.flush()
+        say(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}))
+    finally:
+        for connections in opened:
+            for connection in connections:
+                await connection.close()
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ T = TypeVar("T")
 BUILTIN_APP = "overheadbench.http.apps:app"
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
-SERVING: dict[int, int] = {}
-"""Servers running in other processes now: ``id(server)`` -> process id (count mode warns)."""
+SERVING: dict[int, Server] = {}
+"""Servers running in other processes now, in the order they started, by ``id(server)``
+(count mode warns of them; a load reads the CPU of each)."""
 CLIENT_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=200)
 """Enough connections for 100 requests in flight over HTTP/1.1 (httpx's default allows 100)."""
 
@@ -108,6 +109,11 @@ class Server:
         client = httpx.AsyncClient(event_hooks={"response": [check]}, **self._client_options(options))
         self._clients.append(client)
         return client
+
+    @property
+    def name(self) -> str:
+        """The app and its protocol, e.g. ``gateway:app (http1)``: what a row calls this server."""
+        return f"{self.app} ({self.protocol})"
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system) the server process has used, from the OS (``/proc`` on
@@ -218,11 +224,12 @@ def _bound(kind: int) -> socket.socket:
     return sock
 
 
-def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
+def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str, str] | None = None) -> Server:
     """Serve ``app`` (``"module:attribute"``) on 127.0.0.1, a free port, over ``protocol``
     (one of :data:`PROTOCOLS`; the TLS ones with a certificate for 127.0.0.1 and localhost
     from :func:`authority`).
 
+    ``env`` is added to the server process's environment (a gateway's upstream URL).
     Returns once a first request has been answered over that protocol; raises
     :class:`ServerError` with the server's output if it cannot start within seconds.
     """
@@ -242,7 +249,7 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
         certificate.private_key_pem.write_to_path(str(tls_folder / "key.pem"))
         arguments += [str(tls_folder / "cert.pem"), str(tls_folder / "key.pem"), ALPN[protocol], *map(str, fds[1:])]
     log = tempfile.TemporaryFile(prefix="overheadbench-server-")
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path), **(env or {}))
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "overheadbench.http.child", *arguments],
@@ -260,7 +267,7 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1") -> Server:
         app, HttpProtocol(protocol), f"{scheme}://127.0.0.1:{ports[0]}", process, log, tls_folder=tls_folder
     )
     server.quic_port = ports[1] if protocol == "h3" else None
-    SERVING[id(server)] = process.pid
+    SERVING[id(server)] = server
     try:
         _wait_ready(server, process)
     except BaseException:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
 from ..core.units import format_fraction, format_seconds
+from ..engine.checks import Unit, show
 from ..history.changes import Change
 from ..history.pair_changes import compare_sides
 from ..pairs.results import OverheadResult
-from ..transport.figures import SPECS, FigureResult
+from ..transport.figures import SPECS, FigureResult, Measure
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,12 @@ def pair_shown(change: Change) -> Shown:
 
 
 def figure_shown(figure: FigureResult, change: Change) -> Shown:
-    """A transport figure's change: its value on both sides, as the figure prints."""
+    """A transport figure's change: its value on both sides, as the figure prints (a pair's
+    ratio, framework / baseline, as a ratio)."""
     spec = SPECS[figure.metric]
+    if figure.measure == Measure.CHANGE:
+        old, new = show(Unit.TIMES, change.old), show(Unit.TIMES, change.new)
+        return Shown(figure.nodeid, f"{figure.row} {spec.what} ratio", old, new, change)
     return Shown(figure.nodeid, f"{figure.row} {spec.what}", spec.show(change.old), spec.show(change.new), change)
 
 

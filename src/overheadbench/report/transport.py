@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Sequence
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
-from ..transport.figures import SPECS, FigureResult, Metric
+from ..transport.figures import FigureResult, Measure, Metric
 from .budgets import budget_rows, judged
 
 LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)
@@ -26,15 +26,21 @@ HEADERS = {
 NOTE = (
     "intervals: req/s over 10 windows of its run; percentiles from order statistics of all its requests "
     "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "
-    "server and load generator) and errors are single readings"
+    "server and load generator) and errors are single readings; a budget on a row's figure widens its interval "
+    "by the figure's spread between sessions; a pair's (change) row is framework / baseline - 1 with its interval "
+    "over the rounds, and its [baseline] and [framework] rows are each side's own figures"
 )
+
+
+MEASURED_AS = {Measure.FIGURE: "", Measure.CHANGE: " (change)", Measure.ADDED: " (added)"}
+"""A transport pair's rows: the framework side's change over the baseline's, its added cost."""
 
 
 def _rows(figures: Sequence[FigureResult]) -> dict[tuple[str, str], dict[Metric, FigureResult]]:
     rows: dict[tuple[str, str], dict[Metric, FigureResult]] = {}
     for figure in figures:
         if figure.measured:
-            rows.setdefault((figure.nodeid, figure.row), {})[figure.metric] = figure
+            rows.setdefault((figure.nodeid, figure.row + MEASURED_AS[figure.measure]), {})[figure.metric] = figure
     return rows
 
 
@@ -42,7 +48,7 @@ def _value(figure: FigureResult | None) -> str:
     if figure is None:
         return ""
     value = figure.reading.value
-    return SPECS[figure.metric].show(value) if math.isfinite(value) else "n/a"
+    return figure.check.show(value) if math.isfinite(value) else "n/a"
 
 
 def _table(figures: Sequence[FigureResult], metrics: Sequence[Metric]) -> list[tuple[str, ...]]:

@@ -1,22 +1,32 @@
 """Transport and streaming figures with budgets: what is measured, its limit, its verdict.
 
-A pair's budget is on an overhead; a transport budget is on an absolute figure of one
-measured row ("h2c c=100"): a latency percentile's ceiling, a req/s floor, a time-to-first-
-event ceiling, an events/s floor, a concurrency-scaling floor, CPU per request ceilings, an
-error count. Each figure comes with the interval it has (percentiles: order statistics;
-req/s: over windows of the run; stream figures: over repeated streams; CPU and errors are
-single readings) and is judged as a :class:`~overheadbench.engine.checks.Check`, the pairs' judged
-figure: pass only when the whole interval is on the right side of the limit.
+A transport budget is on a figure of one measured row ("h2c c=100"): a latency percentile's
+ceiling, a req/s floor, a time-to-first-event ceiling, an events/s floor, a concurrency-scaling
+floor, CPU per request ceilings, an error count. A row is one target's figures
+(:attr:`Measure.FIGURE`), or a transport pair's: the framework side against the baseline side,
+measured in one session with their windows interleaved, as a change (``max``: framework /
+baseline - 1) or an added cost (``max_abs``: framework - baseline), each with its paired interval
+(:mod:`overheadbench.transport.pairing`).
 
-Limits come from ``@pytest.mark.transport(p95="5ms", rps=1000, ...)``, and the fixture's
-calls may give a row its own (``transport.load(server, concurrency=100, rps=600)``).
+Each figure comes with the interval it has (percentiles: order statistics; req/s: over windows
+of the run; stream figures: over repeated streams; pairs: over rounds; CPU and errors are single
+readings) and is judged as a :class:`~overheadbench.engine.checks.Check`, the pairs' judged
+figure: pass only when the whole interval is on the right side of the limit. An absolute
+figure's interval is widened by how far the figure moves between sessions on this machine
+(:func:`judge`): within one session the interval is narrow, and a budget near the figure would
+pass in one session and fail in the next.
+
+Limits come from ``@pytest.mark.transport(p95="5ms", rps=1000, max={"p95": 0.25}, ...)``, and
+the fixture's calls may give a row its own (``transport.load(server, concurrency=100, rps=600)``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 from ..core.errors import MarkerError
@@ -28,9 +38,10 @@ from ..engine.checks import Check, Status, Unit, show
 MARKER_NAME = "transport"
 MARKER_HELP = (
     "transport(p50=None, p95=None, p99=None, rps=None, client_cpu=None, server_cpu=None, errors=0, ttfe=None, "
-    "events_per_s=None, total=None, scaling=None): budgets for the figures the `transport` fixture measures: "
-    "latency, CPU per request, time to first event and stream total ceilings (seconds or '5ms'), req/s, "
-    "events/s and scaling floors (numbers), failed requests"
+    "events_per_s=None, total=None, scaling=None, max=None, max_abs=None): budgets for the figures the "
+    "`transport` fixture measures: latency, CPU per request, time to first event and stream total ceilings "
+    "(seconds or '5ms'), req/s, events/s and scaling floors (numbers), failed requests; a transport pair's "
+    "max={'p95': 0.25, 'rps': 0.2} (relative change) and max_abs={'p95': '1ms'} (added cost)"
 )
 DEFAULT_ERRORS = 0
 """Failed requests a load row may have when no ``errors`` limit is given."""
@@ -52,6 +63,17 @@ class Metric(Word):
     SCALING = "scaling"
 
 
+class Measure(Word):
+    """What a reading's value is: the figure of one row, or a transport pair's comparison of it.
+    The value is the marker keyword a pair's budget on it is given with."""
+
+    FIGURE = "figure"
+    CHANGE = "max"
+    """framework / baseline - 1, in one session, paired window by window."""
+    ADDED = "max_abs"
+    """framework - baseline, in the figure's unit, paired the same way."""
+
+
 def _number(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"{value!r} is not a number")
@@ -67,44 +89,87 @@ class Spec:
     floor: bool
     parse: Callable[[object], float]
     unit: Unit
+    session_sd: float = 0.0
+    """How far the figure moves between sessions on this machine kind: the standard deviation of
+    its logarithm (``SESSION_SD``'s measurement), what :func:`judge` widens an absolute figure's
+    interval by. 0: the figure is a count or a ratio within one session, not widened."""
 
     def show(self, value: float) -> str:
         return show(self.unit, value)
 
 
+SESSION_SD = {"rps": 0.04, "p50": 0.04, "p95": 0.10, "p99": 0.13, "cpu": 0.10, "stream": 0.09}
+"""Between-session standard deviation of a transport figure's logarithm on this machine kind,
+measured (docs/transport.md, "Absolute budgets"): used until this machine's own stored runs
+(``MIN_HISTORY`` of them) say how far each figure moves."""
+PAIR_SESSION_SD = 0.05
+"""Between-session standard deviation of a transport pair's log ratio on this machine kind
+(docs/transport.md, "Transport pairs"): what a stored run's gate allows a pair's ratio to move."""
 SPECS: dict[Metric, Spec] = {
-    Metric.P50: Spec("p50 latency", False, parse_duration, Unit.SECONDS),
-    Metric.P95: Spec("p95 latency", False, parse_duration, Unit.SECONDS),
-    Metric.P99: Spec("p99 latency", False, parse_duration, Unit.SECONDS),
-    Metric.RPS: Spec("req/s", True, _number, Unit.RATE),
-    Metric.CLIENT_CPU: Spec("client CPU per request", False, parse_duration, Unit.SECONDS),
-    Metric.SERVER_CPU: Spec("server CPU per request", False, parse_duration, Unit.SECONDS),
+    Metric.P50: Spec("p50 latency", False, parse_duration, Unit.SECONDS, SESSION_SD["p50"]),
+    Metric.P95: Spec("p95 latency", False, parse_duration, Unit.SECONDS, SESSION_SD["p95"]),
+    Metric.P99: Spec("p99 latency", False, parse_duration, Unit.SECONDS, SESSION_SD["p99"]),
+    Metric.RPS: Spec("req/s", True, _number, Unit.RATE, SESSION_SD["rps"]),
+    Metric.CLIENT_CPU: Spec("client CPU per request", False, parse_duration, Unit.SECONDS, SESSION_SD["cpu"]),
+    Metric.SERVER_CPU: Spec("server CPU per request", False, parse_duration, Unit.SECONDS, SESSION_SD["cpu"]),
     Metric.ERRORS: Spec("failed requests", False, _number, Unit.COUNT),
-    Metric.TTFE: Spec("time to first event", False, parse_duration, Unit.SECONDS),
-    Metric.EVENTS_PER_S: Spec("events/s", True, _number, Unit.RATE),
-    Metric.TOTAL: Spec("stream total time", False, parse_duration, Unit.SECONDS),
+    Metric.TTFE: Spec("time to first event", False, parse_duration, Unit.SECONDS, SESSION_SD["stream"]),
+    Metric.EVENTS_PER_S: Spec("events/s", True, _number, Unit.RATE, SESSION_SD["stream"]),
+    Metric.TOTAL: Spec("stream total time", False, parse_duration, Unit.SECONDS, SESSION_SD["stream"]),
     Metric.SCALING: Spec("req/s at the highest level / at the lowest", True, _number, Unit.TIMES),
 }
 KEYWORDS = tuple(metric.value for metric in Metric)
+PAIR_KEYWORDS = tuple(measure.value for measure in Measure if measure != Measure.FIGURE)
+PAIRED = (Metric.P50, Metric.P95, Metric.P99, Metric.RPS, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.TTFE,
+          Metric.EVENTS_PER_S, Metric.TOTAL)  # fmt: skip
+"""The figures a transport pair compares (failed requests are counted on both sides together)."""
 
-Limits = dict[Metric, float]
+Limits = dict[tuple[Metric, Measure], float]
+"""A budget per figure and measure: ``(P95, FIGURE)``: p95 at most; ``(P95, CHANGE)``: p95 at
+most that much above the baseline's; a floor's limit is its lowest allowed value (a pair's
+req/s change -0.2: at most 20% fewer)."""
 
 
 def parse_limits(kwargs: Mapping[str, Any], where: str) -> Limits:
-    """``{keyword: limit}`` from a marker's or a call's keywords, or :class:`MarkerError`
-    naming ``where`` (the test and the marker or call) and the mistake."""
-    unknown = sorted(set(kwargs) - set(KEYWORDS))
+    """Limits from a marker's or a call's keywords, or :class:`MarkerError` naming ``where``
+    (the test and the marker or call) and the mistake."""
+    accepted = (*KEYWORDS, *PAIR_KEYWORDS)
+    unknown = sorted(set(kwargs) - set(accepted))
     if unknown:
-        raise MarkerError(f"{where} got unknown budget(s) {', '.join(unknown)}; it accepts {', '.join(KEYWORDS)}")
+        raise MarkerError(f"{where} got unknown budget(s) {', '.join(unknown)}; it accepts {', '.join(accepted)}")
     limits: Limits = {}
     for key, value in kwargs.items():
         if value is None:
             continue
+        if key in PAIR_KEYWORDS:
+            limits.update(_pair_limits(Measure(key), value, where))
+            continue
         metric = Metric(key)
         try:
-            limits[metric] = SPECS[metric].parse(value)
+            limits[metric, Measure.FIGURE] = SPECS[metric].parse(value)
         except (DurationError, ValueError) as exc:
             raise MarkerError(f"{where}: {key}={value!r}: {exc}") from None
+    return limits
+
+
+def _pair_limits(measure: Measure, budgets: object, where: str) -> Limits:
+    """``max={"p95": 0.25}`` (a fraction of the baseline's figure) or ``max_abs={"p95": "1ms"}``
+    (in the figure's unit), each stored as the limit of the signed comparison."""
+    example = "{'p95': 0.25, 'rps': 0.2}" if measure == Measure.CHANGE else "{'p95': '1ms', 'rps': 200}"
+    if not isinstance(budgets, Mapping) or not budgets:
+        raise MarkerError(f"{where}: {measure}={budgets!r}: a transport pair's budgets name their figures, "
+                          f"e.g. {measure}={example}")  # fmt: skip
+    limits: Limits = {}
+    for key, value in budgets.items():
+        if key not in {metric.value for metric in PAIRED}:
+            raise MarkerError(f"{where}: {measure}[{key!r}]: a transport pair compares "
+                              f"{', '.join(metric.value for metric in PAIRED)}")  # fmt: skip
+        metric = Metric(key)
+        try:
+            limit = _number(value) if measure == Measure.CHANGE else SPECS[metric].parse(value)
+        except (DurationError, ValueError) as exc:
+            raise MarkerError(f"{where}: {measure}[{key!r}]={value!r}: {exc}") from None
+        limits[metric, measure] = -limit if SPECS[metric].floor else limit
     return limits
 
 
@@ -130,6 +195,11 @@ class Reading:
     """The values the interval was made from (windows' req/s, streams' times): the comparison's spread."""
     note: str = ""
     """Said after the verdict (failed requests: the first one's error)."""
+    measure: Measure = Measure.FIGURE
+
+
+FigureKey = tuple[str, str, Metric, Measure]
+"""What identifies a figure across runs: the test, the row, the figure and its measure."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +218,10 @@ class FigureResult:
     @property
     def metric(self) -> Metric:
         return self.reading.metric
+
+    @property
+    def measure(self) -> Measure:
+        return self.reading.measure
 
     @property
     def limit(self) -> float | None:
@@ -171,9 +245,9 @@ class FigureResult:
         return message
 
     @property
-    def key(self) -> tuple[str, str, Metric]:
+    def key(self) -> FigureKey:
         """What identifies the figure across runs."""
-        return (self.nodeid, self.reading.row, self.reading.metric)
+        return (self.nodeid, self.reading.row, self.reading.metric, self.reading.measure)
 
     @property
     def measured(self) -> bool:
@@ -186,6 +260,7 @@ class FigureResult:
             "nodeid": self.nodeid,
             "row": reading.row,
             "metric": reading.metric,
+            "measure": reading.measure,
             "samples": list(reading.samples),
             "note": reading.note,
             "check": self.check.to_json(),
@@ -197,12 +272,14 @@ class FigureResult:
         fields beside the figure's)."""
         fields = Fields(data, path)
         metric = fields.choice("metric", Metric)
+        measure = fields.choice("measure", Measure) if "measure" in fields.data else Measure.FIGURE
         row = fields.text("row")
         stored = fields.obj("check", optional=True)
         check = Check.from_json(stored.data, stored.path) if stored else _older_check(fields, row, metric)
         interval = "" if check.counted else check.interval  # a single reading has no interval of its own
-        reading = Reading(row, metric, check.value, check.low, check.high, interval,
-                          tuple(fields.samples("samples")), fields.text("note", optional=True) or "")  # fmt: skip
+        note = fields.text("note", optional=True) or ""
+        reading = Reading(row, metric, check.value, check.low, check.high, interval, tuple(fields.samples("samples")),
+                          note, measure)  # fmt: skip
         return cls(fields.text("nodeid"), reading, check)
 
 
@@ -217,16 +294,54 @@ def _older_check(fields: Fields, row: str, metric: Metric) -> Check:
                   measured)  # fmt: skip
 
 
+CHANGE_UNIT = {Unit.SECONDS: Unit.SIGNED_SECONDS, Unit.COUNT: Unit.SIGNED_COUNT}
+
+
 def _check(reading: Reading, limit: float | None, measured: bool) -> Check:
-    spec = SPECS[reading.metric]
-    what = f"{reading.row}: {spec.what}"
+    spec, measure = SPECS[reading.metric], reading.measure
+    unit = {Measure.FIGURE: spec.unit, Measure.CHANGE: Unit.SIGNED_FRACTION}.get(
+        measure, CHANGE_UNIT.get(spec.unit, spec.unit)
+    )
+    what = f"{reading.row}: {spec.what}" + {Measure.CHANGE: " change", Measure.ADDED: " added"}.get(measure, "")
+    name = reading.metric.value if measure == Measure.FIGURE else f"{measure}[{reading.metric.value}]"
     interval = reading.interval or "a single reading"
-    return Check(reading.metric.value, what, limit, reading.value, reading.low, reading.high, spec.unit, interval,
+    return Check(name, what, limit, reading.value, reading.low, reading.high, unit, interval,
                  counted=not reading.interval, floor=spec.floor, measured=measured)  # fmt: skip
 
 
-def judge(nodeid: str, reading: Reading, limit: float | None, measured: bool = True) -> FigureResult:
-    """The reading against its limit, by the pairs' rule (the whole interval decides). Not
-    measured (a smoke run without ``--overhead``), only failed requests are judged: a count,
-    exact however brief the run, and a load that is all errors is a broken test."""
+def across_sessions(reading: Reading, session_sd: float, confidence: float) -> Reading:
+    """An absolute reading with its interval widened by the figure's between-session spread
+    (``session_sd``, on the log scale): the within-session half-width and ``z * session_sd``
+    added in quadrature on the log scale, so the interval covers where the figure lands in
+    another session on this machine, not only this session's sampling error."""
+    value = reading.value
+    if session_sd <= 0 or not (value > 0 and math.isfinite(value)):
+        return reading
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    below = math.log(value / reading.low) if reading.low > 0 else 0.0
+    above = math.log(reading.high / value) if reading.high > 0 else 0.0
+    wide = z * session_sd
+    low, high = value * math.exp(-math.hypot(below, wide)), value * math.exp(math.hypot(above, wide))
+    interval = f"{reading.interval or 'a single reading'}, widened by {session_sd:.0%} between sessions"
+    return dataclasses.replace(reading, low=low, high=high, interval=interval)
+
+
+def judge(
+    nodeid: str,
+    reading: Reading,
+    limit: float | None,
+    measured: bool = True,
+    *,
+    session_sd: float | None = None,
+    confidence: float = 0.95,
+) -> FigureResult:
+    """The reading against its limit, by the pairs' rule (the whole interval decides). An
+    absolute figure with a limit is judged across sessions (:func:`across_sessions`, by
+    ``session_sd``, else its :class:`Spec`'s prior); a pair's comparison is not: both sides met
+    the same machine in the same windows. Not measured (a smoke run without ``--overhead``),
+    only failed requests are judged: a count, exact however brief the run, and a load that is
+    all errors is a broken test."""
+    if limit is not None and reading.measure == Measure.FIGURE:
+        sd = SPECS[reading.metric].session_sd if session_sd is None else session_sd
+        reading = across_sessions(reading, sd, confidence)
     return FigureResult(nodeid, reading, _check(reading, limit, measured or reading.metric == Metric.ERRORS))

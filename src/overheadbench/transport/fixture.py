@@ -2,11 +2,16 @@
 
 ``transport.load(server, concurrency=100)`` runs the lean load generator
 (:func:`overheadbench.http.loadrun.load`) and records the row's req/s, p50/p95/p99, client
-and server CPU per request and failed requests; ``transport.sweep`` does that per level and
-adds the scaling figure; ``transport.stream`` / ``astream`` repeat a stream and record its
-time to first event, events/s and total; ``transport.record`` takes figures measured any
-other way (``throughput()`` with the user's own client). The test's figures are judged when
-it ends, against ``@pytest.mark.transport(...)`` and each call's own budgets.
+and server CPU per request (each server's, when the test runs several) and failed requests;
+``transport.sweep`` does that per level and adds the scaling figure; ``transport.stream`` /
+``astream`` repeat a stream and record its time to first event, events/s and total;
+``transport.record`` takes figures measured any other way (``throughput()`` with the user's
+own client). ``transport.compare`` (lean load on two targets), ``acompare`` (two request
+callables) and ``acompare_streams`` (two streams) measure a transport pair: both sides in one
+session, their windows interleaved (:mod:`overheadbench.transport.pairing`), each figure as
+the framework side's change over the baseline side's, and each side's own row. The test's
+figures are judged when it ends, against ``@pytest.mark.transport(...)`` and each call's own
+budgets.
 
 Without ``--overhead`` every call still runs (briefly, once) so a broken test fails, and
 nothing is judged, as the ``overhead`` fixture does.
@@ -15,8 +20,9 @@ nothing is judged, as the ``overhead`` fixture does.
 from __future__ import annotations
 
 import math
+import random
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -28,8 +34,22 @@ from ..http.load import Throughput
 from ..http.streaming import StreamStats
 
 if TYPE_CHECKING:
+    from ..http.loadrun import Target
     from ..http.server import Server
-from .figures import DEFAULT_ERRORS, KEYWORDS, FigureResult, Limits, Metric, Reading, judge, parse_limits
+from .figures import (
+    DEFAULT_ERRORS,
+    KEYWORDS,
+    PAIR_KEYWORDS,
+    FigureKey,
+    FigureResult,
+    Limits,
+    Measure,
+    Metric,
+    Reading,
+    judge,
+    parse_limits,
+)
+from .pairing import LOAD_FIGURES, STREAM_FIGURES, Side, compared, load_figures, schedule, stream_figures
 
 T = TypeVar("T")
 LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
@@ -37,6 +57,14 @@ LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "
 STREAM_RUNS = 21
 """Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""
 SMOKE_DURATION_S = 0.05
+PAIR_ROUNDS = 12
+"""Rounds of a transport pair (6 in the quick profile): one window of each side per round."""
+PAIR_WINDOW_S = 0.25
+"""A pair's load window: long enough for a p95 of its own at a few hundred req/s."""
+PAIR_STREAMS = 3
+"""Streams of each side per round of a stream pair (their median is the round's figure)."""
+REQUEST_OPTIONS = ("method", "path", "body", "headers")
+"""What ``compare`` sends to a side given as a server (a :class:`~overheadbench.http.loadrun.Target` has its own)."""
 
 
 class TransportFixture:
@@ -49,6 +77,9 @@ class TransportFixture:
         self.measuring = measuring
         self.duration_s = settings.time_budget_s if measuring else SMOKE_DURATION_S
         self.stream_runs = (7 if quick else STREAM_RUNS) if measuring else 1
+        self.rounds = (6 if quick else PAIR_ROUNDS) if measuring else 1
+        self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
+        self.rng = random.Random()
         self.readings: list[tuple[Reading, Limits]] = []
         self._rows: set[str] = set()
 
@@ -129,6 +160,97 @@ class TransportFixture:
             raise OverheadUsageError(f"{self.nodeid}: runs={runs}: a stream row needs at least one stream")
         return (runs or self.stream_runs) if self.measuring else 1
 
+    # --- transport pairs ------------------------------------------------------------------
+
+    def compare(
+        self, baseline: Server | Target, framework: Server | Target, *, concurrency: int = 1,
+        label: str | None = None, **options: Any,
+    ) -> tuple[Throughput, Throughput]:  # fmt: skip
+        """A transport pair by the lean load: ``concurrency`` requests in flight against each side
+        (a server, with this call's ``path``/``body``/``method``/``headers``, or a
+        :class:`~overheadbench.http.loadrun.Target` with its own) in interleaved windows, from
+        the same warm worker processes. Budgets: ``max={"p95": 0.25}``, ``max_abs={"p95": "1ms"}``,
+        and absolute ones for both sides' rows. Returns each side's windows pooled."""
+        from ..http.loadrun import Target, Workers
+
+        limits = self._budgets(options, "compare")
+        request = {key: options.pop(key) for key in REQUEST_OPTIONS if key in options}
+        targets = [side if isinstance(side, Target) else Target(side, **request) for side in (baseline, framework)]
+        rounds, window_s = self.rounds, options.pop("duration_s", None) or self.window_s
+        windows: tuple[list[Throughput], list[Throughput]] = ([], [])
+
+        def run() -> None:
+            with Workers(targets, concurrency, window_s, **options) as workers:
+                for side in schedule(rounds, self.rng):
+                    windows[side].append(workers.window(side))
+
+        for target in targets:
+            self._running("compare", target.server, lambda: None)
+        self._running("compare", targets[0].server, run)
+        name = label or f"{_side_name(targets[1])} vs {_side_name(targets[0])} c={concurrency}"
+        return self._load_pair(self._row(name), windows, limits)
+
+    async def acompare(
+        self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]], *,
+        concurrency: int = 1, label: str = "framework vs baseline", **budgets: Any,
+    ) -> tuple[Throughput, Throughput]:  # fmt: skip
+        """A transport pair of two request callables (two clients: ``lambda: bare.get("/")``
+        and ``lambda: stacked.get("/")``), by :func:`~overheadbench.http.load.throughput` in
+        interleaved windows; the servers' CPU is every running server's together."""
+        from ..http.load import throughput
+        from ..http.loadrun import ServersCPU
+
+        limits = self._budgets(budgets, "acompare")
+        cpu = ServersCPU([])
+        windows: tuple[list[Throughput], list[Throughput]] = ([], [])
+        sends = (baseline, framework)
+        for side in schedule(self.rounds, self.rng):
+            warm = 10 if not windows[side] else 0
+            windows[side].append(await throughput(sends[side], concurrency=concurrency, duration_s=self.window_s,
+                                                  warmup=warm, server_cpu_s=lambda: sum(cpu.read())))  # fmt: skip
+        return self._load_pair(self._row(label), windows, limits)
+
+    async def acompare_streams(
+        self, baseline: tuple[Any, str], framework: tuple[Any, str], *, label: str = "framework vs baseline",
+        **budgets: Any,
+    ) -> tuple[list[StreamStats], list[StreamStats]]:  # fmt: skip
+        """A transport pair of two streams, each ``(async httpx client, url)``: ``PAIR_STREAMS``
+        streams of each side per round, rounds interleaved; time to first event, events/s and total
+        as changes, each side's stream row beside them. Returns each side's streams."""
+        from ..http.streaming import astream
+
+        limits = self._budgets(budgets, "acompare_streams")
+        per_round = PAIR_STREAMS if self.measuring else 1
+        streams: tuple[list[list[StreamStats]], list[list[StreamStats]]] = ([], [])
+        for side in schedule(self.rounds, self.rng):
+            client, url = (baseline, framework)[side]
+            streams[side].append([await astream(client, url) for _ in range(per_round)])
+        row = self._row(label)
+        sides = [Side([stream_figures(r) for r in s], stream_figures([x for r in s for x in r])) for s in streams]
+        self._compared(row, STREAM_FIGURES, sides, limits)
+        pooled = [[stream for r in side for stream in r] for side in streams]
+        for name, side_streams in zip(("baseline", "framework"), pooled, strict=True):
+            self._streams(f"{row} [{name}]", side_streams, limits)
+        return pooled[0], pooled[1]
+
+    def _load_pair(
+        self, row: str, windows: tuple[list[Throughput], list[Throughput]], limits: Limits
+    ) -> tuple[Throughput, Throughput]:
+        """Record a load pair: its paired figures, then each side's own row (its windows pooled)."""
+        sides = [Side([load_figures(w) for w in ws], load_figures(Throughput.pooled(ws))) for ws in windows]
+        self._compared(row, LOAD_FIGURES, sides, limits)
+        pooled = Throughput.pooled(windows[0]), Throughput.pooled(windows[1])
+        for name, result in zip(("baseline", "framework"), pooled, strict=True):
+            self._record(f"{row} [{name}]", result, limits)
+        return pooled
+
+    def _compared(self, row: str, metrics: Sequence[Metric], sides: list[Side], limits: Limits) -> None:
+        """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it)."""
+        for metric in metrics:
+            self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], self.confidence), limits)
+            if (metric, Measure.ADDED) in limits or (metric, Measure.ADDED) in self.limits:
+                self._add(compared(row, metric, Measure.ADDED, sides[0], sides[1], self.confidence), limits)
+
     # --- recording ------------------------------------------------------------------------
 
     def record(self, label: str, result: Throughput, **budgets: Any) -> None:
@@ -157,6 +279,8 @@ class TransportFixture:
             (Metric.SERVER_CPU, result.server_cpu_s_per_request),
         ):
             self._add(Reading(label, metric, value, value, value, ""), limits)
+        for server, value in result.server_cpu_by_server:
+            self._add(Reading(f"{label} · {server}", Metric.SERVER_CPU, value, value, value, ""), limits)
         note = f"the first: {result.first_error}" if result.first_error else ""
         self._add(Reading(label, Metric.ERRORS, result.errors, result.errors, result.errors, "", note=note), limits)
 
@@ -179,8 +303,8 @@ class TransportFixture:
         """Take this call's budget keywords out of ``options``; what is left must be options of
         the load (``load`` and ``sweep`` only), else the test fails naming the keyword."""
         where = f"{self.nodeid}: transport.{call}()"
-        mine = {key: options.pop(key) for key in list(options) if key in KEYWORDS}
-        passed_on = {"load": LOAD_OPTIONS, "sweep": LOAD_OPTIONS | {"verify"}}.get(call, set())
+        mine = {key: options.pop(key) for key in list(options) if key in KEYWORDS or key in PAIR_KEYWORDS}
+        passed_on = {"load": LOAD_OPTIONS, "sweep": LOAD_OPTIONS | {"verify"}, "compare": LOAD_OPTIONS}.get(call, set())
         unknown = sorted(set(options) - passed_on)
         if unknown:
             accepted = sorted(passed_on | set(KEYWORDS))
@@ -207,13 +331,22 @@ class TransportFixture:
 
     # --- judging --------------------------------------------------------------------------
 
-    def judged(self) -> list[FigureResult]:
+    def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]:
         """Every recorded figure against its limit: the call's, else the marker's (failed
-        requests: at most ``DEFAULT_ERRORS`` unless a limit is given)."""
+        requests: at most ``DEFAULT_ERRORS`` unless a limit is given); ``session_sd`` says how
+        far a figure moves between sessions here, learned from stored runs (None: its prior)."""
         results = []
         for reading, own in self.readings:
-            limit = own.get(reading.metric, self.limits.get(reading.metric))
+            key = (reading.metric, reading.measure)
+            limit = own.get(key, self.limits.get(key))
             if limit is None and reading.metric == Metric.ERRORS:
                 limit = DEFAULT_ERRORS
-            results.append(judge(self.nodeid, reading, limit, self.measuring))
+            sd = session_sd((self.nodeid, reading.row, *key)) if session_sd else None
+            results.append(judge(self.nodeid, reading, limit, self.measuring, session_sd=sd,
+                                 confidence=self.confidence))  # fmt: skip
         return results
+
+
+def _side_name(target: Target) -> str:
+    """A side in a pair's default row name: its protocol, and its path when not ``/``."""
+    return f"{target.server.protocol}{'' if target.path == '/' else ' ' + target.path}"
