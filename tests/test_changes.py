@@ -20,7 +20,6 @@ from overheadbench.history.changes import (
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.transport.figures import SPECS, FigureResult, Metric, Reading, judge
 
-
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
 
 

@@ -19,8 +19,16 @@ from overheadbench.history.runs import Run
 from overheadbench.outcome import figures_outcome
 from overheadbench.report.changes import figure_shown, render_changes
 from overheadbench.report.transport import markdown_figures, render_figures
-from overheadbench.transport.figures import SPECS, FigureResult, Measure, Metric, Reading, judge, limits_from_marker, parse_limits
-
+from overheadbench.transport.figures import (
+    SPECS,
+    FigureResult,
+    Measure,
+    Metric,
+    Reading,
+    judge,
+    limits_from_marker,
+    parse_limits,
+)
 
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
 
@@ -75,13 +83,13 @@ def test_an_absolute_figure_is_judged_across_sessions_and_a_pair_within_its_own(
     widened = judge("t::x", near, 0.005)
     assert widened.verdict == Status.INCONCLUSIVE and "widened by 10% between sessions" in widened.message
     z = 1.959964
-    assert widened.reading.high == pytest.approx(0.0046 * math.exp(math.hypot(math.log(0.0047 / 0.0046), z * 0.10)))
+    assert widened.check.high == pytest.approx(0.0046 * math.exp(math.hypot(math.log(0.0047 / 0.0046), z * 0.10)))
     assert judge("t::x", near, 0.005, session_sd=0.02).verdict == Status.PASS  # this machine's own runs: 2%
     assert judge("t::x", reading(Metric.P95, 0.002, 0.0019, 0.0021), 0.005).verdict == Status.PASS  # far from it
     single = judge("t::x", Reading("r", Metric.SERVER_CPU, 4e-4, 4e-4, 4e-4, ""), 3e-4)
-    assert single.verdict == Status.FAIL and single.reading.low == pytest.approx(4e-4 * math.exp(-z * 0.10))
+    assert single.verdict == Status.FAIL and single.check.low == pytest.approx(4e-4 * math.exp(-z * 0.10))
     change = Reading("b vs a", Metric.P95, 0.24, 0.20, 0.28, "95% CI, paired over 12 rounds", measure=Measure.CHANGE)
-    assert judge("t::x", change, 0.25).reading == change and judge("t::x", change, 0.25).verdict == Status.INCONCLUSIVE
+    assert judge("t::x", change, 0.25).check.high == 0.28 and judge("t::x", change, 0.25).verdict == Status.INCONCLUSIVE
     assert judge("t::x", change, 0.30).verdict == Status.PASS
     unjudged = judge("t::x", near, None)
     assert unjudged.reading == near  # no budget: the figure as measured

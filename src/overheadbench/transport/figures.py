@@ -205,7 +205,8 @@ FigureKey = tuple[str, str, Metric, Measure]
 @dataclass(frozen=True)
 class FigureResult:
     """A reading of one test, judged: its :class:`~overheadbench.engine.checks.Check` (a limit of
-    ``None``: shown and stored, not judged)."""
+    ``None``: shown and stored, not judged). The reading keeps this session's own interval (what a
+    comparison with another run starts from); the check has the interval it was judged on."""
 
     nodeid: str
     reading: Reading
@@ -261,6 +262,8 @@ class FigureResult:
             "row": reading.row,
             "metric": reading.metric,
             "measure": reading.measure,
+            "ci": [reading.low, reading.high],
+            "interval": reading.interval,
             "samples": list(reading.samples),
             "note": reading.note,
             "check": self.check.to_json(),
@@ -269,28 +272,35 @@ class FigureResult:
     @classmethod
     def from_json(cls, data: Any, path: str = "figure") -> FigureResult:
         """A figure back from :meth:`to_json`, or from a run of schema 8 or older (the check's
-        fields beside the figure's)."""
+        fields beside the figure's; before 10 the reading's interval was the check's)."""
         fields = Fields(data, path)
         metric = fields.choice("metric", Metric)
         measure = fields.choice("measure", Measure) if "measure" in fields.data else Measure.FIGURE
         row = fields.text("row")
         stored = fields.obj("check", optional=True)
         check = Check.from_json(stored.data, stored.path) if stored else _older_check(fields, row, metric)
-        interval = "" if check.counted else check.interval  # a single reading has no interval of its own
+        low, high, interval = check.low, check.high, "" if check.counted else check.interval
+        if stored and "ci" in fields.data:  # this session's own interval (schema 10), beside the judged one
+            low, high = _pair(fields.numbers("ci"), fields.path)
+            interval = fields.text("interval")
+        samples = tuple(fields.samples("samples", signed=measure != Measure.FIGURE))
         note = fields.text("note", optional=True) or ""
-        reading = Reading(row, metric, check.value, check.low, check.high, interval, tuple(fields.samples("samples")),
-                          note, measure)  # fmt: skip
+        reading = Reading(row, metric, check.value, low, high, interval, samples, note, measure)
         return cls(fields.text("nodeid"), reading, check)
+
+
+def _pair(ci: list[float], path: str) -> tuple[float, float]:
+    if len(ci) != 2:
+        raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
+    return ci[0], ci[1]
 
 
 def _older_check(fields: Fields, row: str, metric: Metric) -> Check:
     """The check of a figure stored before schema 9, from its value, interval, limit and verdict."""
-    ci = fields.numbers("ci")
-    if len(ci) != 2:
-        raise ShapeError(f"{fields.path}.ci: expected [low, high], got {len(ci)} values")
+    low, high = _pair(fields.numbers("ci"), fields.path)
     interval = fields.text("interval")
     measured = fields.choice("verdict", Status) != Status.UNMEASURED
-    return _check(Reading(row, metric, fields.number("value"), ci[0], ci[1], interval), fields.maybe_number("limit"),
+    return _check(Reading(row, metric, fields.number("value"), low, high, interval), fields.maybe_number("limit"),
                   measured)  # fmt: skip
 
 
@@ -341,7 +351,8 @@ def judge(
     the same machine in the same windows. Not measured (a smoke run without ``--overhead``),
     only failed requests are judged: a count, exact however brief the run, and a load that is
     all errors is a broken test."""
+    judged = reading
     if limit is not None and reading.measure == Measure.FIGURE:
         sd = SPECS[reading.metric].session_sd if session_sd is None else session_sd
-        reading = across_sessions(reading, sd, confidence)
-    return FigureResult(nodeid, reading, _check(reading, limit, measured or reading.metric == Metric.ERRORS))
+        judged = across_sessions(reading, sd, confidence)
+    return FigureResult(nodeid, reading, _check(judged, limit, measured or reading.metric == Metric.ERRORS))
