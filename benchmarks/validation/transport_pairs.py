@@ -1,0 +1,160 @@
+"""Transport pairs and absolute transport budgets across fresh sessions, measured (issue 27).
+
+    python benchmarks/validation/transport_pairs.py collect --out benchmarks/validation/out/pairs  # ~20 min, alone
+    python benchmarks/validation/transport_pairs.py report --out benchmarks/validation/out/pairs
+
+``collect`` runs, in consecutive fresh pytest sessions of identical code, the suite's gateway
+vs upstream pairs (1 and 10 in flight) and h2c vs HTTP/1.1 pairs (1, 10 and 100 in flight),
+and absolute budgets set near their figures (``NEAR``: an upstream's p95 and req/s one request
+at a time, the gateway's req/s and p95 at 10 in flight); then the gateway pair one request at
+a time with 1 ms injected into the gateway (``GATEWAY_DELAY_MS=1``), in as many fresh sessions.
+Each session's run is written with ``--overhead-json``.
+
+``report`` reads them back: each judged figure's verdicts over the sessions (a flip is a
+figure that passed in one session and failed in another), each pair figure's coverage (the
+share of sessions whose paired interval holds the reference: the figure pooled over every
+session, the mean of their log ratios or of their added costs), the injected delay's
+detection (sessions where the gateway's budget failed), and each figure's spread between
+sessions (the standard deviation of its log, or of a pair's log ratio): the priors of
+``overheadbench.transport.figures``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead", "--overhead-inconclusive=warn",
+          "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]  # fmt: skip
+PAIRS = ["benchmarks/test_transport.py", "-k", "gateway_vs_its_upstream or h2c_vs_http1"]
+DELAYED = ["benchmarks/test_transport.py::test_gateway_vs_its_upstream[c=1]"]
+NEAR = '''
+"""Absolute budgets near their figures on the reference machine (benchmarks/validation/transport_pairs.py)."""
+import json
+
+import pytest
+
+from overheadbench.http.loadrun import Target
+
+BODY = json.dumps({"message": "hello", "padding": "x" * 60}).encode()
+
+
+@pytest.mark.transport(p95="800us", rps=1800)
+def test_upstream_near_its_budgets(transport, asgi_server):
+    transport.load(asgi_server(), concurrency=1, path="/echo", body=BODY, label="upstream c=1")
+
+
+@pytest.mark.transport(p95="36ms", rps=420)
+def test_gateway_near_its_budgets(transport, asgi_server):
+    upstream = asgi_server()
+    gateway = asgi_server("gateway_app:app", env={"UPSTREAM_URL": upstream.url})
+    transport.load(gateway, concurrency=10, path="/v1/chat", body=BODY, label="gateway c=10")
+'''
+
+
+def session(out: Path, name: str, args: list[str], delay_ms: int = 0) -> None:
+    """One fresh pytest session, its run written to ``out/name.json`` (kept: a rerun goes on)."""
+    path = out / f"{name}.json"
+    if path.exists():
+        return
+    env = {**os.environ, "GATEWAY_DELAY_MS": str(delay_ms),
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    started = time.perf_counter()
+    command = [*PYTEST, f"--overhead-json={path}", *args]
+    subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
+    print(f"{name}: {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def collect(out: Path, sessions: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    near = Path(tempfile.mkdtemp(prefix="overheadbench-near-")) / "test_near_limits.py"  # outside benchmarks/
+    near.write_text(NEAR)
+    for index in range(sessions):
+        session(out, f"aa-{index:02d}", [*PAIRS, str(near)])
+    for index in range(sessions):
+        session(out, f"delayed-{index:02d}", DELAYED, delay_ms=1)
+
+
+def figures(out: Path, prefix: str) -> list[list[dict]]:
+    """Each session's transport figures (sessions whose file is missing are left out)."""
+    return [json.loads(path.read_text()).get("figures", []) for path in sorted(out.glob(f"{prefix}-*.json"))]
+
+
+def key(figure: dict) -> tuple[str, str, str, str]:
+    test = figure["nodeid"].split("::")[-1]
+    return test, figure["row"], figure["metric"], figure.get("measure", "figure")
+
+
+def report(out: Path) -> None:
+    sessions = figures(out, "aa")
+    by_key: dict[tuple[str, str, str, str], list[dict]] = defaultdict(list)
+    for run in sessions:
+        for figure in run:
+            by_key[key(figure)].append(figure)
+    print(f"## {len(sessions)} fresh sessions of identical code\n")
+    print("| test | figure | budget | pass | inconclusive | fail | flip | value range | coverage | sd between |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    spreads: dict[str, list[float]] = defaultdict(list)
+    for (test, row, metric, measure), found in sorted(by_key.items()):
+        checks = [f["check"] for f in found]
+        values = np.array([c["value"] for c in checks], float)
+        statuses = [c["status"] for c in checks]
+        change = measure == "max"
+        logs = np.log1p(values) if change else np.log(values) if measure == "figure" and (values > 0).all() else values
+        sd = float(np.std(logs, ddof=1)) if len(logs) > 1 and np.isfinite(logs).all() else math.nan
+        if measure == "figure" and math.isfinite(sd) and metric != "errors":
+            spreads["cpu" if "cpu" in metric else metric].append(sd)
+        if change and math.isfinite(sd):
+            spreads["pair"].append(sd)
+        limit = checks[0]["limit"]
+        if limit is None and measure == "figure":
+            continue  # an unbudgeted absolute figure: its spread only
+        coverage = ""
+        if measure != "figure":
+            reference = float(np.expm1(np.mean(np.log1p(values)))) if change else float(values.mean())
+            lows = np.array([f.get("ci", c["ci"])[0] for f, c in zip(found, checks, strict=True)], float)
+            highs = np.array([f.get("ci", c["ci"])[1] for f, c in zip(found, checks, strict=True)], float)
+            coverage = f"{np.mean((lows <= reference) & (reference <= highs)):.0%}"
+        counts = {s: statuses.count(s) for s in ("pass", "inconclusive", "fail")}
+        flip = "FLIP" if counts["pass"] and counts["fail"] else "no"
+        shown = f"{values.min():.4g}..{values.max():.4g}"
+        budget = "" if limit is None else f"{limit:.4g}"
+        print(f"| {test} | {row}: {metric} {measure} | {budget} | {counts['pass']} | {counts['inconclusive']} | "
+              f"{counts['fail']} | {flip} | {shown} | {coverage} | {sd:.3f} |")  # fmt: skip
+    delayed = figures(out, "delayed")
+    caught = [any(f["check"]["status"] == "fail" for f in run if f["check"]["limit"] is not None) for run in delayed]
+    print(
+        f"\n## 1 ms injected into the gateway: detected (its budget failed) in {sum(caught)} of {len(caught)} sessions"
+    )
+    for run in delayed[:1]:
+        for figure in run:
+            if figure["check"]["limit"] is not None:
+                print(f"  e.g. {figure['check']['sentence']}")
+    print("\n## Between-session sd of the log (median over the figures of each kind)\n")
+    for kind, values in sorted(spreads.items()):
+        print(f"- {kind}: {np.median(values):.3f} (max {max(values):.3f}, {len(values)} figures)")
+    print(f"\ncommand: python benchmarks/validation/transport_pairs.py report --out {out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("collect", "report"))
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/validation/out/pairs")
+    parser.add_argument("--sessions", type=int, default=20)
+    args = parser.parse_args()
+    collect(args.out, args.sessions) if args.step == "collect" else report(args.out)
+
+
+if __name__ == "__main__":
+    main()
