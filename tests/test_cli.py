@@ -92,17 +92,17 @@ def _with_figures(path: Path, rps: float) -> None:
 
 def test_report_and_compare_cover_transport_figures(storage: Path, capsys) -> None:
     _with_figures(storage / "0001_old.json", 2000.0)
-    _with_figures(storage / "0002_new.json", 1200.0)
+    _with_figures(storage / "0002_new.json", 500.0)
     assert main(["--storage", str(storage), "report", "new"]) == 0
     markdown = capsys.readouterr().out
-    assert "## Transport" in markdown and "| `tests/test_http.py::test_gateway` | h2c c=10 | 1,200/s" in markdown
-    assert "| `tests/test_http.py::test_gateway` | h2c c=10: req/s | 1,200/s | 95% CI over 10 windows" in markdown
+    assert "## Transport" in markdown and "| `tests/test_http.py::test_gateway` | h2c c=10 | 500/s" in markdown
+    assert "| `tests/test_http.py::test_gateway` | h2c c=10: req/s | 500/s | 95% CI over 10 windows" in markdown
     assert main(["--storage", str(storage), "report", "new", "--format", "checks"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert rows[0][:3] == ["test", "budget", "figure"]
-    assert ["tests/test_http.py::test_gateway", "rps", "h2c c=10: req/s", "1200.0"] == rows[-1][:4]
-    assert rows[-1][rows[0].index("status")] == "pass"
+    assert ["tests/test_http.py::test_gateway", "rps", "h2c c=10: req/s", "500.0"] == rows[-1][:4]
+    assert rows[-1][rows[0].index("status")] == "fail"  # stored as judged then: below its 1,000/s floor
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "5"]) == 1
     out, err = capsys.readouterr()
-    assert any("test_gateway" in line and "h2c c=10 req/s" in line and "-40.0%" in line for line in out.splitlines())
-    assert "REGRESSION tests/test_http.py::test_gateway: h2c c=10 req/s 2,000/s -> 1,200/s (-40.0%" in err
+    assert any("test_gateway" in line and "h2c c=10 req/s" in line and "-75.0%" in line for line in out.splitlines())
+    assert "REGRESSION tests/test_http.py::test_gateway: h2c c=10 req/s 2,000/s -> 500/s (-75.0%" in err

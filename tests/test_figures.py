@@ -74,25 +74,33 @@ def test_a_figure_is_judged_by_its_whole_interval_in_its_own_direction(
         assert "measure longer" in judged.message
 
 
-def test_an_absolute_figure_is_judged_across_sessions_and_a_pair_within_its_own() -> None:
+def test_a_budgeted_figure_is_judged_across_sessions_each_on_its_own_scale() -> None:
     """A p95 of 4.6 ms ± 2% against 5 ms passes within the session, but p95 moves ~10% between
     sessions here: judged across sessions it is inconclusive, so no session passes it and the
-    next fails it. A learned spread replaces the prior; a pair's change is not widened."""
+    next fails it. A learned spread replaces the prior. A pair's change is widened on its ratio's
+    log scale by the pair's (smaller) prior; an added cost relative to its size."""
+    z = 1.959964
     near = reading(Metric.P95, 0.0046, 0.0045, 0.0047)
     assert judge("t::x", near, 0.005, session_sd=0.0).verdict == Status.PASS
     widened = judge("t::x", near, 0.005)
-    assert widened.verdict == Status.INCONCLUSIVE and "widened by 10% between sessions" in widened.message
-    z = 1.959964
-    assert widened.check.high == pytest.approx(0.0046 * math.exp(math.hypot(math.log(0.0047 / 0.0046), z * 0.10)))
-    assert judge("t::x", near, 0.005, session_sd=0.02).verdict == Status.PASS  # this machine's own runs: 2%
+    sd = SPECS[Metric.P95].session_sd
+    assert widened.verdict == Status.INCONCLUSIVE and f"widened by {sd:.0%} between sessions" in widened.message
+    assert widened.check.high == pytest.approx(0.0046 * math.exp(math.hypot(math.log(0.0047 / 0.0046), z * sd)))
+    assert widened.reading == near  # the session's own interval is kept beside the judged one
+    assert judge("t::x", near, 0.005, session_sd=0.01).verdict == Status.PASS  # this machine's own runs: 1%
     assert judge("t::x", reading(Metric.P95, 0.002, 0.0019, 0.0021), 0.005).verdict == Status.PASS  # far from it
-    single = judge("t::x", Reading("r", Metric.SERVER_CPU, 4e-4, 4e-4, 4e-4, ""), 3e-4)
-    assert single.verdict == Status.FAIL and single.check.low == pytest.approx(4e-4 * math.exp(-z * 0.10))
-    change = Reading("b vs a", Metric.P95, 0.24, 0.20, 0.28, "95% CI, paired over 12 rounds", measure=Measure.CHANGE)
-    assert judge("t::x", change, 0.25).check.high == 0.28 and judge("t::x", change, 0.25).verdict == Status.INCONCLUSIVE
-    assert judge("t::x", change, 0.30).verdict == Status.PASS
-    unjudged = judge("t::x", near, None)
-    assert unjudged.reading == near  # no budget: the figure as measured
+    single = judge("t::x", Reading("r", Metric.SERVER_CPU, 8e-4, 8e-4, 8e-4, ""), 3e-4)
+    cpu_sd = SPECS[Metric.SERVER_CPU].session_sd
+    assert single.verdict == Status.FAIL and single.check.low == pytest.approx(8e-4 * math.exp(-z * cpu_sd))
+    change = Reading("b vs a", Metric.P95, 0.24, 0.24, 0.24, "95% CI, paired over 12 rounds", measure=Measure.CHANGE)
+    pair_sd = SPECS[Metric.P95].pair_sd
+    judged = judge("t::x", change, 0.7)
+    assert judged.check.high == pytest.approx(1.24 * math.exp(z * pair_sd) - 1, rel=1e-6)
+    assert judged.check.low == pytest.approx(1.24 * math.exp(-z * pair_sd) - 1, rel=1e-6)
+    assert judged.verdict == Status.PASS
+    added = Reading("b vs a", Metric.P50, 0.002, 0.002, 0.002, "95% CI", measure=Measure.ADDED)
+    assert judge("t::x", added, 0.01).check.high == pytest.approx(0.002 * (1 + z * SPECS[Metric.P50].session_sd))
+    assert judge("t::x", near, None).check.high == 0.0047  # no budget: the figure as measured
 
 
 def test_single_readings_unbudgeted_and_unmeasured_figures() -> None:
@@ -148,13 +156,13 @@ def test_figures_go_to_json_and_back_in_a_run_and_old_runs_load_without_them() -
 
 
 def test_a_change_is_worse_in_the_figures_own_direction_and_gated_on_its_interval() -> None:
-    slower = compare_figure(figure(1000.0), figure(500.0))  # req/s fell 50%: worse, beyond the sessions' spread
-    assert slower is not None and slower.percent == pytest.approx(-50)
-    assert slower.worse[0] > 0 and slower.finding(5) == Finding.REGRESSED and slower.finding(60) != Finding.REGRESSED
-    assert compare_figure(figure(1.0, Metric.P95), figure(1.2, Metric.P95)).finding(5) == Finding.UNKNOWN  # 10% sd
-    later = compare_figure(figure(0.010, Metric.P95), figure(0.005, Metric.P95))  # p95 halved: better
+    slower = compare_figure(figure(1000.0), figure(250.0))  # req/s fell 75%: worse, beyond the sessions' spread
+    assert slower is not None and slower.percent == pytest.approx(-75)
+    assert slower.worse[0] > 0 and slower.finding(5) == Finding.REGRESSED and slower.finding(80) != Finding.REGRESSED
+    assert compare_figure(figure(1.0, Metric.P95), figure(1.2, Metric.P95)).finding(5) == Finding.UNKNOWN  # 25% sd
+    later = compare_figure(figure(0.010, Metric.P95), figure(0.002, Metric.P95))  # p95 fell fivefold: better
     assert later is not None and later.worse[1] < 0 and later.finding(0) == Finding.IMPROVED
-    assert "~" not in slower.describe() and "-50.0%" in slower.describe()
+    assert "~" not in slower.describe() and "-75.0%" in slower.describe()
     same = compare_figure(figure(1000.0), figure(1010.0))
     assert same is not None and not same.significant and "~ +1.0%" in same.describe()
     assert compare_figure(figure(0.0, Metric.ERRORS), figure(3.0, Metric.ERRORS)) is None  # counts are not ratios
@@ -179,9 +187,9 @@ def test_figures_outcome_fails_warns_and_gates() -> None:
     assert figures_outcome("t.py::test_load", [unsure], Policy.FAIL).failure.startswith("inconclusive: ")
     warned = figures_outcome("t.py::test_load", [unsure], Policy.WARN)
     assert warned.failure is None and "inconclusive" in str(warned.warnings[0])
-    change = compare_figure(figure(1000.0), figure(700.0))
+    change = compare_figure(figure(1000.0), figure(250.0))
     assert change is not None
-    fell = figure(700.0)
+    fell = figure(250.0)
     gate = Gate("0001_ref.json", 5, None, "--overhead-compare-fail-percent")
     gated = figures_outcome("t.py::test_load", [], Policy.FAIL, [(fell, change)], gate)
     assert "regressed against 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5%" in (

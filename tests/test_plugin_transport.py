@@ -50,7 +50,7 @@ def test_figures_within_budget_pass_and_are_tabled_and_written(transport_project
             "load:",
             "*test_gateway*h2c c=100*2,000/s*2.00 ms*2.90 ms*2.98 ms*100 µs*300 µs*0",
             "budgets:",
-            "*h2c c=100*req/s*2,000/s*95% CI over 10 windows, widened by 4% between sessions 1,8*/s..2,1*/s*≥1,000/s*pass",
+            "*h2c c=100*req/s*2,000/s*95% CI over 10 windows, widened by 24% between sessions 1,2*/s..3,2*/s*≥1,000/s*pass",
             "*h2c c=100*p95*≤5.00 ms*pass",
         ]
     )
@@ -82,7 +82,7 @@ def test_a_figure_over_its_budget_fails_the_test_naming_the_row(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*h2c c=100: req/s 500/s (95% CI over 10 windows, widened by 4% between sessions 4*/s..5*/s) falls below rps*",
+            "*h2c c=100: req/s 500/s (95% CI over 10 windows, widened by 24% between sessions 3*/s..8*/s) falls below rps*",
             "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
             "::error file=*,title=transport over budget::h2c c=100: req/s 500/s*",
         ]
@@ -184,7 +184,7 @@ def test_a_wrong_server_or_load_option_fails_naming_the_test_and_the_call(pytest
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines(
         [
-            "*test_not_a_server: transport.load() takes a server started by asgi_server, not str",
+            "*test_not_a_server: transport.load() takes servers started by asgi_server, not str",
             "*test_no_callers: transport.load(): concurrency must be >= 1 and duration > 0 (got 0, *)",
             "*test_typo: transport.sweep() got unknown keyword(s) duration; it accepts body, client_cpu, duration_s, *",
         ]
@@ -216,7 +216,7 @@ def test_stored_figures_are_compared_and_a_worse_one_is_gated(transport_project:
         """
     transport_project.makepyfile(test.format(rate=2000))
     transport_project.runpytest("--overhead", "--overhead-save=before").assert_outcomes(passed=1)
-    transport_project.makepyfile(test.format(rate=1000))
+    transport_project.makepyfile(test.format(rate=500))  # a fall beyond req/s's ~24% between sessions here
     pairs_only = transport_project.runpytest("--overhead", "--overhead-compare=before", "--overhead-compare-fail=5")
     pairs_only.assert_outcomes(passed=1)  # --overhead-compare-fail gates pairs; a figure's gate is its own flag
     gate = ("--overhead", "--overhead-compare=before", "--overhead-compare-fail-percent=5")
@@ -224,10 +224,10 @@ def test_stored_figures_are_compared_and_a_worse_one_is_gated(transport_project:
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*test_gateway: h2c c=100 req/s regressed against 0001_before.json: req/s 2,000/s -> 1,000/s (-50.0%, "
+            "*test_gateway: h2c c=100 req/s regressed against 0001_before.json: req/s 2,000/s -> 500/s (-75.0%, "
             "95% CI *), more than --overhead-compare-fail-percent=5%",
             "*transport: compared with 0001_before.json*",
-            "*test_gateway*h2c c=100*req/s*2,000/s*1,000/s*-50.0%*",
+            "*test_gateway*h2c c=100*req/s*2,000/s*500/s*-75.0%*",
         ]
     )
     same = transport_project.runpytest(*gate)
@@ -306,3 +306,109 @@ def test_rows_of_one_label_in_one_test_stay_apart(transport_project: pytest.Pyte
     rows = {f["row"] for f in json.loads((transport_project.path / "out.json").read_text())["figures"]}
     assert rows == {"h1 c=1", "h1 c=1 (2)"}
     result.stdout.fnmatch_lines(["*h1 c=1 *1,000/s*", "*h1 c=1 (2)*3,000/s*"])
+
+
+PAIR_OF_CALLABLES = """
+import anyio
+import pytest
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+async def bare():
+    return None
+
+
+async def stacked():  # a client stack that waits 2 ms per request: its added p50 is at least that
+    await anyio.sleep(0.002)
+
+
+@pytest.mark.anyio
+async def test_within(transport):
+    await transport.acompare(bare, stacked, label="stack vs bare", max_abs={"p50": "1s"})
+
+
+@pytest.mark.anyio
+async def test_over(transport):
+    await transport.acompare(bare, stacked, label="stack vs bare", max_abs={"p50": "0.5ms"})
+"""
+
+
+def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(PAIR_OF_CALLABLES)
+    result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*stack vs bare: p50 latency added +2.* ms (95% CI, paired over 6 rounds, widened by *) exceeds "
+                                 "max_abs?p50? +500 µs*"])  # fmt: skip
+    figures = json.loads((pytester.path / "out.json").read_text())["figures"]
+    within = [f for f in figures if f["nodeid"].endswith("test_within")]
+    rows = {(f["row"], f["metric"], f["measure"]) for f in within}
+    assert {("stack vs bare", metric, "max") for metric in ("rps", "p50", "p95", "p99", "client_cpu")} <= rows
+    assert ("stack vs bare", "p50", "max_abs") in rows and ("stack vs bare", "p95", "max_abs") not in rows
+    assert {("stack vs bare [baseline]", "rps", "figure"), ("stack vs bare [framework]", "errors", "figure")} <= rows
+    added = next(f for f in within if f["measure"] == "max_abs")
+    assert added["check"]["status"] == "pass" and added["check"]["value"] >= 0.002 and len(added["samples"]) == 6
+    assert "stack vs bare (change)" in result.stdout.str() and "stack vs bare [framework]" in result.stdout.str()
+
+
+def test_a_pair_budget_that_names_no_figure_fails_the_test_saying_how(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
+        @pytest.mark.anyio
+        async def test_pair(transport):
+            async def send():
+                return None
+            await transport.acompare(send, send, max=0.25)
+        """
+    )
+    result = pytester.runpytest("--overhead")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*test_pair: transport.acompare(): max=0.25: a transport pair's budgets name their "
+                                 "figures, e.g. max={'p95': 0.25, 'rps': 0.2}*"])  # fmt: skip
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_two_servers_alternate_windows_and_each_servers_cpu_is_in_the_rows(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        greeter="""
+        import os
+
+        async def app(scope, receive, send):
+            if scope["type"] != "http":
+                return
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": os.environ["GREETING"].encode()})
+        """,
+        test_pair="""
+        import pytest
+        from overheadbench.http.loadrun import Target
+
+        @pytest.mark.transport(max={"rps": 0.99})
+        def test_pair(transport, asgi_server):
+            echo = asgi_server()
+            greeter = asgi_server("greeter:app", env={"GREETING": "hello"})
+            assert greeter.client().get("/").text == "hello"
+            base, framework = transport.compare(Target(echo, path="/"), greeter, concurrency=2, label="greeter vs echo")
+            assert base.requests > 0 and framework.requests > 0 and len(base.window_rates) == 6
+            names = dict(framework.server_cpu_by_server)
+            assert set(names) == {"overheadbench.http.apps:app (http1)", "greeter:app (http1)"}
+        """,
+    )
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-quick", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)
+    figures = json.loads((pytester.path / "out.json").read_text())["figures"]
+    rows = {(f["row"], f["metric"], f["measure"]) for f in figures}
+    assert ("greeter vs echo", "rps", "max") in rows and ("greeter vs echo", "server_cpu", "max") in rows
+    assert ("greeter vs echo [framework] · greeter:app (http1)", "server_cpu", "figure") in rows
+    assert ("greeter vs echo [baseline] · overheadbench.http.apps:app (http1)", "server_cpu", "figure") in rows
+    judged = [f for f in figures if f["check"]["limit"] is not None and f["measure"] == "max"]
+    assert [f["metric"] for f in judged] == ["rps"] and judged[0]["check"]["limit"] == -0.99

@@ -13,7 +13,8 @@ Each session's run is written with ``--overhead-json``.
 ``report`` reads them back: each judged figure's verdicts over the sessions (a flip is a
 figure that passed in one session and failed in another), each pair figure's coverage (the
 share of sessions whose paired interval holds the reference: the figure pooled over every
-session, the mean of their log ratios or of their added costs), the injected delay's
+session, the mean of their log ratios or of their added costs; of the session's own interval,
+and of the interval a budget is judged on, widened by the between-session prior), the injected delay's
 detection (sessions where the gateway's budget failed), and each figure's spread between
 sessions (the standard deviation of its log, or of a pair's log ratio): the priors of
 ``overheadbench.transport.figures``.
@@ -37,7 +38,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead", "--overhead-inconclusive=warn",
           "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]  # fmt: skip
-PAIRS = ["benchmarks/test_transport.py", "-k", "gateway_vs_its_upstream or h2c_vs_http1 or near_its_budgets"]
+PAIRS = ["benchmarks/test_transport.py", "-k",
+         "gateway_vs_its_upstream or h2c_vs_http1 or sse_starlette_vs or near_its_budgets"]  # fmt: skip
 DELAYED = ["benchmarks/test_transport.py::test_gateway_vs_its_upstream[c=1]"]
 NEAR = '''
 """Absolute budgets near their figures on the reference machine (benchmarks/validation/transport_pairs.py)."""
@@ -96,13 +98,33 @@ def key(figure: dict) -> tuple[str, str, str, str]:
     return test, figure["row"], figure["metric"], figure.get("measure", "figure")
 
 
-def rejudged(figure: dict):
-    """An absolute figure's verdict as this code judges it, from the session's own interval: the
-    runs keep it beside the judged one, so a changed prior is replayed, not measured again."""
+def rejudged(figure: dict, limit: float | None = None):
+    """The figure as this code judges it against its budget (or ``limit``, for one without), from
+    the session's own interval, which the runs keep beside the judged one: a changed prior is
+    replayed, not measured again."""
     from overheadbench.transport.figures import FigureResult, judge
 
     stored = FigureResult.from_json(figure)
-    return judge(stored.nodeid, stored.reading, stored.limit).verdict
+    return judge(stored.nodeid, stored.reading, stored.limit if limit is None else limit)
+
+
+def net_spread(found: list[dict]) -> float:
+    """The figure's spread between sessions beyond what each session's own interval explains:
+    the plugin's own rule for learning it from stored runs (``session_log_sd``), so the priors
+    measured here are what the plugin would learn from these runs."""
+    from overheadbench.history.changes import interval_measurement, session_log_sd
+    from overheadbench.history.figure_changes import compared_values
+    from overheadbench.transport.figures import FigureResult
+
+    readings = [interval_measurement(*compared_values(FigureResult.from_json(f))) for f in found]
+    return session_log_sd(readings, math.nan)[0]
+
+
+def _kind(metric: str, pair: bool = False) -> str:
+    """The prior a figure's spread goes to (``SESSION_SD``'s and ``PAIR_SD``'s keys)."""
+    if metric in ("ttfe", "events_per_s", "total"):
+        return "stream"
+    return metric if pair or "cpu" not in metric else "cpu"
 
 
 def report(out: Path) -> None:
@@ -112,7 +134,8 @@ def report(out: Path) -> None:
         for figure in run:
             by_key[key(figure)].append(figure)
     print(f"## {len(sessions)} fresh sessions of identical code\n")
-    print("| test | figure | budget | pass | inconclusive | fail | flip | value range | coverage | sd between |")
+    print("| test | figure | budget | pass | inconclusive | fail | flip | value range | coverage: own / judged | "
+          "sd between |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
     spreads: dict[str, list[float]] = defaultdict(list)
     for (test, row, metric, measure), found in sorted(by_key.items()):
@@ -120,23 +143,24 @@ def report(out: Path) -> None:
         values = np.array([c["value"] for c in checks], float)
         statuses = [c["status"] for c in checks]
         change = measure == "max"
-        logs = np.log1p(values) if change else np.log(values) if measure == "figure" and (values > 0).all() else values
+        logs = np.log1p(values) if change else np.log(values) if (values > 0).all() else values  # added: relative
         sd = float(np.std(logs, ddof=1)) if len(logs) > 1 and np.isfinite(logs).all() else math.nan
-        if measure == "figure" and math.isfinite(sd) and metric != "errors":
-            spreads["cpu" if "cpu" in metric else metric].append(sd)
-        if change and math.isfinite(sd):
-            spreads["pair"].append(sd)
+        if measure != "max_abs" and metric != "errors" and math.isfinite(sd):
+            kind = f"pair {_kind(metric, pair=True)}" if change else _kind(metric)
+            spreads[kind].append(net_spread(found))
         limit = checks[0]["limit"]
         if limit is None and measure == "figure":
             continue  # an unbudgeted absolute figure: its spread only
-        if measure == "figure":  # judged again from each session's own interval, by this code's priors
-            statuses = [rejudged(f).value for f in found]
+        if limit is not None:  # judged again from each session's own interval, by this code's priors
+            statuses = [rejudged(f).verdict.value for f in found]
         coverage = ""
-        if measure != "figure":
+        if measure != "figure":  # of the session's own interval, and of the interval a budget is judged on
             reference = float(np.expm1(np.mean(np.log1p(values)))) if change else float(values.mean())
-            lows = np.array([f.get("ci", c["ci"])[0] for f, c in zip(found, checks, strict=True)], float)
-            highs = np.array([f.get("ci", c["ci"])[1] for f, c in zip(found, checks, strict=True)], float)
-            coverage = f"{np.mean((lows <= reference) & (reference <= highs)):.0%}"
+            own = [(f["ci"][0], f["ci"][1]) for f in found]
+            judged = [(j.check.low, j.check.high) for j in (rejudged(f, math.inf) for f in found)]
+            coverage = " / ".join(
+                f"{np.mean([low <= reference <= high for low, high in ci]):.0%}" for ci in (own, judged)
+            )
         counts = {s: statuses.count(s) for s in ("pass", "inconclusive", "fail")}
         flip = "FLIP" if counts["pass"] and counts["fail"] else "no"
         shown = f"{values.min():.4g}..{values.max():.4g}"
@@ -152,9 +176,10 @@ def report(out: Path) -> None:
         for figure in run:
             if figure["check"]["limit"] is not None:
                 print(f"  e.g. {figure['check']['sentence']}")
-    print("\n## Between-session sd of the log (median over the figures of each kind)\n")
+    print("\n## Between-session sd of the log beyond each session's own error (median over the figures of each kind)\n")
     for kind, values in sorted(spreads.items()):
-        print(f"- {kind}: {np.median(values):.3f} (max {max(values):.3f}, {len(values)} figures)")
+        known = [v for v in values if math.isfinite(v)]  # an idle server's CPU (0) has no log
+        print(f"- {kind}: {np.median(known):.3f} (max {max(known):.3f}, {len(known)} figures)")
     print(f"\ncommand: python benchmarks/validation/transport_pairs.py report --out {out}")
 
 

@@ -3,8 +3,7 @@
 A figure's own error comes from its interval (``(log high - log low) / 2z``); between two
 stored runs the change adds twice the figure's between-session variance on this machine,
 learned from the stored runs' values beyond their own errors (``MIN_HISTORY`` of them), else
-the figure's measured prior (:data:`~overheadbench.transport.figures.SESSION_SD`; a transport
-pair's: :data:`~overheadbench.transport.figures.PAIR_SESSION_SD`). "Worse" is the figure's own
+the figure's measured prior (:func:`~overheadbench.transport.figures.session_prior`). "Worse" is the figure's own
 direction: lower for a floor (req/s), higher for a ceiling (latency). A pair's change is
 compared as its ratio (framework / baseline); an added cost, which may be zero or negative, is
 judged by its own budget only.
@@ -15,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..transport.figures import PAIR_SESSION_SD, SPECS, FigureKey, FigureResult, Measure, Metric
+from ..transport.figures import SPECS, FigureKey, FigureResult, Measure, Metric, session_prior
 from .changes import Change, Measurement, change, interval_measurement, session_log_sd
 
 COMPARED = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL,
@@ -45,11 +44,6 @@ def _reading(figure: FigureResult) -> Measurement:
     return interval_measurement(*compared_values(figure))
 
 
-def session_prior(figure: FigureResult) -> float:
-    """How far the figure moves between sessions on this machine kind, before history says."""
-    return PAIR_SESSION_SD if figure.measure == Measure.CHANGE else SPECS[figure.metric].session_sd
-
-
 def learned_session_sd(key: FigureKey, history: Sequence[FigureResult]) -> float | None:
     """The figure's between-session spread learned from ``history`` (None: too few stored runs)."""
     past = [_reading(f) for f in history if f.key == key and _comparable(f)]
@@ -62,7 +56,7 @@ def compare_figure(old: FigureResult, new: FigureResult, history: Sequence[Figur
     if not (_comparable(old) and _comparable(new)):
         return None
     past = [_reading(f) for f in history if f.key == new.key and _comparable(f)]
-    session = session_log_sd(past, session_prior(new))
+    session = session_log_sd(past, session_prior(new.metric, new.measure))
     floor = SPECS[new.metric].floor
     return change(figure_what(new.key), _reading(old), _reading(new), session, higher_is_worse=not floor)
 

@@ -92,19 +92,20 @@ class TransportFixture:
 
         budgets = self._budgets(options, "load")
         options.setdefault("duration_s", self.duration_s)
-        result = self._running("load", server, lambda: load(server, concurrency=concurrency, **options))
+        result = self._running("load", [server], lambda: load(server, concurrency=concurrency, **options))
         self._record(self._row(label or f"{server.protocol} c={concurrency}"), result, budgets)
         return result
 
-    def _running(self, call: str, server: Server, run: Callable[[], T]) -> T:
+    def _running(self, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:
         """``run()``, with a wrong server, a bad option or a load that cannot run reported as
         the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
         from ..http.loadgen import LoadError
         from ..http.server import Server
 
         where = f"{self.nodeid}: transport.{call}()"
-        if not isinstance(server, Server):
-            raise OverheadUsageError(f"{where} takes a server started by asgi_server, not {type(server).__name__}")
+        for server in servers:
+            if not isinstance(server, Server):
+                raise OverheadUsageError(f"{where} takes servers started by asgi_server, not {type(server).__name__}")
         try:
             return run()
         except (ValueError, LoadError) as exc:
@@ -123,7 +124,7 @@ class TransportFixture:
         budgets = self._budgets(options, "sweep")
         options.setdefault("duration_s", self.duration_s)
         name = label or server.protocol
-        results = self._running("sweep", server, lambda: concurrency_sweep(server, levels, **options))
+        results = self._running("sweep", [server], lambda: concurrency_sweep(server, levels, **options))
         rows = [self._row(f"{name} c={level}") for level in levels]
         for row, result in zip(rows, results, strict=True):
             self._record(row, result, budgets)
@@ -184,9 +185,7 @@ class TransportFixture:
                 for side in schedule(rounds, self.rng):
                     windows[side].append(workers.window(side))
 
-        for target in targets:
-            self._running("compare", target.server, lambda: None)
-        self._running("compare", targets[0].server, run)
+        self._running("compare", [target.server for target in targets], run)
         name = label or f"{_side_name(targets[1])} vs {_side_name(targets[0])} c={concurrency}"
         return self._load_pair(self._row(name), windows, limits)
 
@@ -202,12 +201,13 @@ class TransportFixture:
 
         limits = self._budgets(budgets, "acompare")
         cpu = ServersCPU([])
+        servers_cpu_s = (lambda: sum(cpu.read())) if cpu.servers else None  # no server: not known
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
         sends = (baseline, framework)
         for side in schedule(self.rounds, self.rng):
             warm = 10 if not windows[side] else 0
             windows[side].append(await throughput(sends[side], concurrency=concurrency, duration_s=self.window_s,
-                                                  warmup=warm, server_cpu_s=lambda: sum(cpu.read())))  # fmt: skip
+                                                  warmup=warm, server_cpu_s=servers_cpu_s))  # fmt: skip
         return self._load_pair(self._row(label), windows, limits)
 
     async def acompare_streams(
@@ -237,9 +237,11 @@ class TransportFixture:
         self, row: str, windows: tuple[list[Throughput], list[Throughput]], limits: Limits
     ) -> tuple[Throughput, Throughput]:
         """Record a load pair: its paired figures, then each side's own row (its windows pooled)."""
-        sides = [Side([load_figures(w) for w in ws], load_figures(Throughput.pooled(ws))) for ws in windows]
-        self._compared(row, LOAD_FIGURES, sides, limits)
         pooled = Throughput.pooled(windows[0]), Throughput.pooled(windows[1])
+        sides = [
+            Side([load_figures(w) for w in ws], load_figures(whole)) for ws, whole in zip(windows, pooled, strict=True)
+        ]
+        self._compared(row, LOAD_FIGURES, sides, limits)
         for name, result in zip(("baseline", "framework"), pooled, strict=True):
             self._record(f"{row} [{name}]", result, limits)
         return pooled
