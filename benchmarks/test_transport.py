@@ -171,10 +171,14 @@ async def test_streams_of_the_built_in_agent(transport, asgi_server, protocol):
 @pytest.mark.transport(ttfe="250ms")
 async def test_paced_tokens_arrive_as_they_are_made(transport, asgi_server):
     """Events 50 ms apart: the first within 250 ms (52-76 ms measured; a stream sent whole at the end
-    would take 500), and 10 events within 750 ms (503-527 measured; 500 is the pacing itself)."""
+    would take 500), and 10 events within 1 s (503-527 measured; 500 is the pacing itself, so a server that
+    paces at half the rate fails). The budget was 750 ms while a budget was judged on the session's own
+    interval; judged across sessions, the stream figures' prior (25% of the log) puts 527 ms at up to 860 ms,
+    so 750 ms would be inconclusive for a figure that in truth moves ~2% (pacing, not the machine, makes it):
+    a run that stores its history learns that and judges it tighter."""
     server = asgi_server(protocol="http1")
     async with server.async_client() as client:
-        await transport.astream(client, "/stream?chunks=10&size=100&delay_ms=50", label="SSE 10 @ 50 ms", total="750ms")
+        await transport.astream(client, "/stream?chunks=10&size=100&delay_ms=50", label="SSE 10 @ 50 ms", total="1s")
         await transport.astream(client, "/stream?chunks=50&size=8&delay_ms=50", label="SSE 50 tokens @ 50 ms",
                                 runs=1, total=None)  # fmt: skip
 
@@ -233,23 +237,24 @@ def test_streaming_vs_batch(transport, asgi_server):
 @pytest.mark.transport
 async def test_sse_starlette_vs_the_built_in_agent(transport, asgi_server):
     """sse-starlette's 50 tokens against the built-in agent's 50 events of the same size: its first event at most
-    50% later and at least half its events/s (+16-24% and -24-30% measured)."""
+    60% later and at least half its events/s (+7-24% and -11-29% measured over 20 sessions)."""
     pytest.importorskip("sse_starlette", reason="sse-starlette is not installed: pip install '.[bench]'")
     built_in, starlette = asgi_server(), asgi_server(SSE_STARLETTE)
     async with built_in.async_client() as bare, starlette.async_client() as framework:
         await transport.acompare_streams((bare, "/stream?chunks=50&size=100"), (framework, "/tokens?n=50"),
-                                         label="sse-starlette vs built-in", max={"ttfe": 0.5, "events_per_s": 0.5})  # fmt: skip
+                                         label="sse-starlette vs built-in", max={"ttfe": 0.6, "events_per_s": 0.5})  # fmt: skip
 
 
 @pytest.mark.transport(errors=0)
-@pytest.mark.parametrize("concurrency, budgets", [pytest.param(1, {"max": {"rps": 0.85}, "max_abs": {"p95": "5ms"}},
-                                                               id="c=1"),
+@pytest.mark.parametrize("concurrency, budgets", [pytest.param(1, {"max": {"rps": 0.84}, "max_abs": {"p95": "5ms"},
+                                                                   "rounds": 24}, id="c=1"),
                                                   pytest.param(10, {"max": {"rps": 0.9}}, id="c=10")])  # fmt: skip
 def test_gateway_vs_its_upstream(transport, asgi_server, concurrency, budgets):
     """An LLM-gateway-shaped Starlette app (gateway_app.py: one pooled httpx client forwarding ``/v1/chat``) against
     its upstream's ``/echo`` called directly, every server's CPU per request in the rows. One request at a time the
-    gateway keeps at least 15% of the upstream's req/s (18-22% measured: it adds ~1.7 ms to a 0.4 ms request; 1 ms
-    more, injected, fails it: validation/transport_pairs.py) and adds at most 5 ms at p95 (~2.6 ms measured); at
+    gateway keeps at least 16% of the upstream's req/s (18-22% measured: it adds ~1.7 ms to a 0.4 ms request; 1 ms
+    more, injected, fails it: validation/transport_pairs.py, with 24 rounds for an interval narrow enough to tell)
+    and adds at most 5 ms at p95 (1.6-2.2 ms measured); at
     10 in flight it keeps at least 10% (14-18% measured: the gateway's Python work, 2 ms of its CPU per request,
     is the limit on 2 cores)."""
     upstream = asgi_server()

@@ -78,12 +78,14 @@ def session(out: Path, name: str, args: list[str], delay_ms: int = 0) -> None:
     print(f"{name}: {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def collect(out: Path, sessions: int) -> None:
+def collect(out: Path, sessions: int, select: str | None = None) -> None:
+    """``select``: a ``-k`` expression in place of ``PAIRS``' (one pair's sessions after its budget moved)."""
     out.mkdir(parents=True, exist_ok=True)
     near = Path(tempfile.mkdtemp(prefix="overheadbench-near-")) / "test_near_limits.py"  # outside benchmarks/
     near.write_text(NEAR)
+    chosen = [*PAIRS[:2], select] if select else PAIRS
     for index in range(sessions):
-        session(out, f"aa-{index:02d}", [*PAIRS, str(near)])
+        session(out, f"aa-{index:02d}", [*chosen, str(near)])
     for index in range(sessions):
         session(out, f"delayed-{index:02d}", DELAYED, delay_ms=1)
 
@@ -188,8 +190,9 @@ def main() -> None:
     parser.add_argument("step", choices=("collect", "report"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/validation/out/pairs")
     parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--select", help="a -k expression of benchmarks/test_transport.py in place of the pairs'")
     args = parser.parse_args()
-    collect(args.out, args.sessions) if args.step == "collect" else report(args.out)
+    collect(args.out, args.sessions, args.select) if args.step == "collect" else report(args.out)
 
 
 if __name__ == "__main__":

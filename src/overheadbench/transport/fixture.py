@@ -177,7 +177,7 @@ class TransportFixture:
         limits = self._budgets(options, "compare")
         request = {key: options.pop(key) for key in REQUEST_OPTIONS if key in options}
         targets = [side if isinstance(side, Target) else Target(side, **request) for side in (baseline, framework)]
-        rounds, window_s = self.rounds, options.pop("duration_s", None) or self.window_s
+        rounds, window_s = self._rounds(options.pop("rounds", None)), options.pop("duration_s", None) or self.window_s
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
 
         def run() -> None:
@@ -191,7 +191,7 @@ class TransportFixture:
 
     async def acompare(
         self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]], *,
-        concurrency: int = 1, label: str = "framework vs baseline", **budgets: Any,
+        concurrency: int = 1, label: str = "framework vs baseline", rounds: int | None = None, **budgets: Any,
     ) -> tuple[Throughput, Throughput]:  # fmt: skip
         """A transport pair of two request callables (two clients: ``lambda: bare.get("/")``
         and ``lambda: stacked.get("/")``), by :func:`~overheadbench.http.load.throughput` in
@@ -204,7 +204,7 @@ class TransportFixture:
         servers_cpu_s = (lambda: sum(cpu.read())) if cpu.servers else None  # no server: not known
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
         sends = (baseline, framework)
-        for side in schedule(self.rounds, self.rng):
+        for side in schedule(self._rounds(rounds), self.rng):
             warm = 10 if not windows[side] else 0
             windows[side].append(await throughput(sends[side], concurrency=concurrency, duration_s=self.window_s,
                                                   warmup=warm, server_cpu_s=servers_cpu_s))  # fmt: skip
@@ -212,7 +212,7 @@ class TransportFixture:
 
     async def acompare_streams(
         self, baseline: tuple[Any, str], framework: tuple[Any, str], *, label: str = "framework vs baseline",
-        **budgets: Any,
+        rounds: int | None = None, **budgets: Any,
     ) -> tuple[list[StreamStats], list[StreamStats]]:  # fmt: skip
         """A transport pair of two streams, each ``(async httpx client, url)``: ``PAIR_STREAMS``
         streams of each side per round, rounds interleaved; time to first event, events/s and total
@@ -222,7 +222,7 @@ class TransportFixture:
         limits = self._budgets(budgets, "acompare_streams")
         per_round = PAIR_STREAMS if self.measuring else 1
         streams: tuple[list[list[StreamStats]], list[list[StreamStats]]] = ([], [])
-        for side in schedule(self.rounds, self.rng):
+        for side in schedule(self._rounds(rounds), self.rng):
             client, url = (baseline, framework)[side]
             streams[side].append([await astream(client, url) for _ in range(per_round)])
         row = self._row(label)
@@ -232,6 +232,13 @@ class TransportFixture:
         for name, side_streams in zip(("baseline", "framework"), pooled, strict=True):
             self._streams(f"{row} [{name}]", side_streams, limits)
         return pooled[0], pooled[1]
+
+    def _rounds(self, rounds: int | None) -> int:
+        """A pair's rounds: the call's (``rounds=24``: a narrower interval, twice the time), else
+        ``PAIR_ROUNDS`` (6 quick); one, briefly, without ``--overhead``."""
+        if rounds is not None and rounds < 2:
+            raise OverheadUsageError(f"{self.nodeid}: rounds={rounds}: a transport pair needs two rounds or more")
+        return (rounds or self.rounds) if self.measuring else 1
 
     def _load_pair(
         self, row: str, windows: tuple[list[Throughput], list[Throughput]], limits: Limits
@@ -306,7 +313,11 @@ class TransportFixture:
         the load (``load`` and ``sweep`` only), else the test fails naming the keyword."""
         where = f"{self.nodeid}: transport.{call}()"
         mine = {key: options.pop(key) for key in list(options) if key in KEYWORDS or key in PAIR_KEYWORDS}
-        passed_on = {"load": LOAD_OPTIONS, "sweep": LOAD_OPTIONS | {"verify"}, "compare": LOAD_OPTIONS}.get(call, set())
+        passed_on = {
+            "load": LOAD_OPTIONS,
+            "sweep": LOAD_OPTIONS | {"verify"},
+            "compare": LOAD_OPTIONS | {"rounds"},
+        }.get(call, set())
         unknown = sorted(set(options) - passed_on)
         if unknown:
             accepted = sorted(passed_on | set(KEYWORDS))
