@@ -79,7 +79,21 @@ def test_a_tls_server_offers_one_alpn_protocol_and_every_response_is_checked() -
             server.client(http1=True, http2=False).get("/")  # ALPN offered http/1.1 only: nothing agreed
     finally:
         server.close()
-    assert server.tls_folder is None  # the key left the disk once the server had read it
+    assert server.tls_folder is None  # the key never was on a disk (an in-memory file)
+
+
+def test_where_there_are_no_in_memory_files_the_key_folder_goes_once_the_server_has_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delattr(os, "memfd_create")
+    server = start_server(protocol="https")
+    try:
+        words = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().decode().split("\0")
+        key = next(Path(word) for word in words if word.endswith("key.pem"))
+        assert server.tls_folder is None and not key.parent.exists()
+        assert server.client().get("/").status_code == 200
+    finally:
+        server.close()
 
 
 @pytest.mark.parametrize("protocol", ["http1", "h2c", "https", "h2", "h3"])
@@ -367,8 +381,9 @@ def test_tls_and_quic_servers_leave_no_thread_descriptor_process_or_key_behind()
         server = start_server(protocol=("https", "h2", "h3")[index % 3])
         assert server.process is not None and server.tls_folder is None
         words = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().decode().split("\0")
-        key = next(Path(word) for word in words if word.endswith("key.pem"))
-        assert not key.parent.exists()  # removed once the server had read it
+        given = [word.removeprefix("/proc/self/fd/") for word in words if word.startswith("/proc/self/fd/")]
+        held = {os.readlink(f"/proc/{server.process.pid}/fd/{fd}") for fd in given}
+        assert held == {"/memfd:overheadbench-cert.pem (deleted)", "/memfd:overheadbench-key.pem (deleted)"}
         server.client().get("/delay?ms=0")
         server.close()
     after = resources()

@@ -239,6 +239,54 @@ def test_sigterm_cleans_up_as_ctrl_c_does(pytester: pytest.Pytester, temporary: 
     assert _ours(temporary) == [] and not list(temporary.rglob("key.pem"))
 
 
+TLS_IN_REPLICAS = """
+import os
+import pytest
+from overheadbench import in_replica
+from overheadbench.http import start_server
+
+
+@pytest.fixture
+def https_server():
+    if in_replica():
+        with open("replica-pids.txt", "a") as out:
+            out.write(f"{os.getpid()}\\n")
+    server = start_server(protocol="https")
+    with open("server-pids.txt", "a") as out:
+        out.write(f"{server.process.pid}\\n")
+    yield server
+    server.close()
+
+
+@pytest.mark.overhead(max=5.0)
+def test_pair(overhead, https_server):
+    overhead.compare(lambda: None, lambda: None)
+"""
+
+
+@LINUX
+def test_a_session_killed_while_replicas_start_tls_servers_leaves_no_key_on_disk(
+    pytester: pytest.Pytester, temporary: Path
+) -> None:
+    """Killed (SIGKILL: no cleanup) once the first replica's HTTPS server is up, while the others'
+    are starting: a key never touches the disk (an in-memory file), and every replica and server
+    ends (how soon, over 20 kills: benchmarks/validation/controller_death.py --tls)."""
+    pytester.makepyfile(TLS_IN_REPLICAS)
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--overhead", "--overhead-processes=4", "-p", "no:cacheprovider"],
+        cwd=pytester.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    servers = _wait_for_lines(pytester.path / "server-pids.txt", 2)  # this session's, and a replica's
+    controller.kill()
+    controller.wait()
+    assert not list(temporary.rglob("key.pem")) and not list(temporary.glob("overheadbench-tls-*"))
+    replicas = _wait_for_lines(pytester.path / "replica-pids.txt", 1)  # each wrote before its server started
+    assert _wait_gone(replicas + servers, 10.0)
+    assert not list(temporary.rglob("key.pem")) and not list(temporary.glob("overheadbench-tls-*"))
+
+
 @LINUX
 def test_what_a_killed_session_left_is_removed_when_the_next_one_starts(
     pytester: pytest.Pytester, temporary: Path

@@ -242,7 +242,41 @@ def test_a_full_disk_is_named_with_the_file_it_stopped() -> None:
 
     done = write_outputs([Output("out.json", full), Output("out.md", lambda: Path("out.md"))], interrupted=False)
     assert done.problems == ["out.json: could not be written (No space left on device)"]
-    assert done.files == [Path("out.md")]
+    assert done.files == ["out.md"]
+
+
+FAILING_PAIR = """
+import pytest
+
+@pytest.mark.overhead(max=0.05, processes=1)
+def test_pair(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(1500, seed=2))
+"""
+
+
+def test_a_session_that_fails_keeps_the_output_it_replaced_and_says_so(fake_clock_project: pytest.Pytester) -> None:
+    fake_clock_project.makepyfile(RECORDING_PAIR)
+    outputs = ("--overhead", "--overhead-json=out.json", "--overhead-md=out.md")
+    fake_clock_project.runpytest(*outputs).assert_outcomes(passed=1)
+    again = fake_clock_project.runpytest(*outputs)
+    again.assert_outcomes(passed=1)
+    again.stdout.fnmatch_lines(["overhead results written to out.json (replacing the file written 20*)"])
+    passed = {name: (fake_clock_project.path / name).read_text() for name in ("out.json", "out.md")}
+    assert not (fake_clock_project.path / "out.previous.json").exists()  # a passing session keeps nothing aside
+
+    fake_clock_project.makepyfile(FAILING_PAIR)  # the same file, now over its budget
+    failed = fake_clock_project.runpytest(*outputs)
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(
+        [
+            "overhead results written to out.json (this session did not pass: the file it replaced, written 20*, "
+            "is kept as out.previous.json)",
+            "overhead results written to out.md (this session did not pass: * is kept as out.previous.md)",
+        ]
+    )
+    assert (fake_clock_project.path / "out.previous.json").read_text() == passed["out.json"]
+    assert (fake_clock_project.path / "out.previous.md").read_text() == passed["out.md"]
+    assert json.loads((fake_clock_project.path / "out.json").read_text())["results"][0]["verdict"] == "fail"
 
 
 INTERRUPTED = """

@@ -328,6 +328,86 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
     assert list(pairs) == ["test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout.py::test_after"]
 
 
+@pytest.mark.parametrize("where", ["sampling", "moving to a test"])
+def test_a_hang_only_in_replicas_is_ended_at_the_pair_timeout_and_the_next_pair_is_measured(
+    pytester: pytest.Pytester, where: str
+) -> None:
+    # the silence limit (600 s) is far past the pair's: only the pair's limit can end this session
+    # in time; a hang while moving to the test (its first calls there) ends every replica, so the
+    # pair after it starts all of its processes anew, a start its limit does not count
+    hang_after = 1000 if where == "sampling" else 0
+    pytester.makepyfile(
+        f"""
+        import time
+        import pytest
+        from overheadbench import in_replica
+
+        @pytest.mark.overhead(max=5.0)
+        def test_a_before(overhead):
+            overhead.compare(lambda: sum(range(200)), lambda: sum(range(300)))
+
+        @pytest.mark.overhead(max=5.0)
+        def test_b_hangs(overhead):
+            calls = []
+
+            def framework():
+                calls.append(1)
+                if in_replica() and len(calls) > {hang_after}:
+                    time.sleep(3600)
+                return sum(range(300))
+
+            overhead.compare(lambda: sum(range(200)), framework)
+
+        @pytest.mark.overhead(max=5.0)
+        def test_c_after(overhead):
+            overhead.compare(lambda: sum(range(200)), lambda: sum(range(300)))
+        """
+    )
+    result, pairs = measure(
+        pytester, "--overhead-pair-timeout=20s", "--overhead-replica-timeout=600s", "--overhead-time-budget=500ms"
+    )
+    result.assert_outcomes(failed=1, passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"*::test_b_hangs: the pair was still being measured after 20 s (overhead_pair_timeout): a replica "
+            f"process (a fresh run of this test's session) was {where} and never answered; it was ended.*"
+        ]
+    )
+    result.stdout.no_fnmatch_line("*first call*")
+    assert sorted(name.rpartition("::")[2] for name in pairs) == ["test_a_before", "test_c_after"]
+    assert_replicated(pairs, 2)
+
+
+@pytest.mark.parametrize(
+    ("option", "name"), [("--overhead-json", "out.json"), ("--overhead-md", "out.md"), ("--overhead-storage", "runs")]
+)
+def test_a_path_option_written_with_a_space_outside_the_project_measures_on_every_run(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, option: str, name: str
+) -> None:
+    # pytest takes an existing value for a test path when it chooses the rootdir (before it knows
+    # the option): the session roots at a common ancestor; its replicas must root there too
+    pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
+    target = tmp_path_factory.mktemp("ci") / name
+    storing = option == "--overhead-storage"
+    if storing:
+        target.mkdir()  # a storage folder exists from the first run on
+    args = ("--overhead", "--overhead-quick", option, str(target), *(["--overhead-save=run"] if storing else []))
+    warning = (
+        f"*PytestConfigWarning: overheadbench: {option} {target}: pytest chose the rootdir (*) and the ini file "
+        f"(none) before it knew this option, taking {target} for a test path; write {option}={target}"
+    )
+    for run in (1, 2):
+        result = pytester.runpytest_subprocess(*args)
+        result.assert_outcomes(passed=1)
+        if run == 2 or storing:  # the value exists
+            result.stdout.fnmatch_lines([warning])
+    if storing:
+        assert sorted(path.name for path in target.glob("*/*.json")) == ["0001_run.json", "0002_run.json"]
+    else:
+        assert "test_pair" in target.read_text()
+        result.stdout.fnmatch_lines([f"overhead results written to {target} (replacing the file written 20*)"])
+
+
 def test_a_failure_quotes_that_tests_own_replica_output(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

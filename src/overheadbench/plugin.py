@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .core.errors import MarkerError, OverheadUsageError, StorageError
-from .core.jsonio import strict, write_json_atomic, write_text_atomic
+from .core.jsonio import dumps, strict
 from .core.scratch import remove_orphans
 from .core.tables import plain, plain_warning
 from .core.termination import install_sigterm, uninstall_sigterm
@@ -33,14 +32,15 @@ from .history.environment import environment
 from .history.gate import StoredRuns
 from .history.runs import Run
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
-from .options import Options, add_options, options_from_config
+from .options import Options, add_options, misread_paths, options_from_config
 from .outcome import Outcome, figures_outcome, pair_outcome
 from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
 from .pairs.marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .pairs.results import OverheadResult
 from .replicas.duet import Duet
-from .replicas.pool import ReplicaError, ReplicaPool, WrongTree
+from .replicas.failures import ReplicaError, WrongTree
+from .replicas.pool import ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
 from .replicas.replication import Replicas, under_callgrind
@@ -101,6 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
     replica = ReplicaPlugin(config, request) if request is not None else None
     if replica is None and not hasattr(config, "workerinput"):
         remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
+        for warning in misread_paths(config):
+            config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     if replica is not None:
         config.pluginmanager.register(replica, "overheadbench-replica")
     elif options.measuring and config.pluginmanager.hasplugin("xdist"):
@@ -135,8 +137,8 @@ class OverheadSession:
         self.stored: StoredRuns | None = None
         self.workers_replicas = 0
         """Replica processes the xdist workers started (the controller starts none)."""
-        self.written: list[Path] = []
-        """The output files written (the summary names them)."""
+        self.written: list[str] = []
+        """The output files written, and what each replaced (the summary names them)."""
         self.reporting = replica is None and not hasattr(config, "workerinput")
         """Only the user's session (the xdist controller) gathers and writes; replicas and workers measure."""
 
@@ -332,7 +334,8 @@ class OverheadSession:
             workeroutput[WORKER_REPLICAS] = self.started  # to the controller's pytest_testnodedown
         if not self.reporting:
             return
-        done = write_outputs(self._outputs(exitstatus), interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        interrupted, passed = exitstatus == pytest.ExitCode.INTERRUPTED, exitstatus == pytest.ExitCode.OK
+        done = write_outputs(self._outputs(exitstatus), interrupted, passed)
         self.written += done.files
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         for problem in done.problems:
@@ -346,9 +349,9 @@ class OverheadSession:
         options, run = self.options, self.run
         outputs = []
         if json_path := options.json_path:
-            outputs.append(Output(str(json_path), lambda: write_json_atomic(json_path, run().to_json())))
+            outputs.append(Output.file(json_path, lambda: dumps(run().to_json()) + "\n"))
         if markdown_path := options.markdown_path:
-            outputs.append(Output(str(markdown_path), lambda: write_text_atomic(markdown_path, self.markdown())))
+            outputs.append(Output.file(markdown_path, self.markdown))
         if options.github and in_actions(os.environ) and self.gathered.measured_anything:
             summary = os.environ.get("GITHUB_STEP_SUMMARY", "the job summary")
             outputs.append(Output(summary, lambda: append_summary(os.environ, self.markdown())))

@@ -102,11 +102,6 @@ def dumps(data: Any) -> str:
     return json.dumps(strict(data), indent=1, allow_nan=False)
 
 
-def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
-    """:func:`write_text_atomic` of ``data`` as strict, indented JSON."""
-    return write_text_atomic(path, dumps(data) + "\n")
-
-
 class ShapeError(ValueError):
     """A JSON document has the wrong shape; the message names the field (``results[3].ci``)."""
 

@@ -81,7 +81,8 @@ class Server:
     quic_port: int | None = None
     """The UDP port HTTP/3 is served on (``h3`` only; ``url``'s port is its TCP listener)."""
     tls_folder: Path | None = None
-    """The certificate and key the server was given (removed once it has started)."""
+    """Where the certificate and key were written, on a system without in-memory files
+    (:func:`tls_files`); removed once the server has started."""
     _clients: list[Any] = field(default_factory=list)
 
     @property
@@ -166,8 +167,8 @@ class Server:
         self.forget_key()
 
     def forget_key(self) -> None:
-        """Remove the certificate and private key from disk: the server read them when it
-        started (a process killed later leaves no key behind)."""
+        """Remove the certificate and private key from disk, where :func:`tls_files` had to
+        write them: the server read them when it started."""
         if self.tls_folder is not None:
             remove_folder(self.tls_folder)
             self.tls_folder = None
@@ -241,13 +242,13 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
     ports = [sock.getsockname()[1] for sock in sockets]
     fds = [sock.detach() for sock in sockets]  # the child owns them now; no socket object here may close a reused fd
     arguments = [app, str(fds[0])]
-    tls_folder = None
+    tls_folder: Path | None = None
+    pem_fds: list[int] = []
     if protocol in ALPN:
-        tls_folder = owned_folder("tls")
         certificate = authority().issue_cert("127.0.0.1", "localhost")
-        certificate.cert_chain_pems[0].write_to_path(str(tls_folder / "cert.pem"))
-        certificate.private_key_pem.write_to_path(str(tls_folder / "key.pem"))
-        arguments += [str(tls_folder / "cert.pem"), str(tls_folder / "key.pem"), ALPN[protocol], *map(str, fds[1:])]
+        pems = {"cert.pem": certificate.cert_chain_pems[0].bytes(), "key.pem": certificate.private_key_pem.bytes()}
+        paths, pem_fds, tls_folder = tls_files(pems)
+        arguments += [*paths, ALPN[protocol], *map(str, fds[1:])]
     log = tempfile.TemporaryFile(prefix="overheadbench-server-")
     environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path), **(env or {}))
     try:
@@ -256,13 +257,13 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
-            pass_fds=fds,
+            pass_fds=[*fds, *pem_fds],
             env=environ,
         )
     finally:
-        for fd in fds:
+        for fd in [*fds, *pem_fds]:
             os.close(fd)
-    scheme = "https" if tls_folder else "http"
+    scheme = "https" if protocol in ALPN else "http"
     server = Server(
         app, HttpProtocol(protocol), f"{scheme}://127.0.0.1:{ports[0]}", process, log, tls_folder=tls_folder
     )
@@ -276,6 +277,36 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
     finally:
         server.forget_key()
     return server
+
+
+def tls_files(pems: dict[str, bytes]) -> tuple[list[str], list[int], Path | None]:
+    """The server's certificate and private key as paths its process can open: the paths, the
+    descriptors to pass it, and the folder to remove once it has started (None: nothing to remove).
+
+    Why in memory: a key written to a temporary folder, however briefly, outlived a session
+    killed by ``SIGKILL`` while servers started (68 keys after 10 kills). On Linux each file is
+    an anonymous in-memory file (``memfd_create``) passed to the server process and opened
+    there as ``/proc/self/fd/N``: it is never on a disk, and it is gone with the last process
+    holding it, however that process ends. Elsewhere they are written to a folder of this
+    process's own (:func:`~overheadbench.core.scratch.owned_folder`), removed once the server
+    has read them; a session killed meanwhile leaves it to the next one to remove.
+    """
+    if hasattr(os, "memfd_create"):
+        fds = [_in_memory(name, data) for name, data in pems.items()]
+        return [f"/proc/self/fd/{fd}" for fd in fds], fds, None
+    folder = owned_folder("tls")
+    for name, data in pems.items():
+        (folder / name).write_bytes(data)
+    return [str(folder / name) for name in pems], [], folder
+
+
+def _in_memory(name: str, data: bytes) -> int:
+    """A descriptor of an anonymous in-memory file holding ``data``."""
+    fd = os.memfd_create(f"overheadbench-{name}", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    return fd
 
 
 async def _h3_ready(server: Server) -> None:

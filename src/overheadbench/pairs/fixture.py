@@ -135,12 +135,20 @@ class OverheadFixture:
             return self._measure_sync(baseline, framework)
 
     def _time_limit(self) -> contextlib.AbstractContextManager[None]:
-        """The pair's time limit in the user's session (a replica's silence is the controller's to judge)."""
+        """The pair's time limit in the user's session, replicas included (they are ended when it
+        strikes while they owe an answer); a replica does not set its own."""
         if not self.measuring or self.replication.in_replica:
             return contextlib.nullcontext()
         limit_s = self.settings.pair_timeout_s
 
-        def message() -> str:
+        def message(waiting: str | None) -> str:
+            still = f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout)"
+            if waiting is not None:  # it hung there, not here: this process's first calls returned
+                return (
+                    f"{still}: {waiting} and never answered; it was ended. Does a callable (or a fixture) hang "
+                    f"only in replicas (overheadbench.in_replica())? Raise --overhead-pair-timeout if the pair is "
+                    f"really that slow"
+                )
             slow = (
                 f"the slowest first call took {format_seconds(self._slowest_call_s)}: blocks are calibrated on the "
                 f"faster side, so sides a thousandfold apart make long blocks"
@@ -148,9 +156,8 @@ class OverheadFixture:
                 else "a first call never returned"
             )
             return (
-                f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout): "
-                f"does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout if "
-                f"the pair is really that slow"
+                f"{still}: does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout "
+                f"if the pair is really that slow"
             )
 
         return time_limit(limit_s, message)

@@ -11,7 +11,9 @@ The parts:
 * :mod:`.relaunch`: how to start the user's pytest session again (its own arguments,
   ``addopts``, plugins and conftests; only the selection and a few options change);
 * :mod:`.messages`: the typed messages between the controller and a replica;
-* :mod:`.pool`: the controller's side, the process pool;
+* :mod:`.pool`: the controller's side, the process pool, and one pair's use of it;
+* :mod:`.process`: one replica process as the pool holds it;
+* :mod:`.failures`: the errors a replica's failure raises, and their stories;
 * :mod:`.replication`: the procedure for one pair: rounds of processes until the interval is
   narrow enough, or the time budget spent;
 * :mod:`.duet`: ``--overhead-against``'s rounds, the head's and the base's replicas interleaved;

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from ..engine.samples import CountSamples, ReplicaSamples
 from ..engine.sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..engine.settings import Settings
-from .pool import NotInTree, ReplicaPool, affordable
+from .failures import NotInTree
+from .pool import ReplicaPool, affordable, one_pair
 from .trees import BaseSide
 
 
@@ -60,7 +61,7 @@ class Duet:
         (doubled) time budget. A pair the base does not have is measured on the head alone."""
         cap = max(settings.processes, settings.max_processes)
         pools = (head_pool, base_pool)
-        try:
+        with one_pair(pools):
             try:
                 base_pool.ensure(settings.processes, nodeid)
             except NotInTree as exc:
@@ -88,13 +89,6 @@ class Duet:
                 self._rounds(rng, calls, settings, head_pool, base_pool, head, base, more)
             self.sides[nodeid] = BaseSide(tuple(base))
             return head
-        except (KeyboardInterrupt, SystemExit):
-            for pool in pools:
-                pool.close(grace_s=0.0)
-            raise
-        finally:
-            for pool in pools:
-                pool.release()
 
     def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
         """Count a count-mode pair in one replica of the head tree (count mode's callgrind pools)."""

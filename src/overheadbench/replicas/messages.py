@@ -2,6 +2,7 @@
 
 Replica to controller:
 
+* :class:`Collected`: a new replica has started and collected its session;
 * :class:`Ready`: parked at ``overhead.compare`` of a test, waiting for :class:`Go` or :class:`Done`;
 * :class:`Samples`: the pair's samples, after :class:`Go`;
 * :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
@@ -26,6 +27,13 @@ from typing import Any, cast
 
 from ..engine.samples import CountSamples, ReplicaSamples
 from ..engine.settings import Settings
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Replica: started and collected, about to run its first test. What came before (the
+    interpreter, pytest, the suite's plugins and conftests) is the session's cost of a new
+    process; what comes after (the test's fixtures, its body up to ``compare``) is the pair's."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +98,10 @@ class Next:
     nodeid: str
 
 
-Message = Ready | Samples | Counted | Missed | Idle | Next | Go | Done
-_TYPES: dict[str, type] = {cls.__name__: cls for cls in (Ready, Samples, Counted, Missed, Idle, Next, Go, Done)}
+Message = Collected | Ready | Samples | Counted | Missed | Idle | Next | Go | Done
+_TYPES: dict[str, type] = {
+    cls.__name__: cls for cls in (Collected, Ready, Samples, Counted, Missed, Idle, Next, Go, Done)
+}
 
 
 class ProtocolError(Exception):

@@ -27,79 +27,42 @@ import select
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import IO, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
+from ..core.timeouts import PairTimeout, not_counted, waiting_on
 from ..engine.samples import CountSamples, ReplicaSamples
 from ..engine.settings import Settings
 from ..engine.valgrind import SCRATCH_ENV
+from .failures import SAMPLING_SILENCE, SLOW_FIXTURES, ReplicaError, missed_error, missed_story, which
 from .lifeline import REPLICA_ENV
-from .messages import Counted, Done, Go, Idle, Message, Missed, Next, ProtocolError, Ready, Samples, decode, encode
+from .messages import (
+    Collected,
+    Counted,
+    Done,
+    Go,
+    Idle,
+    Message,
+    Missed,
+    Next,
+    ProtocolError,
+    Ready,
+    Samples,
+    decode,
+    encode,
+)
+from .process import ReplicaProcess, State
 from .relaunch import Invocation
 from .replica import ReplicaRequest, write_work
 
 EXIT_GRACE_S = 5.0
 _Answer = TypeVar("_Answer", Samples, Counted)
 QUOTED_LINES = 40
-EXCLUSIVE_HINT = (
-    "A replica is a fresh run of this test's own session while this process still holds its fixtures: a fixture "
-    "that holds an exclusive resource (a fixed port, a file, a lock) cannot be set up there at the same time. "
-    "Measure this test in this process only with @pytest.mark.overhead(..., processes=1) (or "
-    "--overhead-processes=1 for the session), or make the resource per process (port 0, tmp_path)."
-)
-
-
-class ReplicaError(Exception):
-    """A replica could not measure the pair; the message names the test and quotes the replica."""
-
-
-class NotInTree(ReplicaError):
-    """The replica's tree has no such test (``failed``: its file did not collect there)."""
-
-    def __init__(self, message: str, failed: bool) -> None:
-        super().__init__(message)
-        self.failed = failed
-
-
-class WrongTree(ReplicaError):
-    """A replica of the base tree imported the head tree's code: no pair can be compared."""
-
-
-class State(Enum):
-    MOVING = "moving to a test"
-    PARKED = "parked at compare"
-    SAMPLING = "sampling"
-    LEAVING = "ending a test"
-    IDLE = "idle between tests"
-
-
-SILENCE_HINTS = {
-    State.SAMPLING: "a callable that never returns? Each side is called in blocks; a slow but finishing "
-    "pair may raise overhead_replica_timeout",
-}
-"""Why a replica may stay silent, by what it was doing (default: slow fixtures)."""
-SLOW_FIXTURES = "raise overhead_replica_timeout if its fixtures are that slow"
-
-
-@dataclass(eq=False)
-class _Replica:
-    process: subprocess.Popen[bytes]
-    log: IO[bytes]
-    messages_fd: int
-    commands: IO[bytes]
-    lifeline_fd: int
-    """The write end of the lifeline pipe: never written, closed when the replica must die."""
-    position: int
-    """Index (in the pool's node ids) of the test it was last sent to."""
-    state: State = State.MOVING
-    log_from: int = 0
-    """Where its output for the current test starts in ``log``."""
-    buffer: bytes = b""
 
 
 @dataclass
@@ -114,8 +77,8 @@ class ReplicaPool:
     clock_ns: Callable[[], int] = time.perf_counter_ns
     started: int = 0
     """Replica processes started so far (for the session's report)."""
-    _replicas: list[_Replica] = field(default_factory=list)
-    _parked: list[_Replica] = field(default_factory=list)
+    _replicas: list[ReplicaProcess] = field(default_factory=list)
+    _parked: list[ReplicaProcess] = field(default_factory=list)
     _current: str = ""
     _move_per_two_ns: float = 0.0
     _start_per_two_ns: float = 0.0
@@ -138,7 +101,7 @@ class ReplicaPool:
         if self._current != nodeid:
             self._current, self._parked = nodeid, []
         started_ns, new = self.clock_ns(), 0
-        moved: list[_Replica] = []
+        moved: list[ReplicaProcess] = []
         for replica in list(self._replicas):
             if len(self._parked) + len(moved) >= count:
                 break
@@ -155,8 +118,11 @@ class ReplicaPool:
             moved.append(self._start(position))
             new += 1
         deadline = time.monotonic() + self.timeout_s  # they move together: one silence limit for all
+        with not_counted():  # a new process's start is the session's cost, not the pair's
+            for replica in moved:
+                self._await(replica, nodeid, deadline, State.MOVING)
         for replica in moved:
-            self._await_ready(replica, nodeid, deadline)
+            self._await(replica, nodeid, deadline, State.PARKED)
             self._parked.append(replica)
         if moved:
             per_two = (self.clock_ns() - started_ns) / math.ceil(len(moved) / 2)
@@ -183,7 +149,7 @@ class ReplicaPool:
         message = self._receive(replica)
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
-            raise ReplicaError(self._missed_story(message))
+            raise ReplicaError(missed_story(message, self._base_tree))
         if not isinstance(message, answer):
             raise self._fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
         replica.state = State.PARKED
@@ -203,6 +169,15 @@ class ReplicaPool:
                 pass
         self._parked = []
 
+    def abandon(self) -> None:
+        """End at once the replicas that owe an answer (starting, moving to the pair, or
+        sampling): the pair's time is up, and waiting for them is what its limit prevents."""
+        owing = [r for r in self._replicas if r.state in (State.STARTING, State.MOVING, State.SAMPLING)]
+        for replica in owing:  # all at once: their watchdogs' grace runs side by side
+            replica.cut_lifeline()
+        for replica in owing:
+            self._discard(replica)
+
     def close(self, grace_s: float = EXIT_GRACE_S) -> None:
         """Tell every replica to stop, give them ``grace_s`` to end their session, then end
         what is left (its lifeline closes: its watchdog interrupts it, then it is killed); safe twice."""
@@ -216,13 +191,18 @@ class ReplicaPool:
             except subprocess.TimeoutExpired:
                 pass
         for replica in replicas:  # all at once: their watchdogs' grace runs side by side
-            _cut_lifeline(replica)
+            replica.cut_lifeline()
         for replica in replicas:
             self._discard(replica)
         self._replicas.clear()
         if self._folder is not None:
             remove_folder(self._folder)
             self._folder = None
+
+    @property
+    def _base_tree(self) -> str | None:
+        """The base tree these replicas run in (``--overhead-against``), or None: the session's own."""
+        return self.trees[1] if self.trees else None
 
     def _position(self, nodeid: str) -> int:
         try:
@@ -233,7 +213,7 @@ class ReplicaPool:
                 f"session started (was the marker added at run time?); replicas cannot re-run it"
             ) from None
 
-    def _start(self, position: int) -> _Replica:
+    def _start(self, position: int) -> ReplicaProcess:
         if self._folder is None:
             self._folder = owned_folder("replicas")
             self._work = write_work(self._folder, self.nodeids)
@@ -266,44 +246,26 @@ class ReplicaPool:
             for fd in child_ends:
                 os.close(fd)
         self.started += 1
-        replica = _Replica(process, log, messages_read, os.fdopen(commands_write, "wb"), lifeline_write, position)
+        replica = ReplicaProcess(process, log, messages_read, os.fdopen(commands_write, "wb"), lifeline_write, position)
         self._replicas.append(replica)
         return replica
 
-    def _await_ready(self, replica: _Replica, nodeid: str, deadline: float) -> None:
-        while replica.state is not State.PARKED:
+    def _await(self, replica: ReplicaProcess, nodeid: str, deadline: float, until: State) -> None:
+        """Receive until ``replica`` has collected its session (``until`` MOVING) or is parked
+        at ``nodeid`` (``until`` PARKED)."""
+        while replica.state not in (until, State.PARKED):
             message = self._receive(replica, deadline=deadline)
-            if isinstance(message, Ready) and message.nodeid == nodeid:
+            if isinstance(message, Collected) and replica.state is State.STARTING:
+                replica.state = State.MOVING
+            elif isinstance(message, Ready) and message.nodeid == nodeid:
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
                 replica.state = State.LEAVING
-                raise self._missed(message)
+                raise missed_error(message, self.invocation.directory, self._base_tree)
             else:
-                self._fail(replica, f"answered {message!r} while moving to {nodeid}")
+                self._fail(replica, f"answered {message!r} while {replica.state.value} ({nodeid})")
 
-    def _missed(self, missed: Missed) -> ReplicaError:
-        """The error for a replica that did not reach the pair: the base tree's own kinds, or the test's story."""
-        if missed.when == "imports":
-            return WrongTree(missed.report)
-        if missed.when == "collect":
-            what = "does not collect there:\n" + missed.report if missed.outcome == "failed" else "has no such test"
-            return NotInTree(
-                f"{missed.nodeid}: the tree of {self.invocation.directory} {what}", missed.outcome == "failed"
-            )
-        return ReplicaError(self._missed_story(missed))
-
-    def _missed_story(self, missed: Missed) -> str:
-        where = {
-            "setup": "while setting the test up",
-            "call": "while running the test, before its pair was ready to sample",
-            "teardown": "without reaching overhead.compare",
-            "sampling": "while sampling the pair (a callable raised)",
-        }.get(missed.when, missed.when)
-        which = f"of the base tree {self.trees[1]}" if self.trees else "process (a fresh run of this test's session)"
-        story = f"{missed.nodeid}: in a replica {which} the test {missed.outcome} {where}:\n{missed.report}"
-        return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")
-
-    def _settle(self, replica: _Replica, deadline: float) -> None:
+    def _settle(self, replica: ReplicaProcess, deadline: float) -> None:
         """Bring ``replica`` to idle: end a parked pair, take samples still coming, wait."""
         while replica.state is not State.IDLE:
             if replica.state is State.PARKED:
@@ -317,40 +279,43 @@ class ReplicaPool:
             elif isinstance(message, Missed):
                 replica.state = State.LEAVING
 
-    def _send(self, replica: _Replica, message: Message) -> None:
+    def _send(self, replica: ReplicaProcess, message: Message) -> None:
         try:
             replica.commands.write(encode(message))
             replica.commands.flush()
         except BrokenPipeError:
             self._fail(replica, exit_story(self._exit_code(replica)))
 
-    def _receive(self, replica: _Replica, quiet: bool = False, deadline: float | None = None) -> Message:
+    def _receive(self, replica: ReplicaProcess, quiet: bool = False, deadline: float | None = None) -> Message:
         """The replica's next message; a replica that exits, stays silent past ``deadline``
         (default: ``timeout_s`` from now) or talks nonsense is dropped (quietly, or raising
         :class:`ReplicaError` with its story)."""
         deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
-        while b"\n" not in replica.buffer:
-            readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not readable:
-                self._fail(replica, f"sent nothing for {self.timeout_s:g} s while {replica.state.value} "
-                           f"({SILENCE_HINTS.get(replica.state, SLOW_FIXTURES)})", quiet=quiet)  # fmt: skip
-            chunk = os.read(replica.messages_fd, 1 << 16)
-            if not chunk:
-                self._fail(replica, f"{exit_story(self._exit_code(replica))} while {replica.state.value}", quiet=quiet)
-            replica.buffer += chunk
+        with waiting_on(f"a replica {which(self._base_tree)} was {replica.state.value}"):
+            while b"\n" not in replica.buffer:
+                readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not readable:
+                    hint = SAMPLING_SILENCE if replica.state is State.SAMPLING else SLOW_FIXTURES
+                    silent = f"sent nothing for {self.timeout_s:g} s while {replica.state.value} ({hint})"
+                    self._fail(replica, silent, quiet=quiet)
+                chunk = os.read(replica.messages_fd, 1 << 16)
+                if not chunk:
+                    story = exit_story(self._exit_code(replica))
+                    self._fail(replica, f"{story} while {replica.state.value}", quiet=quiet)
+                replica.buffer += chunk
         line, _, replica.buffer = replica.buffer.partition(b"\n")
         try:
             return decode(line)
         except ProtocolError as exc:
             self._fail(replica, str(exc), quiet=quiet)
 
-    def _exit_code(self, replica: _Replica) -> int | None:
+    def _exit_code(self, replica: ReplicaProcess) -> int | None:
         try:
             return replica.process.wait(timeout=EXIT_GRACE_S)
         except subprocess.TimeoutExpired:
             return None
 
-    def _fail(self, replica: _Replica, what: str, quiet: bool = False) -> NoReturn:
+    def _fail(self, replica: ReplicaProcess, what: str, quiet: bool = False) -> NoReturn:
         """Drop a replica that cannot go on and raise its story: what happened, and its own
         output since it was sent to this test (its traceback, if it printed one)."""
         replica.log.seek(replica.log_from)
@@ -358,17 +323,17 @@ class ReplicaPool:
         self._discard(replica)
         tail = "\n".join(output[-QUOTED_LINES:])
         raise ReplicaError(
-            f"{self._current}: a replica process (a fresh run of this test's session) {what}."
+            f"{self._current}: a replica {which(self._base_tree)} {what}."
             + (f" Its output for this test ended:\n{tail}" if tail and not quiet else "")
         )
 
-    def _discard(self, replica: _Replica) -> None:
+    def _discard(self, replica: ReplicaProcess) -> None:
         """Stop a replica for good (its lifeline closes, its watchdog ends it) and free its pipes."""
         if replica in self._replicas:
             self._replicas.remove(replica)
         if replica in self._parked:
             self._parked.remove(replica)
-        _cut_lifeline(replica)
+        replica.cut_lifeline()
         if replica.process.poll() is None:
             try:
                 replica.process.wait(timeout=1.0)
@@ -384,11 +349,24 @@ class ReplicaPool:
         replica.log.close()
 
 
-def _cut_lifeline(replica: _Replica) -> None:
-    """Close the replica's lifeline (its watchdog interrupts it, then ends it); safe twice."""
-    if replica.lifeline_fd >= 0:
-        os.close(replica.lifeline_fd)
-        replica.lifeline_fd = -1
+@contextmanager
+def one_pair(pools: Sequence[ReplicaPool]) -> Iterator[None]:
+    """The pools' replicas through one pair's plan: released when it ends; when the pair's time
+    is up, those still owing an answer are ended first (not waited for); when the session
+    ends (Ctrl-C, SIGTERM), all are, since nobody will wait on them."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit):
+        for pool in pools:
+            pool.close(grace_s=0.0)
+        raise
+    except PairTimeout:
+        for pool in pools:
+            pool.abandon()
+        raise
+    finally:
+        for pool in pools:
+            pool.release()
 
 
 def affordable(

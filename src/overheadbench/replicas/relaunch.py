@@ -15,8 +15,17 @@ replica's command line *is* the user's, from ``config.invocation_params``, with 
   ``config.args``; the user's paths stay on the command line, so the same initial conftests
   load);
 * the replica's own switches are appended: a throwaway cache directory (a replica must not
-  rewrite the user's last-failed list), and ``-n 0`` where xdist is installed, so an
-  ``addopts = -n 4`` does not make every replica start four more processes.
+  rewrite the user's last-failed list), ``-n 0`` where xdist is installed, so an
+  ``addopts = -n 4`` does not make every replica start four more processes, and the session's
+  rootdir, ini file and conftest cut-off, explicitly.
+
+Why the rootdir explicitly: pytest chooses it (and the ini file) from the paths on the command
+line before it knows any plugin's options, so ``--overhead-json /ci/out.json`` (with a space)
+made it take the existing file for a test path and root the session at a common ancestor. The
+replica, whose command line no longer had that option, rooted at the project: its node ids did
+not match, and every pair failed on a CI re-run (the file existed only then). Given the
+controller's rootdir, ini file (``/dev/null`` where it had none) and ``--confcutdir``, a replica
+collects the same node ids with the same configuration, whatever the command line.
 """
 
 from __future__ import annotations
@@ -164,6 +173,13 @@ class Invocation:
     """A command the replica's interpreter is started under (count mode's callgrind)."""
     env: tuple[tuple[str, str], ...] = ()
     """Variables set in the replica's environment on top of this process's."""
+    rootdir: Path | None = None
+    """The session's rootdir, which the replica is given (None: it finds its own)."""
+    inifile: Path | None = None
+    """The session's ini file (``/dev/null``: it had none), which the replica is given (None:
+    it finds its own, as a base tree without the head's ini file does)."""
+    confcutdir: Path | None = None
+    """Where the session stopped looking for conftests upwards (it follows the ini file)."""
 
     @classmethod
     def of(cls, config: Any) -> Invocation:
@@ -177,6 +193,9 @@ class Invocation:
             module_run=str(main_argv[0]).endswith("__main__.py"),
             xdist=config.pluginmanager.hasplugin("xdist"),
             coverage=config.pluginmanager.hasplugin("_cov"),
+            rootdir=Path(config.rootpath),
+            inifile=Path(config.inipath or os.devnull),
+            confcutdir=_path_or_none(getattr(config.known_args_namespace, "confcutdir", None)),
         )
 
     def in_tree(self, mapped: Callable[[Path], Path], python: str) -> Invocation:
@@ -189,8 +208,16 @@ class Invocation:
             str(mapped(Path(entry))) if os.path.isabs(entry) else entry for entry in (raw or "").split(os.pathsep)
         ]
         pythonpath = os.pathsep.join(entries) if raw else None
+        inifile = self.inifile and mapped(self.inifile)
         return dataclasses.replace(
-            self, args=args, directory=mapped(self.directory), python=python, pythonpath=pythonpath
+            self,
+            args=args,
+            directory=mapped(self.directory),
+            python=python,
+            pythonpath=pythonpath,
+            rootdir=self.rootdir and mapped(self.rootdir),
+            inifile=inifile if inifile is None or inifile.exists() else None,
+            confcutdir=self.confcutdir and mapped(self.confcutdir),
         )
 
     def under_callgrind(self) -> Invocation:
@@ -221,6 +248,9 @@ class Invocation:
             switches += ["-n", "0"]
         if self.coverage:
             switches += ["--no-cov"]
+        switches += [f"--rootdir={self.rootdir}"] if self.rootdir else []
+        switches += ["-c", str(self.inifile)] if self.inifile else []
+        switches += [f"--confcutdir={self.confcutdir}"] if self.confcutdir else []
         return [*start, *without_dropped(self.args), *switches]
 
     def environ(self, base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -233,6 +263,10 @@ class Invocation:
         if self.env_addopts is not None:
             environ["PYTEST_ADDOPTS"] = shlex.join(without_dropped(shlex.split(self.env_addopts)))
         return environ
+
+
+def _path_or_none(value: object) -> Path | None:
+    return Path(str(value)) if value else None
 
 
 def absolute_nodeid(nodeid: str, rootpath: Path) -> str:

@@ -29,7 +29,7 @@ import pytest
 from ..engine.samples import CountSamples, ReplicaSamples
 from ..engine.sampling import Request, replica_plan
 from .lifeline import REPLICA_ENV
-from .messages import Counted, Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
+from .messages import Collected, Counted, Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 from .trees import foreign_modules
 
@@ -144,6 +144,7 @@ class ReplicaPlugin:
             config.hook.pytest_deselected(items=rest)
         items[:] = kept
         self.collected = {item.nodeid for item in kept}
+        self.channel.send(Collected())
         if self.target not in self.collected:  # a test the base tree does not have (or cannot collect)
             self._not_here()
 

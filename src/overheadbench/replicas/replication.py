@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ..engine.samples import CountSamples
 from ..engine.sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..engine.settings import Settings
-from .pool import ReplicaPool, affordable
+from .pool import ReplicaPool, affordable, one_pair
 
 
 class Replicas:
@@ -78,7 +78,7 @@ def pair_plan(
     The width hardly depends on where the estimate lies, so the rule cannot steer it.
     """
     cap = max(settings.processes, settings.max_processes)
-    try:
+    with one_pair([pool]):
         pool.ensure(settings.processes, nodeid)
         started = clock_ns()
         calls = yield from calibrate(settings)
@@ -93,11 +93,6 @@ def pair_plan(
             pool.ensure(want, nodeid)
             replicas += [pool.sample(index, calls, settings) for index in range(len(replicas), want)]
         return replicas
-    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: the session ends, nobody waits on replicas
-        pool.close(grace_s=0.0)
-        raise
-    finally:
-        pool.release()
 
 
 def under_callgrind(pool: ReplicaPool) -> ReplicaPool:

@@ -61,7 +61,7 @@ def session_summary(
     measuring: bool,
     replicas_started: int,
     quick: bool,
-    written: Sequence[Path],
+    written: Sequence[str],
     remeasured: Sequence[str] = (),
     annotations: Sequence[Failure] = (),
     against: str | None = None,
@@ -69,7 +69,7 @@ def session_summary(
     target: float | None = None,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
-    compared with and what was saved; ``written``: the output files written; ``annotations``:
+    compared with and what was saved; ``written``: the output files written (and what each replaced); ``annotations``:
     each failed test, under GitHub Actions; ``against``: the pairs were
     measured against a base tree too (where it was), gated at ``threshold`` percent; ``target``:
     the interval's half-width the pairs aimed at (those that stayed wider are named)."""

@@ -1,0 +1,72 @@
+"""How a replica's failure is told: the errors a pair fails with, and their stories.
+
+Every story names the test and which replicas these were (the session's own, or the base
+tree's under ``--overhead-against``), quotes the replica's own report, and adds the way out
+where one is known (an exclusive fixture, a slow fixture, a callable that never returns).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .messages import Missed
+
+EXCLUSIVE_HINT = (
+    "A replica is a fresh run of this test's own session while this process still holds its fixtures: a fixture "
+    "that holds an exclusive resource (a fixed port, a file, a lock) cannot be set up there at the same time. "
+    "Measure this test in this process only with @pytest.mark.overhead(..., processes=1) (or "
+    "--overhead-processes=1 for the session), or make the resource per process (port 0, tmp_path)."
+)
+SAMPLING_SILENCE = (
+    "a callable that never returns? Each side is called in blocks; a slow but finishing pair may raise "
+    "overhead_replica_timeout"
+)
+"""Why a replica may stay silent while it samples."""
+SLOW_FIXTURES = "raise overhead_replica_timeout if its fixtures are that slow"
+"""Why a replica may stay silent at any other time."""
+WHERE = {
+    "setup": "while setting the test up",
+    "call": "while running the test, before its pair was ready to sample",
+    "teardown": "without reaching overhead.compare",
+    "sampling": "while sampling the pair (a callable raised)",
+}
+"""Where in a test a replica missed the pair, by the stage it reports."""
+
+
+class ReplicaError(Exception):
+    """A replica could not measure the pair; the message names the test and quotes the replica."""
+
+
+class NotInTree(ReplicaError):
+    """The replica's tree has no such test (``failed``: its file did not collect there)."""
+
+    def __init__(self, message: str, failed: bool) -> None:
+        super().__init__(message)
+        self.failed = failed
+
+
+class WrongTree(ReplicaError):
+    """A replica of the base tree imported the head tree's code: no pair can be compared."""
+
+
+def which(base_tree: str | None) -> str:
+    """Which replicas these are: the session's own, or ``base_tree``'s."""
+    return f"of the base tree {base_tree}" if base_tree else "process (a fresh run of this test's session)"
+
+
+def missed_error(missed: Missed, directory: Path, base_tree: str | None) -> ReplicaError:
+    """The error for a replica (started in ``directory``) that did not reach the pair: the base
+    tree's own kinds, or the test's story."""
+    if missed.when == "imports":
+        return WrongTree(missed.report)
+    if missed.when == "collect":
+        what = "does not collect there:\n" + missed.report if missed.outcome == "failed" else "has no such test"
+        return NotInTree(f"{missed.nodeid}: the tree of {directory} {what}", missed.outcome == "failed")
+    return ReplicaError(missed_story(missed, base_tree))
+
+
+def missed_story(missed: Missed, base_tree: str | None) -> str:
+    """The test's own story of a miss in a replica: where, how, and its report."""
+    where = WHERE.get(missed.when, missed.when)
+    story = f"{missed.nodeid}: in a replica {which(base_tree)} the test {missed.outcome} {where}:\n{missed.report}"
+    return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")
