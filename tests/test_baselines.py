@@ -19,7 +19,7 @@ from overheadbench.engine.stats import Method
 from overheadbench.history.changes import Change, Finding
 from overheadbench.history.environment import differences, fingerprint
 from overheadbench.history.pair_changes import compare_runs
-from overheadbench.history.runs import MAX_RUN_BYTES, SCHEMA_VERSION, Run, Storage, read_run
+from overheadbench.history.runs import SCHEMA_VERSION, Run, Storage, read_run
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 
@@ -115,8 +115,8 @@ def test_a_bad_stored_file_is_a_clear_error_naming_it_and_the_field(
 def test_a_stored_file_over_the_size_limit_is_refused_unread(tmp_path) -> None:
     path = tmp_path / "0001_huge.json"
     with path.open("wb") as stream:
-        stream.truncate(MAX_RUN_BYTES + 1)  # sparse: nothing is written, nothing would be read
-    with pytest.raises(StorageError, match=r"0001_huge.json: larger than a run can be \(32 MiB\); not read"):
+        stream.truncate(40 * 2**20)  # sparse: nothing is written; its size is told before anything is read
+    with pytest.raises(StorageError, match=r"0001_huge.json: 40.0 MiB, larger than a run can be \(32 MiB\); not read"):
         read_run(path)
 
 

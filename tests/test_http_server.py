@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from overheadbench.http import (
@@ -372,6 +373,42 @@ def test_100_start_stop_cycles_leak_no_threads_descriptors_or_processes() -> Non
         server.close()
     after = resources()
     assert after[0] == threads and after[1] <= descriptors and after[2] == processes == set()
+
+
+def _rss_kb(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
+
+
+TLS_CONNECTIONS = 600
+TLS_GROWTH_KB = 10_240
+"""The bound on a server's growth over 600 new TLS connections: 10 MB (17 KB a connection).
+Measured (benchmarks/validation/tls_memory.py, Python 3.10-3.13): 0.3-1.3 KB a connection now;
+before, with each connection held 5 s after its client left, 39-55 KB on 3.10 and 286-306 KB
+on 3.11-3.13 (CPython's 256 KiB TLS read buffer per connection)."""
+
+
+@pytest.mark.parametrize("protocol", ["https", "h2"])
+def test_a_tls_server_lets_each_connection_go_when_its_client_leaves(protocol: str) -> None:
+    server = start_server(protocol=protocol)
+    try:
+        assert server.process is not None
+        pid = server.process.pid
+        options = server._client_options({})
+        with httpx.Client(**options) as client:  # warm: modules, the TLS context, the allocator
+            client.get("/")
+        warm = _rss_kb(pid)
+        for _ in range(TLS_CONNECTIONS):
+            with httpx.Client(**options) as client:  # a new connection each
+                client.get("/").raise_for_status()
+        growth_kb = _rss_kb(pid) - warm
+        sockets = [
+            fd for fd in os.listdir(f"/proc/{pid}/fd") if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        ]
+    finally:
+        server.close()
+    assert len(sockets) <= 3, sockets  # its listener (and a connection still closing): none of the 600 held
+    assert growth_kb <= TLS_GROWTH_KB, f"{growth_kb} KB over {TLS_CONNECTIONS} connections"
 
 
 def test_tls_and_quic_servers_leave_no_thread_descriptor_process_or_key_behind() -> None:

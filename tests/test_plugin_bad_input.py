@@ -192,3 +192,40 @@ def test_bad_ini_value_names_the_ini_option(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option overhead_gc='maybe': must be true or false*"])
+
+
+@pytest.mark.parametrize(
+    ("sides", "warned"),
+    [
+        ("lambda: {'a': 1}, lambda: 'a'", "the baseline returned a dict and the framework a str"),
+        ("abare, aframework", "the baseline returned a dict and the framework a list"),
+        ("lambda: None, lambda: {'a': 1}", None),  # a baseline that does nothing is a choice
+        ("lambda: {'a': 1}, lambda: {'a': 2}", None),
+    ],
+)
+def test_sides_returning_different_types_are_warned_of(
+    pytester: pytest.Pytester, sides: str, warned: str | None
+) -> None:
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        async def abare():
+            return {{"a": 1}}
+
+        async def aframework():
+            return ["a"]
+
+        @pytest.mark.overhead(max=5.0, processes=1)
+        def test_case(overhead):
+            overhead.compare({sides})
+        """
+    )
+    result = pytester.runpytest("-W", "error::overheadbench.OverheadPairWarning")
+    if warned is None:
+        result.assert_outcomes(passed=1)
+    else:
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(
+            [f"*OverheadPairWarning: test_sides_returning*::test_case: {warned}: do both sides do the same work?"]
+        )

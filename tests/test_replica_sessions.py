@@ -315,8 +315,8 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
             overhead.compare(lambda: sum(range(200)), lambda: sum(range(300)))
         """
     )
-    # the limit covers a whole pair, replica start-up included: test_after is measured in this
-    # process so that a loaded machine cannot make it reach the short limit too
+    # the hang is in this process's first call, before any replica is asked for; test_after is
+    # measured in this process so that a loaded machine cannot make it reach the short limit too
     result, pairs = measure(pytester, "--overhead-pair-timeout=5s", "--overhead-time-budget=500ms")
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(
@@ -364,12 +364,17 @@ def test_a_hang_only_in_replicas_is_ended_at_the_pair_timeout_and_the_next_pair_
         """
     )
     result, pairs = measure(
-        pytester, "--overhead-pair-timeout=20s", "--overhead-replica-timeout=600s", "--overhead-time-budget=500ms"
+        pytester,
+        "--overhead-pair-timeout=10s",
+        "--overhead-replica-timeout=600s",
+        "--overhead-time-budget=500ms",
+        "--overhead-processes=3",
+        "--overhead-max-processes=3",
     )
     result.assert_outcomes(failed=1, passed=2)
     result.stdout.fnmatch_lines(
         [
-            f"*::test_b_hangs: the pair was still being measured after 20 s (overhead_pair_timeout): a replica "
+            f"*::test_b_hangs: the pair was still being measured after 10 s (overhead_pair_timeout): a replica "
             f"process (a fresh run of this test's session) was {where} and never answered; it was ended.*"
         ]
     )

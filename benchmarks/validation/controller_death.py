@@ -10,8 +10,8 @@ the controller with SIGKILL at a random moment once replicas are running, and me
 until every replica process has ended. With ``--starting`` the suite's conftest takes 3 s to
 import in a replica (a suite with heavy imports) and the kill comes while replicas are still
 starting, before pytest has even configured. With ``--tls`` every test sets up an HTTPS server
-(in the replicas too), the kill comes the moment the first server is up (others are still
-starting), and each trial also counts the private keys and TLS folders left in the sessions'
+(in the replicas too), the kill comes the moment the first replica's server is up (the
+others' are still starting), and each trial also counts the private keys and TLS folders left in the sessions'
 temporary directory 2 s after the kill, and when the servers were gone. Linux only (reads
 process states from /proc).
 """
@@ -114,8 +114,8 @@ def trial(folder: Path, rng: random.Random, starting: bool, tls: bool) -> Trial:
         env={**os.environ, "TMPDIR": str(temporary)},
     )
     deadline = time.monotonic() + 60
-    awaited = servers_file if tls else pids_file
-    while time.monotonic() < deadline and not awaited.exists():
+    awaited, lines = (servers_file, 2) if tls else (pids_file, 1)  # tls: this session's server and a replica's
+    while time.monotonic() < deadline and (not awaited.exists() or len(awaited.read_text().split()) < lines):
         time.sleep(0.005)
     if not tls:  # with tls: at once, while the other replicas' servers are starting
         time.sleep(rng.uniform(0.0, 1.0) if starting else rng.uniform(0.5, 4.0))

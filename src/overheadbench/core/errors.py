@@ -1,7 +1,7 @@
 """The errors and warnings a user of the plugin meets in a test, catches or filters.
 
 Errors that belong to one part live with it: ``PairTimeout`` (:mod:`overheadbench.core.timeouts`),
-``ReplicaError`` (:mod:`overheadbench.replicas.pool`), ``ShapeError``
+``ReplicaError`` (:mod:`overheadbench.replicas.failures`), ``ShapeError``
 (:mod:`overheadbench.core.jsonio`), ``DurationError`` and ``SizeError``
 (:mod:`overheadbench.core.units`), ``ServerError`` and ``ProtocolMismatch``
 (:mod:`overheadbench.http.server`), ``LoadError`` (:mod:`overheadbench.http.loadgen`), ``H3Error``
@@ -54,6 +54,11 @@ class OverheadHarnessWarning(UserWarning):
 
 class OverheadMarkerWarning(UserWarning):
     """A marker argument that is valid but probably not what was meant (``max=25``: 2,500%)."""
+
+
+class OverheadPairWarning(UserWarning):
+    """The pair's two sides look unlike each other (their first calls returned values of
+    different types): they may not do the same work (a dict against a str, say)."""
 
 
 class OverheadCountingWarning(UserWarning):

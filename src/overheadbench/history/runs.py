@@ -122,17 +122,23 @@ def _read_bounded(path: Path) -> bytes:
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
-            raise StorageError(f"{path}{target}: not a regular file but {_file_kind(mode)}; not read")
+            raise StorageError(f"{path}{target}: not a regular file but {_file_kind(info.st_mode)}; not read")
+        if info.st_size > MAX_RUN_BYTES:  # said before reading: nothing of it is read
+            raise _too_large(path, f"{info.st_size / 2**20:.1f} MiB")
         with os.fdopen(fd, "rb", closefd=False) as stream:
             data = stream.read(MAX_RUN_BYTES + 1)
     finally:
         os.close(fd)
-    if len(data) > MAX_RUN_BYTES:
-        raise StorageError(f"{path}: larger than a run can be ({MAX_RUN_BYTES // 2**20} MiB); not read")
+    if len(data) > MAX_RUN_BYTES:  # it grew while being read: only the limit's worth was
+        raise _too_large(path, f"more than {MAX_RUN_BYTES // 2**20} MiB")
     return data
+
+
+def _too_large(path: Path, size: str) -> StorageError:
+    return StorageError(f"{path}: {size}, larger than a run can be ({MAX_RUN_BYTES // 2**20} MiB); not read")
 
 
 def _file_kind(mode: int) -> str:

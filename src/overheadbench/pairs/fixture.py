@@ -13,6 +13,7 @@ import inspect
 import math
 import random
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -23,7 +24,7 @@ import numpy as np
 import pytest
 import sniffio
 
-from ..core.errors import OverheadUsageError
+from ..core.errors import OverheadPairWarning, OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
 from ..core.vocabulary import MAX_CONCURRENCY, Counter
@@ -181,6 +182,7 @@ class OverheadFixture:
 
     def _measure_sync(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         started = time.perf_counter()
+        values = []
         for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             with blame(side), self._first_call():
                 value = fn()
@@ -190,6 +192,8 @@ class OverheadFixture:
                     f"{self.nodeid}: the {side} callable returned an awaitable; pass an `async def` "
                     f"function instead (e.g. `async def {side}(): return await agent.process(msg)`)"
                 )
+            values.append(value)
+        self._warn_unlike(*values)
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.SYNC))
         with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
@@ -201,15 +205,31 @@ class OverheadFixture:
         self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]
     ) -> OverheadResult:
         started = time.perf_counter()
+        values = []
         for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             with blame(side), self._first_call():
-                await fn()
+                values.append(await fn())
+        self._warn_unlike(*values)
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.ASYNC))
         with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
             for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework, held):
                 keep(await drive_async(plan, blocks))
         return self._conclude(Kind.ASYNC, started)
+
+    def _warn_unlike(self, baseline: Any, framework: Any) -> None:
+        """Warn when the sides' first calls returned values of different types (``None`` aside: a
+        baseline that does nothing is a choice): a dict against a str, a wrapper that returns
+        something else than what it wraps, are the same work only by accident."""
+        kinds = type(baseline), type(framework)
+        if kinds[0] is not kinds[1] and type(None) not in kinds:
+            warnings.warn(
+                OverheadPairWarning(
+                    f"{self.nodeid}: the baseline returned a {kinds[0].__qualname__} and the framework a "
+                    f"{kinds[1].__qualname__}: do both sides do the same work?"
+                ),
+                stacklevel=4,
+            )
 
     def _callers(self, concurrency: Any) -> None:
         """``compare(concurrency=N)``: checked, and made the pair's (unless the marker gave levels)."""
