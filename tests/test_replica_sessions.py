@@ -383,34 +383,38 @@ def test_a_hang_only_in_replicas_is_ended_at_the_pair_timeout_and_the_next_pair_
     assert_replicated(pairs, 2)
 
 
-@pytest.mark.parametrize(
-    ("option", "name"), [("--overhead-json", "out.json"), ("--overhead-md", "out.md"), ("--overhead-storage", "runs")]
-)
-def test_a_path_option_written_with_a_space_outside_the_project_measures_on_every_run(
-    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, option: str, name: str
+@pytest.mark.parametrize("storing", [False, True], ids=["outputs", "storage"])
+def test_path_options_written_with_a_space_outside_the_project_measure_on_every_run(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, storing: bool
 ) -> None:
     # pytest takes an existing value for a test path when it chooses the rootdir (before it knows
     # the option): the session roots at a common ancestor; its replicas must root there too
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
-    target = tmp_path_factory.mktemp("ci") / name
-    storing = option == "--overhead-storage"
+    outside = tmp_path_factory.mktemp("ci")
     if storing:
-        target.mkdir()  # a storage folder exists from the first run on
-    args = ("--overhead", "--overhead-quick", option, str(target), *(["--overhead-save=run"] if storing else []))
-    warning = (
-        f"*PytestConfigWarning: overheadbench: {option} {target}: pytest chose the rootdir (*) and the ini file "
-        f"(none) before it knew this option, taking {target} for a test path; write {option}={target}"
-    )
+        given = {"--overhead-storage": outside / "runs"}
+        given["--overhead-storage"].mkdir()  # a storage folder exists from the first run on
+    else:
+        given = {"--overhead-json": outside / "out.json", "--overhead-md": outside / "out.md"}
+    args = ["--overhead", "--overhead-quick", *(word for item in given.items() for word in map(str, item))]
+    args += ["--overhead-save=run"] if storing else []
     for run in (1, 2):
         result = pytester.runpytest_subprocess(*args)
         result.assert_outcomes(passed=1)
-        if run == 2 or storing:  # the value exists
-            result.stdout.fnmatch_lines([warning])
+        if run == 2 or storing:  # the values exist
+            result.stdout.fnmatch_lines_random(
+                [
+                    f"*PytestConfigWarning: overheadbench: {option} {path}: pytest chose the rootdir (*) and the ini "
+                    f"file (none) before it knew this option, taking {path} for a test path; write {option}={path}"
+                    for option, path in given.items()
+                ]
+            )
     if storing:
-        assert sorted(path.name for path in target.glob("*/*.json")) == ["0001_run.json", "0002_run.json"]
-    else:
-        assert "test_pair" in target.read_text()
-        result.stdout.fnmatch_lines([f"overhead results written to {target} (replacing the file written 20*)"])
+        assert sorted(path.name for path in outside.glob("runs/*/*.json")) == ["0001_run.json", "0002_run.json"]
+        return
+    for path in given.values():
+        assert "test_pair" in path.read_text()
+        result.stdout.fnmatch_lines([f"overhead results written to {path} (replacing the file written 20*)"])
 
 
 def test_a_failure_quotes_that_tests_own_replica_output(pytester: pytest.Pytester) -> None:
