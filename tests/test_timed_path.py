@@ -20,7 +20,7 @@ from overheadbench.engine.timed_path import untraced, without_pytest_handlers
 from overheadbench.replicas.relaunch import Invocation
 
 SEEING = '''
-import json, logging, os, sys
+import json, logging, os, sys, warnings
 
 SEEN = []
 
@@ -32,6 +32,9 @@ def seeing():
         "level": root.level,
         "trace": sys.gettrace() is not None,
         "stdout": getattr(sys.stdout, "name", None),
+        "finders": [getattr(f, "__name__", type(f).__name__) for f in sys.meta_path],
+        "shows": getattr(warnings._showwarnmsg_impl, "__name__", "?"),
+        "filters": [(action, getattr(category, "__name__", "")) for action, _, category, *_ in warnings.filters],
     })
 
 def dump():
@@ -40,7 +43,7 @@ def dump():
 '''
 
 PAIR = """
-import atexit, logging, warnings
+import atexit, logging, sys, warnings
 import pytest
 from seeing import seeing, dump
 
@@ -61,6 +64,9 @@ def test_pair(overhead, caplog):
     overhead.compare(bare, framework)
     logging.getLogger("app").warning("after the pair")
     assert "after the pair" in caplog.text  # caplog works again once the pair is measured
+    assert any(type(finder).__name__ == "AssertionRewritingHook" for finder in sys.meta_path)  # put back
+    with pytest.warns(UserWarning, match="after the pair"):  # pytest's recording too
+        warnings.warn("after the pair", UserWarning)
 """
 
 
@@ -89,9 +95,13 @@ def test_timed_calls_see_no_pytest_logging_capture_or_tracer_and_the_test_gets_t
     processes_seen = seen(pytester)
     assert len(processes_seen) == (1 if processes == 1 else 1 + processes)
     for calls in processes_seen:
+        assert "AssertionRewritingHook" in calls[0]["finders"] and calls[0]["shows"] == "append"  # pytest's, untimed
         for call in timed(calls):
             assert call["handlers"] == [] and not call["trace"] and call["stdout"] == "/dev/null", call
             assert call["level"] == logging.WARNING  # the app's (the default), not pytest's log_level=DEBUG
+            # imports and warnings as production has them: no assertion rewriter, no recording
+            assert "AssertionRewritingHook" not in call["finders"] and call["shows"] == "show_on_stderr", call
+            assert ("always", "DeprecationWarning") not in call["filters"], call
 
 
 APP = """
@@ -221,3 +231,97 @@ def test_a_monitoring_tool_is_switched_off_globally_and_named_in_a_warning() -> 
     finally:
         monitoring.set_events(tool, 0)
         monitoring.free_tool_id(tool)
+
+
+NOISY = """
+import warnings
+import pytest
+
+warnings.filterwarnings("error", message="the app's own filter")  # at import: the app's, applied while timed
+
+def bare():
+    return 1
+
+def deprecated():
+    warnings.warn("a deprecated call", DeprecationWarning, stacklevel=2)
+    return 1
+
+def optional_import():
+    try:
+        import not_installed_speedups  # noqa: F401
+    except ImportError:
+        pass
+    return 1
+
+@pytest.mark.overhead(max_abs="1s", processes=1)
+def test_deprecated_each_call(overhead):
+    with pytest.warns(DeprecationWarning, match="a deprecated call"):  # the first calls, under pytest's recording
+        overhead.compare(bare, deprecated)
+
+@pytest.mark.overhead(max_abs="1s", processes=1)
+def test_optional_import_each_call(overhead):
+    overhead.compare(bare, optional_import)
+
+@pytest.mark.overhead(max_abs="1s", processes=1)
+def test_the_apps_filter(overhead):
+    def filtered():
+        warnings.warn("the app's own filter")
+        return 1
+    overhead.compare(bare, filtered)
+"""
+
+
+def test_warnings_in_the_timed_path_go_by_production_filters_and_pytest_records_none_of_them(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_noisy=NOISY)
+    done = pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.2s", "-p", "no:cacheprovider")
+    done.assert_outcomes(passed=2, failed=1)
+    # the timed calls' deprecation warnings were ignored, as production ignores them; recorded
+    # one by one, they numbered hundreds of thousands
+    assert done.parseoutcomes().get("warnings", 0) < 20, done.stdout.str()[-2000:]
+    # the app's filter (set at import) decides in the timed path: its warning is an error there
+    done.stdout.fnmatch_lines(["*CallableError: the framework callable raised UserWarning: the app's own filter"])
+
+
+def test_pytest_finders_are_back_exactly_after_the_pair(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import sys
+        import pytest
+
+        @pytest.mark.overhead(max_abs="1s", processes=1)
+        def test_pair(overhead):
+            finders, hooks, cache = list(sys.meta_path), list(sys.path_hooks), sys.path_importer_cache
+            overhead.compare(lambda: 1, lambda: 2)
+            assert sys.meta_path == finders and sys.path_hooks == hooks and sys.path_importer_cache is cache
+        """
+    )
+    pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.1s").assert_outcomes(passed=1)
+
+
+def test_an_async_pair_is_timed_with_the_loop_out_of_debug_mode(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio
+        import pytest
+
+        seen = []
+
+        async def bare():
+            return 1
+
+        async def framework():
+            seen.append(asyncio.get_running_loop().get_debug())
+            return 1
+
+        @pytest.mark.asyncio
+        @pytest.mark.overhead(max_abs="1s", processes=1)
+        async def test_pair(overhead):
+            asyncio.get_running_loop().set_debug(True)
+            await overhead.acompare(bare, framework)
+            assert seen[0] is True and set(seen[1:]) == {False}  # the first call untimed, the timed ones not in debug
+            assert asyncio.get_running_loop().get_debug()  # and back after
+        """
+    )
+    pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.1s").assert_outcomes(passed=1)

@@ -14,6 +14,11 @@ The pairs (each in a generated project, one fresh session per pair and version):
   at import; ``json.dumps`` against ``json.dumps`` plus an ``info`` log call (a no-op under pytest
   before: the root logger was pytest's).
 * ``cov``: a bare function against the same behind a decorator, under ``--cov``.
+* ``import``: a bare call against the same after an optional import that is not installed, tried
+  on every call (issue 38): every finder on ``sys.meta_path`` is asked, pytest's
+  assertion rewriter first.
+* ``deprecated``: the same against a call that issues a ``DeprecationWarning`` (issue 38): pytest
+  records every one (``always``, into a list), production ignores it.
 
 ``timeit`` runs each side in a fresh ``python`` (no pytest) and gives framework / baseline - 1
 from the medians of 7 repeats; the plugin's figure is its overhead and per-call times.
@@ -36,6 +41,7 @@ APP = """
 import json
 import logging
 import os
+import warnings
 
 import structlog
 
@@ -83,12 +89,27 @@ def bare():
 
 
 wrapped = decorated(bare)
+
+
+def optional_speedups():
+    try:
+        import not_installed_speedups  # noqa: F401
+    except ImportError:
+        pass
+    return bare()
+
+
+def deprecated():
+    warnings.warn("use new_api()", DeprecationWarning, stacklevel=2)
+    return bare()
 """
 BASIC = "import logging\nlogging.basicConfig(level=logging.INFO, handlers=[logging.NullHandler()])\nimport app\n"
 PAIRS = {
     "structlog": ("app", "std_log", "struct_log", []),
     "basicconfig": ("basic", "app.work", "app.work_logged", []),
     "cov": ("app", "bare", "wrapped", ["--cov=app"]),
+    "import": ("app", "bare", "optional_speedups", []),
+    "deprecated": ("app", "bare", "deprecated", []),
 }
 TEST = """
 import pytest
@@ -112,7 +133,11 @@ def timeit_ratio(project: Path, module: str, baseline: str, framework: str) -> t
         f"b = per_call({module}.{baseline}); f = per_call({module}.{framework})\n"
         f"print(b, f)"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
+    # sys.path as the plugin's sessions have it (this version's src, the project): the same folders to search
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{project}"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True, check=True
+    )
     base, frame = map(float, done.stdout.split())
     return frame / base - 1, base, frame
 
@@ -133,6 +158,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", type=Path, required=True, help="an older version's src folder")
     parser.add_argument("--sessions", type=int, default=5)
+    parser.add_argument("--pairs", default=",".join(PAIRS), help="which pairs, comma-separated")
     args = parser.parse_args()
     versions = {"before": args.before.resolve(), "after": ROOT / "src"}
     with tempfile.TemporaryDirectory() as folder:
@@ -142,7 +168,8 @@ def main() -> None:
         (project / "pytest.ini").write_text("[pytest]\n")
         print("| pair | measured by | sessions | overhead (median, range) | baseline | framework |")
         print("|---|---|---|---|---|---|")
-        for name, (module, baseline, framework, extra) in PAIRS.items():
+        for name in args.pairs.split(","):
+            module, baseline, framework, extra = PAIRS[name]
             (project / f"test_{name}.py").write_text(TEST.format(module=module, baseline=baseline, framework=framework))
             rows = {"timeit, outside pytest": [timeit_ratio(project, module, baseline, framework)
                                                for _ in range(args.sessions)]}  # fmt: skip

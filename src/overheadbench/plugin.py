@@ -22,6 +22,7 @@ from .core.xdist import (
     prepare_controller,
     remember_nodeids,
 )
+from .engine.harness import Harness
 from .engine.sampling import Replication
 from .engine.settings import Counter, Mode
 from .engine.timed_path import AppLogging
@@ -134,6 +135,7 @@ class OverheadSession:
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.app_logging = AppLogging()
+        self.harness = Harness()
         self.stored: StoredRuns | None = None
         self.workers_replicas = 0
         """Replica processes the xdist workers started (the controller starts none)."""
@@ -176,8 +178,9 @@ class OverheadSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection(self) -> Generator[None, object, object]:
-        """Import the tests with the root logger as the code under test leaves it (AppLogging)."""
-        with self.app_logging.importing(self.options.measuring):
+        """Import the tests with the root logger as the code under test leaves it (AppLogging),
+        noting the import finders and warning filters around them (Harness)."""
+        with self.app_logging.importing(self.options.measuring), self.harness.importing():
             return (yield)
 
     @pytest.hookimpl(tryfirst=True)
@@ -218,8 +221,16 @@ class OverheadSession:
                 f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
                 pytrace=False,
             )
-        return OverheadFixture(pair, self.settings, self.options.measuring, self.replication, self.app_logging,
-                               count_elsewhere=self.counting.count if self.counting else None)  # fmt: skip
+        count_elsewhere = self.counting.count if self.counting else None
+        return OverheadFixture(
+            pair,
+            self.settings,
+            self.options.measuring,
+            self.replication,
+            self.app_logging,
+            self.harness,
+            count_elsewhere=count_elsewhere,
+        )
 
     @pytest.fixture(name=TRANSPORT_FIXTURE)
     def transport_fixture(self, request: pytest.FixtureRequest) -> TransportFixture:

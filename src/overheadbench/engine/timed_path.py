@@ -19,6 +19,10 @@ pair is measured (:func:`timing_conditions`, in the replicas and in this process
   threads: coverage, debuggers, profilers) are off and put back after; ``sys.monitoring`` tools
   (3.12+) have their global events off, but events they set on code objects cannot be switched
   off from outside, so such a tool is named in a warning;
+* **pytest's import finders and warning recording** (assertion rewriting, a plugin's import
+  hook; ``catch_warnings(record=True)`` with its own filters) are out: imports and warnings go
+  as in production (:mod:`overheadbench.engine.harness`);
+* **an asyncio loop in debug mode** is out of it while async callables are timed;
 * the garbage collector is paused (unless ``overhead_gc``).
 
 Replicas start without coverage: pytest-cov's ``--no-cov`` and no coverage start-up variables
@@ -29,6 +33,7 @@ coverage data stays whole.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
@@ -41,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import OverheadTimedPathWarning
+from .harness import Harness
 from .settings import Settings
 
 PYTEST_LOGGING = "_pytest.logging"
@@ -160,6 +166,25 @@ def _monitoring_tools() -> dict[int, tuple[str, int]]:
 
 
 @contextmanager
+def loop_out_of_debug() -> Iterator[None]:
+    """The running asyncio loop out of debug mode (``PYTHONASYNCIODEBUG``, ``-X dev``, a test
+    plugin's ``debug=True``), then as it was: in debug mode it checks every callback's duration
+    and tracks every coroutine's origin, which production's loop does not."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # trio, or no loop
+        loop = None
+    debugging = loop is not None and loop.get_debug()
+    if loop is not None and debugging:
+        loop.set_debug(False)
+    try:
+        yield
+    finally:
+        if loop is not None and debugging:
+            loop.set_debug(True)
+
+
+@contextmanager
 def paused_gc(settings: Settings) -> Iterator[None]:
     """The garbage collector paused (unless ``settings.gc_enabled``), as it was after."""
     was_enabled = gc.isenabled()
@@ -174,10 +199,11 @@ def paused_gc(settings: Settings) -> Iterator[None]:
 
 
 @contextmanager
-def timing_conditions(settings: Settings, app_logging: AppLogging, where: str) -> Iterator[None]:
+def timing_conditions(settings: Settings, app_logging: AppLogging, harness: Harness, where: str) -> Iterator[None]:
     """Everything above, for one pair's measurement (``where``: the test, for a warning)."""
     with ExitStack() as stack:
         stack.enter_context(untraced(where))
+        stack.enter_context(harness.taken_out())
         stack.enter_context(without_pytest_handlers(app_logging.level))
         stack.enter_context(quiet_streams())
         stack.enter_context(paused_gc(settings))

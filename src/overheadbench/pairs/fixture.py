@@ -37,11 +37,12 @@ from ..engine.counting import (
     count_plan,
     pace_plan,
 )
+from ..engine.harness import Harness
 from ..engine.samples import CountSamples, Kind, ReplicaSamples, Side
 from ..engine.sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
 from ..engine.settings import Mode, Settings
 from ..engine.stats import pair_ratios
-from ..engine.timed_path import AppLogging, timing_conditions
+from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..engine.valgrind import in_counting_replica
 from ..instruments import Block, Instrument
 from ..instruments.allocations import AllocationTrace
@@ -74,6 +75,7 @@ class OverheadFixture:
         measuring: bool,
         replication: Replication | None = None,
         app_logging: AppLogging | None = None,
+        harness: Harness | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
         count_elsewhere: CountElsewhere | None = None,
@@ -85,6 +87,8 @@ class OverheadFixture:
         self.replication: Replication = replication or InProcess()
         self.app_logging = app_logging or AppLogging()
         """The root logger's level as the code under test set it (see :mod:`overheadbench.engine.timed_path`)."""
+        self.harness = harness or Harness()
+        """pytest's import finders and warning filters, taken out while timing (:mod:`overheadbench.engine.harness`)."""
         self.measuring = measuring or self.replication.in_replica
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
@@ -196,7 +200,7 @@ class OverheadFixture:
         self._warn_unlike(*values)
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.SYNC))
-        with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
+        with timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid), self._held() as held:
             for plan, blocks, keep in self._stages(Kind.SYNC, baseline, framework, held):
                 keep(drive_sync(plan, blocks))
         return self._conclude(Kind.SYNC, started)
@@ -212,7 +216,8 @@ class OverheadFixture:
         self._warn_unlike(*values)
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.ASYNC))
-        with timing_conditions(self.settings, self.app_logging, self.nodeid), self._held() as held:
+        conditions = timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid)
+        with conditions, loop_out_of_debug(), self._held() as held:
             for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework, held):
                 keep(await drive_async(plan, blocks))
         return self._conclude(Kind.ASYNC, started)
