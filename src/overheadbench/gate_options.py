@@ -80,7 +80,7 @@ def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         metavar="PERCENT",
         default=None,
         help="fail a transport test whose figure got worse by more than PERCENT percent with confidence against "
-        "the stored run (between sessions here such figures move ~10% sd, p99 far more: docs/transport.md; "
+        "the stored run (between sessions here such figures move 24-28%% sd: docs/transport.md; "
         "implies --overhead-compare and --overhead)",
     )
     group.addoption(
