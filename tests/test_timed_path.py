@@ -325,3 +325,38 @@ def test_an_async_pair_is_timed_with_the_loop_out_of_debug_mode(pytester: pytest
         """
     )
     pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.1s").assert_outcomes(passed=1)
+
+
+def test_a_plugins_import_hook_is_out_of_the_timed_path_and_the_apps_own_finder_stays(
+    pytester: pytest.Pytester,
+) -> None:
+    finder = """
+class {name}:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        return None
+"""
+    # a plugin's import hook (as a type checker's), installed before the tests are imported
+    pytester.makeconftest("import sys\n" + finder.format(name="PluginHook") + "sys.meta_path.insert(0, PluginHook())\n")
+    pytester.makepyfile(
+        app="import sys\n" + finder.format(name="AppFinder") + "sys.meta_path.append(AppFinder())\n",
+        test_pair="""
+        import sys
+        import pytest
+        import app
+
+        seen = []
+
+        def framework():
+            seen.append([type(f).__name__ for f in sys.meta_path])
+            return 1
+
+        @pytest.mark.overhead(max_abs="1s", processes=1)
+        def test_pair(overhead):
+            overhead.compare(lambda: 1, framework)
+            assert "PluginHook" in seen[0] and "AppFinder" in seen[0]  # the first call, untimed
+            assert all("PluginHook" not in names and "AppFinder" in names for names in seen[1:])
+            assert any(type(f).__name__ == "PluginHook" for f in sys.meta_path)  # and back after
+        """,
+    )
+    pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.1s").assert_outcomes(passed=1)

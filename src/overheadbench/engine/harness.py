@@ -73,11 +73,12 @@ def plain_interpreter() -> dict[str, frozenset[str]]:
     """:func:`machinery` of a plain ``python`` of this interpreter (``site`` and its ``.pth``
     files included; asked once per process). If it cannot be asked, nothing is taken out."""
     code = "import json; from overheadbench.engine.harness import machinery; print(json.dumps(machinery()))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        everything = machinery()
-        return {key: frozenset(names) for key, names in everything.items()}
-    return {key: frozenset(names) for key, names in json.loads(done.stdout).items()}
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        found = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):  # no interpreter to ask: take nothing out
+        found = machinery()
+    return {key: frozenset(names) for key, names in found.items()}
 
 
 def _filters_mutated() -> None:
