@@ -7,6 +7,11 @@ multiplexed as HTTP/2's are. It answers with :class:`H3Response`, which has the 
 take it as they take httpx. ALPN is checked on the handshake and every response says which
 protocol carried it (``HTTP/3`` only when QUIC negotiated ``h3``). asyncio only (aioquic's
 own requirement).
+
+A request cancelled before its answer ended asks the server to stop sending it
+(STOP_SENDING, which QUIC retransmits until acknowledged), and closing waits, briefly, for the
+server's reset of each such stream: the connection's close is a single datagram that a server
+flooding the client can lose, and then its streams would run on to the QUIC idle timeout.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, H3Event, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ConnectionTerminated, QuicEvent
+from aioquic.quic.events import ConnectionTerminated, QuicEvent, StreamReset
+
+H3_REQUEST_CANCELLED = 0x10C  # RFC 9114 section 8.1
+STOPPED_STREAMS_WAIT_S = 1.0  # the most a close waits for the server to reset stopped streams
 
 
 class H3Error(Exception):
@@ -55,6 +63,9 @@ class _Protocol(QuicConnectionProtocol):
         super().__init__(*args, **kwargs)
         self.h3 = H3Connection(self._quic)
         self.pending: dict[int, _Pending] = {}
+        self.stopped: set[int] = set()  # streams asked to stop, their server's reset not yet received
+        self.all_reset = asyncio.Event()
+        self.all_reset.set()
 
     def quic_event_received(self, event: QuicEvent) -> None:
         if isinstance(event, ConnectionTerminated):
@@ -62,6 +73,11 @@ class _Protocol(QuicConnectionProtocol):
                 if not pending.future.done():
                     pending.future.set_exception(H3Error(f"QUIC connection closed: {event.reason_phrase}"))
             self.pending.clear()
+            self.stopped.clear()
+        if isinstance(event, StreamReset):
+            self.stopped.discard(event.stream_id)
+        if not self.stopped:
+            self.all_reset.set()
         for h3_event in self.h3.handle_event(event):
             self._h3_event(h3_event)
 
@@ -92,7 +108,28 @@ class _Protocol(QuicConnectionProtocol):
         pending = _Pending(asyncio.get_running_loop().create_future())
         self.pending[stream_id] = pending
         self.transmit()
-        return await pending.future
+        try:
+            return await pending.future
+        except asyncio.CancelledError:
+            self._stop(stream_id)
+            raise
+
+    def _stop(self, stream_id: int) -> None:
+        """Ask the server to stop sending a stream whose request was cancelled."""
+        if self.pending.pop(stream_id, None) is None:
+            return
+        try:
+            self._quic.stop_stream(stream_id, H3_REQUEST_CANCELLED)
+        except ValueError:  # the stream is already gone on this side: nothing to stop
+            return
+        self.stopped.add(stream_id)
+        self.all_reset.clear()
+        self.transmit()
+
+    async def reset_by_server(self) -> None:
+        """Wait until the server has reset every stopped stream, or for a bounded time."""
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await asyncio.wait_for(self.all_reset.wait(), STOPPED_STREAMS_WAIT_S)
 
 
 class H3Client:
@@ -125,6 +162,8 @@ class H3Client:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._protocol is not None:
+            await self._protocol.reset_by_server()
         await self._stack.aclose()
         self._protocol = None
 
