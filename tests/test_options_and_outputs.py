@@ -79,16 +79,51 @@ def test_the_quick_profile_on_the_command_line_beats_the_ini_file(fake_clock_pro
     assert json.loads((fake_clock_project.path / "out.json").read_text())["settings"]["time_budget_s"] == 1.0
 
 
-def test_a_max_above_ten_gets_a_hint_that_it_is_a_fraction(fake_clock_project: pytest.Pytester) -> None:
-    fake_clock_project.makepyfile(RECORDING_PAIR.replace("max=1.0", "max=25"))
-    result = fake_clock_project.runpytest("--overhead")
-    result.assert_outcomes(passed=1, warnings=1)
+FACTOR_PAIRS = """
+import pytest
+
+@pytest.mark.overhead(max=25)
+def test_percent_meant(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+
+@pytest.mark.overhead(max=1500)
+def test_large_plain(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(413_000, seed=2))
+
+@pytest.mark.overhead(max="500x")
+def test_factor(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(413_000, seed=2))
+
+@pytest.mark.overhead(max="100x")
+def test_factor_over(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(413_000, seed=2))
+"""
+
+
+def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_figure_makes_it_plausible(
+    fake_clock_project: pytest.Pytester,
+) -> None:
+    """A 413x pair read "41,200%" and a budget of max=1500 warned "did you mean max=15?" on every run."""
+    fake_clock_project.makepyfile(FACTOR_PAIRS)
+    result = fake_clock_project.runpytest("--overhead", "--overhead-json=out.json", "--overhead-md=out.md")
+    result.assert_outcomes(passed=3, failed=1, warnings=1)
     result.stdout.fnmatch_lines(
         [
-            "*OverheadMarkerWarning: *test_pair: @pytest.mark.overhead: max=25 allows 2500.0% overhead; max is a "
-            "fraction (0.25 = 25%): did you mean max=0.25?"
+            "*overhead 413x (95% CI 41?x..41?x) exceeds max 100x: baseline 1.00 µs/call*",
+            "*OverheadMarkerWarning: *test_percent_meant: max=25 allows 26x overhead, and the pair measured 10.0%: "
+            "max is a fraction (0.25 = 25%); did you mean max=0.25? (A factor is written as a string: max='26x'.)",
         ]
     )
+    result.stdout.re_match_lines(
+        [r"\s+test_large_plain\s.*413x.*≤1,501x", r"\s+test_factor\s.*\s413x \(41\dx\.\.41\dx\)\*\s+≤500x\s+PASS"]
+    )
+    assert "41,2" not in result.stdout.str() and "did you mean max=15" not in result.stdout.str()
+    assert "413x (41" in (fake_clock_project.path / "out.md").read_text()
+    results = {
+        r["nodeid"].split("::")[1]: r for r in json.loads((fake_clock_project.path / "out.json").read_text())["results"]
+    }
+    assert results["test_factor"]["budget"]["max"] == 499 and results["test_factor"]["budget"]["max_factor"] is True
+    assert results["test_factor"]["overhead"] == pytest.approx(412, rel=0.01)  # the JSON keeps the fraction
 
 
 def test_count_mode_json_outputs_are_strict_json(pytester: pytest.Pytester) -> None:

@@ -12,7 +12,28 @@ CASES = {
     ),
     "max_not_a_number": (
         "@pytest.mark.overhead(max='25%')",
-        "*test_case: @pytest.mark.overhead: max must be a number (a fraction: 0.25 = 25%), got '25%'",
+        "*test_case: @pytest.mark.overhead: max '25%' is not a budget: give a fraction (0.25 = 25% more) or a factor written as a string ('500x' = at most 500 times the baseline)",
+    ),
+    "max_a_number_as_a_string": (
+        "@pytest.mark.overhead(max='500')",
+        "*test_case: @pytest.mark.overhead: max '500' is not a budget: give a fraction (0.25 = 25% more) or a factor written as a string ('500x' = at most 500 times the baseline)",
+    ),
+    "max_x_alone": (
+        "@pytest.mark.overhead(max='x')",
+        "*test_case: @pytest.mark.overhead: max 'x' is not a budget: give*",
+    ),
+    "max_negative_factor": (
+        "@pytest.mark.overhead(max='-3x')",
+        "*test_case: @pytest.mark.overhead: max '-3x' is not a budget: give a fraction (0.25 = 25% more) or a factor written as a string ('500x' = at most 500 times the baseline)",
+    ),
+    "max_factor_below_one": (
+        "@pytest.mark.overhead(max='0.5x')",
+        "*test_case: @pytest.mark.overhead: max '0.5x' is a factor below 1: the framework at most 0.5 times the "
+        "baseline's cost, a speed-up. If that is what you mean, write it as a fraction: max=-0.5",
+    ),
+    "max_at_or_below_minus_one": (
+        "@pytest.mark.overhead(max=-1)",
+        "*test_case: @pytest.mark.overhead: max -1 is not a budget: a fraction must be finite and above -1*",
     ),
     "bad_duration": (
         "@pytest.mark.overhead(max_abs='fast')",

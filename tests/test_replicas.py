@@ -3,6 +3,7 @@ in fresh processes."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -12,12 +13,14 @@ import pytest
 from test_sampling import Synthetic
 
 from overheadbench.core.errors import CallableError
-from overheadbench.engine.samples import ReplicaSamples, Side
+from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side
 from overheadbench.engine.sampling import InProcess, drive_sync
 from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
+from overheadbench.replicas.pool import ReplicaPool
+from overheadbench.replicas.process import State
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
 from overheadbench.replicas.replica import ReplicaRequest, order_like, write_work
 from overheadbench.replicas.replication import pair_plan
@@ -42,10 +45,10 @@ class FakePool:
         self.synthetic.now += self.round_ns(count - self.parked)
         self.size, self.parked = max(self.size, count), count
 
-    def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
+    def sample(self, index: int, sizes: BlockSizes, settings: Settings) -> ReplicaSamples:
         self.calls.append(("sample", index))
         self.synthetic.now += self.per_process_ns
-        return ReplicaSamples(calls_per_block, [1000], [1100])
+        return ReplicaSamples(sizes.baseline, [1000], [1100], framework_calls=sizes.framework)
 
     def release(self) -> None:
         self.calls.append(("release",))
@@ -138,6 +141,20 @@ def test_replicas_are_released_when_a_callable_raises() -> None:
     assert pool.calls[-1] == ("release",)
 
 
+def test_after_the_sessions_last_pair_its_replicas_are_told_and_not_waited_for() -> None:
+    """Waiting for ten replicas to end their sessions put 2-3 s on the last pair's time."""
+
+    class Parked:
+        state = State.PARKED
+        commands = io.BytesIO()
+
+    pool = ReplicaPool(Invocation(("pytest",), Path()), ("a.py::x", "a.py::y"))
+    replica = Parked()
+    pool._replicas, pool._current = [replica], "a.py::y"  # type: ignore[list-item]
+    pool.release()  # waiting would read the replica's (absent) pipe and fail
+    assert replica.state is State.LEAVING and decode(replica.commands.getvalue()) == Done()
+
+
 def test_replicas_run_the_marked_tests_in_the_controllers_order() -> None:
     class Item:
         def __init__(self, nodeid: str) -> None:
@@ -172,11 +189,14 @@ def test_messages_round_trip_and_nonsense_is_a_protocol_error() -> None:
         Idle(),
         Next("t.py::y"),
         Go(64, Settings(processes=5, backend="trio")),
+        Go(64, Settings(), framework_calls=2),
         Done(),
     ):
         assert decode(encode(message)) == message
     with pytest.raises(ProtocolError, match="not an overheadbench replica message"):
         decode(b'{"type": "Launch"}')
+    assert Go(64, Settings(), framework_calls=2).sizes == BlockSizes(64, 2)
+    assert Go(64, Settings()).sizes == BlockSizes(64, 64)  # count mode's order: one size
 
 
 @pytest.mark.parametrize(

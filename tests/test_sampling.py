@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 
 import anyio
+import numpy as np
 import pytest
 
 from overheadbench.core.errors import CallableError
-from overheadbench.engine.samples import Side
+from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side
 from overheadbench.engine.sampling import (
     MAX_PAIRS,
     WARMUP_PAIRS,
@@ -19,6 +20,7 @@ from overheadbench.engine.sampling import (
     replica_slice_s,
 )
 from overheadbench.engine.settings import Settings
+from overheadbench.engine.stats import pair_ratios
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 
@@ -49,20 +51,54 @@ class Synthetic:
         return {side: self.block(side) for side in (BASELINE, FRAMEWORK, HARNESS)}
 
 
-def run(synthetic: Synthetic, settings: Settings, calls: int = 256, seed: int = 5):
-    return drive_sync(replica_plan(settings, random.Random(seed), synthetic.clock, calls), synthetic.blocks())
+def run(synthetic: Synthetic, settings: Settings, calls: int = 256, seed: int = 5, framework_calls: int = 0):
+    sizes = BlockSizes(calls, framework_calls or calls)
+    return drive_sync(replica_plan(settings, random.Random(seed), synthetic.clock, sizes), synthetic.blocks())
 
 
 def test_calibration_makes_blocks_at_least_the_minimum_long() -> None:
     synthetic = Synthetic({BASELINE: 700, FRAMEWORK: 900, HARNESS: 20})
-    calls = drive_sync(calibrate(Settings(min_block_s=200e-6)), synthetic.blocks())
-    assert calls == 512  # 286 calls would do; power-of-two steps give 512
+    sizes = drive_sync(calibrate(Settings(min_block_s=200e-6)), synthetic.blocks())
+    assert sizes == BlockSizes(512, 512)  # 286 calls would do; power-of-two steps; sides this close share one
     assert {side for side, _ in synthetic.log} == {BASELINE, FRAMEWORK}
 
 
 def test_slow_callables_use_one_call_per_block() -> None:
     synthetic = Synthetic({BASELINE: 5e6, FRAMEWORK: 6e6, HARNESS: 20})
-    assert drive_sync(calibrate(Settings()), synthetic.blocks()) == 1
+    assert drive_sync(calibrate(Settings()), synthetic.blocks()) == BlockSizes(1, 1)
+
+
+@pytest.mark.parametrize("factor", [1, 3, 10, 100, 1000])
+def test_each_side_is_sized_on_its_own_cost_so_blocks_last_alike_whatever_the_ratio(factor: int) -> None:
+    """Sized on the faster side, a framework 400x its baseline ran 75 ms blocks: 20-25 s a pair."""
+    synthetic = Synthetic({BASELINE: 350, FRAMEWORK: 350 * factor, HARNESS: 20})
+    sizes = drive_sync(calibrate(Settings()), synthetic.blocks())
+    block_ns = {
+        side: synthetic.per_call_ns[side] * n for side, n in ((BASELINE, sizes.baseline), (FRAMEWORK, sizes.framework))
+    }
+    assert (sizes.baseline == sizes.framework) == (factor < 10)
+    assert all(100e3 <= ns < (800e3 if factor < 10 else 200e3 + 350 * factor) for ns in block_ns.values()), block_ns
+    synthetic.log.clear()
+    samples = run(
+        synthetic, Settings(processes=1, time_budget_s=100.0), sizes.baseline, framework_calls=sizes.framework
+    )
+    assert {(side, n) for side, n in synthetic.log} == {
+        (BASELINE, sizes.baseline),
+        (FRAMEWORK, sizes.framework),
+        (HARNESS, sizes.baseline),
+    }
+    assert samples.framework_calls == sizes.framework
+    assert float(np.median(pair_ratios(samples.baseline_ns, samples.framework_ns))) == pytest.approx(factor, rel=1e-3)
+
+
+def test_samples_scale_the_framework_blocks_to_the_baseline_count_and_older_files_read_as_equal_sizes() -> None:
+    samples = ReplicaSamples(512, framework_calls=2)
+    samples.add(100_000, 150_000)
+    assert samples.framework_ns == [150_000 * 256]
+    assert ReplicaSamples.from_json(samples.to_json()) == samples
+    old = samples.to_json()
+    del old["framework_calls"]
+    assert ReplicaSamples.from_json(old).framework_calls == 512
 
 
 def test_warmup_and_harness_come_before_the_kept_pairs() -> None:
@@ -113,7 +149,7 @@ def test_a_raising_block_names_its_side() -> None:
 
     blocks[FRAMEWORK] = broken
     with pytest.raises(CallableError, match="the framework callable raised ZeroDivisionError: boom"):
-        drive_sync(replica_plan(Settings(), random.Random(1), synthetic.clock, 64), blocks)
+        drive_sync(replica_plan(Settings(), random.Random(1), synthetic.clock, BlockSizes(64, 64)), blocks)
 
 
 def test_async_driver_runs_the_same_plan() -> None:
@@ -128,7 +164,7 @@ def test_async_driver_runs_the_same_plan() -> None:
         return run_async
 
     blocks = {side: wrap(block) for side, block in async_synthetic.blocks().items()}
-    plan = replica_plan(Settings(processes=1), random.Random(5), async_synthetic.clock, 256)
+    plan = replica_plan(Settings(processes=1), random.Random(5), async_synthetic.clock, BlockSizes(256, 256))
     async_samples = anyio.run(drive_async, plan, blocks)
     assert async_samples.to_json() == sync_samples.to_json()
     assert async_synthetic.log == synthetic.log

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from overheadbench.core.jsonio import Fields
 from overheadbench.core.units import (
     DurationError,
     SizeError,
     format_bytes,
     format_count,
+    format_overhead,
+    format_overheads,
     format_seconds,
     parse_duration,
+    parse_overhead_budget,
     parse_size,
 )
 from overheadbench.engine.checks import Status
@@ -158,3 +162,41 @@ def test_bad_sizes_say_what_is_accepted(text: object) -> None:
 def test_bytes_and_counts_print_readably(value: float, signed: bool, bytes_text: str, count_text: str) -> None:
     assert format_bytes(value, signed=signed) == bytes_text
     assert format_count(value, signed=signed) == count_text
+
+
+@pytest.mark.parametrize(
+    ("written", "budget"),
+    [
+        (0.25, (0.25, False)),
+        (-0.5, (-0.5, False)),
+        (1500, (1500.0, False)),
+        ("500x", (499.0, True)),
+        ("2.5 X", (1.5, True)),
+        ("1x", (0.0, True)),
+    ],
+)
+def test_overhead_budgets_are_fractions_or_factors(written: object, budget: tuple[float, bool]) -> None:
+    assert parse_overhead_budget(written) == budget
+
+
+@pytest.mark.parametrize(
+    ("overhead", "text"),
+    [(0.312, "31.2%"), (8.9, "890.0%"), (9.0, "10x"), (9.4, "10.4x"), (411.6, "413x"), (1005, "1,006x")],
+)
+def test_overheads_read_as_percent_below_ten_times_and_as_factors_from_there(overhead: float, text: str) -> None:
+    assert format_overhead(overhead) == text
+
+
+def test_overheads_side_by_side_share_one_unit() -> None:
+    assert format_overheads(8.5, 9.5) == ("9.5x", "10.5x")
+    assert format_overheads(0.2, 0.3) == ("20.0%", "30.0%")
+
+
+def test_a_budget_keeps_the_form_it_was_written_in() -> None:
+    factor = Budget(max_overhead=4.0, max_factor=True)
+    assert factor.describe() == "≤5x" and Budget(max_overhead=0.25).describe() == "≤25%"
+    assert Budget(max_overhead=1500).describe() == "≤1,501x"
+    stored = factor.to_json()
+    assert stored["max"] == 4.0 and Budget.from_json(Fields(stored, "budget")) == factor
+    del stored["max_factor"]  # a run stored before budgets could be factors
+    assert Budget.from_json(Fields(stored, "budget")) == Budget(max_overhead=4.0)

@@ -10,6 +10,7 @@ none of its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,8 +19,9 @@ from .core.errors import (
     OverheadCountingWarning,
     OverheadHarnessWarning,
     OverheadInconclusiveWarning,
+    OverheadMarkerWarning,
 )
-from .core.units import format_fraction
+from .core.units import format_fraction, format_overhead, format_overheads
 from .engine.checks import Status
 from .engine.counting import disagreement
 from .engine.settings import Counter, Mode, Policy
@@ -29,6 +31,12 @@ from .transport.figures import SPECS, FigureResult
 
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when the measuring loop costs more than this share of the baseline."""
+PERCENT_HINT_FROM = 10.0
+"""A plain ``max`` from this up (1,000%) may be a percentage written as a number (``max=25``)..."""
+IMPLAUSIBLE_BELOW = 10.0
+"""... and is taken for one when the measured overhead is this many times below it, interval
+included: a budget a hundred times the figure is no budget, a percentage the figure's size is
+what was meant. A large budget that the figure bears out (``max=1500`` on a 413x pair) is one."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +119,7 @@ def pair_outcome(
         return Outcome()
     changes = []
     if change is not None:
-        shown = (format_fraction(change.old - 1), format_fraction(change.new - 1))
+        shown = format_overheads(change.old - 1, change.new - 1)
         story = f"overhead {change.describe(shown)} (the change: of framework / baseline)"
         changes.append(Gated("the framework path", story, change))
     warned: list[Warning] = []
@@ -128,6 +136,8 @@ def pair_outcome(
     counter = result.counts.counter if result.counts is not None else Counter.BYTECODE
     if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio, counter)):
         warned.append(OverheadCountingWarning(why))
+    if hint := percent_hint(result):
+        warned.append(hint)
     if result.mode == Mode.TIME and not subtract_harness and result.harness_s > HARNESS_WARN_SHARE * result.baseline_s:
         warned.append(
             OverheadHarnessWarning(
@@ -137,6 +147,21 @@ def pair_outcome(
             )
         )
     return decide(result.nodeid, [(result.verdict, result.message)], policy, changes, gate, warned)
+
+
+def percent_hint(result: OverheadResult) -> Warning | None:
+    """``max=25`` where 25% was meant: said once the figure shows which reading is plausible
+    (see :data:`IMPLAUSIBLE_BELOW`); never on a factor (``max="500x"``)."""
+    limit, high = result.pair.budget.max_overhead, result.ci[1]
+    if limit is None or result.pair.budget.max_factor or limit < PERCENT_HINT_FROM or not math.isfinite(high):
+        return None
+    if high * IMPLAUSIBLE_BELOW > limit:
+        return None
+    return OverheadMarkerWarning(
+        f"{result.nodeid}: max={limit:g} allows {format_overhead(limit)} overhead, and the pair measured "
+        f"{format_overhead(result.overhead)}: max is a fraction (0.25 = 25%); did you mean max={limit / 100:g}? "
+        f"(A factor is written as a string: max='{1 + limit:g}x'.)"
+    )
 
 
 def figures_outcome(

@@ -204,7 +204,7 @@ class OverheadSession:
 
     def _replicated(self, item: pytest.Item) -> bool:
         try:
-            pair = pair_for(item, self.settings, warn=False)  # its hints are the test's own, issued when it runs
+            pair = pair_for(item, self.settings)
         except (pytest.fail.Exception, pytest.skip.Exception):
             return False
         counted_elsewhere = (self.against or self.counting) and pair is not None and pair.mode == Mode.COUNT

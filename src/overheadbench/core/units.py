@@ -69,6 +69,68 @@ def format_fraction(fraction: float, signed: bool = False) -> str:
     return f"{fraction * 100:+.1f}%" if signed else f"{fraction * 100:.1f}%"
 
 
+FACTOR_FROM = 10.0
+"""A ratio (framework / baseline) from this up reads as a factor (``412x``), below it as the
+overhead in percent (``31.2%``): "41,337%" is a figure nobody reads, "414x" is one everybody does."""
+
+
+def as_factor(overhead: float) -> bool:
+    """Whether an overhead (ratio - 1) prints as a factor of the baseline."""
+    return 1 + overhead >= FACTOR_FROM
+
+
+def format_factor(ratio: float) -> str:
+    """A ratio as a factor with three significant figures: ``5x``, ``10.4x``, ``412x``, ``1,006x``."""
+    if not math.isfinite(ratio):
+        return "n/a"
+    return f"{ratio:,.0f}x" if abs(ratio) >= 100 else f"{ratio:.3g}x"
+
+
+def format_overhead(overhead: float, factor: bool | None = None) -> str:
+    """An overhead (ratio - 1) as people read it: ``31.2%``, or ``412x`` from ``FACTOR_FROM`` up
+    (``factor`` forces the unit, so an interval prints in its estimate's)."""
+    if as_factor(overhead) if factor is None else factor:
+        return format_factor(1 + overhead)
+    return format_fraction(overhead)
+
+
+def format_overheads(first: float, second: float) -> tuple[str, str]:
+    """Two overheads shown side by side (old and new): one unit for both, a factor if either
+    reads as one."""
+    factor = any(as_factor(overhead) for overhead in (first, second) if math.isfinite(overhead))
+    return format_overhead(first, factor), format_overhead(second, factor)
+
+
+class BudgetError(ValueError):
+    """An overhead budget that does not parse; the message says what was given and what is accepted."""
+
+
+_FACTOR = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*[xX]\s*$")
+BUDGET_FORMS = "a fraction (0.25 = 25% more) or a factor written as a string ('500x' = at most 500 times the baseline)"
+
+
+def parse_overhead_budget(value: object) -> tuple[float, bool]:
+    """``max``: a fraction above -1 (0.25; a negative one demands a speed-up), or a factor of at
+    least 1 as a string (``"500x"``). Returns the budget as a fraction (``"500x"``: 499) and
+    whether it was written as a factor (the report shows it as written)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or value <= -1:
+            raise BudgetError(f"{value!r} is not a budget: a fraction must be finite and above -1; give {BUDGET_FORMS}")
+        return float(value), False
+    match = _FACTOR.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise BudgetError(f"{value!r} is not a budget: give {BUDGET_FORMS}")
+    factor = float(match.group(1))
+    if not math.isfinite(factor) or factor == 0:
+        raise BudgetError(f"{value!r} is not a budget: a factor must be a finite number above 0; give {BUDGET_FORMS}")
+    if factor < 1:
+        raise BudgetError(
+            f"{value!r} is a factor below 1: the framework at most {factor:g} times the baseline's cost, a speed-up. "
+            f"If that is what you mean, write it as a fraction: max={factor - 1:g}"
+        )
+    return factor - 1, True
+
+
 _UNITS_B = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 _BYTE_LADDER = (("B", 1), ("KiB", 1024), ("MiB", 1024**2), ("GiB", 1024**3))
 _SIZE = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z]+)?\s*$")

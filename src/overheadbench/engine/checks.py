@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
-from ..core.units import format_bytes, format_count, format_fraction, format_seconds
+from ..core.units import format_bytes, format_count, format_factor, format_fraction, format_seconds
 from ..core.vocabulary import Word
 
 
@@ -51,6 +51,8 @@ class Unit(Word):
     """Per second: req/s, events/s."""
     TIMES = "times"
     """A ratio: 1.80x."""
+    FACTOR = "factor"
+    """An overhead (ratio - 1) shown as the factor it makes: 412x (a large one, or a budget written so)."""
 
 
 def show(unit: Unit, value: float) -> str:
@@ -67,6 +69,8 @@ def show(unit: Unit, value: float) -> str:
         return f"{value:,.0f}/s"
     if unit == Unit.TIMES:
         return f"{value:.2f}x"
+    if unit == Unit.FACTOR:
+        return format_factor(1 + value)
     return format_fraction(value, signed=unit == Unit.SIGNED_FRACTION)
 
 

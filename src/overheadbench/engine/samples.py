@@ -56,15 +56,40 @@ class Kind(Word):
     ASYNC = "async"
 
 
+@dataclass(frozen=True)
+class BlockSizes:
+    """Calls per timed block, each side's from its own per-call cost (the harness probe runs
+    the baseline's): both sides' blocks last about as long, whatever their ratio."""
+
+    baseline: int
+    framework: int
+
+
 @dataclass
 class ReplicaSamples:
-    """The raw paired samples of one process: block costs in ns, ``calls_per_block`` calls each."""
+    """The raw paired samples of one process: block costs in ns.
+
+    The baseline's blocks are of ``calls_per_block`` calls, the framework's of
+    ``framework_calls``; ``framework_ns`` holds each framework block's cost scaled to
+    ``calls_per_block`` calls, so that every reader compares the sides pair by pair as if
+    their blocks were the same size (as they were before files recorded ``framework_calls``).
+    """
 
     calls_per_block: int
     baseline_ns: list[int] = field(default_factory=list)
     framework_ns: list[int] = field(default_factory=list)
     harness_ns_per_call: float = math.nan
     wall_s: float = 0.0
+    framework_calls: int = 0
+    """Calls per framework block (0: ``calls_per_block``, as files before it was recorded)."""
+
+    def __post_init__(self) -> None:
+        self.framework_calls = self.framework_calls or self.calls_per_block
+
+    def add(self, baseline_ns: int, framework_ns: int) -> None:
+        """One pair of blocks, as timed: the framework's scaled to the baseline's call count."""
+        self.baseline_ns.append(baseline_ns)
+        self.framework_ns.append(round(framework_ns * self.calls_per_block / self.framework_calls))
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -78,6 +103,7 @@ class ReplicaSamples:
             [int(v) for v in fields.samples("framework_ns")],
             fields.number("harness_ns_per_call"),
             fields.number("wall_s"),
+            fields.count("framework_calls") if "framework_calls" in fields.data else 0,
         )
         if len(samples.baseline_ns) != len(samples.framework_ns):
             raise ShapeError(f"{path}: baseline_ns and framework_ns must pair up (one value each per pair)")

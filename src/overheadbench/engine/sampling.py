@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from ..core.errors import CallableError, InstrumentError
-from .samples import ReplicaSamples, Side
+from .samples import BlockSizes, ReplicaSamples, Side
 from .settings import Settings
 from .stats import median_interval, pair_ratios
 
@@ -30,6 +30,8 @@ TooWide = Callable[[list[ReplicaSamples]], bool]
 """Whether the interval over these processes is still wider than the target (a pair's stopping rule)."""
 
 MAX_CALLS_PER_BLOCK = 10_000_000
+SAME_SIZE_WITHIN = 4
+"""Sides whose calibrated call counts are at most this many times apart share the larger count."""
 CALLER_BLOCK_S = 1e-3
 """With concurrent callers a block lasts at least this long per caller: releasing and
 gathering a crew of threads costs ~10-50 µs per caller here, which must stay a small share."""
@@ -62,8 +64,8 @@ class InProcess:
     in_replica = False
 
     def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
-        calls = yield from calibrate(settings)
-        return [(yield from replica_plan(settings, rng, clock_ns, calls))]
+        sizes = yield from calibrate(settings)
+        return [(yield from replica_plan(settings, rng, clock_ns, sizes))]
 
 
 def replica_slice_s(settings: Settings) -> float:
@@ -81,9 +83,9 @@ def replica_plan(
     settings: Settings,
     rng: random.Random,
     clock_ns: Callable[[], int],
-    calls_per_block: int,
+    sizes: BlockSizes,
 ) -> Plan:
-    """Warm up, probe the harness, then sample pairs of ``calls_per_block`` calls per block.
+    """Warm up, probe the harness, then sample pairs of blocks, each side's of its own size.
 
     Pairs are timed in random order (baseline first or framework first, a coin flip per
     pair) so drift and periodic noise hit both sides alike. Sampling stops when the
@@ -92,19 +94,19 @@ def replica_plan(
     """
     start = clock_ns()
     slice_ns = replica_slice_s(settings) * 1e9
-    samples = ReplicaSamples(calls_per_block)
+    samples = ReplicaSamples(sizes.baseline, framework_calls=sizes.framework)
 
     warm_until = clock_ns() + WARMUP_MIN_S * 1e9
     pairs = 0
     while pairs < WARMUP_PAIRS or clock_ns() < warm_until:
-        yield Side.BASELINE, calls_per_block
-        yield Side.FRAMEWORK, calls_per_block
+        yield Side.BASELINE, sizes.baseline
+        yield Side.FRAMEWORK, sizes.framework
         pairs += 1
 
     harness = []
     for _ in range(HARNESS_BLOCKS):
-        harness.append((yield Side.HARNESS, calls_per_block))
-    samples.harness_ns_per_call = float(np.median(harness)) / calls_per_block
+        harness.append((yield Side.HARNESS, sizes.baseline))
+    samples.harness_ns_per_call = float(np.median(harness)) / sizes.baseline
 
     # Each process is one of several replicas: its own interval only needs to be well
     # inside the target, since the between-process spread is what the verdict uses.
@@ -112,13 +114,12 @@ def replica_plan(
     sampling_from = clock_ns()
     while len(samples.baseline_ns) < MAX_PAIRS:
         if rng.random() < 0.5:
-            baseline_ns = yield Side.BASELINE, calls_per_block
-            framework_ns = yield Side.FRAMEWORK, calls_per_block
+            baseline_ns = yield Side.BASELINE, sizes.baseline
+            framework_ns = yield Side.FRAMEWORK, sizes.framework
         else:
-            framework_ns = yield Side.FRAMEWORK, calls_per_block
-            baseline_ns = yield Side.BASELINE, calls_per_block
-        samples.baseline_ns.append(baseline_ns)
-        samples.framework_ns.append(framework_ns)
+            framework_ns = yield Side.FRAMEWORK, sizes.framework
+            baseline_ns = yield Side.BASELINE, sizes.baseline
+        samples.add(baseline_ns, framework_ns)
         count = len(samples.baseline_ns)
         if clock_ns() - sampling_from >= slice_ns and count >= MIN_TIMED_PAIRS:
             break
@@ -130,25 +131,37 @@ def replica_plan(
     return samples
 
 
-def calibrate(settings: Settings) -> Generator[Request, int, int]:
-    """Smallest power-of-two call count whose blocks (both sides) last ``settings.min_block_s``.
+def calibrate(settings: Settings) -> Generator[Request, int, BlockSizes]:
+    """Each side's smallest power-of-two call count whose block lasts ``settings.min_block_s``.
 
-    Power-of-two steps keep the count stable; the replica processes are given this
-    process's count, so every replica times blocks of the same length.
+    Each side is sized on its own per-call cost: sized on the faster side, a framework 400x
+    its baseline ran 75 ms blocks and a pair cost 20-25 s. Sides whose counts come out within
+    ``SAME_SIZE_WITHIN`` of each other both take the larger, as every pair did before: their
+    blocks stay short anyway, and a balanced pair's two sides then run the very same loop
+    (the regime the A/A and A/B validations measured). Power-of-two steps keep the counts
+    stable; the replica processes are given this process's sizes, so every replica times
+    blocks of the same lengths.
     """
     callers = settings.concurrency
     min_block_ns = (settings.min_block_s if callers == 1 else max(settings.min_block_s, callers * CALLER_BLOCK_S)) * 1e9
-    n = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
-    while n < MAX_CALLS_PER_BLOCK:
-        shortest = min((yield Side.BASELINE, n), (yield Side.FRAMEWORK, n))
-        if shortest >= min_block_ns:
-            break
-        if shortest > 0:
-            # Jump close to the answer, then let the doubling finish it.
-            n = max(n * 2, 1 << max(0, int(math.log2(n * min_block_ns / shortest)) - 1))
-        else:
-            n *= 2
-    return min(n, MAX_CALLS_PER_BLOCK)
+    first = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
+    calls = {Side.BASELINE: first, Side.FRAMEWORK: first}
+    sizing = [Side.BASELINE, Side.FRAMEWORK]
+    while sizing:
+        for side in list(sizing):
+            n = calls[side]
+            cost = yield side, n
+            if cost >= min_block_ns or n >= MAX_CALLS_PER_BLOCK:
+                sizing.remove(side)
+            elif cost > 0:
+                # Jump close to the answer, then let the doubling finish it.
+                calls[side] = max(n * 2, 1 << max(0, int(math.log2(n * min_block_ns / cost)) - 1))
+            else:
+                calls[side] = n * 2
+    baseline, framework = (min(calls[side], MAX_CALLS_PER_BLOCK) for side in (Side.BASELINE, Side.FRAMEWORK))
+    if max(baseline, framework) <= SAME_SIZE_WITHIN * min(baseline, framework):
+        baseline = framework = max(baseline, framework)
+    return BlockSizes(baseline, framework)
 
 
 def drive_sync(plan: Generator[Request, Any, T], blocks: dict[Side, Callable[[int], Any]]) -> T:

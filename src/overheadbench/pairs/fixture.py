@@ -155,8 +155,7 @@ class OverheadFixture:
                     f"really that slow"
                 )
             slow = (
-                f"the slowest first call took {format_seconds(self._slowest_call_s)}: blocks are calibrated on the "
-                f"faster side, so sides a thousandfold apart make long blocks"
+                f"the slowest first call took {format_seconds(self._slowest_call_s)}"
                 if self._slowest_call_s
                 else "a first call never returned"
             )

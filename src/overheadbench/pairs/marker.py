@@ -7,15 +7,14 @@ mistake, so everything a user can get wrong is checked here, before any measurin
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import pytest
 
-from ..core.errors import MarkerError, NotCountable, OverheadMarkerWarning
-from ..core.tables import plain, plain_warning
-from ..core.units import DurationError, SizeError, format_fraction, parse_duration, parse_size
+from ..core.errors import MarkerError, NotCountable
+from ..core.tables import plain
+from ..core.units import BudgetError, DurationError, SizeError, parse_duration, parse_overhead_budget, parse_size
 from ..core.vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
 from ..core.xdist import original_nodeid
 from ..engine.settings import Mode, Settings
@@ -27,7 +26,8 @@ MARKER_HELP = (
     "overhead(max=None, max_abs=None, max_alloc=None, max_alloc_bytes=None, mode=None, confidence=None, "
     "group=None, work=None, processes=None, concurrency=None): fail when the framework callable given to "
     "the `overhead` fixture costs more than the baseline by more than `max` (a fraction: 0.25 = 25% more "
-    "time, or more instructions with mode='count') or `max_abs` (seconds per call, or a string such as "
+    "time, or more instructions with mode='count'; or a factor: '500x' = at most 500 times) or `max_abs` "
+    "(seconds per call, or a string such as "
     "'2us'), or keeps more memory blocks (`max_alloc`) or needs more peak memory per call "
     "(`max_alloc_bytes`, bytes or a string such as '1KiB'); `concurrency`: callers at once (threads or "
     "tasks), or a list of levels, one row each"
@@ -39,8 +39,6 @@ _KEYWORDS = (*_BUDGETS, "mode", "confidence", "group", "work", "processes", "con
 report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test;
 ``processes`` overrides ``--overhead-processes`` (1: measured in the test's process only, for
 a test whose fixtures hold something a second process cannot have at the same time)."""
-PERCENT_HINT_ABOVE = 10
-"""A ``max`` above this (1,000%) is far more often a percentage written as a number than a budget."""
 
 
 def pair_from_marker(
@@ -66,24 +64,18 @@ def pair_from_marker(
         )
     value = _Reader(kwargs, where)
     mode = value.get("mode", _mode) or settings.mode
+    max_overhead, max_factor = value.get("max", parse_overhead_budget) or (None, False)
     budget = Budget(
-        max_overhead=value.get("max", _fraction),
+        max_overhead=max_overhead,
         max_abs_s=value.get("max_abs", parse_duration),
         max_alloc=value.get("max_alloc", _blocks),
         max_alloc_bytes=value.get("max_alloc_bytes", parse_size),
+        max_factor=max_factor,
     )
     if mode == Mode.COUNT and kwargs.get("mode") and budget == Budget(max_abs_s=budget.max_abs_s):
         raise MarkerError(
             f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
             f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'"
-        )
-    if budget.max_overhead is not None and budget.max_overhead > PERCENT_HINT_ABOVE:
-        warnings.warn(
-            OverheadMarkerWarning(
-                f"{where}: max={kwargs['max']!r} allows {format_fraction(budget.max_overhead)} overhead; max is a "
-                f"fraction (0.25 = 25%): did you mean max={budget.max_overhead / 100:g}?"
-            ),
-            stacklevel=2,
         )
     work_s = value.get("work", parse_duration)
     if work_s is not None and work_s <= 0:
@@ -115,29 +107,23 @@ def pair_from_marker(
 
 
 PAIR_KEY = pytest.StashKey[Pair]()
-HINTS_KEY = pytest.StashKey[list[Warning]]()
 
 
-def pair_for(item: pytest.Item, settings: Settings, warn: bool = True) -> Pair | None:
+def pair_for(item: pytest.Item, settings: Settings) -> Pair | None:
     """The test's pair, resolved once from its marker and ``settings`` (None: not marked) and
-    kept on the item; ``warn``: issue the marker's hints (``max=25``) on the test now, if not
-    done yet (the controller resolves pairs before the tests run, to start their replicas)."""
+    kept on the item (the controller resolves pairs before the tests run, to start their replicas)."""
     if PAIR_KEY not in item.stash:
-        resolved = _resolve(item, original_nodeid(item), settings)
-        if resolved is None:
+        pair = _resolve(item, original_nodeid(item), settings)
+        if pair is None:
             return None
-        item.stash[PAIR_KEY], item.stash[HINTS_KEY] = resolved
-    if warn:
-        for hint in item.stash[HINTS_KEY]:
-            item.warn(plain_warning(hint))
-        item.stash[HINTS_KEY] = []
+        item.stash[PAIR_KEY] = pair
     return item.stash[PAIR_KEY]
 
 
-def _resolve(item: pytest.Item, nodeid: str, settings: Settings) -> tuple[Pair, list[Warning]] | None:
+def _resolve(item: pytest.Item, nodeid: str, settings: Settings) -> Pair | None:
     """The test's pair from its marker (None: not marked), pytest-benchmark's ``group`` and its
-    concurrency level (the ``LEVEL_FIXTURE`` parameter), with the marker's hints (``max=25``)
-    to issue on the test; a bad marker fails the test with the marker's message."""
+    concurrency level (the ``LEVEL_FIXTURE`` parameter); a bad marker fails the test with the
+    marker's message."""
     mark = item.get_closest_marker(MARKER_NAME)
     if mark is None:
         return None
@@ -146,14 +132,11 @@ def _resolve(item: pytest.Item, nodeid: str, settings: Settings) -> tuple[Pair, 
     callspec = getattr(item, "callspec", None)
     level = callspec.params.get(LEVEL_FIXTURE) if callspec is not None else None
     try:
-        with warnings.catch_warnings(record=True) as hints:
-            warnings.simplefilter("always")
-            pair = pair_from_marker(mark.args, mark.kwargs, nodeid, settings, str(group) if group else None, level)
+        return pair_from_marker(mark.args, mark.kwargs, nodeid, settings, str(group) if group else None, level)
     except NotCountable as exc:
         raise pytest.skip.Exception(str(exc)) from None
     except MarkerError as exc:
         raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
-    return pair, [hint.message for hint in hints if isinstance(hint.message, Warning)]
 
 
 def listed_levels(kwargs: Mapping[str, Any]) -> tuple[int, ...]:
@@ -194,7 +177,7 @@ class _Reader:
             return None
         try:
             return parse(raw)
-        except (DurationError, SizeError) as exc:  # their messages quote the value already
+        except (DurationError, SizeError, BudgetError) as exc:  # their messages quote the value already
             raise MarkerError(f"{self.where}: {key} {exc}") from None
         except ValueError as exc:
             raise MarkerError(f"{self.where}: {key} {exc}, got {raw!r}") from None
@@ -203,16 +186,6 @@ class _Reader:
 def _number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError("must be a finite number")
-    return float(value)
-
-
-def _fraction(value: Any) -> float:
-    try:
-        _number(value)
-    except ValueError:
-        raise ValueError("must be a number (a fraction: 0.25 = 25%)") from None
-    if value <= -1:
-        raise ValueError("must be a fraction above -1 (0.25 = 25%; a negative one demands a speed-up)")
     return float(value)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.jsonio import Fields
-from ..core.units import format_bytes, format_count, format_seconds
+from ..core.units import as_factor, format_bytes, format_count, format_seconds
 from ..engine.settings import Mode, Settings
 
 
@@ -30,13 +30,18 @@ class Budget:
     max_abs_s: float | None = None
     max_alloc: float | None = None
     max_alloc_bytes: float | None = None
+    max_factor: bool = False
+    """``max`` was written as a factor (``"500x"``: ``max_overhead`` 499), and is shown so."""
 
     def describe(self, mode: Mode = Mode.TIME) -> str:
-        """The budget as the report prints it, e.g. ``≤25%, ≤2.00 µs/call`` or ``≤25% instr``
-        (as the marker gave it: a budget is a round number, and its digits are the table's width)."""
+        """The budget as the report prints it, e.g. ``≤25%, ≤2.00 µs/call``, ``≤25% instr`` or
+        ``≤500x`` (as the marker gave it, a factor from 10x up: a budget is a round number, and its
+        digits are the table's width)."""
         parts = []
         if self.max_overhead is not None:
-            parts.append(f"≤{self.max_overhead * 100:g}%" + (" instr" if mode == Mode.COUNT else ""))
+            factor = self.max_factor or as_factor(self.max_overhead)
+            limit = f"{1 + self.max_overhead:,g}x" if factor else f"{self.max_overhead * 100:g}%"
+            parts.append(f"≤{limit}" + (" instr" if mode == Mode.COUNT else ""))
         if self.max_abs_s is not None and mode == Mode.TIME:
             parts.append(f"≤{format_seconds(self.max_abs_s)}/call")
         if self.max_alloc is not None:
@@ -46,12 +51,14 @@ class Budget:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        """Each limit under its JSON key (the marker's ``max``; seconds and bytes), by field name."""
-        return {key: getattr(self, name) for name, key in _JSON_KEYS.items()}
+        """Each limit under its JSON key (the marker's ``max``, always a fraction; seconds and
+        bytes), by field name, and whether ``max`` was written as a factor."""
+        return {**{key: getattr(self, name) for name, key in _JSON_KEYS.items()}, "max_factor": self.max_factor}
 
     @classmethod
     def from_json(cls, fields: Fields) -> Budget:
-        return cls(**{name: fields.maybe_number(key) for name, key in _JSON_KEYS.items()})
+        limits = {name: fields.maybe_number(key) for name, key in _JSON_KEYS.items()}
+        return cls(**limits, max_factor="max_factor" in fields.data and fields.flag("max_factor"))
 
 
 _JSON_KEYS = {

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.units import format_bytes, format_count, format_seconds
+from ..core.units import as_factor, format_bytes, format_count, format_seconds
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, ReplicaSamples, Side
@@ -63,6 +63,12 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
     return Verdict(status, message, tuple(checks))
 
 
+def overhead_unit(overhead: float, budget: Budget) -> Unit:
+    """The ``max`` check's unit, one for its figure, interval and limit: a factor where the
+    figure is large or the budget was written as one, else a percentage."""
+    return Unit.FACTOR if budget.max_factor or as_factor(overhead) else Unit.FRACTION
+
+
 def judge_time(
     overhead: float, ci: tuple[float, float], baseline_s: float, pair: Pair, counts: CountSamples | None = None
 ) -> Verdict:
@@ -79,9 +85,8 @@ def judge_time(
     checks = []
     budget = pair.budget
     if budget.max_overhead is not None:
-        checks.append(
-            Check("max", "overhead", budget.max_overhead, overhead, low, high, Unit.FRACTION, interval, counted=False)
-        )
+        unit = overhead_unit(overhead, budget)
+        checks.append(Check("max", "overhead", budget.max_overhead, overhead, low, high, unit, interval, counted=False))
     if budget.max_abs_s is not None:
         checks.append(
             Check("max_abs", "absolute overhead per call", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
@@ -115,7 +120,7 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
         ratio, low, high = ratios
         checks.append(
             Check("max", "instruction overhead", pair.budget.max_overhead, ratio - 1, low - 1, high - 1,
-                  Unit.FRACTION, _repeats(counts, Figure.INSTRUCTIONS), counted=True,
+                  overhead_unit(ratio - 1, pair.budget), _repeats(counts, Figure.INSTRUCTIONS), counted=True,
                   unjudged="the baseline executes no Python bytecode to compare with")
         )  # fmt: skip
     return judge(checks + allocation_checks(counts, pair.budget), figures)

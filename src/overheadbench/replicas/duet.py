@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.sampling import Clock, InProcess, PairPlan, TooWide, calibrate
 from ..engine.settings import Settings
 from .failures import NotInTree
@@ -69,15 +69,15 @@ class Duet:
                 if exc.failed:
                     raise
                 head_pool.ensure(settings.processes, nodeid)
-                calls = yield from calibrate(settings)
-                return [head_pool.sample(index, calls, settings) for index in range(settings.processes)]
+                sizes = yield from calibrate(settings)
+                return [head_pool.sample(index, sizes, settings) for index in range(settings.processes)]
             head_pool.ensure(settings.processes, nodeid)
             started = clock_ns()
-            calls = yield from calibrate(settings)
+            sizes = yield from calibrate(settings)
             head: list[ReplicaSamples] = []
             base: list[ReplicaSamples] = []
             sampling_from = clock_ns()
-            self._rounds(rng, calls, settings, head_pool, base_pool, head, base, settings.processes)
+            self._rounds(rng, sizes, settings, head_pool, base_pool, head, base, settings.processes)
             per_process_ns = (clock_ns() - sampling_from) / settings.processes
             while len(head) < cap and (too_wide(head) or too_wide(base)):
                 more = min(cap, len(head) + settings.extra_processes) - len(head)
@@ -86,7 +86,7 @@ class Duet:
                     break
                 for pool in pools:
                     pool.ensure(len(head) + more, nodeid)
-                self._rounds(rng, calls, settings, head_pool, base_pool, head, base, more)
+                self._rounds(rng, sizes, settings, head_pool, base_pool, head, base, more)
             self.sides[nodeid] = BaseSide(tuple(base))
             return head
 
@@ -120,7 +120,7 @@ class Duet:
     @staticmethod
     def _rounds(
         rng: random.Random,
-        calls: int,
+        sizes: BlockSizes,
         settings: Settings,
         head_pool: ReplicaPool,
         base_pool: ReplicaPool,
@@ -134,7 +134,7 @@ class Duet:
             sides = [(head_pool, head), (base_pool, base)]
             rng.shuffle(sides)
             for pool, into in sides:
-                into.append(pool.sample(index, calls, settings))
+                into.append(pool.sample(index, sizes, settings))
 
     def close(self) -> None:
         for pool in (self._head, self._base):

@@ -13,7 +13,7 @@ Replica to controller:
 Controller to replica:
 
 * :class:`Next`: run on to this test (skipping the ones before it) and park at its ``compare``;
-* :class:`Go`: sample the pair now, in blocks of this many calls;
+* :class:`Go`: sample the pair now, in blocks of these many calls;
 * :class:`Done`: the pair is finished: end the test and wait (:class:`Idle`) for the next.
 
 End of file on either pipe means the other side has gone.
@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
 
 
@@ -84,11 +84,17 @@ class Done:
 
 @dataclass(frozen=True)
 class Go:
-    """Controller: sample the pair now, in blocks of this many calls."""
+    """Controller: sample the pair now, in blocks of this many calls (count them, in count mode)."""
 
     calls_per_block: int
     settings: Settings
     """The pair's settings (a marker may change them per test): how long to sample, to what width."""
+    framework_calls: int = 0
+    """The framework's blocks' calls, sized on its own cost (0: ``calls_per_block``)."""
+
+    @property
+    def sizes(self) -> BlockSizes:
+        return BlockSizes(self.calls_per_block, self.framework_calls or self.calls_per_block)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from typing import NoReturn, TypeVar
 from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
 from ..core.timeouts import PairTimeout, not_counted, waiting_on
-from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
 from ..engine.valgrind import SCRATCH_ENV
 from .failures import SAMPLING_SILENCE, SLOW_FIXTURES, ReplicaError, missed_error, missed_story, which
@@ -130,22 +130,22 @@ class ReplicaPool:
             if new:
                 self._start_per_two_ns = per_two
 
-    def sample(self, index: int, calls_per_block: int, settings: Settings) -> ReplicaSamples:
+    def sample(self, index: int, sizes: BlockSizes, settings: Settings) -> ReplicaSamples:
         """Let the ``index``-th parked replica sample the pair; return its samples."""
-        return self._go(index, calls_per_block, settings, Samples).samples
+        return self._go(index, Go(sizes.baseline, settings, sizes.framework), Samples).samples
 
     def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> CountSamples:
         """Count a count-mode pair in one replica (counts are exact: one process is the whole answer)."""
         try:
             self.ensure(1, nodeid)
-            return self._go(0, calls_per_block, settings, Counted).counts
+            return self._go(0, Go(calls_per_block, settings), Counted).counts
         finally:
             self.release()
 
-    def _go(self, index: int, calls_per_block: int, settings: Settings, answer: type[_Answer]) -> _Answer:
+    def _go(self, index: int, order: Go, answer: type[_Answer]) -> _Answer:
         replica = self._parked[index]
         replica.state = State.SAMPLING
-        self._send(replica, Go(calls_per_block, settings))
+        self._send(replica, order)
         message = self._receive(replica)
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
@@ -159,10 +159,17 @@ class ReplicaPool:
         """End the pair in every replica and wait until each is idle between tests again.
 
         A replica that dies or hangs now is dropped quietly: the pair is measured, and the
-        next pair gets a fresh process in its place.
+        next pair gets a fresh process in its place. After the session's last pair the
+        replicas are not waited for: they end their sessions (2-3 s for ten on two cores, which
+        the last pair's time used to carry) while this one goes on; :meth:`close` reaps them.
         """
         deadline = time.monotonic() + self.timeout_s
+        last = self._current == self.nodeids[-1]
         for replica in list(self._replicas):
+            if last and replica.state is State.PARKED:
+                self._send(replica, Done())
+                replica.state = State.LEAVING
+                continue
             try:
                 self._settle(replica, deadline)
             except ReplicaError:

@@ -217,7 +217,7 @@ class ReplicaPlugin:
         command = self.park(nodeid)
         if command is None:
             return []
-        samples = yield from replica_plan(command.settings, rng, clock_ns, command.calls_per_block)
+        samples = yield from replica_plan(command.settings, rng, clock_ns, command.sizes)
         self.finish(Samples(samples))
         return [samples]
 

@@ -81,9 +81,9 @@ def pair_plan(
     with one_pair([pool]):
         pool.ensure(settings.processes, nodeid)
         started = clock_ns()
-        calls = yield from calibrate(settings)
+        sizes = yield from calibrate(settings)
         sampling_from = clock_ns()
-        replicas = [pool.sample(index, calls, settings) for index in range(settings.processes)]
+        replicas = [pool.sample(index, sizes, settings) for index in range(settings.processes)]
         per_process_ns = (clock_ns() - sampling_from) / settings.processes
         while len(replicas) < cap and too_wide(replicas):
             want = min(cap, len(replicas) + settings.extra_processes)
@@ -91,7 +91,7 @@ def pair_plan(
             if not affordable(clock_ns() - started, per_process_ns * more, (pool,), more, settings.time_budget_s * 1e9):
                 break
             pool.ensure(want, nodeid)
-            replicas += [pool.sample(index, calls, settings) for index in range(len(replicas), want)]
+            replicas += [pool.sample(index, sizes, settings) for index in range(len(replicas), want)]
         return replicas
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
-from ..core.units import format_fraction, format_seconds
+from ..core.units import format_overhead, format_overheads, format_seconds
 from ..engine.checks import Unit, show
 from ..history.changes import Change
 from ..history.pair_changes import compare_sides
@@ -35,7 +35,7 @@ OVERHEAD = "overhead"
 
 def pair_shown(change: Change) -> Shown:
     """A pair's change: its overhead on both sides."""
-    return Shown(change.what, OVERHEAD, format_fraction(change.old - 1), format_fraction(change.new - 1), change)
+    return Shown(change.what, OVERHEAD, *format_overheads(change.old - 1, change.new - 1), change)
 
 
 def figure_shown(figure: FigureResult, change: Change) -> Shown:
@@ -113,11 +113,11 @@ def markdown_against(results: Sequence[OverheadResult], threshold: float | None 
     for result in measured:
         base = result.base
         if base is None:
-            rows.append((result.nodeid, "", format_fraction(result.overhead), "", "", result.base_note, "", ""))
+            rows.append((result.nodeid, "", format_overhead(result.overhead), "", "", result.base_note, "", ""))
             continue
         change = compare_sides(base, result)
         rows.append((
-            result.nodeid, format_fraction(base.overhead), format_fraction(result.overhead), change.moved(),
+            result.nodeid, *format_overheads(base.overhead, result.overhead), change.moved(),
             change.evidence, change.finding(threshold).value if threshold is not None else "",
             f"{format_seconds(base.baseline_s)} -> {format_seconds(result.baseline_s)}",
             f"{format_seconds(base.framework_s)} -> {format_seconds(result.framework_s)}",

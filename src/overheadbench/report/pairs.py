@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
-from ..core.units import format_bytes, format_count, format_seconds
+from ..core.units import as_factor, format_bytes, format_count, format_factor, format_seconds
 from ..core.vocabulary import Counter
 from ..engine.checks import Status
 from ..engine.counting import KEPT_SLACK_BLOCKS
@@ -87,13 +87,20 @@ def percent(fraction: float) -> str:
 
 
 def overhead_cell(result: OverheadResult) -> str:
-    """``31.5% (30.5..32.7)``: the overhead and its interval, in percent; in count mode
-    ``25.0% instr (exact)`` when every repeat agreed."""
+    """``31.5% (30.5..32.7)``: the overhead and its interval, in percent, or ``412x (407x..418x)``
+    from 10x up (:data:`~overheadbench.core.units.FACTOR_FROM`); in count mode ``25.0% instr
+    (exact)`` when every repeat agreed."""
     low, high = result.ci
+    if as_factor(result.overhead):
+        figure, low_text, high_text = (format_factor(1 + value) for value in (result.overhead, low, high))
+        unit = ""
+    else:
+        figure, low_text, high_text = (percent(value) for value in (result.overhead, low, high))
+        unit = "%"
     if result.method == Method.COUNTED:
-        spread = "exact" if low == high else f"{percent(low)}..{percent(high)}"
-        return f"{percent(result.overhead)}% instr ({spread})"
-    text = f"{percent(result.overhead)}% ({percent(low)}..{percent(high)})"
+        spread = "exact" if low == high else f"{low_text}..{high_text}"
+        return f"{figure}{unit} instr ({spread})"
+    text = f"{figure}{unit} ({low_text}..{high_text})"
     return text + ("*" if result.method == Method.WITHIN_PROCESS else "")
 
 
