@@ -38,7 +38,7 @@ from ab_gate import binomial_at_most  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTORS = (1, 10, 100, 1000)
-APP = '''
+APP = """
 def bare():
     total = 0
     for i in range(10):
@@ -77,7 +77,7 @@ def chain(steps):
         for _ in range(steps):
             await _step(1)  # two awaited coroutines around one bare call
     return run
-'''
+"""
 TEST = '''
 import pytest
 
