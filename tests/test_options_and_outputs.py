@@ -124,6 +124,15 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     }
     assert results["test_factor"]["budget"]["max"] == 499 and results["test_factor"]["budget"]["max_factor"] is True
     assert results["test_factor"]["overhead"] == pytest.approx(412, rel=0.01)  # the JSON keeps the fraction
+    low, high = results["test_factor"]["ci"]  # what the pair can see: twice the half-width on the log scale
+    assert results["test_factor"]["detectable"] == pytest.approx((1 + high) / (1 + low) - 1)
+    assert "| Detects |" in (fake_clock_project.path / "out.md").read_text()
+    chosen = fake_clock_project.runpytest(
+        "--overhead", "--overhead-columns=overhead,detects,wall", "-k", "test_percent_meant"
+    )
+    chosen.stdout.re_match_lines(
+        [r"test\s+overhead \(CI\)\s+detects\s+wall\s+status", r"\s+test_percent_meant\s.*\s±\d\.\d%\s"]
+    )
 
 
 def test_count_mode_json_outputs_are_strict_json(pytester: pytest.Pytester) -> None:

@@ -115,6 +115,15 @@ class Change:
         low, high = self.interval
         return f"{low:+.1f}..{high:+.1f}%"
 
+    @property
+    def detectable(self) -> float:
+        """The smallest change (percent) this comparison could tell from zero: its interval's
+        half-width, on the log scale it is computed on (0 for exact counts)."""
+        if self.exact:
+            return 0.0
+        low, high = self.interval
+        return 100 * (math.sqrt((1 + high / 100) / (1 + low / 100)) - 1)
+
     def moved(self) -> str:
         """The change as a table shows it: ``+12.3%``, or ``~ +0.4%`` when not significant."""
         return f"{'' if self.significant else '~ '}{self.percent:+.1f}%"

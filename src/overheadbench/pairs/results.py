@@ -86,6 +86,17 @@ class OverheadResult:
         return self.abs_overhead_s / self.pair.work_s
 
     @property
+    def detectable(self) -> float:
+        """The smallest change of framework / baseline (a fraction) that this result's interval
+        could tell from zero at this session's precision: twice its half-width on the log scale,
+        the distance at which two such intervals stop overlapping (0 for exact counts). What a
+        gate on this pair can catch, before its "same" is trusted."""
+        low, high = self.ci
+        if not (math.isfinite(low) and math.isfinite(high)) or low <= -1:
+            return math.nan
+        return (1 + high) / (1 + low) - 1
+
+    @property
     def calls_per_s(self) -> tuple[float, float]:
         """Calls per second of the baseline and the framework (at the pair's concurrency: all
         its callers together)."""
@@ -112,6 +123,7 @@ class OverheadResult:
             "ratio": self.ratio,
             "overhead": self.overhead,
             "ci": list(self.ci),
+            "detectable": self.detectable,
             "method": self.method,
             "baseline_s": self.baseline_s,
             "framework_s": self.framework_s,

@@ -58,18 +58,24 @@ def render_changes(
     figures = any(c.figure != OVERHEAD for c in changes)
     outcome = ("outcome",) if threshold is not None else ()
     rows = [("test", *(("figure",) if figures else ()), f"{sides[0]} ({plain(reference)})", sides[1], "change",
-             "95% CI", *outcome)]  # fmt: skip
+             "95% CI", "detects", *outcome)]  # fmt: skip
     rows += [
         (plain(c.test), *((plain(c.figure),) if figures else ()), c.old, c.new, c.change.moved(), c.change.evidence,
-         *((c.change.finding(threshold).value,) if threshold is not None else ()))
+         detects(c.change), *((c.change.finding(threshold).value,) if threshold is not None else ()))
         for c in changes
     ]  # fmt: skip
     gate = f"; outcome at ±{threshold:g}%: see docs/ci.md" if threshold is not None else ""
     note = (
         f"change: {sides[1]} over {sides[0]}, in percent of the figure (of framework / baseline for an overhead: a "
-        f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero){gate}"
+        f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero); detects: the smallest "
+        f"change this comparison could tell from zero{gate}"
     )
     return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
+
+
+def detects(change: Change) -> str:
+    """``±2.1%``: the smallest change the comparison could tell from zero ("exact" for counts)."""
+    return "exact" if change.exact else f"±{change.detectable:.1f}%"
 
 
 def render_against(results: Sequence[OverheadResult], threshold: float | None) -> list[str]:
@@ -108,17 +114,18 @@ def markdown_against(results: Sequence[OverheadResult], threshold: float | None 
     if not measured:
         return ""
     rows = [
-        ("Test", "Base overhead", "Head overhead", "Change", "95% CI", "Outcome", "Baseline/call", "Framework/call")
+        ("Test", "Base overhead", "Head overhead", "Change", "95% CI", "Detects", "Outcome", "Baseline/call",
+         "Framework/call")
     ]
     for result in measured:
         base = result.base
         if base is None:
-            rows.append((result.nodeid, "", format_overhead(result.overhead), "", "", result.base_note, "", ""))
+            rows.append((result.nodeid, "", format_overhead(result.overhead), "", "", "", result.base_note, "", ""))
             continue
         change = compare_sides(base, result)
         rows.append((
             result.nodeid, *format_overheads(base.overhead, result.overhead), change.moved(),
-            change.evidence, change.finding(threshold).value if threshold is not None else "",
+            change.evidence, detects(change), change.finding(threshold).value if threshold is not None else "",
             f"{format_seconds(base.baseline_s)} -> {format_seconds(result.baseline_s)}",
             f"{format_seconds(base.framework_s)} -> {format_seconds(result.framework_s)}",
         ))  # fmt: skip

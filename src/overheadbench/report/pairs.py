@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
-from ..core.units import as_factor, format_bytes, format_count, format_factor, format_seconds
+from ..core.units import as_factor, format_bytes, format_count, format_factor, format_fraction, format_seconds
 from ..core.vocabulary import Counter
 from ..engine.checks import Status
 from ..engine.counting import KEPT_SLACK_BLOCKS
@@ -104,6 +104,14 @@ def overhead_cell(result: OverheadResult) -> str:
     return text + ("*" if result.method == Method.WITHIN_PROCESS else "")
 
 
+def detects_cell(result: OverheadResult) -> str:
+    """``±2.1%``: the smallest change of framework / baseline this pair's interval could tell
+    from zero; ``exact`` where every count agreed."""
+    if result.method == Method.COUNTED and result.ci[0] == result.ci[1]:
+        return "exact"
+    return f"±{format_fraction(result.detectable)}"
+
+
 def sides_cell(figure: Figure, show: Callable[..., str]) -> Callable[[OverheadResult], str]:
     """``1,234 -> 1,500 (+266)``: each side's median per call, and their difference (its
     range when the repeats disagreed)."""
@@ -171,6 +179,7 @@ COLUMNS = (
         _counted(Figure.KEPT_BLOCKS),
     ),
     Column("budget", "budget", "Budget", lambda r: r.pair.budget.describe(r.mode)),
+    Column("detects", "detects", "Detects", detects_cell, lambda r: r.measured),
     Column("procs", "procs", "Processes", lambda r: str(len(r.samples)), _timed),
     Column("wall", "wall", "Wall", lambda r: format_seconds(r.wall_s)),
     Column("impact", "impact", "Impact on real work", impact, lambda r: r.impact is not None),
