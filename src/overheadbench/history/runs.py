@@ -24,7 +24,7 @@ from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -35,7 +35,10 @@ length; older files traced allocations in the instructions' blocks); 9 every jud
 sentence; older figures kept those beside the figure, older results only the worst one's message);
 10 a transport figure's ``measure`` (a transport pair's ``max`` change or ``max_abs`` added cost)
 and its reading's own ``ci`` and ``interval`` beside the check's (an absolute figure is judged on
-an interval widened by its spread between sessions). Versions 1 to 9 still load."""
+an interval widened by its spread between sessions); 11 each side's own block size (a sample's
+``framework_calls``; older files timed both sides in blocks of ``calls_per_block``), a budget's
+``max_factor``, a result's ``detectable`` and the ``factor`` unit of a check. Versions 1 to 10 still
+load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
