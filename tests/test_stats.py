@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,31 @@ def test_between_process_interval_covers_a_layout_effect_the_within_interval_mis
         covered_within += within.low <= 1.25 <= within.high
     assert covered_between / trials >= 0.92
     assert covered_within / trials < 0.5
+
+
+def test_a_between_session_shift_no_process_sees_is_covered_once_its_sd_is_added() -> None:
+    """Sessions whose every process shares one shift (the machine's state, the session's block
+    sizes): the processes' spread cannot see it; adding its sd to the standard error covers it."""
+    rng = np.random.default_rng(5)
+    trials, covered_alone, covered_with = 400, 0, 0
+    for _ in range(trials):
+        session_shift = rng.normal(0, 0.005)
+        medians = 100 * np.exp(session_shift + rng.normal(0, 0.003, size=10))
+        alone = combine([(m, m, m) for m in medians], 0.95)
+        with_session = combine([(m, m, m) for m in medians], 0.95, session_sd=0.005)
+        covered_alone += alone.low <= 100 <= alone.high
+        covered_with += with_session.low <= 100 <= with_session.high
+    assert covered_alone / trials < 0.75
+    assert covered_with / trials >= 0.93
+
+
+def test_three_processes_that_happen_to_agree_still_carry_the_between_session_spread() -> None:
+    """Three processes of the quick profile read 22.50..22.54% where the default profile read
+    22.0..23.3%: they agreed with each other, not with the next session."""
+    medians = [1.2250, 1.2252, 1.2254]
+    alone = combine([(m, m, m) for m in medians], 0.95)
+    assert alone.high - alone.low < 0.002
+    estimate = combine([(m, m, m) for m in medians], 0.95, session_sd=0.005)
+    assert (estimate.high - estimate.low) / 2 == pytest.approx(
+        4.3027 * math.hypot(0.0002 / math.sqrt(3), 1.2252 * 0.005), rel=1e-3
+    )

@@ -2,7 +2,8 @@
 whether its interval holds across sessions.
 
     python benchmarks/validation/lopsided.py cost --before DIR/src --sessions 3   # ~10 min, run alone
-    python benchmarks/validation/lopsided.py coverage --sessions 20               # ~25 min, run alone
+    python benchmarks/validation/lopsided.py coverage --sessions 20               # ~14 min, run alone
+    python benchmarks/validation/lopsided.py report                               # the coverage table again
 
 The pairs, in a generated project, sync and async: a bare ~0.3 µs loop (the baseline) against
 a copy of itself (``1x``: an A/A pair, judged at ``max=5%``), and against ``K`` calls of it
@@ -13,7 +14,8 @@ whose budget is a generous absolute one so that the budget's wording plays no pa
 the project) and version (``--before``, an older ``src``; and this one), ``--sessions`` times,
 alternating; per pair, the wall time the plugin records (``wall_s``) and the figure.
 
-``coverage``: ``--sessions`` fresh sessions per profile with this version; per pair, the 95%
+``coverage``: ``--sessions`` more fresh sessions per profile with this version, kept in ``--out``
+(``report`` reads them all again); per pair, the 95%
 interval's coverage of a pooled long reference (the median of every process's median ratio
 over all sessions), the binomial probability of so few coverings if the interval truly covers
 95%, the median half-width over 1.96 sd of the estimate across sessions (log scale), and the
@@ -127,8 +129,17 @@ def project(folder: Path) -> Path:
 def session(folder: Path, src: Path, out: Path, extra: list[str]) -> list[dict]:
     """One fresh session; its results (the run document's)."""
     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{folder}"}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead",
-               f"--overhead-json={out}", *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--overhead",
+        f"--overhead-json={out}",
+        *extra,
+    ]
     subprocess.run(command, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, check=False)
     return json.loads(out.read_text())["results"]
 
@@ -163,51 +174,78 @@ def cost(before: Path, sessions: int) -> None:
             results = [r for document in documents for r in document if r["nodeid"] == nodeid]
             walls = [r["wall_s"] for r in results]
             overhead = statistics.median(r["overhead"] for r in results)
-            print(f"| `{name(nodeid)}` | {mode} | {version} | {statistics.median(walls):.1f} s "
-                  f"({min(walls):.1f}..{max(walls):.1f}) | {100 * overhead:+,.0f}% |")  # fmt: skip
+            print(
+                f"| `{name(nodeid)}` | {mode} | {version} | {statistics.median(walls):.1f} s "
+                f"({min(walls):.1f}..{max(walls):.1f}) | {100 * overhead:+,.0f}% |"
+            )
 
 
-def coverage(sessions: int) -> None:
-    sys.path.insert(0, str(ROOT / "src"))
-    from overheadbench.engine.samples import ReplicaSamples
-    from overheadbench.history.pair_changes import process_ratios
-
+def coverage(sessions: int, out: Path) -> None:
+    """``sessions`` more sessions per profile into ``out`` (kept: the report reads them all)."""
+    out.mkdir(parents=True, exist_ok=True)
+    first = len(list(out.glob("default-*.json")))
     with tempfile.TemporaryDirectory() as scratch:
         folder = project(Path(scratch) / "project")
-        runs: dict[str, list[list[dict]]] = {}
-        for index in range(sessions):
+        for index in range(first, first + sessions):
             for profile, extra in PROFILES.items():
-                out = Path(scratch) / f"{profile}-{index}.json"
-                runs.setdefault(profile, []).append(session(folder, ROOT / "src", out, extra))
+                session(folder, ROOT / "src", out / f"{profile}-{index:03d}.json", extra)
                 print(f"{profile} {index}: done", file=sys.stderr, flush=True)
-    print("| pair | profile | sessions | estimate (median) | sd across sessions | median half-width "
-          "| half-width / 1.96 sd | covers reference | P(so few) at 95% | verdicts |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    report(out)
+
+
+def report(out: Path) -> None:
+    """The coverage table, each interval and verdict recomputed from the stored samples by this
+    version (``summarise``: what its sessions would print for the same samples), beside the
+    coverage of the intervals the sessions themselves printed."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from overheadbench.core.units import format_overhead
+    from overheadbench.engine.settings import Settings
+    from overheadbench.history.pair_changes import process_ratios
+    from overheadbench.pairs.results import OverheadResult
+    from overheadbench.pairs.verdict import summarise
+
+    def now(stored: OverheadResult) -> OverheadResult:
+        return summarise(stored.pair, stored.kind, stored.samples, Settings(), stored.wall_s, stored.counts)
+
+    runs = {
+        profile: [json.loads(path.read_text())["results"] for path in sorted(out.glob(f"{profile}-*.json"))]
+        for profile in PROFILES
+    }
+    print(
+        "| pair | profile | sessions | estimate (median) | sd across sessions | median half-width | half-width / 1.96 sd "
+        "| covers reference | P(so few) at 95% | the sessions' own intervals covered | verdicts |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for profile, documents in runs.items():
-        covered_all = total = 0
+        covered_all = own_all = total = 0
         for nodeid in tabled(documents):
-            results = [r for document in documents for r in document if r["nodeid"] == nodeid]
-            samples = [ReplicaSamples.from_json(s) for r in results for s in r["samples"]]
-            reference = statistics.median(process_ratios(samples))
-            logs = [math.log(r["ratio"]) for r in results]
-            sd = statistics.stdev(logs)
-            halves = [(math.log1p(r["ci"][1]) - math.log1p(r["ci"][0])) / 2 for r in results]
-            covered = sum(1 + r["ci"][0] <= reference <= 1 + r["ci"][1] for r in results)
-            covered_all, total = covered_all + covered, total + len(results)
-            verdicts = statistics.multimode(r["verdict"] for r in results)
-            counts = ", ".join(f"{v} {sum(r['verdict'] == v for r in results)}" for v in sorted(set(verdicts) | {
-                r["verdict"] for r in results}))  # fmt: skip
-            print(f"| `{name(nodeid)}` | {profile} | {len(results)} | {100 * (statistics.median(r['ratio'] for r in results) - 1):+,.1f}% "
-                  f"| {100 * sd:.2f}% | ±{100 * statistics.median(halves):.2f}% | "
-                  f"{statistics.median(halves) / (1.96 * sd):.2f} | {covered}/{len(results)} | "
-                  f"{binomial_at_most(covered, len(results), 0.95):.2f} | {counts} |")  # fmt: skip
-        print(f"| **pooled** | {profile} | | | | | | {covered_all}/{total} ({covered_all / total:.1%}) | "
-              f"{binomial_at_most(covered_all, total, 0.95):.2f} | |")  # fmt: skip
+            stored = [OverheadResult.from_json(r) for document in documents for r in document if r["nodeid"] == nodeid]
+            results = [now(r) for r in stored]
+            reference = statistics.median(process_ratios([s for r in results for s in r.samples]))
+            sd = statistics.stdev(math.log(r.ratio) for r in results)
+            half = statistics.median((math.log1p(r.ci[1]) - math.log1p(r.ci[0])) / 2 for r in results)
+            covered = sum(1 + r.ci[0] <= reference <= 1 + r.ci[1] for r in results)
+            own = sum(1 + r.ci[0] <= reference <= 1 + r.ci[1] for r in stored)
+            covered_all, own_all, total = covered_all + covered, own_all + own, total + len(results)
+            verdicts = ", ".join(
+                f"{v} {sum(r.verdict == v for r in results)}" for v in sorted({r.verdict for r in results})
+            )
+            estimate = format_overhead(statistics.median(r.overhead for r in results))
+            print(
+                f"| `{name(nodeid)}` | {profile} | {len(results)} | {estimate} | {100 * sd:.2f}% | ±{100 * half:.2f}% | "
+                f"{half / (1.96 * sd):.2f} | {covered}/{len(results)} | "
+                f"{binomial_at_most(covered, len(results), 0.95):.2f} | {own}/{len(results)} | {verdicts} |"
+            )
+        print(
+            f"| **pooled** | {profile} | | | | | | {covered_all}/{total} ({covered_all / total:.1%}) | "
+            f"{binomial_at_most(covered_all, total, 0.95):.2f} | {own_all}/{total} ({own_all / total:.1%}) | |"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("cost", "coverage"))
+    parser.add_argument("command", choices=("cost", "coverage", "report"))
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/validation/out/lopsided")
     parser.add_argument("--before", type=Path, help="an older version's src folder (cost)")
     parser.add_argument("--sessions", type=int, default=20)
     args = parser.parse_args()
@@ -215,8 +253,10 @@ def main() -> None:
         if args.before is None:
             parser.error("cost needs --before")
         cost(args.before, args.sessions)
+    elif args.command == "coverage":
+        coverage(args.sessions, args.out)
     else:
-        coverage(args.sessions)
+        report(args.out)
 
 
 if __name__ == "__main__":

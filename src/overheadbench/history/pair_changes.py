@@ -25,12 +25,12 @@ import numpy as np
 from ..core.vocabulary import Counter
 from ..engine.samples import CountSamples, ReplicaSamples
 from ..engine.settings import Mode
-from ..engine.stats import pair_ratios
+from ..engine.stats import SESSION_SD, pair_ratios
 from .changes import Change, Measurement, change, exact_change, median_measurement, session_log_sd
 
-SESSION_SD_PRIOR = 0.005
-"""Between-session standard deviation of a pair's log ratio (0.5%) when the machine has too
-little history for the pair: measured here by gate.py (see docs/baselines.md)."""
+SESSION_SD_PRIOR = SESSION_SD
+"""Between-session standard deviation of a pair's log ratio when the machine has too little
+history for the pair: the one a pair's own interval carries (see docs/baselines.md)."""
 SESSION_SHARE_PRIOR = 1.25
 """...or this multiple of the run's own between-process standard deviation, if larger: a pair
 that is noisy between processes is noisy between sessions too (gate.py, 8 sessions here: the

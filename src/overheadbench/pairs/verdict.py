@@ -22,7 +22,7 @@ from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, ReplicaSamples, Side
 from ..engine.settings import Counter, Settings
-from ..engine.stats import Estimate, Method, combine, replica_ratio
+from ..engine.stats import SESSION_SD, Estimate, Method, combine, replica_ratio
 from .pair import Budget, Pair
 from .results import OverheadResult
 
@@ -126,12 +126,16 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
     return judge(checks + allocation_checks(counts, pair.budget), figures)
 
 
-def estimate(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> Estimate:
+def estimate(pair: Pair, replicas: list[ReplicaSamples], settings: Settings, session: bool = True) -> Estimate:
     """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
-    cost taken off both sides first when ``subtract_harness``)."""
+    cost taken off both sides first when ``subtract_harness``); ``session``: the interval
+    carries the between-session term (:data:`~overheadbench.engine.stats.SESSION_SD`) that no
+    process of one session can see; the stopping rule reads the width more processes can narrow."""
     offset_ns = _harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness else 0.0
     return combine(
-        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas], pair.confidence
+        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas],
+        pair.confidence,
+        SESSION_SD if session else 0.0,
     )
 
 
@@ -180,7 +184,7 @@ def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) ->
     """Half the width of the interval so far, relative to the ratio (the replicas' stopping rule
     reads it, and nothing of the verdict): ±1% reads alike on a 20% pair and a 230% one, as the
     gate's changes do."""
-    low, high = estimate(pair, replicas, settings).overhead_ci
+    low, high = estimate(pair, replicas, settings, session=False).overhead_ci
     if low <= -1 or not math.isfinite(low) or not math.isfinite(high):
         return math.inf
     return (math.log1p(high) - math.log1p(low)) / 2

@@ -114,8 +114,17 @@ def markdown_against(results: Sequence[OverheadResult], threshold: float | None 
     if not measured:
         return ""
     rows = [
-        ("Test", "Base overhead", "Head overhead", "Change", "95% CI", "Detects", "Outcome", "Baseline/call",
-         "Framework/call")
+        (
+            "Test",
+            "Base overhead",
+            "Head overhead",
+            "Change",
+            "95% CI",
+            "Detects",
+            "Outcome",
+            "Baseline/call",
+            "Framework/call",
+        )
     ]
     for result in measured:
         base = result.base

@@ -17,7 +17,7 @@ from ..engine.checks import Status
 from ..engine.counting import KEPT_SLACK_BLOCKS
 from ..engine.samples import Figure, Side
 from ..engine.settings import Mode
-from ..engine.stats import Method
+from ..engine.stats import SESSION_SD, Method
 from ..pairs.results import OverheadResult
 
 STATUS_MARKS = {
@@ -237,10 +237,9 @@ def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
     if not timed:
         return []
     confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})
-    return [
-        f"intervals: {', '.join(confidences)} confidence, over {max(len(r.samples) for r in timed)} "
-        f"fresh process(es) per pair at most"
-    ]
+    most = max(len(r.samples) for r in timed)
+    session = f", with the spread between sessions ({SESSION_SD:.1%} sd)" if most > 1 else ""
+    return [f"intervals: {', '.join(confidences)} confidence, over {most} fresh process(es) per pair at most{session}"]
 
 
 def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[str]:
