@@ -124,6 +124,8 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     }
     assert results["test_factor"]["budget"]["max"] == 499 and results["test_factor"]["budget"]["max_factor"] is True
     assert results["test_factor"]["overhead"] == pytest.approx(412, rel=0.01)  # the JSON keeps the fraction
+    assert results["test_percent_meant"]["checks"][0]["sentence"].endswith("is within max 26x")  # as its budget reads
+    assert "overhead 413x (95% CI 41" in results["test_large_plain"]["checks"][0]["sentence"]
     low, high = results["test_factor"]["ci"]  # what the pair can see: twice the half-width on the log scale
     assert results["test_factor"]["detectable"] == pytest.approx((1 + high) / (1 + low) - 1)
     assert "| Detects |" in (fake_clock_project.path / "out.md").read_text()

@@ -104,9 +104,15 @@ class Check:
     """Why a figure that is not a number cannot be judged (a pair's instruction overhead: no bytecode)."""
     measured: bool = True
     """False: a smoke run without ``--overhead``."""
+    limit_unit: Unit | None = None
+    """How the limit prints, where not as the figure does: a budget of ``max=0.5`` stays
+    ``50.0%`` beside a figure of ``172x``."""
 
     def show(self, value: float) -> str:
         return show(self.unit, value)
+
+    def show_limit(self) -> str:
+        return show(self.limit_unit or self.unit, math.nan if self.limit is None else self.limit)
 
     @property
     def status(self) -> Status:
@@ -131,7 +137,7 @@ class Check:
     @property
     def bound(self) -> str:
         """The limit as printed: ``≤5.00 ms``, ``≥1,000/s`` (empty without one)."""
-        return "" if self.limit is None else f"{'≥' if self.floor else '≤'}{self.show(self.limit)}"
+        return "" if self.limit is None else f"{'≥' if self.floor else '≤'}{self.show_limit()}"
 
     def sentence(self) -> str:
         status = self.status
@@ -144,7 +150,7 @@ class Check:
         verbs = ("meets", "falls below") if self.floor else ("is within", "exceeds")
         verb = {Status.PASS: verbs[0], Status.FAIL: verbs[1], Status.INCONCLUSIVE: "straddles"}[status]
         spread = f"{self.spread}; {self.precision}" if self.precision else self.spread
-        return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show(self.limit)}"
+        return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show_limit()}"
 
     def to_json(self) -> dict[str, Any]:
         """The whole check, its status and sentence included (for readers of the file)."""
@@ -156,6 +162,7 @@ class Check:
             "interval": self.interval,
             "limit": self.limit,
             "unit": self.unit,
+            "limit_unit": self.limit_unit,
             "floor": self.floor,
             "counted": self.counted,
             "precision": self.precision,
@@ -179,6 +186,7 @@ class Check:
             low=ci[0],
             high=ci[1],
             unit=fields.choice("unit", Unit),
+            limit_unit=fields.choice("limit_unit", Unit) if fields.data.get("limit_unit") else None,
             interval=fields.text("interval"),
             counted=fields.flag("counted"),
             floor=fields.flag("floor"),

@@ -63,10 +63,13 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
     return Verdict(status, message, tuple(checks))
 
 
-def overhead_unit(overhead: float, budget: Budget) -> Unit:
-    """The ``max`` check's unit, one for its figure, interval and limit: a factor where the
-    figure is large or the budget was written as one, else a percentage."""
-    return Unit.FACTOR if budget.max_factor or as_factor(overhead) else Unit.FRACTION
+def overhead_units(overhead: float, budget: Budget) -> tuple[Unit, Unit]:
+    """The ``max`` check's units: its figure and interval as a factor where the figure is large
+    or the budget was written as one, else a percentage; its limit as the budget reads
+    (:meth:`~overheadbench.pairs.pair.Budget.describe`)."""
+    limit = budget.max_overhead if budget.max_overhead is not None else math.nan
+    figure = Unit.FACTOR if budget.max_factor or as_factor(overhead) else Unit.FRACTION
+    return figure, Unit.FACTOR if budget.max_factor or as_factor(limit) else Unit.FRACTION
 
 
 def judge_time(
@@ -85,8 +88,9 @@ def judge_time(
     checks = []
     budget = pair.budget
     if budget.max_overhead is not None:
-        unit = overhead_unit(overhead, budget)
-        checks.append(Check("max", "overhead", budget.max_overhead, overhead, low, high, unit, interval, counted=False))
+        unit, shown = overhead_units(overhead, budget)
+        limit = budget.max_overhead
+        checks.append(Check("max", "overhead", limit, overhead, low, high, unit, interval, False, limit_unit=shown))
     if budget.max_abs_s is not None:
         checks.append(
             Check("max_abs", "absolute overhead per call", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
@@ -118,10 +122,11 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
     checks = []
     if pair.budget.max_overhead is not None:
         ratio, low, high = ratios
+        unit, limit_unit = overhead_units(ratio - 1, pair.budget)
         checks.append(
             Check("max", "instruction overhead", pair.budget.max_overhead, ratio - 1, low - 1, high - 1,
-                  overhead_unit(ratio - 1, pair.budget), _repeats(counts, Figure.INSTRUCTIONS), counted=True,
-                  unjudged="the baseline executes no Python bytecode to compare with")
+                  unit, _repeats(counts, Figure.INSTRUCTIONS), counted=True,
+                  unjudged="the baseline executes no Python bytecode to compare with", limit_unit=limit_unit)
         )  # fmt: skip
     return judge(checks + allocation_checks(counts, pair.budget), figures)
 
