@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from overheadbench.engine.changes import Change, Gate
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
-from overheadbench.history.changes import Change, Gate
 from overheadbench.history.runs import read_run
 from overheadbench.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair
@@ -100,11 +100,10 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
         ]
     )
     (result,) = read_run(project.path / "o.json").results  # the base's measurement travels with the head's
-    assert (
-        result.base is not None
-        and result.base.overhead == pytest.approx(0.10, abs=0.002)
-        and result.against.startswith("HEAD")
-    )
+    (base,) = result.places
+    assert base.result is not None and base.result.overhead == pytest.approx(0.10, abs=0.002)
+    assert base.name.startswith("HEAD") and base.role == "base"
+    assert base.change is not None and base.change.percent == pytest.approx(100 * (1.3 / 1.1 - 1), abs=0.3)
 
 
 COUNTED = """
@@ -166,7 +165,7 @@ def test_a_test_the_base_does_not_have_is_new_and_one_it_cannot_collect_fails_al
     done.stdout.fnmatch_lines_random(
         [
             "*test_new.py::test_only_in_head: new: the base tree has no such test",
-            "*test_added.py::test_added_later: the tree of * does not collect there:*",
+            "*test_added.py::test_added_later: the base tree * does not collect there:*",
         ]
     )
 

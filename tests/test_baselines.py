@@ -12,11 +12,11 @@ import pytest
 
 from overheadbench.core.errors import StorageError
 from overheadbench.core.jsonio import strict
+from overheadbench.engine.changes import Change, Finding
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Mode
 from overheadbench.engine.stats import Method
-from overheadbench.history.changes import Change, Finding
 from overheadbench.history.environment import differences, fingerprint
 from overheadbench.history.pair_changes import compare_runs
 from overheadbench.history.runs import SCHEMA_VERSION, Run, Storage, read_run
@@ -151,7 +151,7 @@ def test_environment_differences_name_the_field() -> None:
         "cpu_count": 2,
         "packages": {"numpy": "2.4.1", "pytest": "9.2.0"},
     }
-    assert differences(old, new) == ["python_version: 3.11.7 -> 3.12.1", "numpy: 2.4.0 -> 2.4.1"]
+    assert differences(old, new) == ["python 3.11.7 -> 3.12.1", "numpy 2.4.0 -> 2.4.1"]
     assert differences(old, old) == []
 
 
@@ -223,9 +223,7 @@ def test_another_environment_is_named_in_a_warning(fake_clock_project: pytest.Py
     path.write_text(json.dumps(stored))
     result = fake_clock_project.runpytest("--overhead", "--overhead-compare", "base")
     result.assert_outcomes(passed=1)
-    warning = (
-        "WARNING: overhead compared with 0001_base.json, measured in another environment: python_version: 2.7.18 -> *"
-    )
+    warning = "WARNING: overhead compared with 0001_base.json, measured in another environment: python 2.7.18 -> *"
     result.stdout.fnmatch_lines([warning, "*collected 1 item*", "*compared with 0001_base.json*", warning])
 
 

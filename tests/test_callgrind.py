@@ -91,7 +91,7 @@ def test_under_against_both_trees_are_counted_by_callgrind(pytester: pytest.Pyte
     grew.assert_outcomes(failed=1)
     grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD*"])
     (result,) = json.loads((pytester.path / "ab.json").read_text())["results"]
-    assert result["counts"]["counter"] == result["against"]["base"]["counts"]["counter"] == "callgrind"
+    assert result["counts"]["counter"] == result["places"][0]["result"]["counts"]["counter"] == "callgrind"
     grew.stdout.fnmatch_lines(["replica processes started in this session: 2"])  # a counting replica per tree
 
 

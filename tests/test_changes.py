@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from overheadbench.history.changes import (
+from overheadbench.engine.changes import (
     Change,
     Finding,
     Measurement,

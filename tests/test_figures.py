@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from overheadbench.core.errors import MarkerError
+from overheadbench.engine.changes import Finding, Gate
 from overheadbench.engine.checks import Status
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import mean_interval, quantile_interval, ratio_interval
-from overheadbench.history.changes import Finding, Gate
 from overheadbench.history.figure_changes import compare_figure, compare_figures
 from overheadbench.history.runs import Run
 from overheadbench.outcome import figures_outcome

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from overheadbench.core.errors import StorageError
+from overheadbench.engine.changes import Finding
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind, ReplicaSamples
 from overheadbench.engine.settings import Mode
 from overheadbench.engine.stats import Method
-from overheadbench.history.changes import Finding
 from overheadbench.history.environment import fingerprint, recorded_fingerprint
 from overheadbench.history.pair_changes import SESSION_SD_PRIOR, compare_result, reading, session_sd
 from overheadbench.history.runs import Run, Storage, read_run

@@ -19,11 +19,11 @@ from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
+from overheadbench.replicas.places import places_plan
 from overheadbench.replicas.pool import ReplicaPool
 from overheadbench.replicas.process import State
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
 from overheadbench.replicas.replica import ReplicaRequest, order_like, write_work
-from overheadbench.replicas.replication import pair_plan
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 
@@ -58,10 +58,10 @@ def run_pair(settings: Settings, too_wide, per_process_ns: int = 200_000_000, **
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
     if settings.processes == 1:
         plan = InProcess().plan("t.py::x", settings, random.Random(1), synthetic.clock, too_wide)
-        return drive_sync(plan, synthetic.blocks()), None, synthetic
+        return drive_sync(plan, synthetic.blocks()).samples, None, synthetic
     pool = FakePool(synthetic, per_process_ns, **pool_args)
-    plan = pair_plan(settings, random.Random(1), synthetic.clock, pool, "t.py::x", too_wide)
-    return drive_sync(plan, synthetic.blocks()), pool, synthetic
+    plan = places_plan(settings, random.Random(1), synthetic.clock, [pool], (), "t.py::x", too_wide)
+    return drive_sync(plan, synthetic.blocks()).samples, pool, synthetic
 
 
 def test_one_process_needs_no_pool() -> None:
@@ -135,7 +135,9 @@ def test_replicas_are_released_when_a_callable_raises() -> None:
     blocks[BASELINE] = lambda n: 1 // 0
     with pytest.raises(CallableError):
         drive_sync(
-            pair_plan(Settings(processes=3), random.Random(1), synthetic.clock, pool, "t.py::x", lambda r: False),
+            places_plan(
+                Settings(processes=3), random.Random(1), synthetic.clock, [pool], (), "t.py::x", lambda r: False
+            ),
             blocks,
         )
     assert pool.calls[-1] == ("release",)

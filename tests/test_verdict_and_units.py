@@ -109,19 +109,20 @@ def test_durations_format_with_three_figures(seconds: float, text: str) -> None:
 def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
     from overheadbench.core.errors import OverheadHarnessWarning
     from overheadbench.engine.samples import ReplicaSamples
+    from overheadbench.engine.sampling import Sampled
     from overheadbench.engine.settings import Settings
     from overheadbench.pairs.fixture import OverheadFixture
 
     fixture = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1), measuring=True)
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
-    fixture._replicas = [samples]
+    fixture._sampled = Sampled([samples])
     result = fixture._conclude(Kind.SYNC, 0.0)
     assert result.harness_s == pytest.approx(30e-9)
     (warning,) = outcome(result, Policy.FAIL, subtract_harness=False).warnings
     assert isinstance(warning, OverheadHarnessWarning)
     assert str(warning).startswith("t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%")
     quiet = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1, subtract_harness=True), True)
-    quiet._replicas = [samples]
+    quiet._sampled = Sampled([samples])
     subtracted = quiet._conclude(Kind.SYNC, 0.0)
     assert subtracted.overhead == pytest.approx(1000 / 7000)
     assert subtracted.baseline_s == pytest.approx(70e-9)

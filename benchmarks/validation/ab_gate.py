@@ -115,12 +115,15 @@ def collect(out: Path, sessions: int, injected: int) -> None:
 
 def change_of(run: dict, test: str) -> float:
     """The A/B change (percent) of the first result whose id contains ``test``."""
-    from overheadbench.history.pair_changes import side_change
     from overheadbench.pairs.results import OverheadResult
 
     data = next(r for r in run["results"] if test in r["nodeid"])
     moved = side_change(OverheadResult.from_json(data))
     return moved.percent if moved else math.nan
+
+
+def side_change(result):  # noqa: ANN001, ANN201  (the base tree's change, as the session stored it)
+    return next((place.change for place in result.places if place.role == "base"), None)
 
 
 def load(out: Path, pattern: str) -> list:
@@ -134,8 +137,8 @@ def walls(out: Path, pattern: str) -> list[float]:
 
 
 def report(out: Path) -> None:
-    from overheadbench.history.changes import Finding
-    from overheadbench.history.pair_changes import compare_result, side_change
+    from overheadbench.engine.changes import Finding
+    from overheadbench.history.pair_changes import compare_result
 
     print(f"# A/B gate validation (issue 24), this machine, {time.strftime('%Y-%m-%d')}\n")
     print(f"Made with `python benchmarks/validation/ab_gate.py intervals|collect|report --out {out}`.\n")
@@ -190,7 +193,7 @@ def report(out: Path) -> None:
 
 def _stored_false_alarms(out: Path) -> None:
     """The stored-history gate on the A/A sessions' head results: each against the one before, the older as history."""
-    from overheadbench.history.changes import Finding
+    from overheadbench.engine.changes import Finding
     from overheadbench.history.pair_changes import compare_result
 
     print("\n## The stored-history gate on the same sessions (each against the previous, older ones as history)\n")

@@ -38,7 +38,7 @@ from overheadbench.engine.settings import Settings
 from overheadbench.engine.stats import combine, replica_ratio
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.verdict import judge_time
-from overheadbench.replicas.replication import pair_plan
+from overheadbench.replicas.places import places_plan
 
 HERE = Path(__file__).resolve().parent
 PAIRS = ("test_aa_sync", "test_aa_async", "test_injected_sync", "test_injected_async")
@@ -106,7 +106,8 @@ def draw(processes: list[Process], rule: tuple[int, int, bool], budget: Budget, 
         return wide or (on_verdict and verdict.status == "inconclusive")
 
     blocks = {Side.BASELINE: lambda n: 10**6, Side.FRAMEWORK: lambda n: 10**6}
-    replicas = drive_sync(pair_plan(settings, rng, lambda: 0, ResamplingPool(processes, rng), "x", too_wide), blocks)
+    pool = ResamplingPool(processes, rng)
+    replicas = drive_sync(places_plan(settings, rng, lambda: 0, [pool], (), "x", too_wide), blocks).samples
     found, verdict = estimate(replicas)
     return found, verdict.status, len(replicas)
 

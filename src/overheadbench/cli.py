@@ -1,12 +1,15 @@
 """The ``overheadbench`` command: compare stored runs, print reports, draw plots.
 
     overheadbench compare OLD NEW [--fail-above PCT]    (pairs and transport figures)
-    overheadbench report RUN [--format markdown|csv|checks|json] [-o FILE]
-    overheadbench plot RUN -o FILE.svg|png          (per-pair ratio distributions)
+    overheadbench report RUN [RUN ...] [--format markdown|csv|checks|json] [-o FILE]
+    overheadbench plot RUN [RUN ...] -o FILE.svg|png (per-pair ratio distributions)
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
 
 RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--storage,
-default baselines/). Exit codes: 0 fine, 1 a regression past --fail-above, 2 bad input.
+default baselines/). Several runs are read as one report: shards of one suite merged, runs of
+other environments (another Python, other package versions) a column each
+(:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above,
+2 bad input.
 """
 
 from __future__ import annotations
@@ -22,17 +25,19 @@ from pathlib import Path
 from .core.errors import StorageError
 from .core.jsonio import dumps, write_text_atomic
 from .core.tables import plain
-from .history.changes import Finding
+from .engine.changes import Finding
+from .history.combined import Column, combine
 from .history.environment import differences
 from .history.figure_changes import compare_figures
-from .history.pair_changes import compare_runs, side_change
-from .history.runs import Storage, read_run
+from .history.pair_changes import compare_runs
+from .history.runs import Run, Storage, read_run
 from .report.budgets import check_csv_rows
-from .report.changes import Shown, figure_shown, pair_shown, render_against, render_changes
+from .report.changes import Shown, figure_shown, pair_shown, render_changes, render_places
 from .report.markdown import render_markdown
 from .report.pairs import csv_rows
 from .report.plots import PlotUnavailable, distributions
 from .report.plots import trend as trend_plot
+from .report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,9 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         "worse, by more than PCT percent with confidence",
     )
     report = commands.add_parser(
-        "report", parents=[anywhere], help="a run as markdown, CSV (a row per pair, or per judged budget) or JSON"
+        "report",
+        parents=[anywhere],
+        help="a run as markdown, CSV (a row per pair, or per judged budget) or JSON; several runs: shards of one "
+        "suite merged, other environments a column each",
     )
-    report.add_argument("run")
+    report.add_argument("run", nargs="+")
     report.add_argument(
         "--format",
         choices=("markdown", "csv", "checks", "json"),
@@ -73,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot = commands.add_parser(
         "plot", parents=[anywhere], help="per-pair ratio distributions of a run, or the trend over stored runs"
     )
-    plot.add_argument("run", nargs="?")
+    plot.add_argument("run", nargs="*")
     plot.add_argument("--trend", action="store_true", help="overhead of each test across every stored run")
     plot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
     return parser
@@ -120,14 +128,15 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: fl
 
 
 def _compare_trees(path: Path, fail_above: float | None) -> int:
-    """One run measured with ``--overhead-against``: its pairs' change from the base tree."""
-    results = [r for r in read_run(path).measured() if r.against]
+    """One run measured with ``--overhead-against`` or ``--overhead-env``: its pairs' change at
+    each other place of its session."""
+    results = [r for r in read_run(path).measured() if r.places]
     if not results:
-        print(f"{plain(path.name)} was not measured with --overhead-against: name two runs to compare")
+        print(f"{plain(path.name)} was measured without --overhead-against or --overhead-env: name two runs to compare")
         return 0
-    print("\n".join(render_against(results, fail_above)))
-    changes = (side_change(r) for r in results)
-    return _regressions([pair_shown(change) for change in changes if change is not None], fail_above)
+    print("\n".join(render_places(results, fail_above)))
+    changes = [place.change for r in results for place in r.places if place.change is not None]
+    return _regressions([pair_shown(change) for change in changes], fail_above)
 
 
 def _regressions(changes: Sequence[Shown], fail_above: float | None) -> int:
@@ -142,8 +151,38 @@ def _regressions(changes: Sequence[Shown], fail_above: float | None) -> int:
     return 1 if regressed else 0
 
 
-def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> int:
-    run = read_run(storage.find(reference))
+def _columns(storage: Storage, references: Sequence[str]) -> list[Column]:
+    """The runs named, by environment (shards of one merged)."""
+    paths = [storage.find(reference) for reference in references]
+    return combine([(path, read_run(path)) for path in paths])
+
+
+def _report(storage: Storage, references: Sequence[str], fmt: str, output: Path | None) -> int:
+    columns = _columns(storage, references)
+    if len(columns) > 1:
+        if fmt == "checks":
+            raise StorageError("--format checks reads the runs of one environment; these are of several")
+        text = _side_by_side(columns, fmt)
+    else:
+        text = _one_report(columns[0].run, fmt)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(output, text)
+    return 0
+
+
+def _side_by_side(columns: Sequence[Column], fmt: str) -> str:
+    if fmt == "markdown":
+        return markdown_side_by_side(columns)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(csv_side_by_side(columns))
+        return buffer.getvalue()
+    return dumps(json_side_by_side(columns)) + "\n"
+
+
+def _one_report(run: Run, fmt: str) -> str:
     results, figures = run.measured(), run.measured_figures()
     if fmt == "markdown":
         text = render_markdown(results, run.environment, figures)
@@ -154,14 +193,10 @@ def _report(storage: Storage, reference: str, fmt: str, output: Path | None) -> 
         text = buffer.getvalue()
     else:
         text = dumps(run.to_json()) + "\n"
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        write_text_atomic(output, text)
-    return 0
+    return text
 
 
-def _plot(storage: Storage, reference: str | None, over_runs: bool, output: Path) -> int:
+def _plot(storage: Storage, references: Sequence[str], over_runs: bool, output: Path) -> int:
     if output.suffix.lower() not in (".svg", ".png"):
         raise StorageError(f"{output}: the plot is written as .svg or .png")
     if over_runs:
@@ -170,10 +205,13 @@ def _plot(storage: Storage, reference: str | None, over_runs: bool, output: Path
             raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
         trend_plot([(path.name, read_run(path)) for path in paths], output)
     else:
-        if reference is None:
+        if not references:
             raise StorageError("plot needs a RUN (or --trend)")
-        path = storage.find(reference)
-        distributions(path.name, read_run(path), output)
+        columns = _columns(storage, references)
+        if len(columns) > 1:  # one point per environment: separate sessions, not paired
+            trend_plot([(column.label, column.run) for column in columns], output, "overhead by environment")
+        else:
+            distributions(", ".join(columns[0].files), columns[0].run, output)
     print(f"plot written to {output}")
     return 0
 

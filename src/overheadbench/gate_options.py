@@ -14,6 +14,7 @@ import pytest
 from .core.errors import StorageError
 from .engine.settings import Policy
 from .history.runs import Storage, check_name
+from .replicas.environments import EnvError, Environment, resolve_environments
 from .replicas.trees import BaseTree, TreeError, resolve_base
 
 
@@ -32,6 +33,19 @@ def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         default=None,
         help="the interpreter that runs the base tree's replicas (a virtual environment where the base is "
         "installed; default: this one)",
+    )
+    group.addoption(
+        "--overhead-env",
+        metavar="[NAME=]PYTHON",
+        action="append",
+        default=None,
+        help="measure every pair under this interpreter too (a virtual environment with other dependency versions "
+        "or another Python, where pytest, overheadbench and the project are installed; tox:ENV for a tox "
+        "environment), interleaved with this one, and gate each environment's change (repeatable; implies "
+        "--overhead)",
+    )
+    parser.addini(
+        "overhead_envs", "environments to measure every pair under too, one [NAME=]PYTHON per line", type="linelist"
     )
     group.addoption(
         "--overhead-save",
@@ -109,15 +123,24 @@ class GateOptions:
     force: bool = False
     """Gate against another machine's run anyway."""
     against: BaseTree | None = None
+    envs: tuple[Environment, ...] = ()
+    """``--overhead-env``: the other interpreters every pair is measured under too."""
+
+    @property
+    def reference(self) -> str:
+        """How the changes name what they are against: the base tree, or this environment."""
+        return self.against.name if self.against is not None else "this environment"
 
     @property
     def uses_storage(self) -> bool:
-        gated_stored = self.against is None and (self.fail_pct is not None or self.fail_percent is not None)
+        gated = self.fail_pct is not None or self.fail_percent is not None
+        gated_stored = self.against is None and not self.envs and gated
         return bool(self.save or self.autosave or self.compare is not None or gated_stored)
 
 
-def gate_options_from_config(config: pytest.Config, in_replica: bool) -> GateOptions:
-    """Resolve and check the gate's options; a replica process resolves none (they are the controller's)."""
+def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring: bool = True) -> GateOptions:
+    """Resolve and check the gate's options; a replica process resolves none (they are the
+    controller's), and a session that does not measure does not probe the ini file's environments."""
     option = config.getoption
     try:
         storage = Storage(
@@ -133,22 +156,29 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool) -> GateOpt
     if python is not None and against is None:
         raise pytest.UsageError("overheadbench: --overhead-against-python names the base tree's interpreter; give "
                                 "--overhead-against=REV|DIR too")  # fmt: skip
-    if against is not None:
+    env_specs = [*(option("--overhead-env") or ()), *(config.getini("overhead_envs") if measuring else ())]
+    if against is not None and env_specs:
+        raise pytest.UsageError(
+            "overheadbench: --overhead-against and --overhead-env each measure every pair at other places in this "
+            "session, and one session takes one of them: run the tree comparison and the environments separately"
+        )
+    for flag, given in (("--overhead-against", against), ("--overhead-env", env_specs or None)):
         clashing = [name for name, value in (("--overhead-compare", compare), ("--overhead-compare-fail-percent",
                     fail_percent), ("--overhead-compare-force", option("--overhead-compare-force") or None))
                     if value is not None]  # fmt: skip
-        if clashing:
+        if given is not None and clashing:
             raise pytest.UsageError(
-                f"overheadbench: --overhead-against compares with the base tree, measured in this session; "
-                f"{clashing[0]} compares with a stored run (transport figures are not measured on the base tree): "
-                f"choose one"
+                f"overheadbench: {flag} compares with other places measured in this session; {clashing[0]} "
+                f"compares with a stored run (transport figures are not measured at other places): choose one"
             )
-    base = None
-    if against is not None and not in_replica:
-        try:
+    base, envs = None, []
+    try:
+        if against is not None and not in_replica:
             base = resolve_base(against, Path(config.invocation_params.dir), config.rootpath, python)
-        except TreeError as exc:
-            raise pytest.UsageError(f"overheadbench: {exc}") from None
+        if env_specs and not in_replica:
+            envs = resolve_environments(env_specs, config.rootpath)
+    except (TreeError, EnvError) as exc:
+        raise pytest.UsageError(f"overheadbench: {exc}") from None
     return GateOptions(
         storage=storage,
         save=save,
@@ -159,6 +189,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool) -> GateOpt
         unknown=_policy(option("--overhead-compare-unknown") or config.getini("overhead_compare_unknown")),
         force=bool(option("--overhead-compare-force")),
         against=base,
+        envs=tuple(envs),
     )
 
 

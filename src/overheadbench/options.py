@@ -182,7 +182,7 @@ wider intervals (3 processes: the interval is the mean ± t, see measurement.md)
 intervals are too wide to settle close calls, so an inconclusive verdict warns instead of
 failing; a pair clearly over budget still fails."""
 QUICK_AGAINST: dict[str, Any] = {"processes": 6, "max_processes": 6}
-"""The quick profile under ``--overhead-against``: 6 processes per tree. With 3 the change has
+"""The quick profile under ``--overhead-against`` or ``--overhead-env``: 6 processes per place. With 3 the change has
 2-4 degrees of freedom (t up to 4.3) and one stray process makes its interval ±20%: a 10%
 regression was left "unknown" in 3 of 8 sessions (benchmarks/validation/AB_GATE.md)."""
 IMPLYING = (
@@ -195,6 +195,7 @@ IMPLYING = (
     "--overhead-compare-fail",
     "--overhead-compare-fail-percent",
     "--overhead-against",
+    "--overhead-env",
 )
 """Options that only mean something while measuring: each implies ``--overhead``."""
 
@@ -236,7 +237,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
     """Resolve every setting: command line, else the quick profile if asked, else ini, else
     the dataclass default."""
     quick = QUICK if config.getoption("--overhead-quick") else {}
-    if quick and config.getoption("--overhead-against"):
+    if quick and (config.getoption("--overhead-against") or config.getoption("--overhead-env")):
         quick = {**quick, **QUICK_AGAINST}
     values: dict[str, Any] = {}
     for field, (suffix, parse, _) in _OPTIONS.items():

@@ -22,10 +22,11 @@ from .core.errors import (
     OverheadMarkerWarning,
 )
 from .core.units import format_fraction, format_overhead, format_overheads
+from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
 from .engine.checks import Status
 from .engine.counting import disagreement
+from .engine.samples import Role
 from .engine.settings import Counter, Mode, Policy
-from .history.changes import REGRESSED_MARK, Change, Finding, Gate
 from .pairs.results import OverheadResult
 from .transport.figures import SPECS, FigureResult
 
@@ -112,16 +113,17 @@ def pair_outcome(
     servers_elsewhere: Sequence[int] = (),
 ) -> Outcome:
     """A measured pair's outcome (:func:`decide`): its verdict; its ``change`` against the stored
-    run or the base tree, of framework / baseline; and its own warnings: a harness that costs
+    run, or each change the result carries against another place of the session (the base
+    tree, each environment), of framework / baseline; and its own warnings: a harness that costs
     more than ``HARNESS_WARN_SHARE`` of the baseline, a count of this process while servers ran
     in other processes (``servers_elsewhere``: their process ids), counts that time disagrees with."""
     if not result.measured:
         return Outcome()
-    changes = []
-    if change is not None:
-        shown = format_overheads(change.old - 1, change.new - 1)
-        story = f"overhead {change.describe(shown)} (the change: of framework / baseline)"
-        changes.append(Gated("the framework path", story, change))
+    changes = [] if change is None else [_gated("the framework path", change)]
+    for place in result.places:
+        if place.change is not None:
+            under = "" if place.role == Role.BASE else f" under {place.name}"
+            changes.append(_gated(f"the framework path{under}", place.change))
     warned: list[Warning] = []
     if result.mode == Mode.COUNT and servers_elsewhere:
         warned.append(
@@ -147,6 +149,12 @@ def pair_outcome(
             )
         )
     return decide(result.nodeid, [(result.verdict, result.message)], policy, changes, gate, warned)
+
+
+def _gated(what: str, change: Change) -> Gated:
+    """A pair's change as the gate tells it: its overhead on both sides, the change of framework / baseline."""
+    story = f"overhead {change.describe(format_overheads(change.old - 1, change.new - 1))}"
+    return Gated(what, f"{story} (the change: of framework / baseline)", change)
 
 
 def percent_hint(result: OverheadResult) -> Warning | None:

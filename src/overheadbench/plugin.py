@@ -22,13 +22,12 @@ from .core.xdist import (
     prepare_controller,
     remember_nodeids,
 )
+from .engine.changes import Gate
 from .engine.harness import Harness
 from .engine.sampling import Replication
 from .engine.settings import Counter, Mode
 from .engine.timed_path import AppLogging
 from .gate_options import GateOptions, add_gate_options, gate_options_from_config
-from .history.against import Against, base_pool
-from .history.changes import Gate
 from .history.environment import environment
 from .history.gate import StoredRuns
 from .history.runs import Run
@@ -39,12 +38,11 @@ from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
 from .pairs.marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .pairs.results import OverheadResult
-from .replicas.duet import Duet
 from .replicas.failures import ReplicaError, WrongTree
+from .replicas.places import Places, places, under_callgrind
 from .replicas.pool import ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin, ReplicaRequest
-from .replicas.replication import Replicas, under_callgrind
 from .report.gathering import Gathered, carry
 from .report.github import append_summary, in_actions
 from .report.markdown import render_markdown
@@ -96,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", TRANSPORT_HELP)
     request = ReplicaRequest.from_env()
     options = options_from_config(config)
-    gate = gate_options_from_config(config, in_replica=request is not None)
+    gate = gate_options_from_config(config, in_replica=request is not None, measuring=options.measuring)
     if install_sigterm():  # this process may hold replicas, servers, scratch folders: SIGTERM cleans up too
         config.add_cleanup(uninstall_sigterm)
     replica = ReplicaPlugin(config, request) if request is not None else None
@@ -125,13 +123,11 @@ class OverheadSession:
         self.settings = options.settings
         self.gathered = Gathered()
         self.marked: list[pytest.Item] = []
-        tree = gate.against
-        duet = Duet(self._make_pool, base_pool(tree)) if tree else None  # --overhead-against: both trees, interleaved
-        self.replicas: Replicas | Duet = duet or Replicas(self._make_pool)
+        self.places = places(gate.against, gate.envs)  # --overhead-against's base tree, or each --overhead-env
+        self.replicas = Places(self._make_pool, self.places)
         valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
         self.counting = self.replicas.under(under_callgrind) if valgrind else None
-        self.against = tree and duet and Against(tree, duet.sides, Gate(tree.name, gate.fail_pct, gate.unknown),
-                                                 getattr(self.counting, "count_base", duet.count_base))  # fmt: skip
+        self.place_gate = Gate(gate.reference, gate.fail_pct, gate.unknown) if self.places else None
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.app_logging = AppLogging()
@@ -207,7 +203,7 @@ class OverheadSession:
             pair = pair_for(item, self.settings)
         except (pytest.fail.Exception, pytest.skip.Exception):
             return False
-        counted_elsewhere = (self.against or self.counting) and pair is not None and pair.mode == Mode.COUNT
+        counted_elsewhere = (self.places or self.counting) and pair is not None and pair.mode == Mode.COUNT
         return pair is not None and (pair.replicated or bool(counted_elsewhere))
 
     @pytest.fixture(name=FIXTURE_NAME)
@@ -222,6 +218,7 @@ class OverheadSession:
                 pytrace=False,
             )
         count_elsewhere = self.counting.count if self.counting else None
+        count_places = (self.counting or self.replicas).count_places if self.places else None
         return OverheadFixture(
             pair,
             self.settings,
@@ -230,6 +227,7 @@ class OverheadSession:
             self.app_logging,
             self.harness,
             count_elsewhere=count_elsewhere,
+            count_places=count_places,
         )
 
     @pytest.fixture(name=TRANSPORT_FIXTURE)
@@ -290,11 +288,9 @@ class OverheadSession:
         """Carry the result on the test's report, and do what the verdict says to the test."""
         if not result.measured:
             return
-        if self.against:
-            result = self.against.attach(result, self.settings)
         item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
-        comparing = self.against or self.stored  # the base tree, or a stored run
-        change, gate = (comparing.change(result), comparing.gate) if comparing else (None, None)
+        stored = self.stored  # a stored run, or (never both) other places measured in this session
+        change, gate = (stored.change(result), stored.gate) if stored else (None, self.place_gate)
         settings = self.settings
         _conclude(item, pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate,
                                      servers_elsewhere()))  # fmt: skip
@@ -338,8 +334,8 @@ class OverheadSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for pools in (self.replicas, self.counting or self.replicas):  # closing twice is safe
             pools.close()
-        if self.against:
-            self.against.tree.close()
+        if self.gate.against:
+            self.gate.against.close()
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[WORKER_REPLICAS] = self.started  # to the controller's pytest_testnodedown

@@ -2,7 +2,9 @@
 
 * :class:`ReplicaSamples`: one process's paired block times (time mode);
 * :class:`CountSamples`: the per-call counts of repeated counted blocks (instructions,
-  allocations), the harness subtracted.
+  allocations), the harness subtracted;
+* :class:`PlaceSamples`: what another place (a base tree, an environment) gave for the same
+  pair in the same session.
 
 Both travel as JSON (from a replica process, in a stored run) and are read back checked.
 """
@@ -184,6 +186,30 @@ class CountSamples:
         calls = fields.count("calls_per_block")
         allocation_calls = fields.count("allocation_calls") if "allocation_calls" in data else calls
         return cls(calls, sides[0], sides[1], counter, allocation_calls)
+
+
+class Role(Word):
+    """What a place other than the session's own is to it, which sets the change's direction."""
+
+    BASE = "base"
+    """The tree of ``--overhead-against``: the session's own tree (the head) is the change from it."""
+    ENVIRONMENT = "environment"
+    """An ``--overhead-env`` interpreter: the change is its, from the session's own."""
+
+
+@dataclass(frozen=True)
+class PlaceSamples:
+    """What one place other than the session's own gave for a pair: its samples (time mode) or
+    counts (count mode), or why there are none."""
+
+    name: str
+    role: Role
+    samples: tuple[ReplicaSamples, ...] = ()
+    counts: CountSamples | None = None
+    missing: bool = False
+    """The place has no such test (a base tree without it: the pair is new)."""
+    note: str = ""
+    """Why the pair was not compared there, when it was not (empty when it was)."""
 
 
 def _figure(key: str, path: str) -> Figure:

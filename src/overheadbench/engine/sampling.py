@@ -12,19 +12,29 @@ import math
 import random
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
 from ..core.errors import CallableError, InstrumentError
-from .samples import BlockSizes, ReplicaSamples, Side
+from .samples import BlockSizes, PlaceSamples, ReplicaSamples, Side
 from .settings import Settings
 from .stats import median_interval, pair_ratios
+
+
+@dataclass
+class Sampled:
+    """A pair's time samples: the session's own processes', and every other place's."""
+
+    samples: list[ReplicaSamples]
+    places: list[PlaceSamples] = field(default_factory=list)
+
 
 Request = tuple[Side, int]
 T = TypeVar("T")
 Plan = Generator[Request, int, ReplicaSamples]
-PairPlan = Generator[Request, int, list[ReplicaSamples]]
+PairPlan = Generator[Request, int, Sampled]
 Clock = Callable[[], int]
 TooWide = Callable[[list[ReplicaSamples]], bool]
 """Whether the interval over these processes is still wider than the target (a pair's stopping rule)."""
@@ -47,8 +57,9 @@ SAMPLING_SHARE = 0.2
 
 class Replication(Protocol):
     """Where a pair's time samples come from: this process (:class:`InProcess`), the
-    session's replica processes (:class:`~overheadbench.replicas.replication.Replicas`), or, in a
-    replica, the controller's orders (:class:`~overheadbench.replicas.replica.ReplicaPlugin`)."""
+    session's replica processes and those of every other place
+    (:class:`~overheadbench.replicas.places.Places`), or, in a replica, the controller's orders
+    (:class:`~overheadbench.replicas.replica.ReplicaPlugin`)."""
 
     @property
     def in_replica(self) -> bool: ...
@@ -65,7 +76,7 @@ class InProcess:
 
     def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
         sizes = yield from calibrate(settings)
-        return [(yield from replica_plan(settings, rng, clock_ns, sizes))]
+        return Sampled([(yield from replica_plan(settings, rng, clock_ns, sizes))])
 
 
 def replica_slice_s(settings: Settings) -> float:

@@ -183,7 +183,7 @@ def between_processes(medians: np.ndarray, confidence: float, session_sd: float 
     freedom) on the log scale, with the median's standard error (``MEDIAN_EFFICIENCY`` times
     the mean's; with ``session_sd`` added, see :func:`combine`). The same standard error is
     what a change between two measurements reads
-    (:func:`overheadbench.history.changes.median_measurement`)."""
+    (:func:`overheadbench.engine.changes.median_measurement`)."""
     logs = np.log(medians)
     centre = float(np.median(logs))
     se = math.hypot(MEDIAN_EFFICIENCY * float(np.std(logs, ddof=1)) / math.sqrt(logs.size), session_sd)

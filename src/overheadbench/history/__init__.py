@@ -1,4 +1,6 @@
-"""Runs across sessions and trees: stored runs (:mod:`.runs`), the one change model
-(:mod:`.changes`) with its estimators for pairs and figures, the stored-run gate (:mod:`.gate`)
-and ``--overhead-against`` (:mod:`.against`).
+"""Runs across sessions: stored runs (:mod:`.runs`) and what they were measured on
+(:mod:`.environment`), the estimators of a change between runs for pairs (:mod:`.pair_changes`)
+and figures (:mod:`.figure_changes`), and the stored-run gate (:mod:`.gate`). The one change
+model is :mod:`overheadbench.engine.changes`; places measured in one session are
+:mod:`overheadbench.replicas.places`.
 """

@@ -4,7 +4,12 @@ Machine and commit information come from pytest-benchmark's hooks
 (``pytest_benchmark_generate_machine_info``, ``pytest_benchmark_update_machine_info``,
 ``pytest_benchmark_generate_commit_info``), so a project that customises them gets the
 same metadata in both tools. overheadbench adds the CPU count, the versions of the
-packages that shape a measurement, and the date.
+packages that shape a measurement, every installed distribution's version (what the measured
+code ran on: the project's own dependencies too), and the date.
+
+Two runs differ by *machine* (its system, CPU model and count: their figures are not comparable
+as they stand) or only by *environment* (the Python version or a package's: the very question
+of a tox matrix or an upgrade, comparable on one machine).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..replicas.environments import installed, package_differences
+
 PACKAGES = ("overheadbench", "pytest", "pytest-benchmark", "numpy", "anyio", "httpx", "hypercorn")
 COMPARED = (
     ("machine_info", "python_implementation"),
@@ -26,9 +33,12 @@ COMPARED = (
     ("machine_info", "machine"),
     ("machine_info", "cpu", "brand_raw"),
     ("cpu_count",),
-    ("packages",),
 )
-"""The fields whose difference makes two runs' overheads not comparable as they stand."""
+"""The fields whose difference makes two runs' overheads not comparable as they stand (and
+every package's version, :func:`differences`)."""
+FINGERPRINT_PARTS = 6
+INTERPRETER_PARTS = (1, 2)
+"""The parts of a fingerprint (:func:`fingerprint`) that name the interpreter, not the machine."""
 
 
 def environment(config: Any) -> dict[str, Any]:
@@ -46,24 +56,36 @@ def environment(config: Any) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "fingerprint": fingerprint(),
         "packages": {name: _version(name) for name in PACKAGES},
+        "distributions": installed(),
         "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat(),
     }
 
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Human-readable differences in the fields that matter, e.g. ``python_version: 3.11.7 -> 3.12.1``."""
+    """Human-readable differences in the fields that matter, e.g. ``python 3.11.7 -> 3.12.1``,
+    ``httpx 0.27.2 -> 0.28.1`` (every installed distribution, where both runs recorded them;
+    else the plugin's own packages)."""
     found = []
     for path in COMPARED:
         before, after = _get(old, path), _get(new, path)
-        if isinstance(before, dict) and isinstance(after, dict):
-            found += [
-                f"{key}: {before.get(key)} -> {after.get(key)}"
-                for key in sorted(set(before) | set(after))
-                if before.get(key) != after.get(key)
-            ]
-        elif before != after:
-            found.append(f"{path[-1]}: {before} -> {after}")
-    return found
+        if before != after:
+            name = "python" if path[-1] == "python_version" else path[-1]
+            found.append(f"{name} {before} -> {after}" if name == "python" else f"{name}: {before} -> {after}")
+    key = "distributions" if all(isinstance(env.get("distributions"), dict) for env in (old, new)) else "packages"
+    before, after = ({k: str(v) for k, v in env.get(key, {}).items() if v} for env in (old, new))
+    return found + package_differences(before, after)
+
+
+def same_machine(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two runs were measured on one machine, another Python aside: their fingerprints
+    (:func:`recorded_fingerprint`) agree on the system, word size, core count and CPU model."""
+    prints = [recorded_fingerprint(env) for env in (old, new)]
+    if None in prints:
+        return False
+    parts = [str(p).split("-") for p in prints]
+    return all(len(p) == FINGERPRINT_PARTS for p in parts) and all(
+        parts[0][i] == parts[1][i] for i in range(FINGERPRINT_PARTS) if i not in INTERPRETER_PARTS
+    )
 
 
 def _get(data: dict[str, Any], path: tuple[str, ...]) -> Any:

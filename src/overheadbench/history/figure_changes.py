@@ -1,4 +1,4 @@
-"""How a transport figure changed between two runs: its :class:`~overheadbench.history.changes.Change`.
+"""How a transport figure changed between two runs: its :class:`~overheadbench.engine.changes.Change`.
 
 A figure's own error comes from its interval (``(log high - log low) / 2z``); between two
 stored runs the change adds twice the figure's between-session variance on this machine,
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..engine.changes import Change, Measurement, change, interval_measurement, session_log_sd
 from ..transport.figures import SPECS, FigureKey, FigureResult, Measure, Metric, session_prior
-from .changes import Change, Measurement, change, interval_measurement, session_log_sd
 
 COMPARED = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL,
             Metric.SCALING, Metric.CLIENT_CPU, Metric.SERVER_CPU)  # fmt: skip

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import StorageError
+from ..engine.changes import Change, Gate
 from ..engine.settings import Policy
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureKey, FigureResult
-from .changes import Change, Gate
-from .environment import differences
+from .environment import differences, recorded_fingerprint, same_machine
 from .figure_changes import compare_figures, learned_session_sd
 from .pair_changes import comparable, compare_result, compare_runs
 from .runs import Run, Storage, check_name, read_run
@@ -39,7 +39,8 @@ class StoredRuns:
     old_figures: dict[FigureKey, FigureResult] = field(default_factory=dict)
     figure_history: list[FigureResult] = field(default_factory=list)
     foreign: bool = False
-    """The stored run was measured on another machine (or an unknown one)."""
+    """The stored run was measured on another machine (or an unknown one); one of this machine
+    under another Python is not foreign (:func:`~overheadbench.history.environment.same_machine`)."""
     saved: Path | None = None
     environment_differences: list[str] = field(default_factory=list)
     """What differs between the stored run's environment and this one (printed loudly)."""
@@ -68,7 +69,11 @@ class StoredRuns:
             run = read_run(baselines.compare_with)
             baselines.old = {r.nodeid: r for r in run.measured()}
             baselines.environment_differences = differences(run.environment, env)
-            baselines.foreign = storage.is_foreign(baselines.compare_with, run.environment)
+            # this machine under another Python is another environment, not another machine
+            other_python = same_machine(run.environment, env) and recorded_fingerprint(run.environment) != env.get(
+                "fingerprint"
+            )
+            baselines.foreign = storage.is_foreign(baselines.compare_with, run.environment) and not other_python
             baselines.old_figures = {f.key: f for f in run.measured_figures()}
         stored, baselines.skipped = storage.history()  # each figure's spread between sessions, compared or not
         baselines.history = [r for past in stored for r in past.measured()]

@@ -1,4 +1,4 @@
-"""A pair in two runs: its readings and their change (:mod:`overheadbench.history.changes`).
+"""A pair in two runs: its readings and their change (:mod:`overheadbench.engine.changes`).
 
 A run's overhead moves for three reasons: sampling inside a process, layout between fresh
 processes, and the machine's state between sessions (its load, frequency, cache neighbours).
@@ -6,27 +6,23 @@ The first two are in a run's own spread: the per-process median ratios, whose lo
 standard error ``sd/sqrt(k)`` (a median's is 1.25 times that). The third is common to every
 process of a session, so no single run can see it: between two stored runs it is learned from
 the stored history of the same machine or, without enough history, taken as a prior measured
-for this project (``benchmarks/validation/gate.py``). Two trees measured in one session
-(``--overhead-against``) share the session: no such term.
-
-The figure compared is the pair's ratio (framework / baseline), so the change is relative to
-the framework path: head ratio / base ratio - 1, in percent; a 230% pair and a 20% pair are
-gated alike. Count mode compares exact counts.
+for this project (``benchmarks/validation/gate.py``). Places measured in one session
+(``--overhead-against``, ``--overhead-env``) share the session: no such term
+(:mod:`overheadbench.pairs.comparing`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 import numpy as np
 
 from ..core.vocabulary import Counter
-from ..engine.samples import CountSamples, ReplicaSamples
+from ..engine.changes import Change, change, exact_change, session_log_sd
 from ..engine.settings import Mode
-from ..engine.stats import SESSION_SD, pair_ratios
-from .changes import Change, Measurement, change, exact_change, median_measurement, session_log_sd
+from ..engine.stats import SESSION_SD
+from ..pairs.comparing import Compared, process_ratios, reading
 
 SESSION_SD_PRIOR = SESSION_SD
 """Between-session standard deviation of a pair's log ratio when the machine has too little
@@ -35,42 +31,6 @@ SESSION_SHARE_PRIOR = 1.25
 """...or this multiple of the run's own between-process standard deviation, if larger: a pair
 that is noisy between processes is noisy between sessions too (gate.py, 8 sessions here: the
 between-session sd was 0 to 1.7 times the between-process sd, at most 1.3 for all pairs but one)."""
-
-
-class Compared(Protocol):
-    """What a comparison reads of a result (:class:`~overheadbench.pairs.results.OverheadResult` has it)."""
-
-    @property
-    def nodeid(self) -> str: ...
-
-    @property
-    def mode(self) -> Mode: ...
-
-    @property
-    def concurrency(self) -> int: ...
-
-    @property
-    def ratio(self) -> float: ...
-
-    @property
-    def measured(self) -> bool: ...
-
-    @property
-    def samples(self) -> list[ReplicaSamples]: ...
-
-    @property
-    def counts(self) -> CountSamples | None: ...
-
-
-def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
-    """Each process's median pair ratio."""
-    return [float(np.median(pair_ratios(s.baseline_ns, s.framework_ns))) for s in samples if s.baseline_ns]
-
-
-def reading(result: Compared) -> Measurement:
-    """A run's ratio for a pair, with the standard error of its log from its processes' medians."""
-    spread = median_measurement(process_ratios(result.samples))
-    return Measurement(result.ratio, spread.log_se if math.isfinite(spread.log_se) else 0.0, spread.df)
 
 
 def process_log_sd(result: Compared) -> float:
@@ -102,27 +62,6 @@ def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = (
         return exact_change(new.nodeid, old.ratio, new.ratio)
     session = session_sd(history, new.nodeid, new.mode, max(process_log_sd(old), process_log_sd(new)))
     return change(new.nodeid, reading(old), reading(new), session)
-
-
-def compare_sides(base: Compared, head: Compared) -> Change:
-    """Two trees measured in one session, interleaved: no between-session term."""
-    if head.mode == Mode.COUNT:
-        return exact_change(head.nodeid, base.ratio, head.ratio)
-    return change(head.nodeid, reading(base), reading(head))
-
-
-class Sided(Compared, Protocol):
-    """A result measured against a base tree (:class:`~overheadbench.pairs.results.OverheadResult` is one)."""
-
-    @property
-    def base(self) -> Compared | None: ...
-
-
-def side_change(result: Sided) -> Change | None:
-    """The change from the base tree to the head in one ``--overhead-against`` session (None: not compared)."""
-    if result.base is None or not result.measured or not result.base.measured:
-        return None
-    return compare_sides(result.base, result)
 
 
 def compare_runs(

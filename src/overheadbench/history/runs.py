@@ -20,11 +20,12 @@ from typing import Any
 from ..core.errors import StorageError
 from ..core.jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
 from ..engine.settings import Settings
+from ..pairs.comparing import place_change
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -37,8 +38,10 @@ sentence; older figures kept those beside the figure, older results only the wor
 and its reading's own ``ci`` and ``interval`` beside the check's (an absolute figure is judged on
 an interval widened by its spread between sessions); 11 each side's own block size (a sample's
 ``framework_calls``; older files timed both sides in blocks of ``calls_per_block``), a budget's
-``max_factor``, a result's ``detectable`` and the ``factor`` unit of a check. Versions 1 to 10 still
-load."""
+``max_factor``, a result's ``detectable`` and the ``factor`` unit of a check; 12 a result's
+``places`` (each other place of its session, base tree or environment: its measurement and change;
+older files kept one base tree in ``against``) and the environment's ``distributions``. Versions 1
+to 11 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
@@ -88,7 +91,7 @@ class Run:
         return cls(
             environment=environment.data if environment else {},
             settings=known,
-            results=fields.items("results", OverheadResult.from_json),
+            results=[_with_changes(r) for r in fields.items("results", OverheadResult.from_json)],
             figures=fields.items("figures", FigureResult.from_json) if version >= 4 else [],
         )
 
@@ -97,6 +100,15 @@ class Run:
 
     def measured_figures(self) -> list[FigureResult]:
         return [figure for figure in self.figures if figure.measured]
+
+
+def _with_changes(result: OverheadResult) -> OverheadResult:
+    """A result stored before its places carried their changes (schemas 5 to 11 stored the base
+    tree's measurement only): each change computed as the session would have."""
+    for place in result.places:
+        if place.change is None and place.result is not None:
+            place.change = place_change(place.role, result, place.result)
+    return result
 
 
 def read_run(path: Path) -> Run:

@@ -38,8 +38,8 @@ from ..engine.counting import (
     pace_plan,
 )
 from ..engine.harness import Harness
-from ..engine.samples import CountSamples, Kind, ReplicaSamples, Side
-from ..engine.sampling import InProcess, Replication, Request, blame, drive_async, drive_sync
+from ..engine.samples import CountSamples, Kind, PlaceSamples, ReplicaSamples, Side
+from ..engine.sampling import InProcess, Replication, Request, Sampled, blame, drive_async, drive_sync
 from ..engine.settings import Mode, Settings
 from ..engine.stats import pair_ratios
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
@@ -52,10 +52,12 @@ from ..instruments.walltime import WallClock, empty_async, empty_sync
 from ..replicas.replica import ReplicaPlugin
 from .pair import Pair
 from .results import OverheadResult
-from .verdict import halfwidth, summarise, summarise_counts
+from .verdict import halfwidth, measure_places, summarise, summarise_counts
 
 CountElsewhere = Callable[[str, Settings, int], CountSamples]
 """Count a pair in another process (node id, settings, calls per block): count mode under callgrind."""
+CountPlaces = Callable[[str, Settings, int], list[PlaceSamples]]
+"""Count a pair at every other place of the session (node id, settings, calls per block)."""
 
 
 class OverheadFixture:
@@ -64,8 +66,9 @@ class OverheadFixture:
     ``clock_ns`` (default ``time.perf_counter_ns``) is the only clock used for timing and
     for the time budget; a test may replace it before calling ``compare`` to drive the
     whole machinery with synthetic costs. ``replication`` says where the time samples come
-    from (default: this process only); ``count_elsewhere``, where count mode's instruction counts come
-    from when not from this process (a replica started under callgrind).
+    from (default: this process only; or every place of the session); ``count_elsewhere``, where
+    count mode's instruction counts come from when not from this process (a replica started under
+    callgrind); ``count_places``, how the other places of the session count a count-mode pair.
     """
 
     def __init__(
@@ -79,9 +82,10 @@ class OverheadFixture:
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
         count_elsewhere: CountElsewhere | None = None,
+        count_places: CountPlaces | None = None,
     ) -> None:
         self.pair = pair
-        self.count_elsewhere = count_elsewhere
+        self.count_elsewhere, self.count_places = count_elsewhere, count_places
         self.session = settings
         """The session's settings: the pair's own choices are the pair's (:attr:`settings`)."""
         self.replication: Replication = replication or InProcess()
@@ -97,9 +101,9 @@ class OverheadFixture:
         self._slowest_call_s = 0.0
         self._call_s = 0.0
         """Seconds per call of the slower side once warm (:func:`~overheadbench.engine.counting.pace_plan`)."""
-        self._replicas: list[ReplicaSamples] = []
+        self._sampled = Sampled([])
+        """The wall-clock stage's samples: the pair's (time mode), or count mode's probe."""
         self._counts: CountSamples | None = None
-        self._probed: list[ReplicaSamples] = []
 
     @property
     def nodeid(self) -> str:
@@ -312,9 +316,9 @@ class OverheadFixture:
             blocks = {side: instrument.block(fn, kind) for side, fn in sides}
             if not instrument.figures:  # wall time: the pair's own, or count mode's probe
                 if self.pair.mode == Mode.COUNT:
-                    yield self._time_probe(), blocks, self._probed.extend
+                    yield self._time_probe(), blocks, self._keep
                 else:
-                    yield self._plan(), blocks, self._replicas.extend
+                    yield self._plan(), blocks, self._keep
                 continue
             if self._counts is None:
                 self._counts = _count_samples(count_calls(self._slowest_call_s))
@@ -333,7 +337,10 @@ class OverheadFixture:
     def _paced(self, call_s: float) -> None:
         self._call_s = call_s
 
-    def _plan(self) -> Generator[Request, int, list[ReplicaSamples]]:
+    def _keep(self, sampled: Sampled) -> None:
+        self._sampled = sampled
+
+    def _plan(self) -> Generator[Request, int, Sampled]:
         """This process's procedure: a replica's, or the controller's for the whole pair.
 
         Waiting for replica processes blocks the caller, an event loop included: nothing
@@ -345,7 +352,7 @@ class OverheadFixture:
 
         return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, too_wide)
 
-    def _time_probe(self) -> Generator[Request, int, list[ReplicaSamples]]:
+    def _time_probe(self) -> Generator[Request, int, Sampled]:
         """Count mode's check on its counts: the same calls timed in this process for
         ``TIME_PROBE_S`` on the real clock (see :func:`overheadbench.engine.counting.disagreement`)."""
         settings = dataclasses.replace(self.settings, processes=1, time_budget_s=TIME_PROBE_S, concurrency=1)
@@ -359,11 +366,17 @@ class OverheadFixture:
         wall_s = time.perf_counter() - started
         if self.pair.mode == Mode.COUNT:
             assert self._counts is not None
-            counted = summarise_counts(self.pair, kind, self._counts, wall_s)
-            probe = next((samples for samples in self._probed if samples.baseline_ns), None)
+            own = summarise_counts(self.pair, kind, self._counts, wall_s)
+            probe = next((samples for samples in self._sampled.samples if samples.baseline_ns), None)
             time_ratio = float(np.median(pair_ratios(probe.baseline_ns, probe.framework_ns))) if probe else math.nan
-            return self._record(dataclasses.replace(counted, time_ratio=time_ratio))
-        return self._record(summarise(self.pair, kind, self._replicas, self.settings, wall_s, self._counts))
+            own = dataclasses.replace(own, time_ratio=time_ratio)
+            calls = self._counts.calls_per_block
+            sampled = Sampled([], self.count_places(self.nodeid, self.settings, calls) if self.count_places else [])
+        else:
+            own = summarise(self.pair, kind, self._sampled.samples, self.settings, wall_s, self._counts)
+            sampled = self._sampled
+        places = measure_places(self.pair, kind, own, sampled.places, self.settings)
+        return self._record(dataclasses.replace(own, places=places))
 
     def _record(self, result: OverheadResult) -> OverheadResult:
         self.result = result

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
+from ..engine.changes import Change
 from ..engine.checks import Check, Status
-from ..engine.samples import CountSamples, Kind, ReplicaSamples
+from ..engine.samples import CountSamples, Kind, ReplicaSamples, Role
 from ..engine.settings import Mode
 from ..engine.stats import Method
 from .pair import Budget, Pair
@@ -51,12 +52,9 @@ class OverheadResult:
     time_ratio: float = math.nan
     """Count mode: framework / baseline in wall time, from a short timing of the same calls in
     the counting process (the counts' check, :func:`overheadbench.engine.counting.disagreement`)."""
-    against: str = ""
-    """Under ``--overhead-against``: the base tree's name (a revision and its commit, or a folder)."""
-    base: OverheadResult | None = None
-    """The same pair measured on the base tree in this session, interleaved with this one."""
-    base_note: str = ""
-    """Under ``--overhead-against``, why there is no ``base``: the pair is new, or was not compared."""
+    places: list[PlaceResult] = field(default_factory=list)
+    """The same pair at every other place of this session (``--overhead-against``'s base tree,
+    each ``--overhead-env``), measured interleaved with this one, and each change."""
 
     @property
     def nodeid(self) -> str:
@@ -139,9 +137,7 @@ class OverheadResult:
             "samples": [replica.to_json() for replica in self.samples],
             "counts": self.counts.to_json() if self.counts else None,
             "time_ratio": self.time_ratio,
-            "against": None
-            if not self.against
-            else {"tree": self.against, "note": self.base_note, "base": self.base.to_json() if self.base else None},
+            "places": [place.to_json() for place in self.places],
         }
 
     @classmethod
@@ -170,9 +166,7 @@ class OverheadResult:
             levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
         )
         method = fields.text("method", optional=True)
-        against = fields.obj("against", optional=True)  # schema 5
-        base = against.obj("base", optional=True) if against is not None else None
-        return cls(
+        result = cls(
             pair=pair,
             kind=fields.choice("kind", Kind),
             ratio=fields.number("ratio"),
@@ -190,7 +184,55 @@ class OverheadResult:
             samples=samples,
             counts=None if counts is None else CountSamples.from_json(counts.data, counts.path),
             time_ratio=fields.maybe_number("time_ratio") or math.nan,  # schema 6
-            against=against.text("tree") if against is not None else "",
-            base=None if base is None else OverheadResult.from_json(base.data, base.path),
-            base_note=(against.text("note", optional=True) or "") if against is not None else "",
+        )
+        if "places" in fields.data:  # schema 12
+            result.places = fields.items("places", lambda item, at: PlaceResult.from_json(item, at, nodeid))
+        elif (against := fields.obj("against", optional=True)) is not None:  # schemas 5 to 11: a base tree only
+            base = against.obj("base", optional=True)
+            other = None if base is None else OverheadResult.from_json(base.data, base.path)
+            note = against.text("note", optional=True) or ""
+            result.places = [PlaceResult(against.text("tree"), Role.BASE, other, None, note)]  # its change: Run
+        return result
+
+    def place(self, role: Role) -> list[PlaceResult]:
+        """The other places of this result in ``role``."""
+        return [place for place in self.places if place.role == role]
+
+
+@dataclass
+class PlaceResult:
+    """The pair at another place of the same session: its measurement (None: not measured
+    there, ``note`` says why) and its change against the session's own, in the role's
+    direction (:func:`~overheadbench.pairs.comparing.place_change`)."""
+
+    name: str
+    role: Role
+    result: OverheadResult | None = None
+    change: Change | None = None
+    note: str = ""
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        """What the change's old and new are called: base and head, or this and that environment."""
+        return ("base", "head") if self.role == Role.BASE else ("this environment", self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "note": self.note,
+            "result": self.result.to_json() if self.result else None,
+            "change": self.change.to_json() if self.change else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str, nodeid: str) -> PlaceResult:
+        fields = Fields(data, path)
+        result, change = fields.obj("result", optional=True), fields.obj("change", optional=True)
+        return cls(
+            fields.text("name"),
+            fields.choice("role", Role),
+            None if result is None else OverheadResult.from_json(result.data, result.path),
+            None if change is None else Change.from_json(change.data, change.path, nodeid),
+            fields.text("note"),
         )

@@ -20,11 +20,12 @@ import numpy as np
 from ..core.units import as_factor, format_bytes, format_count, format_seconds
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
-from ..engine.samples import CountSamples, Figure, Kind, ReplicaSamples, Side
+from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Role, Side
 from ..engine.settings import Counter, Settings
 from ..engine.stats import SESSION_SD, Estimate, Method, combine, replica_ratio
+from .comparing import place_change
 from .pair import Budget, Pair
-from .results import OverheadResult
+from .results import OverheadResult, PlaceResult
 
 
 @dataclass(frozen=True)
@@ -257,3 +258,27 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
 
 def _repeats(counts: CountSamples, figure: Figure) -> str:
     return f"range over {counts.repeats(figure)} repeats"
+
+
+NEW = "new: the base tree has no such test"
+MISSING = "not measured: the environment has no such test"
+
+
+def measure_places(
+    pair: Pair, kind: Kind, own: OverheadResult, places: Sequence[PlaceSamples], settings: Settings
+) -> list[PlaceResult]:
+    """Each other place's measurement of the pair, judged by the same budgets as the session's
+    own, and its change against it (once, here: every report reads it from the result)."""
+    measured = []
+    for place in places:
+        if place.counts is None and not place.samples:
+            note = place.note or (NEW if place.role == Role.BASE else MISSING)
+            measured.append(PlaceResult(place.name, place.role, note=note))
+            continue
+        other = (
+            summarise_counts(pair, kind, place.counts, 0.0)
+            if place.counts is not None
+            else summarise(pair, kind, list(place.samples), settings, 0.0)
+        )
+        measured.append(PlaceResult(place.name, place.role, other, place_change(place.role, own, other)))
+    return measured

@@ -14,11 +14,13 @@ The parts:
 * :mod:`.pool`: the controller's side, the process pool, and one pair's use of it;
 * :mod:`.process`: one replica process as the pool holds it;
 * :mod:`.failures`: the errors a replica's failure raises, and their stories;
-* :mod:`.replication`: the procedure for one pair: rounds of processes until the interval is
-  narrow enough, or the time budget spent;
-* :mod:`.duet`: ``--overhead-against``'s rounds, the head's and the base's replicas interleaved;
-* :mod:`.trees`: the base tree (a revision's worktree or a folder) and the check that its
-  replicas import it;
+* :mod:`.places`: where a pair is measured (the session's own replicas, a base tree's, each
+  environment's) and the procedure for one pair: rounds of processes, every place's replicas
+  interleaved, until the intervals are narrow enough or the time budget spent;
+* :mod:`.trees`: the base tree of ``--overhead-against`` (a revision's worktree or a folder)
+  and the check that its replicas import it;
+* :mod:`.environments`: the interpreters of ``--overhead-env`` (a path, or a tox environment),
+  checked and named;
 * :mod:`.replica`: the replica's side, the plugin registered in a replica process.
 
 A test or fixture that must know whether it runs in a replica calls :func:`in_replica`.

@@ -49,24 +49,26 @@ class WrongTree(ReplicaError):
     """A replica of the base tree imported the head tree's code: no pair can be compared."""
 
 
-def which(base_tree: str | None) -> str:
-    """Which replicas these are: the session's own, or ``base_tree``'s."""
-    return f"of the base tree {base_tree}" if base_tree else "process (a fresh run of this test's session)"
+def which(place: str) -> str:
+    """Which replicas these are: the session's own (``place`` empty), or another place's
+    (``the base tree /ci/base``, ``the environment py313``)."""
+    return f"of {place}" if place else "process (a fresh run of this test's session)"
 
 
-def missed_error(missed: Missed, directory: Path, base_tree: str | None) -> ReplicaError:
-    """The error for a replica (started in ``directory``) that did not reach the pair: the base
-    tree's own kinds, or the test's story."""
+def missed_error(missed: Missed, directory: Path, place: str) -> ReplicaError:
+    """The error for a replica (started in ``directory``) that did not reach the pair: another
+    place's own kinds (the test is not there, or does not collect there), or the test's story."""
     if missed.when == "imports":
         return WrongTree(missed.report)
     if missed.when == "collect":
         what = "does not collect there:\n" + missed.report if missed.outcome == "failed" else "has no such test"
-        return NotInTree(f"{missed.nodeid}: the tree of {directory} {what}", missed.outcome == "failed")
-    return ReplicaError(missed_story(missed, base_tree))
+        where = place or f"the tree of {directory}"
+        return NotInTree(f"{missed.nodeid}: {where} {what}", missed.outcome == "failed")
+    return ReplicaError(missed_story(missed, place))
 
 
-def missed_story(missed: Missed, base_tree: str | None) -> str:
+def missed_story(missed: Missed, place: str) -> str:
     """The test's own story of a miss in a replica: where, how, and its report."""
     where = WHERE.get(missed.when, missed.when)
-    story = f"{missed.nodeid}: in a replica {which(base_tree)} the test {missed.outcome} {where}:\n{missed.report}"
+    story = f"{missed.nodeid}: in a replica {which(place)} the test {missed.outcome} {where}:\n{missed.report}"
     return story + (f"\n{EXCLUSIVE_HINT}" if missed.when == "setup" and missed.outcome == "failed" else "")

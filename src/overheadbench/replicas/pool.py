@@ -1,5 +1,5 @@
 """The controller side: the pool of replica processes (the procedure for one pair is
-:mod:`overheadbench.replicas.replication`'s).
+:mod:`overheadbench.replicas.places`'s: every place of the session has a pool).
 
 Why one pool for the whole session: a replica is a pytest process, ~0.35 s of CPU to start
 (more with a suite's plugins and session fixtures). Started per pair, that cost landed on
@@ -16,7 +16,7 @@ blocked on a pipe, holding only session- and module-scoped fixtures.
 Why few processes first: every process sets up the pair's fixtures. A pair starts with
 ``processes`` replicas and gets ``extra_processes`` more per round only while the interval
 is wider than the target, up to ``max_processes``; see
-:func:`overheadbench.replicas.replication.pair_plan`.
+:func:`overheadbench.replicas.places.places_plan`.
 """
 
 from __future__ import annotations
@@ -87,6 +87,9 @@ class ReplicaPool:
     _work: Path = Path()
     trees: tuple[str, str] | None = None
     """For the base tree's replicas: (the head tree, the base tree): they check their imports."""
+    place: str = ""
+    """Which replicas these are, in messages (``the base tree /ci/base``, ``the environment
+    py313``); empty: the session's own."""
 
     def round_ns(self, count: int) -> float:
         """Predicted wall time to have ``count`` more replicas parked at the current pair."""
@@ -149,7 +152,7 @@ class ReplicaPool:
         message = self._receive(replica)
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
-            raise ReplicaError(missed_story(message, self._base_tree))
+            raise ReplicaError(missed_story(message, self.place))
         if not isinstance(message, answer):
             raise self._fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
         replica.state = State.PARKED
@@ -205,11 +208,6 @@ class ReplicaPool:
         if self._folder is not None:
             remove_folder(self._folder)
             self._folder = None
-
-    @property
-    def _base_tree(self) -> str | None:
-        """The base tree these replicas run in (``--overhead-against``), or None: the session's own."""
-        return self.trees[1] if self.trees else None
 
     def _position(self, nodeid: str) -> int:
         try:
@@ -268,7 +266,7 @@ class ReplicaPool:
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
                 replica.state = State.LEAVING
-                raise missed_error(message, self.invocation.directory, self._base_tree)
+                raise missed_error(message, self.invocation.directory, self.place)
             else:
                 self._fail(replica, f"answered {message!r} while {replica.state.value} ({nodeid})")
 
@@ -298,7 +296,7 @@ class ReplicaPool:
         (default: ``timeout_s`` from now) or talks nonsense is dropped (quietly, or raising
         :class:`ReplicaError` with its story)."""
         deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
-        with waiting_on(f"a replica {which(self._base_tree)} was {replica.state.value}"):
+        with waiting_on(f"a replica {which(self.place)} was {replica.state.value}"):
             while b"\n" not in replica.buffer:
                 readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
                 if not readable:
@@ -330,7 +328,7 @@ class ReplicaPool:
         self._discard(replica)
         tail = "\n".join(output[-QUOTED_LINES:])
         raise ReplicaError(
-            f"{self._current}: a replica {which(self._base_tree)} {what}."
+            f"{self._current}: a replica {which(self.place)} {what}."
             + (f" Its output for this test ended:\n{tail}" if tail and not quiet else "")
         )
 

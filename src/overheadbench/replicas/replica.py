@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from ..engine.samples import CountSamples, ReplicaSamples
-from ..engine.sampling import Request, replica_plan
+from ..engine.samples import CountSamples
+from ..engine.sampling import Request, Sampled, replica_plan
 from .lifeline import REPLICA_ENV
 from .messages import Collected, Counted, Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
@@ -210,16 +210,16 @@ class ReplicaPlugin:
 
     def plan(
         self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int], too_wide: Any = None
-    ) -> Generator[Request, int, list[ReplicaSamples]]:
+    ) -> Generator[Request, int, Sampled]:
         """The replica's procedure for a pair (a :class:`~overheadbench.pairs.fixture.Replication`'s):
         park, sample when told to (with the controller's settings for the pair), park until
         the controller has finished the pair. No samples when told the pair is done."""
         command = self.park(nodeid)
         if command is None:
-            return []
+            return Sampled([])
         samples = yield from replica_plan(command.settings, rng, clock_ns, command.sizes)
         self.finish(Samples(samples))
-        return [samples]
+        return Sampled([samples])
 
     def park(self, nodeid: str) -> Go | None:
         """Park at the pair's ``compare`` and wait: the controller's :class:`~.messages.Go` (its

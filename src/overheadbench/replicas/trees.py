@@ -16,32 +16,17 @@ folder the next session removes, and ``git worktree prune`` forgets it.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
 from ..core.scratch import owned_folder, remove_folder
-from ..engine.samples import CountSamples, ReplicaSamples
+from .environments import EnvError, probe
 
 GIT_TIMEOUT_S = 120.0
-
-
-@dataclass(frozen=True)
-class BaseSide:
-    """What the base tree gave for a pair: its samples, or why there are none."""
-
-    samples: tuple[ReplicaSamples, ...] = ()
-    counts: CountSamples | None = None
-    """Count mode: the base's counts (one replica: counts are exact)."""
-    missing: bool = False
-    """The base tree has no such test: the pair is new."""
-    note: str = ""
-    """Why the pair was not compared, when it was not (empty when it was)."""
 
 
 class TreeError(Exception):
@@ -179,28 +164,11 @@ def _check_clean(spec: str, root: Path) -> None:
 
 
 def _interpreter(python: str) -> str:
-    """``--overhead-against-python``: a program that runs Python and has pytest."""
-    path = Path(python).expanduser()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        raise TreeError(f"--overhead-against-python={python}: not an executable file")
+    """``--overhead-against-python``: a program that runs Python and has pytest and overheadbench."""
     try:
-        done = subprocess.run(
-            [str(path), "-c", "import pytest, overheadbench"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            cwd=tempfile.gettempdir(),
-            check=False,
-        )
-    except OSError as exc:
-        raise TreeError(f"--overhead-against-python={python}: does not run ({exc.strerror})") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise TreeError(
-            f"--overhead-against-python={python}: cannot import pytest and overheadbench ({last}); install the "
-            f"base and overheadbench in that environment"
-        )
-    return str(path)
+        return probe(python, f"--overhead-against-python={python}").python
+    except EnvError as exc:
+        raise TreeError(str(exc)) from None
 
 
 EXEMPT = ("overheadbench",)

@@ -1,6 +1,6 @@
 """The change table: each pair and transport figure against the stored run (old, new), or each
 pair against the base tree (base, head), in the terminal and in markdown, with the change, its
-interval and its outcome at the gate's threshold (:mod:`overheadbench.history.changes`)."""
+interval and its outcome at the gate's threshold (:mod:`overheadbench.engine.changes`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
 from ..core.units import format_overhead, format_overheads, format_seconds
+from ..engine.changes import Change
 from ..engine.checks import Unit, show
-from ..history.changes import Change
-from ..history.pair_changes import compare_sides
-from ..pairs.results import OverheadResult
+from ..engine.samples import Role
+from ..pairs.results import OverheadResult, PlaceResult
 from ..transport.figures import SPECS, FigureResult, Measure
 
 
@@ -57,8 +57,8 @@ def render_changes(
     interval contains zero. ``sides``: what the two columns are called (old/new, base/head)."""
     figures = any(c.figure != OVERHEAD for c in changes)
     outcome = ("outcome",) if threshold is not None else ()
-    rows = [("test", *(("figure",) if figures else ()), f"{sides[0]} ({plain(reference)})", sides[1], "change",
-             "95% CI", "detects", *outcome)]  # fmt: skip
+    old = f"{sides[0]} ({plain(reference)})" if reference else sides[0]
+    rows = [("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", "detects", *outcome)]
     rows += [
         (plain(c.test), *((plain(c.figure),) if figures else ()), c.old, c.new, c.change.moved(), c.change.evidence,
          detects(c.change), *((c.change.finding(threshold).value,) if threshold is not None else ()))
@@ -78,68 +78,80 @@ def detects(change: Change) -> str:
     return "exact" if change.exact else f"±{change.detectable:.1f}%"
 
 
-def render_against(results: Sequence[OverheadResult], threshold: float | None) -> list[str]:
-    """``--overhead-against``: the change table, then each side's time per call, head over base
-    (whether the bare path moved too), and the pairs that were not compared, with why."""
-    compared = [(r, r.base) for r in results if r.base is not None]
-    changes = [compare_sides(base, head) for head, base in compared]
-    shown = [pair_shown(change) for change in changes]
-    lines = render_changes(shown, results[0].against, threshold, ("base", "head")) if changes else []
-    if compared:
-        lines += ["", *laid_out(_per_call_rows(compared))]
-    missing = [r for r in results if r.base is None and r.against]
-    lines += [""] if missing and lines else []
-    lines += [f"{plain(r.nodeid)}: {plain(r.base_note)}" for r in missing]
+def places_of(results: Sequence[OverheadResult]) -> list[tuple[str, list[tuple[OverheadResult, PlaceResult]]]]:
+    """Each other place of the session (by name, in the order first met), with every result
+    measured there: (the session's own result, the place's)."""
+    found: dict[str, list[tuple[OverheadResult, PlaceResult]]] = {}
+    for result in results:
+        for place in result.places:
+            found.setdefault(place.name, []).append((result, place))
+    return list(found.items())
+
+
+def render_places(results: Sequence[OverheadResult], threshold: float | None) -> list[str]:
+    """Every other place of the session: its change table, then each side's time per call on
+    both (whether the bare path moved too), and the pairs that were not compared, with why."""
+    lines: list[str] = []
+    for name, measured in places_of(results):
+        compared = [(own, place) for own, place in measured if place.change is not None and place.result is not None]
+        if compared:
+            sides = compared[0][1].sides
+            reference = name if compared[0][1].role == Role.BASE else ""
+            shown = [pair_shown(place.change) for _, place in compared if place.change is not None]
+            lines += [*([""] if lines else []), *render_changes(shown, reference, threshold, sides)]
+            lines += ["", *laid_out(_per_call_rows(compared))]
+        missing = [(own, place) for own, place in measured if place.result is None]
+        lines += [""] if missing and lines else []
+        lines += [f"{plain(own.nodeid)}: {plain(place.note)}" for own, place in missing]
     return lines
 
 
-def _per_call_rows(compared: Sequence[tuple[OverheadResult, OverheadResult]]) -> list[tuple[str, ...]]:
-    """Each side's time per call on both trees: whether the bare path moved too."""
+def _old_new(own: OverheadResult, place: PlaceResult) -> tuple[OverheadResult, OverheadResult]:
+    """The two results of a place's change, old first (base then head; this environment, then that)."""
+    assert place.result is not None
+    return (place.result, own) if place.role == Role.BASE else (own, place.result)
+
+
+def _per_call_rows(compared: Sequence[tuple[OverheadResult, PlaceResult]]) -> list[tuple[str, ...]]:
+    """Each side's time per call at both places: whether the bare path moved too."""
+    old_name, new_name = compared[0][1].sides
     rows: list[tuple[str, ...]] = [
-        ("test", "baseline/call base", "head", "change", "framework/call base", "head", "change")
+        ("test", f"baseline/call {old_name}", new_name, "change", f"framework/call {old_name}", new_name, "change")
     ]
-    rows += [
-        (plain(head.nodeid), format_seconds(base.baseline_s), format_seconds(head.baseline_s),
-         f"{100 * (head.baseline_s / base.baseline_s - 1):+.1f}%", format_seconds(base.framework_s),
-         format_seconds(head.framework_s), f"{100 * (head.framework_s / base.framework_s - 1):+.1f}%")
-        for head, base in compared
-    ]  # fmt: skip
+    for own, place in compared:
+        old, new = _old_new(own, place)
+        rows.append((
+            plain(own.nodeid), format_seconds(old.baseline_s), format_seconds(new.baseline_s),
+            f"{100 * (new.baseline_s / old.baseline_s - 1):+.1f}%", format_seconds(old.framework_s),
+            format_seconds(new.framework_s), f"{100 * (new.framework_s / old.framework_s - 1):+.1f}%",
+        ))  # fmt: skip
     return rows
 
 
-def markdown_against(results: Sequence[OverheadResult], threshold: float | None = None) -> str:
-    """The markdown section of an ``--overhead-against`` run: per pair, base and head overhead,
-    the change with its interval and outcome, and each side's time per call on both trees."""
-    measured = [r for r in results if r.against]
-    if not measured:
-        return ""
-    rows = [
-        (
-            "Test",
-            "Base overhead",
-            "Head overhead",
-            "Change",
-            "95% CI",
-            "Detects",
-            "Outcome",
-            "Baseline/call",
-            "Framework/call",
-        )
-    ]
-    for result in measured:
-        base = result.base
-        if base is None:
-            rows.append((result.nodeid, "", format_overhead(result.overhead), "", "", "", result.base_note, "", ""))
-            continue
-        change = compare_sides(base, result)
-        rows.append((
-            result.nodeid, *format_overheads(base.overhead, result.overhead), change.moved(),
-            change.evidence, detects(change), change.finding(threshold).value if threshold is not None else "",
-            f"{format_seconds(base.baseline_s)} -> {format_seconds(result.baseline_s)}",
-            f"{format_seconds(base.framework_s)} -> {format_seconds(result.framework_s)}",
-        ))  # fmt: skip
-    note = (
-        f"_Measured against {measured[0].against} in the same session, replicas of both trees interleaved; the "
-        f"change is of framework / baseline, head over base._"
-    )
-    return "\n".join([f"## Against {markdown_cell(measured[0].against)}", "", *markdown_table(rows), "", note]) + "\n"
+def markdown_places(results: Sequence[OverheadResult], threshold: float | None = None) -> str:
+    """The markdown section of each other place of the session: per pair, its overhead at both
+    places, the change with its interval and outcome, and each side's time per call at both."""
+    sections = []
+    for name, measured in places_of(results):
+        old_name, new_name = measured[0][1].sides
+        head = ("Test", f"{old_name} overhead".capitalize(), f"{new_name} overhead", "Change", "95% CI", "Detects")
+        rows = [(*head, "Outcome", "Baseline/call", "Framework/call")]
+        for own, place in measured:
+            change = place.change
+            if change is None or place.result is None:
+                rows.append((own.nodeid, "", format_overhead(own.overhead), "", "", "", place.note, "", ""))
+                continue
+            old, new = _old_new(own, place)
+            rows.append((
+                own.nodeid, *format_overheads(old.overhead, new.overhead), change.moved(), change.evidence,
+                detects(change), change.finding(threshold).value if threshold is not None else "",
+                f"{format_seconds(old.baseline_s)} -> {format_seconds(new.baseline_s)}",
+                f"{format_seconds(old.framework_s)} -> {format_seconds(new.framework_s)}",
+            ))  # fmt: skip
+        base = measured[0][1].role == Role.BASE
+        title = f"Against {markdown_cell(name)}" if base else f"Under {markdown_cell(name)}"
+        how = "replicas of both trees" if base else "replicas of both environments"
+        over = "head over base" if base else f"{new_name} over this environment"
+        note = f"_Measured in the same session, {how} interleaved; the change is of framework / baseline, {over}._"
+        sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
+    return "\n".join(sections)

@@ -10,7 +10,7 @@ from typing import Any
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .budgets import markdown_budgets
-from .changes import markdown_against
+from .changes import markdown_places
 from .pairs import markdown_pairs, markdown_purposes
 from .transport import markdown_figures
 
@@ -23,11 +23,12 @@ def render_markdown(
     threshold: float | None = None,
 ) -> str:
     """A report in the style of published benchmark baselines: the environment, one table per
-    group of pairs, the pairs' change from a base tree (``--overhead-against``, gated at
-    ``threshold``), the transport tables, every judged budget, and what the budgets are for.
+    group of pairs, the pairs' change at every other place of the session (the base tree of
+    ``--overhead-against``, each ``--overhead-env``; gated at ``threshold``), the transport
+    tables, every judged budget, and what the budgets are for.
     Ready for a PR comment or a CI step summary."""
     parts = (
-        markdown_against(results, threshold),
+        markdown_places(results, threshold),
         markdown_figures(figures),
         markdown_budgets(results, figures),
         markdown_purposes(purposes or {}),

@@ -59,7 +59,8 @@ def distributions(name: str, run: Run, output: Path) -> None:
     plt.close(figure)
 
 
-def trend(runs: list[tuple[str, Run]], output: Path) -> None:
+def trend(runs: list[tuple[str, Run]], output: Path, title: str = "overhead across stored runs") -> None:
+    """Each test's overhead and interval, one point per run (or per environment's merged runs)."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(9, 4.5))
     tests = sorted({r.nodeid for _, run in runs for r in run.measured()})
@@ -72,7 +73,7 @@ def trend(runs: list[tuple[str, Run]], output: Path) -> None:
         axes.errorbar(x, y, yerr=[y - low, high - y], marker="o", capsize=3, label=_label(nodeid))
     axes.set_xticks(range(len(runs)), [plain(name) for name, _ in runs], rotation=30, ha="right", fontsize=8)
     axes.set_ylabel("overhead (%) with its interval")
-    axes.set_title("overhead across stored runs")
+    axes.set_title(title)
     axes.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(output)

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.tables import TERMINAL_WIDTH, plain
+from ..engine.changes import REGRESSED_MARK, Change
+from ..engine.samples import Role
 from ..engine.stats import Method
-from ..history.changes import REGRESSED_MARK, Change
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
-from .changes import figure_shown, pair_shown, render_against, render_changes
+from .changes import figure_shown, pair_shown, places_of, render_changes, render_places
 from .gathering import OVERHEAD, Failure
 from .github import annotation
 from .pairs import render_table
@@ -70,8 +71,9 @@ def session_summary(
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
     compared with and what was saved; ``written``: the output files written (and what each replaced); ``annotations``:
-    each failed test, under GitHub Actions; ``against``: the pairs were
-    measured against a base tree too (where it was), gated at ``threshold`` percent; ``target``:
+    each failed test, under GitHub Actions; ``against``: where the base tree
+    was, when the pairs were measured against one; the changes at other places (a base tree,
+    environments) are gated at ``threshold`` percent; ``target``:
     the interval's half-width the pairs aimed at (those that stayed wider are named)."""
     sections: list[Section] = []
     if figures:
@@ -107,9 +109,14 @@ def session_summary(
     if compared and compared.changes:
         lines = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
-    if against is not None and results:
-        section = f"overhead: against {plain(results[0].against)} (measured in this session, interleaved)"
-        sections.append(Section(section, [*render_against(results, threshold), *([plain(against)] if against else [])]))
+    if places := places_of(results):
+        names = ", ".join(plain(name) for name, _ in places)
+        where = [plain(against)] if against else []
+        under = any(place.role == Role.ENVIRONMENT for result in results for place in result.places)
+        section = f"overhead: against {names} (measured in this session, interleaved)"
+        if under:
+            section = f"overhead: under {names} (measured in this session, interleaved with this environment)"
+        sections.append(Section(section, [*render_places(results, threshold), *where]))
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:

@@ -18,7 +18,7 @@ worse for an overhead or a latency, lower for a req/s):
 * **unknown**: it contains the threshold (or its negative): this session cannot tell.
 
 A figure measured on one side only has no change at all: a pair the base tree lacks is
-reported as new (:mod:`overheadbench.history.against`), one a stored run lacks is left out; neither fails.
+reported as new (:func:`overheadbench.pairs.verdict.measure_places`), one a stored run lacks is left out; neither fails.
 
 Count mode compares exact counts: the interval has no width.
 """
@@ -29,12 +29,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
+from ..core.jsonio import Fields
 from ..core.vocabulary import Word
-from ..engine.settings import Policy
-from ..engine.stats import MEDIAN_EFFICIENCY, MEDIAN_FROM, t_quantile
+from .settings import Policy
+from .stats import MEDIAN_EFFICIENCY, MEDIAN_FROM, t_quantile
 
 REGRESSED_MARK = " regressed against "
 """How a gate's failure reads (:func:`overheadbench.outcome.gate_effect`): GitHub annotations
@@ -68,6 +70,31 @@ class Change:
     exact: bool = False
     """Both are exact counts: any difference is a real change."""
     higher_is_worse: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old,
+            "new": self.new,
+            "se": self.se,
+            "df": self.df if math.isfinite(self.df) else None,
+            "exact": self.exact,
+            "higher_is_worse": self.higher_is_worse,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str, what: str) -> Change:
+        """A change back from :meth:`to_json` (of ``what``: its test), every field checked."""
+        fields = Fields(data, path)
+        df = fields.maybe_number("df")
+        return cls(
+            what,
+            fields.number("old"),
+            fields.number("new"),
+            fields.number("se"),
+            math.inf if df is None else df,
+            fields.flag("exact"),
+            fields.flag("higher_is_worse"),
+        )
 
     @property
     def percent(self) -> float:

@@ -1,0 +1,173 @@
+"""The other interpreters of ``--overhead-env=[NAME=]PYTHON``: this tree measured under another
+Python or another virtual environment (the dependency versions under test), interleaved with
+the session's own, and how each is named.
+
+Why in one session: "did upgrading Python, or this dependency, change our framework's
+overhead?" asked of two separate runs mixes the answer with how the machine moved between
+them (a pair's figure moves several percent between sessions here); replicas of both
+environments sampled in turn share the session's state.
+
+Everything that can be wrong is found when the session starts (exit 4 before anything is
+measured): a path that is not an interpreter, one that cannot import pytest and overheadbench, a
+duplicate name, ``tox:ENV`` without tox or without such an environment, or one tox has not made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+PROBE_TIMEOUT_S = 120.0
+PROBE = (
+    "import json, platform, sys, pytest, overheadbench; from importlib import metadata; "
+    "print(json.dumps({'python': platform.python_version(), 'executable': sys.executable, "
+    "'packages': {d.metadata['Name'].lower(): d.version for d in metadata.distributions() if d.metadata['Name']}}))"
+)
+"""What an interpreter is asked: its version and every installed distribution's (importing
+pytest and overheadbench on the way: a replica needs both)."""
+SHOWN_DIFFERENCES = 3
+"""Packages named in an environment's derived name; more are counted."""
+
+
+class EnvError(Exception):
+    """An ``--overhead-env`` cannot be used; the message names the option, the cause and the fix."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """An interpreter as it answered: its Python version and installed distributions."""
+
+    python: str
+    version: str
+    packages: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One ``--overhead-env``: its name in reports and the interpreter its replicas run."""
+
+    name: str
+    interpreter: Interpreter
+
+    @property
+    def python(self) -> str:
+        return self.interpreter.python
+
+
+def probe(python: str, option: str) -> Interpreter:
+    """Ask ``python`` (an executable file) what it is; it must import pytest and overheadbench.
+    ``option``: the option as given, which every error names."""
+    path = Path(python).expanduser()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise EnvError(f"{option}: not an executable file")
+    try:
+        done = subprocess.run(
+            [str(path), "-c", PROBE],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            cwd=tempfile.gettempdir(),
+            check=False,
+        )
+    except OSError as exc:
+        raise EnvError(f"{option}: does not run ({exc.strerror})") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise EnvError(
+            f"{option}: cannot import pytest and overheadbench ({last}); install the project and "
+            f"overheadbench in that environment"
+        )
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    return Interpreter(str(path), str(answer["python"]), dict(answer["packages"]))
+
+
+def this_interpreter() -> Interpreter:
+    """The session's own interpreter, as :func:`probe` would describe it."""
+    return Interpreter(sys.executable, platform.python_version(), installed())
+
+
+def installed() -> dict[str, str]:
+    """Every distribution installed for this interpreter, by its lower-case name: what the
+    measured code ran on (the project's own dependencies, not only the plugin's)."""
+    return {d.metadata["Name"].lower(): d.version for d in metadata.distributions() if d.metadata["Name"]}
+
+
+def changed_packages(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str, str]]:
+    """The distributions whose versions differ: (name, old version, new version), ``-`` where
+    one side does not have it."""
+    names = sorted(set(old) | set(new))
+    return [(name, old.get(name, "-"), new.get(name, "-")) for name in names if old.get(name) != new.get(name)]
+
+
+def package_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The distributions whose versions differ, as ``httpx 0.27.2 -> 0.28.1``."""
+    return [f"{name} {before} -> {after}" for name, before, after in changed_packages(old, new)]
+
+
+def derived_name(reference: Interpreter, other: Interpreter) -> str:
+    """An environment's name when the user gave none: its Python version and the packages whose
+    versions differ from the session's (``py3.13, httpx 0.28.1``)."""
+    changed = changed_packages(reference.packages, other.packages)
+    parts = [f"py{other.version}", *(f"{name} {after}" for name, _, after in changed[:SHOWN_DIFFERENCES])]
+    if len(changed) > SHOWN_DIFFERENCES:
+        parts.append(f"{len(changed) - SHOWN_DIFFERENCES} more packages")
+    return ", ".join(parts)
+
+
+def resolve_environments(specs: list[str], rootdir: Path, reference: Interpreter | None = None) -> list[Environment]:
+    """Every ``--overhead-env`` (and ``overhead_envs`` line) checked and named; raises
+    :class:`EnvError` saying what is wrong."""
+    found: list[Environment] = []
+    reference = reference or this_interpreter()
+    for spec in specs:
+        option = f"--overhead-env={spec}"
+        name, _, python = spec.partition("=") if "=" in spec else ("", "", spec)
+        if not python.strip():
+            raise EnvError(f"{option}: give an interpreter: [NAME=]PYTHON (a path, or tox:ENV)")
+        if python.startswith("tox:"):
+            python = tox_python(python.removeprefix("tox:"), rootdir, option)
+        interpreter = probe(python, option)
+        environment = Environment(name.strip() or derived_name(reference, interpreter), interpreter)
+        if any(other.name == environment.name for other in found):
+            raise EnvError(f"{option}: the name {environment.name!r} is given twice; name each once")
+        found.append(environment)
+    return found
+
+
+def tox_python(env: str, rootdir: Path, option: str) -> str:
+    """A tox environment's interpreter, as tox itself resolves it (``tox config -k env_python``),
+    which must exist already: tox makes environments, this plugin does not."""
+    tox = shutil.which("tox")
+    command = [tox] if tox else [sys.executable, "-m", "tox"]
+    try:
+        done = subprocess.run(
+            [*command, "config", "-e", env, "-k", "env_python", "-qq"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            cwd=rootdir,
+            check=False,
+        )
+    except OSError:
+        done = None
+    if done is None or (not tox and "No module named tox" in done.stderr):
+        raise EnvError(f"{option}: tox is not installed here (pip install tox), or give the interpreter's path")
+    line = next((x for x in done.stdout.splitlines() if x.strip().startswith("env_python")), "")
+    if done.returncode != 0 or not line:
+        why = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise EnvError(f"{option}: tox has no environment {env!r} here ({why[-1] if why else 'no answer'})")
+    python = line.partition("=")[2].strip()
+    if not Path(python).is_file():
+        raise EnvError(
+            f"{option}: tox has not made the environment {env!r} yet ({python} is missing); make it first with "
+            f"`tox run -e {env} --notest`"
+        )
+    return python

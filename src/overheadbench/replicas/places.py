@@ -1,0 +1,214 @@
+"""Where each pair is measured: the session's own replicas and those of every other *place*.
+
+A place is a tree and an interpreter with its own replica pool: the session's (the reference),
+the base tree of ``--overhead-against``, each ``--overhead-env`` interpreter. Each round, one
+replica of every place samples the pair, in a random order (Abedi & Brecht's randomized
+multiple interleaved trials): drift and periodic noise of the machine fall on every place
+alike, so a change between places needs no between-session term. Every place gets the same
+number of processes, the same block sizes (calibrated once, in this process) and the same
+sampling per process; each replica lays itself out at random.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..engine.samples import BlockSizes, CountSamples, PlaceSamples, ReplicaSamples, Role
+from ..engine.sampling import Clock, InProcess, PairPlan, Sampled, TooWide, calibrate
+from ..engine.settings import Settings
+from .environments import Environment
+from .failures import NotInTree
+from .pool import ReplicaPool, affordable, one_pair
+from .trees import BaseTree
+
+NOT_COMPARED = "not compared: measured in this process only (processes=1); other places are measured in replicas"
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place other than the session's own where every pair is measured too."""
+
+    name: str
+    """How reports name it (a revision and its commit, a folder, an environment's name)."""
+    role: Role
+    python: str
+    """Its interpreter."""
+    tree: BaseTree | None = None
+    """Its tree (``--overhead-against``), or None: this tree."""
+
+    def pool(self, own: ReplicaPool) -> ReplicaPool:
+        """This place's replica pool, made from the session's own: the same session, in this
+        place's tree (checked out now if needed) and interpreter. A base tree's replicas check
+        that they import the base's code, not the head's."""
+        if self.tree is None:
+            invocation = dataclasses.replace(own.invocation, python=self.python)
+            return ReplicaPool(invocation, own.nodeids, own.timeout_s, place=f"the environment {self.name}")
+        root = self.tree.open()
+        invocation = own.invocation.in_tree(self.tree.map, self.python)
+        trees = (str(self.tree.head_root), str(root))
+        return ReplicaPool(invocation, own.nodeids, own.timeout_s, trees=trees, place=f"the base tree {root}")
+
+
+def places(against: BaseTree | None, envs: Sequence[Environment]) -> list[Place]:
+    """The places other than the session's own where every pair is measured too: the base tree
+    of ``--overhead-against``, or each ``--overhead-env`` (one session takes one of them)."""
+    if against is not None:
+        return [Place(against.name, Role.BASE, against.python, against)]
+    return [Place(env.name, Role.ENVIRONMENT, env.python) for env in envs]
+
+
+class Places:
+    """The user's session's :class:`~overheadbench.engine.sampling.Replication`: a pair with
+    ``processes`` > 1 is measured in the session's pool and every place's, made on the first
+    such pair (without ``make_pool``, every pair is measured in this process only)."""
+
+    in_replica = False
+
+    def __init__(self, make_pool: Callable[[], ReplicaPool] | None = None, places: Sequence[Place] = ()) -> None:
+        self._make_pool = make_pool
+        self.places = tuple(places)
+        self._pools: list[ReplicaPool] = []
+
+    @property
+    def started(self) -> int:
+        """Replica processes started in this session, every place's."""
+        return sum(pool.started for pool in self._pools)
+
+    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
+        if settings.processes == 1 or self._make_pool is None:
+            return self._in_process(nodeid, settings, rng, clock_ns, too_wide)
+        return places_plan(settings, rng, clock_ns, self._all(), self.places, nodeid, too_wide)
+
+    def _in_process(
+        self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide
+    ) -> PairPlan:
+        sampled = yield from InProcess().plan(nodeid, settings, rng, clock_ns, too_wide)
+        return Sampled(sampled.samples, [PlaceSamples(p.name, p.role, note=NOT_COMPARED) for p in self.places])
+
+    def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
+        """Count a count-mode pair in one of the session's own replicas (count mode's callgrind pool)."""
+        return self._all()[0].count(nodeid, calls_per_block, settings)
+
+    def count_places(self, nodeid: str, settings: Settings, calls_per_block: int) -> list[PlaceSamples]:
+        """Count a count-mode pair in one replica of every other place, with the session's block
+        size (counts are exact: one replica each)."""
+        counted = []
+        for place, pool in zip(self.places, self._all()[1:], strict=True):
+            try:
+                counts = pool.count(nodeid, calls_per_block, settings)
+                counted.append(PlaceSamples(place.name, place.role, counts=counts))
+            except NotInTree as exc:
+                if exc.failed:
+                    raise
+                counted.append(PlaceSamples(place.name, place.role, missing=True))
+        return counted
+
+    def under(self, wrap: Callable[[ReplicaPool], ReplicaPool]) -> Places:
+        """Another session's worth of replicas of the same places, the session's own pool made as
+        this one's, then ``wrap``-ped (the other places' pools follow it)."""
+        make = self._make_pool
+        if make is None:
+            raise RuntimeError("no replica pool to wrap")
+        return Places(lambda: wrap(make()), self.places)
+
+    def _all(self) -> list[ReplicaPool]:
+        """The session's own pool, then every place's, made on first use."""
+        if not self._pools:
+            if self._make_pool is None:
+                raise RuntimeError("no replica pool")
+            own = self._make_pool()
+            self._pools.append(own)
+            self._pools += [place.pool(own) for place in self.places]
+        return self._pools
+
+    def close(self) -> None:
+        for pool in self._pools:
+            pool.close()
+
+
+def places_plan(
+    settings: Settings,
+    rng: random.Random,
+    clock_ns: Clock,
+    pools: Sequence[ReplicaPool],
+    places: Sequence[Place],
+    nodeid: str,
+    too_wide: TooWide,
+) -> PairPlan:
+    """The controller's whole procedure for a pair, as one plan for the sampling drivers: the
+    session's own pool first, then one per place.
+
+    Every other place's replicas are moved to the pair first: a place without the test is found
+    before anything is timed (the pair is measured without it; one where it does not collect
+    fails the test with that place's error). This process only calibrates: it is no fresh
+    process (it has run other tests), and its ratio was biased against the replicas' (+0.4
+    points on an A/A pair). ``processes`` rounds follow, each sampling one replica of every
+    place in a random order. Then, while ``too_wide`` for any place (its interval is wider than
+    the target) and fewer than ``max_processes`` rounds have run, ``extra_processes`` more do,
+    if they are predicted to fit the time budget (one budget per place).
+
+    The budget is counted from when the first processes are parked: their start-up is the
+    session's (paid once, on the first pair), not this pair's. A further round's own start-up
+    or set-up is counted.
+
+    The rule looks at the intervals' *width* only, never at a verdict or a change: adding
+    processes while the verdict is undecided is optional stopping, which inflates the error
+    rate. The width hardly depends on where the estimate lies, so the rule cannot steer it.
+    """
+    cap = max(settings.processes, settings.max_processes)
+    with one_pair(pools):
+        taking, found = [pools[0]], []
+        for place, pool in zip(places, pools[1:], strict=True):
+            try:
+                pool.ensure(settings.processes, nodeid)
+            except NotInTree as exc:
+                if exc.failed:
+                    raise
+                found.append(PlaceSamples(place.name, place.role, missing=True))
+                continue
+            taking.append(pool)
+            found.append(PlaceSamples(place.name, place.role))
+        pools[0].ensure(settings.processes, nodeid)
+        started = clock_ns()
+        sizes = yield from calibrate(settings)
+        samples: list[list[ReplicaSamples]] = [[] for _ in taking]
+        sampling_from = clock_ns()
+        _rounds(rng, sizes, settings, taking, samples, settings.processes)
+        per_round_ns = (clock_ns() - sampling_from) / settings.processes
+        budget_ns = len(taking) * settings.time_budget_s * 1e9
+        while len(samples[0]) < cap and any(too_wide(place) for place in samples):
+            more = min(cap, len(samples[0]) + settings.extra_processes) - len(samples[0])
+            if not affordable(clock_ns() - started, per_round_ns * more, taking, more, budget_ns):
+                break
+            for pool in taking:
+                pool.ensure(len(samples[0]) + more, nodeid)
+            _rounds(rng, sizes, settings, taking, samples, more)
+        taken = iter(samples[1:])
+        others = [p if p.missing else dataclasses.replace(p, samples=tuple(next(taken))) for p in found]
+        return Sampled(samples[0], others)
+
+
+def _rounds(
+    rng: random.Random,
+    sizes: BlockSizes,
+    settings: Settings,
+    pools: Sequence[ReplicaPool],
+    samples: list[list[ReplicaSamples]],
+    count: int,
+) -> None:
+    """``count`` rounds: the next replica of each pool, in a random order each round."""
+    for _ in range(count):
+        index = len(samples[0])
+        order = list(zip(pools, samples, strict=True))
+        rng.shuffle(order)
+        for pool, into in order:
+            into.append(pool.sample(index, sizes, settings))
+
+
+def under_callgrind(pool: ReplicaPool) -> ReplicaPool:
+    """``pool`` with its replicas started under callgrind, to count
+    (see :meth:`.relaunch.Invocation.under_callgrind`)."""
+    return dataclasses.replace(pool, invocation=pool.invocation.under_callgrind())
