@@ -106,3 +106,57 @@ def test_report_and_compare_cover_transport_figures(storage: Path, capsys) -> No
     out, err = capsys.readouterr()
     assert any("test_gateway" in line and "h2c c=10 req/s" in line and "-75.0%" in line for line in out.splitlines())
     assert "REGRESSION tests/test_http.py::test_gateway: h2c c=10 req/s 2,000/s -> 500/s (-75.0%" in err
+
+
+def shards(storage: Path, *groups: list[int], python: str | None = None, prefix: str = "shard") -> list[str]:
+    """The new run's results split into files (each group: the results' indexes), as shards of
+    one suite written by separate CI jobs; ``python``: as measured under that Python."""
+    run = json.loads((storage / "0002_new.json").read_text())
+    names = []
+    for number, indexes in enumerate(groups, start=1):
+        shard = {**run, "results": [run["results"][i] for i in indexes]}
+        if python is not None:
+            machine = {**run["environment"]["machine_info"], "python_version": python}
+            shard["environment"] = {**run["environment"], "machine_info": machine}
+        path = storage / f"{prefix}{number}.json"
+        path.write_text(json.dumps(shard))
+        names.append(str(path))
+    return names
+
+
+def test_shards_of_one_suite_merge_into_the_report_of_the_whole_run(storage: Path, capsys) -> None:
+    whole = main(["--storage", str(storage), "report", "new", "--format", "csv"])
+    whole_rows = capsys.readouterr().out
+    assert (
+        main(["--storage", str(storage), "report", *shards(storage, [0], [1], [2, 3]), "--format", "csv"]) == whole == 0
+    )
+    assert capsys.readouterr().out == whole_rows  # the same tests, one table, in the shards' order
+    assert main(["--storage", str(storage), "report", *shards(storage, [0], [1], [2, 3])]) == 0
+    assert capsys.readouterr().out.count("# Overhead report") == 1
+
+
+def test_a_test_in_two_shards_is_an_error_naming_both_files(storage: Path, capsys) -> None:
+    assert main(["--storage", str(storage), "report", *shards(storage, [0, 1], [1, 2])]) == 2
+    assert (
+        "tests/test_mw.py::test_metrics: measured in both shard1.json and shard2.json, runs of the same environment"
+        in capsys.readouterr().err
+    )
+
+
+def test_runs_of_other_environments_are_a_column_each_and_not_paired(storage: Path, tmp_path: Path, capsys) -> None:
+    py311 = shards(storage, [0, 1], [2, 3], prefix="py311-")
+    py313 = shards(storage, [0, 1, 2, 3], python="3.13.0", prefix="py313-")
+    assert main(["--storage", str(storage), "report", *py311, *py313]) == 0
+    out = capsys.readouterr().out
+    assert "| Test | Figure | py3.11.7 | py3.13.0 |" in out and "_Separate sessions: not paired." in out
+    assert "Runs: py311-1.json, py311-2.json" in out and "Runs: py313-1.json" in out
+    assert "| `tests/test_mw.py::test_retry` | overhead | 31.5% (" in out
+    assert main(["--storage", str(storage), "report", *py311, *py313, "--format", "csv"]) == 0
+    header, *rows = csv.reader(io.StringIO(capsys.readouterr().out))
+    assert header == ["test", "figure", "py3.11.7", "py3.13.0"] and all(row[2] and row[3] for row in rows)
+    assert main(["--storage", str(storage), "report", *py311, *py313, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["paired"] is False and [e["label"] for e in document["environments"]] == ["py3.11.7", "py3.13.0"]
+    assert main(["--storage", str(storage), "report", *py311, *py313, "--format", "checks"]) == 2
+    assert main(["--storage", str(storage), "plot", *py311, *py313, "-o", str(tmp_path / "e.svg")]) == 0
+    assert "overhead by environment" in (tmp_path / "e.svg").read_text()

@@ -194,3 +194,25 @@ def test_runs_of_another_python_on_this_machine_differ_by_environment_not_machin
     assert same_machine(old, new)
     assert differences(old, new) == ["python 3.11.7 -> 3.13.0", "httpx 0.27.2 -> 0.28.1"]
     assert not same_machine(old, {**new, "fingerprint": "Linux-CPython-3.13-64bit-16cpu-0000beef"})
+
+
+def test_a_run_stored_under_another_python_of_this_machine_is_gated_as_another_environment(
+    project: pytest.Pytester,
+) -> None:
+    from overheadbench.history.environment import fingerprint
+
+    project.runpytest("--overhead-save=py399").assert_outcomes(passed=1)
+    stored = project.path / "baselines" / fingerprint() / "0001_py399.json"
+    data = json.loads(stored.read_text())
+    system, _, _, *machine = data["environment"]["fingerprint"].split("-")
+    data["environment"]["fingerprint"] = "-".join([system, "CPython", "3.99", *machine])
+    data["environment"]["machine_info"]["python_version"] = "3.99.0"
+    data["environment"]["distributions"]["langchain-core"] = "0.1.0"
+    elsewhere = project.path / "py399.json"  # as a tox env or CI job leaves it: outside this machine's folder
+    elsewhere.write_text(json.dumps(data))
+    stored.unlink()
+    gated = project.runpytest(f"--overhead-compare={elsewhere}", "--overhead-compare-fail=5")
+    gated.assert_outcomes(passed=1)
+    version = ".".join(map(str, sys.version_info[:3]))
+    warning = f"measured in another environment: python 3.99.0 -> {version}; langchain-core 0.1.0 -> -"
+    gated.stdout.fnmatch_lines([f"WARNING: overhead compared with py399.json, {warning}*"])
