@@ -176,7 +176,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         if against is not None and not in_replica:
             base = resolve_base(against, Path(config.invocation_params.dir), config.rootpath, python)
         if env_specs and not in_replica:
-            envs = resolve_environments(env_specs, config.rootpath)
+            envs = resolve_environments(env_specs, Path(config.invocation_params.dir), config.rootpath)
     except (TreeError, EnvError) as exc:
         raise pytest.UsageError(f"overheadbench: {exc}") from None
     return GateOptions(

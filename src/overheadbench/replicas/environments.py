@@ -35,6 +35,9 @@ PROBE = (
 pytest and overheadbench on the way: a replica needs both)."""
 SHOWN_DIFFERENCES = 3
 """Packages named in an environment's derived name; more are counted."""
+TOOLING = frozenset({"pip", "setuptools", "wheel", "distribute"})
+"""Installers every virtual environment brings at its own versions: never what the measured code
+runs on, so never named as a difference."""
 
 
 class EnvError(Exception):
@@ -62,10 +65,12 @@ class Environment:
         return self.interpreter.python
 
 
-def probe(python: str, option: str) -> Interpreter:
-    """Ask ``python`` (an executable file) what it is; it must import pytest and overheadbench.
-    ``option``: the option as given, which every error names."""
-    path = Path(python).expanduser()
+def probe(python: str, option: str, directory: Path) -> Interpreter:
+    """Ask ``python`` (an executable file; relative to ``directory``, where the session was
+    started) what it is; it must import pytest and overheadbench. ``option``: the option as
+    given, which every error names. A virtual environment's interpreter is kept as its path,
+    not resolved: it is a link, and its environment is found from where it is called."""
+    path = Path(os.path.abspath(directory / Path(python).expanduser()))
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise EnvError(f"{option}: not an executable file")
     try:
@@ -101,9 +106,9 @@ def installed() -> dict[str, str]:
 
 
 def changed_packages(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str, str]]:
-    """The distributions whose versions differ: (name, old version, new version), ``-`` where
-    one side does not have it."""
-    names = sorted(set(old) | set(new))
+    """The distributions whose versions differ (:data:`TOOLING` aside): (name, old version, new
+    version), ``-`` where one side does not have it."""
+    names = sorted((set(old) | set(new)) - TOOLING)
     return [(name, old.get(name, "-"), new.get(name, "-")) for name in names if old.get(name) != new.get(name)]
 
 
@@ -122,8 +127,11 @@ def derived_name(reference: Interpreter, other: Interpreter) -> str:
     return ", ".join(parts)
 
 
-def resolve_environments(specs: list[str], rootdir: Path, reference: Interpreter | None = None) -> list[Environment]:
-    """Every ``--overhead-env`` (and ``overhead_envs`` line) checked and named; raises
+def resolve_environments(
+    specs: list[str], directory: Path, rootdir: Path, reference: Interpreter | None = None
+) -> list[Environment]:
+    """Every ``--overhead-env`` (and ``overhead_envs`` line) checked and named; a relative path is
+    the invocation ``directory``'s, a tox environment is ``rootdir``'s tox's. Raises
     :class:`EnvError` saying what is wrong."""
     found: list[Environment] = []
     reference = reference or this_interpreter()
@@ -134,7 +142,7 @@ def resolve_environments(specs: list[str], rootdir: Path, reference: Interpreter
             raise EnvError(f"{option}: give an interpreter: [NAME=]PYTHON (a path, or tox:ENV)")
         if python.startswith("tox:"):
             python = tox_python(python.removeprefix("tox:"), rootdir, option)
-        interpreter = probe(python, option)
+        interpreter = probe(python, option, directory)
         environment = Environment(name.strip() or derived_name(reference, interpreter), interpreter)
         if any(other.name == environment.name for other in found):
             raise EnvError(f"{option}: the name {environment.name!r} is given twice; name each once")

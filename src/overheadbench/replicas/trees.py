@@ -125,7 +125,7 @@ def resolve_base(spec: str, invocation_dir: Path, rootdir: Path, python: str | N
     revision of the head's git repository; raises :class:`TreeError` saying what is wrong."""
     if not spec.strip():
         raise TreeError("--overhead-against needs a git revision (e.g. origin/main) or a checkout's folder")
-    interpreter = _interpreter(python) if python else sys.executable
+    interpreter = _interpreter(python, invocation_dir) if python else sys.executable
     in_git = git_root(invocation_dir)
     head_root = in_git or rootdir.resolve()
     folder = (invocation_dir / spec).expanduser()
@@ -163,10 +163,10 @@ def _check_clean(spec: str, root: Path) -> None:
         )
 
 
-def _interpreter(python: str) -> str:
+def _interpreter(python: str, directory: Path) -> str:
     """``--overhead-against-python``: a program that runs Python and has pytest and overheadbench."""
     try:
-        return probe(python, f"--overhead-against-python={python}").python
+        return probe(python, f"--overhead-against-python={python}", directory).python
     except EnvError as exc:
         raise TreeError(str(exc)) from None
 

@@ -110,7 +110,7 @@ def session_summary(
         lines = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
     if places := places_of(results):
-        names = ", ".join(plain(name) for name, _ in places)
+        names = "; ".join(plain(name) for name, _ in places)
         where = [plain(against)] if against else []
         under = any(place.role == Role.ENVIRONMENT for result in results for place in result.places)
         section = f"overhead: against {names} (measured in this session, interleaved)"
