@@ -7,9 +7,11 @@ new user's first try."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +67,9 @@ def test_the_pages_show_command_lines_at_all() -> None:
 
 
 @pytest.mark.parametrize(("where", "args"), PYTEST_LINES, ids=[where for where, _ in PYTEST_LINES])
-def test_every_pytest_command_line_in_the_docs_parses(pytester: pytest.Pytester, where: str, args: list[str]) -> None:
+def test_every_pytest_command_line_in_the_docs_parses(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, where: str, args: list[str]
+) -> None:
     """Its options exist and take the values shown (checked as the session starts them)."""
     for path in ("docs", "benchmarks", "tests"):
         pytester.mkdir(path)
@@ -74,10 +78,28 @@ def test_every_pytest_command_line_in_the_docs_parses(pytester: pytest.Pytester,
         for command in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "base"],
                         ["update-ref", "refs/remotes/origin/main", "HEAD"]):  # fmt: skip
             subprocess.run([*git, *command], cwd=pytester.path, check=True, capture_output=True)
+    for spec in (arg.partition("=")[2] for arg in args if arg.startswith("--overhead-env=")):
+        interpreter(pytester, monkeypatch, spec.partition("=")[2] if "=" in spec else spec)
     try:
         pytester.parseconfigure(*args)
     except pytest.UsageError as exc:
         pytest.fail(f"{where}: {exc}")
+
+
+def interpreter(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, spec: str) -> None:
+    """The interpreter an ``--overhead-env`` of the docs names, made here: this one, started by a
+    script at its path, or a tox on PATH that answers with this one for ``tox:ENV``."""
+    if spec.startswith("tox:"):
+        tox = pytester.path / "bin" / "tox"
+        tox.parent.mkdir(exist_ok=True)
+        tox.write_text(f"#!/bin/sh\necho 'env_python = {sys.executable}'\n")
+        tox.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{tox.parent}{os.pathsep}{os.environ['PATH']}")
+        return
+    script = pytester.path / spec
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    script.chmod(0o755)
 
 
 @pytest.mark.parametrize(("where", "args"), CLI_LINES, ids=[where for where, _ in CLI_LINES])

@@ -140,10 +140,11 @@ def resolve_environments(
         name, _, python = spec.partition("=") if "=" in spec else ("", "", spec)
         if not python.strip():
             raise EnvError(f"{option}: give an interpreter: [NAME=]PYTHON (a path, or tox:ENV)")
-        if python.startswith("tox:"):
-            python = tox_python(python.removeprefix("tox:"), rootdir, option)
+        tox_env = python.removeprefix("tox:") if python.startswith("tox:") else ""
+        if tox_env:
+            python = tox_python(tox_env, rootdir, option)
         interpreter = probe(python, option, directory)
-        environment = Environment(name.strip() or derived_name(reference, interpreter), interpreter)
+        environment = Environment(name.strip() or tox_env or derived_name(reference, interpreter), interpreter)
         if any(other.name == environment.name for other in found):
             raise EnvError(f"{option}: the name {environment.name!r} is given twice; name each once")
         found.append(environment)

@@ -74,6 +74,7 @@ DROPPED: dict[str, int] = {
     "--overhead-compare-force": 0,
     "--overhead-against": 1,
     "--overhead-against-python": 1,
+    "--overhead-env": 1,
     "--overhead-storage": 1,
     # files other plugins write, which the replica would overwrite
     "--junitxml": 1,
@@ -105,6 +106,10 @@ DROPPED: dict[str, int] = {
     "--stepwise-reset": 0,
     "--cache-clear": 0,
     "--cache-show": OPTIONAL,
+    # pytest-split's shard of the suite: a replica runs the tests it is given, all of them
+    "--splits": 1,
+    "--group": 1,
+    "--splitting-algorithm": 1,
     "--pdb": 0,
     "--pdbcls": 1,
     "--trace": 0,
