@@ -216,3 +216,47 @@ def test_a_run_stored_under_another_python_of_this_machine_is_gated_as_another_e
     version = ".".join(map(str, sys.version_info[:3]))
     warning = f"measured in another environment: python 3.99.0 -> {version}; langchain-core 0.1.0 -> -"
     gated.stdout.fnmatch_lines([f"WARNING: overhead compared with py399.json, {warning}*"])
+
+
+TRANSPORT = """
+import os
+import pytest
+from overheadbench.http.load import LatencyStats, Throughput
+
+RATE = float(os.environ.get("RATE", "2000"))
+
+
+def rows(rate, latency_ms=2.0):
+    windows = tuple(rate * (1 + 0.02 * (-1) ** i) for i in range(10))
+    latencies = tuple(int(latency_ms * 1e6 * (0.5 + i / 1000)) for i in range(1000))
+    return Throughput(100, int(rate * 2), 0, 2.0, LatencyStats.from_ns(latencies), 1e-4, "",
+                      server_cpu_s_per_request=3e-4, window_rates=windows, latency_ns=latencies)
+
+
+@pytest.mark.transport(rps=100)
+def test_gateway(transport):
+    transport.record("h2c c=100", rows(RATE, latency_ms=2000 / RATE))
+"""
+
+
+def test_a_transport_test_runs_at_every_environment_and_a_lower_rate_there_fails(
+    fake_clock_project: pytest.Pytester,
+) -> None:
+    fake_clock_project.makepyfile(test_gateway=TRANSPORT)
+    same = interpreter(fake_clock_project.path, "samepython")
+    slow = interpreter(fake_clock_project.path, "slowpython", RATE="1500")
+    envs = (f"--overhead-env=same={same}", f"--overhead-env=slow={slow}")
+    done = fake_clock_project.runpytest_subprocess(*envs, "--overhead-compare-fail=5", "--overhead-json=o.json")
+    done.assert_outcomes(failed=1)
+    done.stdout.fnmatch_lines(
+        [
+            "*test_gateway: h2c c=100 req/s under slow regressed against this environment: req/s 2,000/s -> 1,500/s (-25.0%*"
+        ]
+    )
+    (figure, *_) = [
+        f for f in json.loads((fake_clock_project.path / "o.json").read_text())["figures"] if f["metric"] == "rps"
+    ]
+    same_place, slow_place = figure["places"]
+    assert (same_place["name"], same_place["change"]["new"]) == ("same", pytest.approx(2000))
+    slow_change = slow_place["change"]
+    assert (slow_change["old"], slow_change["new"], slow_change["df"]) == (pytest.approx(2000), pytest.approx(1500), 4)

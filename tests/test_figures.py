@@ -26,9 +26,8 @@ from overheadbench.transport.figures import (
     Metric,
     Reading,
     judge,
-    limits_from_marker,
-    parse_limits,
 )
+from overheadbench.transport.limits import limits_from_marker, parse_limits
 
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
 

@@ -18,7 +18,8 @@ from overheadbench.history.figure_changes import compare_figure
 from overheadbench.http.load import LatencyStats, Throughput
 from overheadbench.report.changes import figure_shown
 from overheadbench.report.transport import render_figures
-from overheadbench.transport.figures import FigureResult, Measure, Metric, Reading, judge, parse_limits
+from overheadbench.transport.figures import FigureResult, Measure, Metric, Reading, judge
+from overheadbench.transport.limits import parse_limits
 from overheadbench.transport.pairing import Side, compared, load_figures, schedule
 
 

@@ -78,9 +78,10 @@ def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "--overhead-compare-fail",
         metavar="PCT",
         default=None,
-        help="fail a pair whose framework path got slower than the base's (or the stored run's) by more than PCT "
-        "percent with confidence: the change of framework / baseline, head over base (implies --overhead; "
-        "transport figures: --overhead-compare-fail-percent)",
+        help="fail a pair whose framework path got slower than the base's (or the stored run's, or than this "
+        "environment's under --overhead-env) by more than PCT percent with confidence: the change of framework / "
+        "baseline; under --overhead-against and --overhead-env each transport figure's change too (implies "
+        "--overhead; transport figures against a stored run: --overhead-compare-fail-percent)",
     )
     group.addoption(
         "--overhead-compare-unknown",
@@ -163,13 +164,15 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
             "session, and one session takes one of them: run the tree comparison and the environments separately"
         )
     for flag, given in (("--overhead-against", against), ("--overhead-env", env_specs or None)):
-        clashing = [name for name, value in (("--overhead-compare", compare), ("--overhead-compare-fail-percent",
-                    fail_percent), ("--overhead-compare-force", option("--overhead-compare-force") or None))
-                    if value is not None]  # fmt: skip
+        stored = (
+            ("--overhead-compare", compare),
+            ("--overhead-compare-force", option("--overhead-compare-force") or None),
+        )
+        clashing = [name for name, value in stored if value is not None]
         if given is not None and clashing:
             raise pytest.UsageError(
                 f"overheadbench: {flag} compares with other places measured in this session; {clashing[0]} "
-                f"compares with a stored run (transport figures are not measured at other places): choose one"
+                f"compares with a stored run: choose one"
             )
     base, envs = None, []
     try:

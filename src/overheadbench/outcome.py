@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pytest
+
 from .core.errors import (
     OverheadChangeWarning,
     OverheadCountingWarning,
@@ -21,6 +23,7 @@ from .core.errors import (
     OverheadInconclusiveWarning,
     OverheadMarkerWarning,
 )
+from .core.tables import plain, plain_warning
 from .core.units import format_fraction, format_overhead, format_overheads
 from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
 from .engine.checks import Status
@@ -56,6 +59,14 @@ class Gated:
     what: str
     story: str
     change: Change
+
+
+def conclude(item: pytest.Item, decided: Outcome) -> None:
+    """Issue the outcome's warnings on the test, and fail it if it says so."""
+    for warning in decided.warnings:
+        item.warn(plain_warning(warning))
+    if decided.failure:
+        pytest.fail(plain(decided.failure, lines=True), pytrace=False)
 
 
 def decide(
@@ -180,10 +191,12 @@ def figures_outcome(
     gate: Gate | None = None,
 ) -> Outcome:
     """A transport test's outcome (:func:`decide`): each figure's verdict, and each figure's
-    change against the stored run, in percent of the figure."""
+    change against the stored run, or at every other place of the session, in percent of the figure."""
+    placed = [(figure, place.change, place) for figure in figures for place in figure.places]
     gated = []
-    for figure, change in changes:
+    for figure, change, place in [*((figure, change, None) for figure, change in changes), *placed]:
         spec = SPECS[figure.metric]
         story = f"{spec.what} {change.describe((figure.check.show(change.old), figure.check.show(change.new)))}"
-        gated.append(Gated(f"{figure.row} {spec.what}", story, change))
+        under = f" under {place.name}" if place is not None and place.role == Role.ENVIRONMENT else ""
+        gated.append(Gated(f"{figure.row} {spec.what}{under}", story, change))
     return decide(nodeid, [(f.verdict, f.message) for f in figures], policy, gated, gate)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from .core.errors import MarkerError, OverheadUsageError, StorageError
+from .core.errors import OverheadUsageError, StorageError
 from .core.jsonio import dumps, strict
 from .core.scratch import remove_orphans
-from .core.tables import plain, plain_warning
+from .core.tables import plain
 from .core.termination import install_sigterm, uninstall_sigterm
 from .core.timeouts import PairTimeout
 from .core.xdist import (
@@ -25,7 +25,7 @@ from .core.xdist import (
 from .engine.changes import Gate
 from .engine.harness import Harness
 from .engine.sampling import Replication
-from .engine.settings import Counter, Mode
+from .engine.settings import Counter, Mode, Settings
 from .engine.timed_path import AppLogging
 from .gate_options import GateOptions, add_gate_options, gate_options_from_config
 from .history.environment import environment
@@ -33,7 +33,7 @@ from .history.gate import StoredRuns
 from .history.runs import Run
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
 from .options import Options, add_options, misread_paths, options_from_config
-from .outcome import Outcome, figures_outcome, pair_outcome
+from .outcome import conclude, pair_outcome
 from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
 from .pairs.marker import concurrency_level as concurrency_level  # a fixture of this plugin
@@ -48,34 +48,23 @@ from .report.github import append_summary, in_actions
 from .report.markdown import render_markdown
 from .report.outputs import Output, write_outputs
 from .report.summary import Compared, session_summary
-from .transport.figures import MARKER_HELP as TRANSPORT_HELP
-from .transport.figures import MARKER_NAME as TRANSPORT_MARKER
-from .transport.figures import limits_from_marker
+from .transport.across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS
+from .transport.figures import Limits
 from .transport.fixture import TransportFixture
+from .transport.limits import MARKER_HELP as TRANSPORT_HELP
+from .transport_tests import FIGURES_KEY, TransportTests
+from .transport_tests import FIXTURE_NAME as TRANSPORT_FIXTURE_NAME
+from .transport_tests import transported as transported_test
 
 FIXTURE_NAME = "overhead"
-TRANSPORT_FIXTURE = "transport"
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
-FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
 WORKER_REPLICAS = "overheadbench_replicas"
 
 
 def _times_anything(item: pytest.Item) -> bool:
     """An overhead pair or a transport test (marked, or using the fixture): under xdist these
     run on one worker, one at a time, so no load or pair disturbs another's timing."""
-    return (
-        item.get_closest_marker(MARKER_NAME) is not None
-        or item.get_closest_marker(TRANSPORT_MARKER) is not None
-        or TRANSPORT_FIXTURE in getattr(item, "fixturenames", ())
-    )
-
-
-def _conclude(item: pytest.Item, decided: Outcome) -> None:
-    """Issue the outcome's warnings on the test, and fail it if it says so."""
-    for warning in decided.warnings:
-        item.warn(plain_warning(warning))
-    if decided.failure:
-        pytest.fail(plain(decided.failure, lines=True), pytrace=False)
+    return item.get_closest_marker(MARKER_NAME) is not None or transported_test(item)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -128,6 +117,15 @@ class OverheadSession:
         valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
         self.counting = self.replicas.under(under_callgrind) if valgrind else None
         self.place_gate = Gate(gate.reference, gate.fail_pct, gate.unknown) if self.places else None
+        threshold = gate.fail_pct if gate.fail_percent is None else gate.fail_percent  # one threshold, or the figures'
+        figure_gate = Gate(gate.reference, threshold, None, "--overhead-compare-fail") if self.places else None
+        rounds = QUICK_PLACE_ROUNDS if options.quick else PLACE_ROUNDS
+
+        def make(nodeid: str, limits: Limits, settings: Settings, measuring: bool) -> TransportFixture:
+            return TransportFixture(nodeid, limits, settings, measuring, options.quick)
+
+        rounds_at = self.replicas if self.places else None
+        self.transport = TransportTests(make, self.settings, options.measuring, replica, rounds_at, figure_gate, rounds)
         self.replication: Replication = replica if replica is not None else self.replicas
         self._environment: dict[str, Any] | None = None
         self.app_logging = AppLogging()
@@ -186,7 +184,10 @@ class OverheadSession:
     @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
     def pytest_collection_modifyitems_last(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Remember the marked tests, in their final order (replicas re-run them in it)."""
-        self.marked = [item for item in items if item.get_closest_marker(MARKER_NAME) is not None]
+        transported = {item.nodeid for item in items if self.places and transported_test(item)}
+        self.marked = [
+            item for item in items if item.get_closest_marker(MARKER_NAME) is not None or item.nodeid in transported
+        ]
         if self.options.measuring:
             group_timed_tests(config, [item for item in items if _times_anything(item)])
 
@@ -195,7 +196,9 @@ class OverheadSession:
 
     def _make_pool(self) -> ReplicaPool:
         """The session's replica processes, for the timed tests measured in more than one process."""
-        nodeids = tuple(original_nodeid(item) for item in self.marked if self._replicated(item))
+        nodeids = tuple(
+            original_nodeid(item) for item in self.marked if self._replicated(item) or transported_test(item)
+        )
         return ReplicaPool(Invocation.of(self.config), nodeids, self.settings.replica_timeout_s)
 
     def _replicated(self, item: pytest.Item) -> bool:
@@ -230,23 +233,17 @@ class OverheadSession:
             count_places=count_places,
         )
 
-    @pytest.fixture(name=TRANSPORT_FIXTURE)
+    @pytest.fixture(name=TRANSPORT_FIXTURE_NAME)
     def transport_fixture(self, request: pytest.FixtureRequest) -> TransportFixture:
         """Measure transport rows (``transport.load``, ``sweep``, ``stream``) and judge their
         figures against ``@pytest.mark.transport(...)`` and each call's own budgets."""
-        mark = request.node.get_closest_marker(TRANSPORT_MARKER)
-        try:
-            limits = limits_from_marker(mark.args, mark.kwargs, original_nodeid(request.node)) if mark else {}
-        except MarkerError as exc:
-            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
-        options = self.options
-        return TransportFixture(original_nodeid(request.node), limits, self.settings, options.measuring, options.quick)
+        return cast(TransportFixture, self.transport.fixture(request))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         try:
             result = yield
-            self._apply_figures(item)
+            self.transport.apply(item, self.stored)
             if item.get_closest_marker(MARKER_NAME) is not None:
                 fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
                 if fixture is None or fixture.result is None:
@@ -268,22 +265,6 @@ class OverheadSession:
             carry(report, item, item.stash.get(RESULT_KEY, None), item.stash.get(FIGURES_KEY, None))
         return report
 
-    def _apply_figures(self, item: pytest.Item) -> None:
-        """Judge the test's transport figures, carry them on its report, and fail or warn."""
-        fixture = getattr(item, "funcargs", {}).get(TRANSPORT_FIXTURE)
-        if not isinstance(fixture, TransportFixture):
-            if item.get_closest_marker(TRANSPORT_MARKER) is not None:
-                pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.transport but never used the transport fixture",
-                            pytrace=False)  # fmt: skip
-            return
-        stored = self.stored if fixture.measuring else None
-        figures = fixture.judged(stored.session_sd if stored else None)
-        if fixture.measuring:
-            item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
-        changes = stored.figure_changes(figures) if stored else []
-        gate = stored.figure_gate if stored else None
-        _conclude(item, figures_outcome(fixture.nodeid, figures, self.settings.inconclusive, changes, gate))
-
     def _apply(self, item: pytest.Item, result: OverheadResult) -> None:
         """Carry the result on the test's report, and do what the verdict says to the test."""
         if not result.measured:
@@ -292,7 +273,7 @@ class OverheadSession:
         stored = self.stored  # a stored run, or (never both) other places measured in this session
         change, gate = (stored.change(result), stored.gate) if stored else (None, self.place_gate)
         settings = self.settings
-        _conclude(item, pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate,
+        conclude(item, pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate,
                                      servers_elsewhere()))  # fmt: skip
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -212,6 +212,16 @@ class PlaceSamples:
     """Why the pair was not compared there, when it was not (empty when it was)."""
 
 
+@dataclass(frozen=True)
+class PlaceFigures:
+    """A transport test's figures at another place, one list (of figures' JSON) per round."""
+
+    name: str
+    role: Role
+    rounds: tuple[list[Any], ...] = ()
+    missing: bool = False
+
+
 def _figure(key: str, path: str) -> Figure:
     try:
         return Figure(key)

@@ -15,29 +15,12 @@ import math
 from collections.abc import Sequence
 
 from ..engine.changes import Change, Measurement, change, interval_measurement, session_log_sd
-from ..transport.figures import SPECS, FigureKey, FigureResult, Measure, Metric, session_prior
-
-COMPARED = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL,
-            Metric.SCALING, Metric.CLIENT_CPU, Metric.SERVER_CPU)  # fmt: skip
-"""Figures with a ratio to compare (failed requests are counts, judged by their own limit)."""
+from ..transport.figures import SPECS, FigureKey, FigureResult, Measure, comparable, compared_values, session_prior
 
 
 def figure_what(key: FigureKey) -> str:
     """A figure's name in a change: ``<test>: <row> <metric>`` (a pair's: ``... <metric> ratio``)."""
     return f"{key[0]}: {key[1]} {key[2].value}" + (" ratio" if key[3] == Measure.CHANGE else "")
-
-
-def compared_values(figure: FigureResult) -> tuple[float, float, float]:
-    """The value and interval a change compares: the figure's own, a pair change's as a ratio."""
-    reading = figure.reading
-    shift = 1.0 if reading.measure == Measure.CHANGE else 0.0
-    return reading.value + shift, reading.low + shift, reading.high + shift
-
-
-def _comparable(figure: FigureResult) -> bool:
-    value = compared_values(figure)[0]
-    return (figure.measured and figure.metric in COMPARED and figure.measure != Measure.ADDED and value > 0
-            and math.isfinite(value))  # fmt: skip
 
 
 def _reading(figure: FigureResult) -> Measurement:
@@ -46,16 +29,16 @@ def _reading(figure: FigureResult) -> Measurement:
 
 def learned_session_sd(key: FigureKey, history: Sequence[FigureResult]) -> float | None:
     """The figure's between-session spread learned from ``history`` (None: too few stored runs)."""
-    past = [_reading(f) for f in history if f.key == key and _comparable(f)]
+    past = [_reading(f) for f in history if f.key == key and comparable(f)]
     sd, df = session_log_sd(past, math.nan)
     return None if math.isinf(df) else sd
 
 
 def compare_figure(old: FigureResult, new: FigureResult, history: Sequence[FigureResult] = ()) -> Change | None:
     """The change of one figure (None when either has no positive value to compare)."""
-    if not (_comparable(old) and _comparable(new)):
+    if not (comparable(old) and comparable(new)):
         return None
-    past = [_reading(f) for f in history if f.key == new.key and _comparable(f)]
+    past = [_reading(f) for f in history if f.key == new.key and comparable(f)]
     session = session_log_sd(past, session_prior(new.metric, new.measure))
     floor = SPECS[new.metric].floor
     return change(figure_what(new.key), _reading(old), _reading(new), session, higher_is_worse=not floor)

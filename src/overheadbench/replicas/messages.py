@@ -6,6 +6,7 @@ Replica to controller:
 * :class:`Ready`: parked at ``overhead.compare`` of a test, waiting for :class:`Go` or :class:`Done`;
 * :class:`Samples`: the pair's samples, after :class:`Go`;
 * :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
+* :class:`Figured`: a transport test's judged figures, after :class:`Go` (its rounds at every place);
 * :class:`Missed`: the test it was sent to ended (failed, skipped) before reaching ``compare``;
   carries that test's own report, which the controller quotes;
 * :class:`Idle`: between tests, holding no test's fixtures, waiting for :class:`Next`.
@@ -73,6 +74,13 @@ class Counted:
 
 
 @dataclass(frozen=True)
+class Figured:
+    """Replica: a transport test's figures, measured after :class:`Go` (each as its JSON)."""
+
+    figures: list[Any]
+
+
+@dataclass(frozen=True)
 class Idle:
     """Replica: between tests, holding no test's fixtures, waiting for :class:`Next`."""
 
@@ -104,9 +112,9 @@ class Next:
     nodeid: str
 
 
-Message = Collected | Ready | Samples | Counted | Missed | Idle | Next | Go | Done
+Message = Collected | Ready | Samples | Counted | Figured | Missed | Idle | Next | Go | Done
 _TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (Collected, Ready, Samples, Counted, Missed, Idle, Next, Go, Done)
+    cls.__name__: cls for cls in (Collected, Ready, Samples, Counted, Figured, Missed, Idle, Next, Go, Done)
 }
 
 

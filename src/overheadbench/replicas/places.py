@@ -15,8 +15,9 @@ import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from ..engine.samples import BlockSizes, CountSamples, PlaceSamples, ReplicaSamples, Role
+from ..engine.samples import CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples, Role
 from ..engine.sampling import Clock, InProcess, PairPlan, Sampled, TooWide, calibrate
 from ..engine.settings import Settings
 from .environments import Environment
@@ -24,6 +25,9 @@ from .failures import NotInTree
 from .pool import ReplicaPool, affordable, one_pair
 from .trees import BaseTree
 
+T = TypeVar("T")
+TransportRounds = tuple[list[list[Any]], list[PlaceFigures]]
+"""A transport test's figures (JSON) per round at the session's own place, and at every other."""
 NOT_COMPARED = "not compared: measured in this process only (processes=1); other places are measured in replicas"
 
 
@@ -87,6 +91,10 @@ class Places:
     ) -> PairPlan:
         sampled = yield from InProcess().plan(nodeid, settings, rng, clock_ns, too_wide)
         return Sampled(sampled.samples, [PlaceSamples(p.name, p.role, note=NOT_COMPARED) for p in self.places])
+
+    def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> TransportRounds:
+        """A transport test's rounds at every place (:func:`transport_rounds`)."""
+        return transport_rounds(settings, rng, self._all(), self.places, nodeid, rounds)
 
     def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
         """Count a count-mode pair in one of the session's own replicas (count mode's callgrind pool)."""
@@ -160,23 +168,19 @@ def places_plan(
     """
     cap = max(settings.processes, settings.max_processes)
     with one_pair(pools):
-        taking, found = [pools[0]], []
-        for place, pool in zip(places, pools[1:], strict=True):
-            try:
-                pool.ensure(settings.processes, nodeid)
-            except NotInTree as exc:
-                if exc.failed:
-                    raise
-                found.append(PlaceSamples(place.name, place.role, missing=True))
-                continue
-            taking.append(pool)
-            found.append(PlaceSamples(place.name, place.role))
-        pools[0].ensure(settings.processes, nodeid)
+        taking, present = _moved(pools, places, settings.processes, nodeid)
+        found = [
+            PlaceSamples(place.name, place.role, missing=not here) for place, here in zip(places, present, strict=True)
+        ]
         started = clock_ns()
         sizes = yield from calibrate(settings)
         samples: list[list[ReplicaSamples]] = [[] for _ in taking]
         sampling_from = clock_ns()
-        _rounds(rng, sizes, settings, taking, samples, settings.processes)
+
+        def sample(pool: ReplicaPool, index: int) -> ReplicaSamples:
+            return pool.sample(index, sizes, settings)
+
+        _rounds(rng, taking, samples, settings.processes, sample)
         per_round_ns = (clock_ns() - sampling_from) / settings.processes
         budget_ns = len(taking) * settings.time_budget_s * 1e9
         while len(samples[0]) < cap and any(too_wide(place) for place in samples):
@@ -185,27 +189,73 @@ def places_plan(
                 break
             for pool in taking:
                 pool.ensure(len(samples[0]) + more, nodeid)
-            _rounds(rng, sizes, settings, taking, samples, more)
+            _rounds(rng, taking, samples, more, sample)
         taken = iter(samples[1:])
         others = [p if p.missing else dataclasses.replace(p, samples=tuple(next(taken))) for p in found]
         return Sampled(samples[0], others)
 
 
+def transport_rounds(
+    settings: Settings,
+    rng: random.Random,
+    pools: Sequence[ReplicaPool],
+    places: Sequence[Place],
+    nodeid: str,
+    rounds: int,
+) -> TransportRounds:
+    """A transport test at every place, the session's own included: ``rounds`` rounds, each
+    running the test once in one replica of every place, in a random order (the test's own run in
+    this process is its verdict's; these are the comparison's, paired by round). A place without
+    the test is left out; one where it does not collect fails the test with that place's error."""
+    with one_pair(pools):
+        taking, present = _moved(pools, places, rounds, nodeid)
+        found = [
+            PlaceFigures(place.name, place.role, missing=not here) for place, here in zip(places, present, strict=True)
+        ]
+        figures: list[list[list[Any]]] = [[] for _ in taking]
+        _rounds(rng, taking, figures, rounds, lambda pool, index: pool.figures(index, settings))
+        taken = iter(figures[1:])
+        others = [p if p.missing else dataclasses.replace(p, rounds=tuple(next(taken))) for p in found]
+        return figures[0], others
+
+
+def _moved(
+    pools: Sequence[ReplicaPool], places: Sequence[Place], count: int, nodeid: str
+) -> tuple[list[ReplicaPool], list[bool]]:
+    """``count`` replicas of every place moved to the test, the other places' first (a place
+    without the test is found before anything is timed, and left out; one where it does not
+    collect raises its error), then the session's own: the pools taking part, and whether each
+    other place has the test."""
+    taking, present = [pools[0]], []
+    for pool in pools[1:]:
+        try:
+            pool.ensure(count, nodeid)
+        except NotInTree as exc:
+            if exc.failed:
+                raise
+            present.append(False)
+            continue
+        taking.append(pool)
+        present.append(True)
+    pools[0].ensure(count, nodeid)
+    return taking, present
+
+
 def _rounds(
     rng: random.Random,
-    sizes: BlockSizes,
-    settings: Settings,
     pools: Sequence[ReplicaPool],
-    samples: list[list[ReplicaSamples]],
+    into: list[list[T]],
     count: int,
+    take: Callable[[ReplicaPool, int], T],
 ) -> None:
-    """``count`` rounds: the next replica of each pool, in a random order each round."""
+    """``count`` rounds: what the next replica of each pool gives (``take``), in a random order
+    each round."""
     for _ in range(count):
-        index = len(samples[0])
-        order = list(zip(pools, samples, strict=True))
+        index = len(into[0])
+        order = list(zip(pools, into, strict=True))
         rng.shuffle(order)
-        for pool, into in order:
-            into.append(pool.sample(index, sizes, settings))
+        for pool, kept in order:
+            kept.append(take(pool, index))
 
 
 def under_callgrind(pool: ReplicaPool) -> ReplicaPool:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
@@ -45,6 +45,7 @@ from .messages import (
     Collected,
     Counted,
     Done,
+    Figured,
     Go,
     Idle,
     Message,
@@ -61,7 +62,7 @@ from .relaunch import Invocation
 from .replica import ReplicaRequest, write_work
 
 EXIT_GRACE_S = 5.0
-_Answer = TypeVar("_Answer", Samples, Counted)
+_Answer = TypeVar("_Answer", Samples, Counted, Figured)
 QUOTED_LINES = 40
 
 
@@ -136,6 +137,10 @@ class ReplicaPool:
     def sample(self, index: int, sizes: BlockSizes, settings: Settings) -> ReplicaSamples:
         """Let the ``index``-th parked replica sample the pair; return its samples."""
         return self._go(index, Go(sizes.baseline, settings, sizes.framework), Samples).samples
+
+    def figures(self, index: int, settings: Settings) -> list[Any]:
+        """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""
+        return self._go(index, Go(1, settings), Figured).figures
 
     def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> CountSamples:
         """Count a count-mode pair in one replica (counts are exact: one process is the whole answer)."""

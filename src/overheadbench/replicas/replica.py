@@ -29,7 +29,7 @@ import pytest
 from ..engine.samples import CountSamples
 from ..engine.sampling import Request, Sampled, replica_plan
 from .lifeline import REPLICA_ENV
-from .messages import Collected, Counted, Done, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
+from .messages import Collected, Counted, Done, Figured, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 from .trees import foreign_modules
 
@@ -240,7 +240,7 @@ class ReplicaPlugin:
         """A replica of the base tree, in count mode: send the pair's counts (see :meth:`park`)."""
         self.finish(Counted(counts))
 
-    def finish(self, result: Samples | Counted) -> None:
+    def finish(self, result: Samples | Counted | Figured) -> None:
         """Send the pair's samples or counts and park until the controller ends the pair."""
         self.sampling = False
         self.channel.send(result)

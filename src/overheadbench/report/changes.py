@@ -88,10 +88,26 @@ def places_of(results: Sequence[OverheadResult]) -> list[tuple[str, list[tuple[O
     return list(found.items())
 
 
-def render_places(results: Sequence[OverheadResult], threshold: float | None) -> list[str]:
+def figure_places(figures: Sequence[FigureResult]) -> dict[str, tuple[tuple[str, str], list[Shown]]]:
+    """Each other place's transport figure changes (by place name): the sides' names and the rows."""
+    found: dict[str, tuple[tuple[str, str], list[Shown]]] = {}
+    for figure in figures:
+        for place in figure.places:
+            sides = ("base", "head") if place.role == Role.BASE else ("this environment", place.name)
+            found.setdefault(place.name, (sides, []))[1].append(figure_shown(figure, place.change))
+    return found
+
+
+def render_places(
+    results: Sequence[OverheadResult], threshold: float | None, figures: Sequence[FigureResult] = ()
+) -> list[str]:
     """Every other place of the session: its change table, then each side's time per call on
-    both (whether the bare path moved too), and the pairs that were not compared, with why."""
+    both (whether the bare path moved too), and the pairs that were not compared, with why; then
+    each place's transport figure changes."""
     lines: list[str] = []
+    for name, (sides, shown) in figure_places(figures).items():
+        reference = name if sides[0] == "base" else ""
+        lines += [*([""] if lines else []), *render_changes(shown, reference, threshold, sides)]
     for name, measured in places_of(results):
         compared = [(own, place) for own, place in measured if place.change is not None and place.result is not None]
         if compared:

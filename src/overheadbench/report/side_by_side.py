@@ -10,12 +10,21 @@ interval; a transport figure moves more, docs/transport.md). Said under every su
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.tables import markdown_cell, markdown_table, plain
-from ..history.combined import Column
+from ..history.runs import Run
 from ..transport.figures import SPECS
 from .pairs import environment_lines, overhead_cell
+
+
+class Column(Protocol):
+    """One environment's runs, merged (:class:`~overheadbench.history.combined.Column`)."""
+
+    label: str
+    files: list[str]
+    run: Run
+
 
 CAVEAT = (
     "_Separate sessions: not paired. Each column is its own session (a CI job, a tox environment): a difference "

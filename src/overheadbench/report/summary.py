@@ -20,7 +20,7 @@ from ..engine.samples import Role
 from ..engine.stats import Method
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
-from .changes import figure_shown, pair_shown, places_of, render_changes, render_places
+from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
 from .gathering import OVERHEAD, Failure
 from .github import annotation
 from .pairs import render_table
@@ -107,16 +107,17 @@ def session_summary(
         )
     sections.append(facts)
     if compared and compared.changes:
-        lines = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
-        sections.append(Section(f"overhead: compared with {plain(compared.name)}", lines))
-    if places := places_of(results):
-        names = "; ".join(plain(name) for name, _ in places)
+        changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
+        sections.append(Section(f"overhead: compared with {plain(compared.name)}", changed))
+    place_names = [*(name for name, _ in places_of(results)), *figure_places(figures)]
+    if names := "; ".join(dict.fromkeys(plain(name) for name in place_names)):
         where = [plain(against)] if against else []
-        under = any(place.role == Role.ENVIRONMENT for result in results for place in result.places)
+        roles = [place.role for result in results for place in result.places]
+        under = Role.ENVIRONMENT in [*roles, *(place.role for figure in figures for place in figure.places)]
         section = f"overhead: against {names} (measured in this session, interleaved)"
         if under:
             section = f"overhead: under {names} (measured in this session, interleaved with this environment)"
-        sections.append(Section(section, [*render_places(results, threshold), *where]))
+        sections.append(Section(section, [*render_places(results, threshold, figures), *where]))
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:

@@ -24,25 +24,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from ..core.errors import MarkerError
 from ..core.jsonio import Fields, ShapeError
-from ..core.units import DurationError, parse_duration
+from ..core.units import parse_duration
 from ..core.vocabulary import Word
+from ..engine.changes import Change
 from ..engine.checks import Check, Status, Unit, show
+from ..engine.samples import Role
 
-MARKER_NAME = "transport"
-MARKER_HELP = (
-    "transport(p50=None, p95=None, p99=None, rps=None, client_cpu=None, server_cpu=None, errors=0, ttfe=None, "
-    "events_per_s=None, total=None, scaling=None, max=None, max_abs=None): budgets for the figures the "
-    "`transport` fixture measures: latency, CPU per request, time to first event and stream total ceilings "
-    "(seconds or '5ms'), req/s, events/s and scaling floors (numbers), failed requests; a transport pair's "
-    "max={'p95': 0.25, 'rps': 0.2} (relative change) and max_abs={'p95': '1ms'} (added cost)"
-)
 DEFAULT_ERRORS = 0
 """Failed requests a load row may have when no ``errors`` limit is given."""
 
@@ -74,7 +67,8 @@ class Measure(Word):
     """framework - baseline, in the figure's unit, paired the same way."""
 
 
-def _number(value: object) -> float:
+def figure_number(value: object) -> float:
+    """A figure's number as a budget gives it: 1000, 1e3, "1,000" or "1_000", finite, 0 or more."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"{value!r} is not a number")
     number = float(str(value).replace(",", "").replace("_", "")) if isinstance(value, str) else float(value)
@@ -119,22 +113,22 @@ SPECS: dict[Metric, Spec] = {
     Metric.P50: Spec("p50 latency", False, parse_duration, Unit.SECONDS, SESSION_SD["p50"], PAIR_SD["p50"]),
     Metric.P95: Spec("p95 latency", False, parse_duration, Unit.SECONDS, SESSION_SD["p95"], PAIR_SD["p95"]),
     Metric.P99: Spec("p99 latency", False, parse_duration, Unit.SECONDS, SESSION_SD["p99"], PAIR_SD["p99"]),
-    Metric.RPS: Spec("req/s", True, _number, Unit.RATE, SESSION_SD["rps"], PAIR_SD["rps"]),
+    Metric.RPS: Spec("req/s", True, figure_number, Unit.RATE, SESSION_SD["rps"], PAIR_SD["rps"]),
     Metric.CLIENT_CPU: Spec(
         "client CPU per request", False, parse_duration, Unit.SECONDS, SESSION_SD["cpu"], PAIR_SD["client_cpu"]
     ),  # fmt: skip
     Metric.SERVER_CPU: Spec(
         "server CPU per request", False, parse_duration, Unit.SECONDS, SESSION_SD["cpu"], PAIR_SD["server_cpu"]
     ),  # fmt: skip
-    Metric.ERRORS: Spec("failed requests", False, _number, Unit.COUNT),
+    Metric.ERRORS: Spec("failed requests", False, figure_number, Unit.COUNT),
     Metric.TTFE: Spec(
         "time to first event", False, parse_duration, Unit.SECONDS, SESSION_SD["stream"], PAIR_SD["stream"]
     ),  # fmt: skip
-    Metric.EVENTS_PER_S: Spec("events/s", True, _number, Unit.RATE, SESSION_SD["stream"], PAIR_SD["stream"]),
+    Metric.EVENTS_PER_S: Spec("events/s", True, figure_number, Unit.RATE, SESSION_SD["stream"], PAIR_SD["stream"]),
     Metric.TOTAL: Spec(
         "stream total time", False, parse_duration, Unit.SECONDS, SESSION_SD["stream"], PAIR_SD["stream"]
     ),  # fmt: skip
-    Metric.SCALING: Spec("req/s at the highest level / at the lowest", True, _number, Unit.TIMES),
+    Metric.SCALING: Spec("req/s at the highest level / at the lowest", True, figure_number, Unit.TIMES),
 }
 KEYWORDS = tuple(metric.value for metric in Metric)
 PAIR_KEYWORDS = tuple(measure.value for measure in Measure if measure != Measure.FIGURE)
@@ -146,56 +140,6 @@ Limits = dict[tuple[Metric, Measure], float]
 """A budget per figure and measure: ``(P95, FIGURE)``: p95 at most; ``(P95, CHANGE)``: p95 at
 most that much above the baseline's; a floor's limit is its lowest allowed value (a pair's
 req/s change -0.2: at most 20% fewer)."""
-
-
-def parse_limits(kwargs: Mapping[str, Any], where: str) -> Limits:
-    """Limits from a marker's or a call's keywords, or :class:`MarkerError` naming ``where``
-    (the test and the marker or call) and the mistake."""
-    accepted = (*KEYWORDS, *PAIR_KEYWORDS)
-    unknown = sorted(set(kwargs) - set(accepted))
-    if unknown:
-        raise MarkerError(f"{where} got unknown budget(s) {', '.join(unknown)}; it accepts {', '.join(accepted)}")
-    limits: Limits = {}
-    for key, value in kwargs.items():
-        if value is None:
-            continue
-        if key in PAIR_KEYWORDS:
-            limits.update(_pair_limits(Measure(key), value, where))
-            continue
-        metric = Metric(key)
-        try:
-            limits[metric, Measure.FIGURE] = SPECS[metric].parse(value)
-        except (DurationError, ValueError) as exc:
-            raise MarkerError(f"{where}: {key}={value!r}: {exc}") from None
-    return limits
-
-
-def _pair_limits(measure: Measure, budgets: object, where: str) -> Limits:
-    """``max={"p95": 0.25}`` (a fraction of the baseline's figure) or ``max_abs={"p95": "1ms"}``
-    (in the figure's unit), each stored as the limit of the signed comparison."""
-    example = "{'p95': 0.25, 'rps': 0.2}" if measure == Measure.CHANGE else "{'p95': '1ms', 'rps': 200}"
-    if not isinstance(budgets, Mapping) or not budgets:
-        raise MarkerError(f"{where}: {measure}={budgets!r}: a transport pair's budgets name their figures, "
-                          f"e.g. {measure}={example}")  # fmt: skip
-    limits: Limits = {}
-    for key, value in budgets.items():
-        if key not in {metric.value for metric in PAIRED}:
-            raise MarkerError(f"{where}: {measure}[{key!r}]: a transport pair compares "
-                              f"{', '.join(metric.value for metric in PAIRED)}")  # fmt: skip
-        metric = Metric(key)
-        try:
-            limit = _number(value) if measure == Measure.CHANGE else SPECS[metric].parse(value)
-        except (DurationError, ValueError) as exc:
-            raise MarkerError(f"{where}: {measure}[{key!r}]={value!r}: {exc}") from None
-        limits[metric, measure] = -limit if SPECS[metric].floor else limit
-    return limits
-
-
-def limits_from_marker(args: tuple[Any, ...], kwargs: Mapping[str, Any], nodeid: str) -> Limits:
-    where = f"{nodeid}: @pytest.mark.{MARKER_NAME}"
-    if args:
-        raise MarkerError(f"{where} takes keyword arguments only (e.g. p95='5ms', rps=1000), got {args!r}")
-    return parse_limits(kwargs, where)
 
 
 @dataclass(frozen=True)
@@ -216,8 +160,32 @@ class Reading:
     measure: Measure = Measure.FIGURE
 
 
+COMPARED = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL,
+            Metric.SCALING, Metric.CLIENT_CPU, Metric.SERVER_CPU)  # fmt: skip
+"""Figures with a ratio to compare (failed requests are counts, judged by their own limit)."""
 FigureKey = tuple[str, str, Metric, Measure]
 """What identifies a figure across runs: the test, the row, the figure and its measure."""
+
+
+@dataclass(frozen=True)
+class FigurePlace:
+    """The figure at another place of the session (a base tree, an environment), measured in
+    rounds interleaved with the session's own: its change against the session's own, in the
+    place's role's direction (:mod:`overheadbench.transport.across`)."""
+
+    name: str
+    role: Role
+    change: Change
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role, "change": self.change.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any, path: str, what: str) -> FigurePlace:
+        fields = Fields(data, path)
+        change = fields.obj("change")
+        assert change is not None
+        return cls(fields.text("name"), fields.choice("role", Role), Change.from_json(change.data, change.path, what))
 
 
 @dataclass(frozen=True)
@@ -229,6 +197,7 @@ class FigureResult:
     nodeid: str
     reading: Reading
     check: Check
+    places: tuple[FigurePlace, ...] = ()
 
     @property
     def row(self) -> str:
@@ -285,6 +254,7 @@ class FigureResult:
             "samples": list(reading.samples),
             "note": reading.note,
             "check": self.check.to_json(),
+            "places": [place.to_json() for place in self.places],
         }
 
     @classmethod
@@ -304,7 +274,26 @@ class FigureResult:
         samples = tuple(fields.samples("samples", signed=measure != Measure.FIGURE))
         note = fields.text("note", optional=True) or ""
         reading = Reading(row, metric, check.value, low, high, interval, samples, note, measure)
-        return cls(fields.text("nodeid"), reading, check)
+        nodeid = fields.text("nodeid")
+        what = f"{nodeid}: {row} {metric}"
+        places = (
+            fields.items("places", lambda item, at: FigurePlace.from_json(item, at, what)) if "places" in data else []
+        )
+        return cls(nodeid, reading, check, tuple(places))
+
+
+def compared_values(figure: FigureResult) -> tuple[float, float, float]:
+    """The value and interval a change compares: the figure's own, a pair change's as a ratio."""
+    reading = figure.reading
+    shift = 1.0 if reading.measure == Measure.CHANGE else 0.0
+    return reading.value + shift, reading.low + shift, reading.high + shift
+
+
+def comparable(figure: FigureResult) -> bool:
+    """Whether a figure has a positive value to compare as a ratio."""
+    value = compared_values(figure)[0]
+    return (figure.measured and figure.metric in COMPARED and figure.measure != Measure.ADDED and value > 0
+            and math.isfinite(value))  # fmt: skip
 
 
 def _pair(ci: list[float], path: str) -> tuple[float, float]:

@@ -47,8 +47,8 @@ from .figures import (
     Metric,
     Reading,
     judge,
-    parse_limits,
 )
+from .limits import parse_limits
 from .pairing import LOAD_FIGURES, STREAM_FIGURES, Side, compared, load_figures, schedule, stream_figures
 
 T = TypeVar("T")

@@ -1,0 +1,124 @@
+"""The session's transport tests: their fixture, and their figures judged, measured at every
+other place of the session, and gated.
+
+Under ``--overhead-against`` or ``--overhead-env`` a transport test runs in rounds at every
+place after its own run (:mod:`overheadbench.transport.across`): in a replica it parks at its
+fixture until a round tells it to run, and sends its figures instead of judging them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import pytest
+
+from .core.errors import MarkerError
+from .core.jsonio import strict
+from .core.tables import plain
+from .core.xdist import original_nodeid
+from .engine.changes import Gate
+from .engine.settings import Settings
+from .outcome import conclude, figures_outcome
+from .replicas.messages import Figured
+from .replicas.replica import ReplicaPlugin
+from .transport.across import with_places
+from .transport.figures import FigureKey, FigureResult, Limits
+from .transport.limits import MARKER_NAME, limits_from_marker
+
+FIXTURE_NAME = "transport"
+FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
+REPLICA_SKIP = "overheadbench replica process: measured for the controller"
+
+
+def transported(item: pytest.Item) -> bool:
+    """A transport test: marked, or using the fixture."""
+    return item.get_closest_marker(MARKER_NAME) is not None or FIXTURE_NAME in getattr(item, "fixturenames", ())
+
+
+@runtime_checkable
+class Fixture(Protocol):
+    """What is read of a test's transport fixture (:class:`~overheadbench.transport.fixture.TransportFixture`)."""
+
+    nodeid: str
+    measuring: bool
+    rng: random.Random
+
+    def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]: ...
+
+
+class Rounds(Protocol):
+    """Where a transport test's rounds run (:class:`~overheadbench.replicas.places.Places`)."""
+
+    def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> Any: ...
+
+
+class Stored(Protocol):
+    """What a transport test reads of the stored runs (:class:`~overheadbench.history.gate.StoredRuns`)."""
+
+    @property
+    def figure_gate(self) -> Gate: ...
+
+    def session_sd(self, key: FigureKey) -> float | None: ...
+
+    def figure_changes(self, figures: Sequence[FigureResult]) -> list[Any]: ...
+
+
+class TransportTests:
+    """The transport fixture's maker and its tests' judge, for one session (or one replica)."""
+
+    def __init__(
+        self,
+        make: Callable[[str, Limits, Settings, bool], Fixture],
+        settings: Settings,
+        measuring: bool,
+        replica: ReplicaPlugin | None = None,
+        places: Rounds | None = None,
+        gate: Gate | None = None,
+        rounds: int = 0,
+    ) -> None:
+        self.make, self.settings, self.measuring = make, settings, measuring
+        """``make(nodeid, limits, settings, measuring)``: the test's fixture."""
+        self.replica, self.places, self.rounds = replica, places, rounds
+        self.gate = gate
+        """The figures' gate against the other places (an unknown change is shown, not warned)."""
+
+    def fixture(self, request: pytest.FixtureRequest) -> Any:
+        mark = request.node.get_closest_marker(MARKER_NAME)
+        nodeid = original_nodeid(request.node)
+        try:
+            limits = limits_from_marker(mark.args, mark.kwargs, nodeid) if mark else {}
+        except MarkerError as exc:
+            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
+        settings, measuring = self.settings, self.measuring
+        if self.replica is not None:  # a replica runs a transport test only in another place's rounds, when told
+            orders = self.replica.park(nodeid)
+            if orders is None:
+                pytest.skip(REPLICA_SKIP)
+            settings, measuring = orders.settings, True
+        return self.make(nodeid, limits, settings, measuring)
+
+    def apply(self, item: pytest.Item, stored: Stored | None) -> None:
+        """Judge the test's transport figures (at every place too), carry them on its report, and
+        fail or warn; in a replica, send them to the controller instead."""
+        fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
+        if not isinstance(fixture, Fixture):
+            if item.get_closest_marker(MARKER_NAME) is not None:
+                pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.transport but never used the transport fixture",
+                            pytrace=False)  # fmt: skip
+            return
+        stored = stored if fixture.measuring else None
+        figures = fixture.judged(stored.session_sd if stored else None)
+        if self.replica is not None and fixture.measuring:
+            self.replica.finish(Figured([strict(figure.to_json()) for figure in figures]))
+            pytest.skip(REPLICA_SKIP)
+        if self.places is not None and fixture.measuring:  # the test at every place, in rounds
+            rounds = self.places.transport(fixture.nodeid, self.settings, fixture.rng, self.rounds)
+            figures = with_places(figures, *rounds)
+        if fixture.measuring:
+            item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
+        changes = stored.figure_changes(figures) if stored else []
+        gate = stored.figure_gate if stored else self.gate
+        policy = self.settings.inconclusive
+        conclude(item, figures_outcome(fixture.nodeid, figures, policy, changes, gate))
