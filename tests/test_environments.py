@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from overheadbench.cli import main
 from overheadbench.history.environment import differences, same_machine
 from overheadbench.replicas.environments import Interpreter, derived_name, package_differences
 
@@ -246,7 +247,8 @@ def test_a_transport_test_runs_at_every_environment_and_a_lower_rate_there_fails
     same = interpreter(fake_clock_project.path, "samepython")
     slow = interpreter(fake_clock_project.path, "slowpython", RATE="1500")
     envs = (f"--overhead-env=same={same}", f"--overhead-env=slow={slow}")
-    done = fake_clock_project.runpytest_subprocess(*envs, "--overhead-compare-fail=5", "--overhead-json=o.json")
+    outputs = ("--overhead-json=o.json", "--overhead-md=o.md")
+    done = fake_clock_project.runpytest_subprocess(*envs, "--overhead-compare-fail=5", *outputs)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [
@@ -259,4 +261,7 @@ def test_a_transport_test_runs_at_every_environment_and_a_lower_rate_there_fails
     same_place, slow_place = figure["places"]
     assert (same_place["name"], same_place["change"]["new"]) == ("same", pytest.approx(2000))
     slow_change = slow_place["change"]
-    assert (slow_change["old"], slow_change["new"], slow_change["df"]) == (pytest.approx(2000), pytest.approx(1500), 4)
+    assert (slow_change["old"], slow_change["new"], slow_change["df"]) == (pytest.approx(2000), pytest.approx(1500), 7)
+    markdown = (fake_clock_project.path / "o.md").read_text()
+    assert "## Transport under slow" in markdown and "| `test_gateway.py::test_gateway` | h2c c=100 req/s |" in markdown
+    assert main(["compare", str(fake_clock_project.path / "o.json"), "--fail-above", "5"]) == 1

@@ -32,7 +32,7 @@ from .history.figure_changes import compare_figures
 from .history.pair_changes import compare_runs
 from .history.runs import Run, Storage, read_run
 from .report.budgets import check_csv_rows
-from .report.changes import Shown, figure_shown, pair_shown, render_changes, render_places
+from .report.changes import Shown, figure_places, figure_shown, pair_shown, render_changes, render_places
 from .report.markdown import render_markdown
 from .report.pairs import csv_rows
 from .report.plots import PlotUnavailable, distributions
@@ -128,15 +128,18 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: fl
 
 
 def _compare_trees(path: Path, fail_above: float | None) -> int:
-    """One run measured with ``--overhead-against`` or ``--overhead-env``: its pairs' change at
-    each other place of its session."""
-    results = [r for r in read_run(path).measured() if r.places]
-    if not results:
+    """One run measured with ``--overhead-against`` or ``--overhead-env``: its pairs' and
+    transport figures' change at each other place of its session."""
+    run = read_run(path)
+    results = [r for r in run.measured() if r.places]
+    figures = [f for f in run.measured_figures() if f.places]
+    if not (results or figures):
         print(f"{plain(path.name)} was measured without --overhead-against or --overhead-env: name two runs to compare")
         return 0
-    print("\n".join(render_places(results, fail_above)))
-    changes = [place.change for r in results for place in r.places if place.change is not None]
-    return _regressions([pair_shown(change) for change in changes], fail_above)
+    print("\n".join(render_places(results, fail_above, figures)))
+    changes = [pair_shown(place.change) for r in results for place in r.places if place.change is not None]
+    changes += [shown for _, rows in figure_places(figures).values() for shown in rows]
+    return _regressions(changes, fail_above)
 
 
 def _regressions(changes: Sequence[Shown], fail_above: float | None) -> int:

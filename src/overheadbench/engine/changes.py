@@ -70,6 +70,9 @@ class Change:
     exact: bool = False
     """Both are exact counts: any difference is a real change."""
     higher_is_worse: bool = True
+    confidence: float = CONFIDENCE
+    """Of the interval the gate reads: higher where one test's many figures are gated together
+    (a family of them holds ``CONFIDENCE`` as a whole, :mod:`overheadbench.transport.across`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +82,7 @@ class Change:
             "df": self.df if math.isfinite(self.df) else None,
             "exact": self.exact,
             "higher_is_worse": self.higher_is_worse,
+            "confidence": self.confidence,
         }
 
     @classmethod
@@ -94,6 +98,7 @@ class Change:
             math.inf if df is None else df,
             fields.flag("exact"),
             fields.flag("higher_is_worse"),
+            fields.maybe_number("confidence") or CONFIDENCE,
         )
 
     @property
@@ -102,10 +107,10 @@ class Change:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The change's two-sided interval at ``CONFIDENCE``, in percent."""
+        """The change's two-sided interval at its ``confidence``, in percent."""
         if self.exact:
             return self.percent, self.percent
-        level = (1 + CONFIDENCE) / 2
+        level = (1 + self.confidence) / 2
         quantile = t_quantile(level, max(1, round(self.df))) if math.isfinite(self.df) else NormalDist().inv_cdf(level)
         centre, half = math.log(self.new / self.old), quantile * self.se
         return 100 * (math.exp(centre - half) - 1), 100 * (math.exp(centre + half) - 1)

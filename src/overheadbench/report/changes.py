@@ -171,3 +171,21 @@ def markdown_places(results: Sequence[OverheadResult], threshold: float | None =
         note = f"_Measured in the same session, {how} interleaved; the change is of framework / baseline, {over}._"
         sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
     return "\n".join(sections)
+
+
+def markdown_figure_places(figures: Sequence[FigureResult], threshold: float | None = None) -> str:
+    """The markdown section of each other place's transport figure changes (measured in rounds)."""
+    sections = []
+    for name, (sides, shown) in figure_places(figures).items():
+        rows = [("Test", "Figure", sides[0].capitalize(), sides[1], "Change", "95% CI", "Detects", "Outcome")]
+        for row in shown:
+            change = row.change
+            outcome = change.finding(threshold).value if threshold is not None else ""
+            rows.append(
+                (row.test, row.figure, row.old, row.new, change.moved(), change.evidence, detects(change), outcome)
+            )
+        where = "against" if sides[0] == "base" else "under"
+        title = f"Transport {where} {markdown_cell(name)}"
+        note = "_Each test run in rounds at both places, interleaved; each figure's change paired by round._"
+        sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
+    return "\n".join(sections)

@@ -10,7 +10,7 @@ from typing import Any
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .budgets import markdown_budgets
-from .changes import markdown_places
+from .changes import markdown_figure_places, markdown_places
 from .pairs import markdown_pairs, markdown_purposes
 from .transport import markdown_figures
 
@@ -29,6 +29,7 @@ def render_markdown(
     Ready for a PR comment or a CI step summary."""
     parts = (
         markdown_places(results, threshold),
+        markdown_figure_places(figures, threshold),
         markdown_figures(figures),
         markdown_budgets(results, figures),
         markdown_purposes(purposes or {}),
