@@ -138,9 +138,11 @@ def test_a_callable_hanging_in_a_replica_gets_the_hint_for_a_hang(pytester: pyte
             overhead.compare(lambda: None, framework)
         """
     )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-quick", "--overhead-replica-timeout=5s")
+    # the silence limit bounds a replica's start too: 10 s leaves room for a start on a loaded machine
+    # (5 s was once exceeded by a start under the suite's two workers: "sent nothing ... while starting")
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-quick", "--overhead-replica-timeout=10s")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*sent nothing for 5 s while sampling (a callable that never returns?*"])
+    result.stdout.fnmatch_lines(["*sent nothing for 10 s while sampling (a callable that never returns?*"])
     assert "fixtures are that slow" not in result.stdout.str()
 
 
