@@ -194,10 +194,6 @@ class OverheadResult:
             result.places = [PlaceResult(against.text("tree"), Role.BASE, other, None, note)]  # its change: Run
         return result
 
-    def place(self, role: Role) -> list[PlaceResult]:
-        """The other places of this result in ``role``."""
-        return [place for place in self.places if place.role == role]
-
 
 @dataclass
 class PlaceResult:
