@@ -70,7 +70,7 @@ def project(fake_clock_project: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: pytest.Pytester) -> None:
-    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
+    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(
         [
@@ -90,13 +90,13 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
 ) -> None:
     project.makepyfile(costs="FRAMEWORK_NS = 1300\n")  # the working tree (head): +18% on framework / baseline
     done = project.runpytest_subprocess(
-        "--overhead-against=HEAD", "--overhead-compare-fail=5", "--overhead-json=o.json", *REPLICATED
+        "--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [
             "*::test_middleware: the framework path regressed against HEAD (*): overhead 10.0% -> 30.0% (+18.2%*), "
-            "more than --overhead-compare-fail=5%",
+            "more than --overhead-fail-above=5%",
         ]
     )
     (result,) = read_run(project.path / "o.json").results  # the base's measurement travels with the head's
@@ -130,15 +130,11 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     git(pytester.path, "init", "-q")
     git(pytester.path, "add", "-A")
     git(pytester.path, "commit", "-qm", "base")
-    same = pytester.runpytest_subprocess(
-        "--overhead-against=HEAD", "--overhead-compare-fail=5", "-p", "no:cacheprovider"
-    )
+    same = pytester.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     same.assert_outcomes(passed=1)
     same.stdout.fnmatch_lines(["*overhead: against HEAD*", "  test_counted*+0.0%*exact*same"])
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
-    grew = pytester.runpytest_subprocess(
-        "--overhead-against=HEAD", "--overhead-compare-fail=5", "-p", "no:cacheprovider"
-    )
+    grew = pytester.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     grew.assert_outcomes(failed=1)
     grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts)*"])
 
@@ -149,7 +145,7 @@ def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(po
                             verdict=Status.PASS, baseline_s=1e-6, harness_s=0.0)  # fmt: skip
     straddling = Change("t.py::test_x", 1.10, 1.155, se=0.02)  # +5%, 95% CI about ±4%
     decided = outcome(result, Policy.FAIL, False, straddling, Gate("HEAD (abc)", 5.0, policy))
-    message = "t.py::test_x: cannot tell whether the framework path changed by more than --overhead-compare-fail=5%"
+    message = "t.py::test_x: cannot tell whether the framework path changed by more than --overhead-fail-above=5%"
     assert (decided.failure or "").startswith(message) if fails else str(decided.warnings[0]).startswith(message)
     assert outcome(result, Policy.FAIL, False, straddling, Gate("HEAD (abc)", None, policy)).failure is None
 
@@ -160,7 +156,7 @@ def test_a_test_the_base_does_not_have_is_new_and_one_it_cannot_collect_fails_al
     git(project.path, "commit", "-qm", "broken")
     project.makepyfile(test_added=PAIR.replace("test_middleware", "test_added_later"))
     project.makepyfile(test_new=PAIR.replace("test_middleware", "test_only_in_head"))
-    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
+    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(passed=2, failed=1)
     done.stdout.fnmatch_lines_random(
         [
@@ -278,7 +274,7 @@ def test_a_base_folder_with_uncommitted_changes_is_refused(project: pytest.Pytes
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines(["*the checkout has uncommitted changes (costs.py); commit or stash them*"])
     git(checkout, "checkout", "-q", "costs.py")
-    clean = project.runpytest_subprocess(f"--overhead-against={checkout}", "--overhead-compare-fail=5", *REPLICATED)
+    clean = project.runpytest_subprocess(f"--overhead-against={checkout}", "--overhead-fail-above=5", *REPLICATED)
     clean.assert_outcomes(passed=1)
     clean.stdout.fnmatch_lines([f"*overhead: against {checkout} (measured in this session, interleaved)*"])
 
@@ -339,7 +335,7 @@ def test_under_xdist_the_pairs_are_measured_against_the_base_on_one_worker(proje
     project.makepyfile(test_more=PAIR.replace("test_middleware", "test_other"))
     git(project.path, "add", "test_more.py")
     git(project.path, "commit", "-qm", "another pair")
-    done = project.runpytest_subprocess("-n", "2", "--overhead-against=HEAD", "--overhead-compare-fail=5", *REPLICATED)
+    done = project.runpytest_subprocess("-n", "2", "--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(passed=2)
     done.stdout.fnmatch_lines_random(
         ["*overhead: against HEAD (*", "  test_middleware*10.0%*10.0%*same", "  test_other*10.0%*10.0%*same"]

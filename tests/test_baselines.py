@@ -175,7 +175,7 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     assert stored["schema_version"] == SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
     assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
 
-    same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-compare-fail=5")
+    same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-fail-above=5")
     same.assert_outcomes(passed=1)
     same.stdout.fnmatch_lines(
         ["*overhead: compared with 0001_base.json*", "  test_middleware*10.0%*10.0%*~ +0.0%*same"]
@@ -183,14 +183,14 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
 
     monkeypatch.setenv("FRAMEWORK_NS", "1300")
     slowed = fake_clock_project.runpytest_subprocess(
-        "--overhead", *FIVE, "--overhead-compare-fail=5", "--overhead-autosave"
+        "--overhead", *FIVE, "--overhead-fail-above=5", "--overhead-autosave"
     )
     slowed.assert_outcomes(failed=1)
     assert slowed.ret == pytest.ExitCode.TESTS_FAILED
     slowed.stdout.fnmatch_lines(
         [
             "*::test_middleware: the framework path regressed against 0001_base.json: overhead 10.0% -> 30.0% "
-            "(+18.2%, 95% CI +*%) (the change: of framework / baseline), more than --overhead-compare-fail=5%",
+            "(+18.2%, 95% CI +*%) (the change: of framework / baseline), more than --overhead-fail-above=5%",
             "FAILED *::test_middleware*",
         ]
     )

@@ -84,7 +84,7 @@ def test_under_against_both_trees_are_counted_by_callgrind(pytester: pytest.Pyte
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
     grew = pytester.runpytest_subprocess(
         "--overhead-against=HEAD",
-        "--overhead-compare-fail=5",
+        "--overhead-fail-above=5",
         "--overhead-counter=callgrind",
         "--overhead-json=ab.json",
     )

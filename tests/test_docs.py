@@ -19,7 +19,7 @@ import pytest
 import overheadbench
 from overheadbench.cli import build_parser
 from overheadbench.engine.settings import Settings, shown_default
-from overheadbench.options import _OPTIONS
+from overheadbench.options import KNOBS
 
 ROOT = Path(__file__).parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -120,12 +120,13 @@ def test_every_option_the_pages_name_exists(pytester: pytest.Pytester) -> None:
 def test_the_options_tables_defaults_are_the_settings_defaults() -> None:
     table = (ROOT / "docs" / "index.md").read_text()
     defaults = Settings()
-    for name, (suffix, _, _) in _OPTIONS.items():
-        row = re.search(
-            rf"^\| `--overhead-{suffix}` \| `overhead_{suffix.replace('-', '_')}` \| `([^`]*)` \|", table, re.M
-        )
-        assert row is not None, f"docs/index.md has no row for --overhead-{suffix}"
-        assert row.group(1) == shown_default(name, getattr(defaults, name)), suffix
+    for name, knob in KNOBS.items():
+        row = re.search(rf"^\| `{knob.flag}[^`]*` \| `{knob.ini}` \| `([^`]*)` \|", table, re.M)
+        if knob.replaced:
+            assert row is None, f"docs/index.md lists {knob.flag}, deprecated"
+            continue
+        assert row is not None, f"docs/index.md has no row for {knob.flag}"
+        assert row.group(1) == shown_default(name, getattr(defaults, name)), knob.flag
 
 
 def test_the_documented_public_api_is_exactly_what_the_package_exports() -> None:

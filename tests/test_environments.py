@@ -48,7 +48,7 @@ def project(fake_clock_project: pytest.Pytester) -> pytest.Pytester:
 
 def test_an_identical_environment_measures_the_same_and_passes_the_gate(project: pytest.Pytester) -> None:
     done = project.runpytest_subprocess(
-        f"--overhead-env=twin={sys.executable}", "--overhead-compare-fail=5", "--overhead-json=o.json", *REPLICATED
+        f"--overhead-env=twin={sys.executable}", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(
@@ -66,12 +66,12 @@ def test_an_identical_environment_measures_the_same_and_passes_the_gate(project:
 
 def test_an_environment_whose_framework_path_is_slower_fails_the_test(project: pytest.Pytester) -> None:
     slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
-    done = project.runpytest_subprocess(f"--overhead-env=slow={slow}", "--overhead-compare-fail=5", *REPLICATED)
+    done = project.runpytest_subprocess(f"--overhead-env=slow={slow}", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [
             "*::test_middleware: the framework path under slow regressed against this environment: "
-            "overhead 10.0% -> 30.0% (+18.2%*), more than --overhead-compare-fail=5%",
+            "overhead 10.0% -> 30.0% (+18.2%*), more than --overhead-fail-above=5%",
         ]
     )
 
@@ -212,7 +212,7 @@ def test_a_run_stored_under_another_python_of_this_machine_is_gated_as_another_e
     elsewhere = project.path / "py399.json"  # as a tox env or CI job leaves it: outside this machine's folder
     elsewhere.write_text(json.dumps(data))
     stored.unlink()
-    gated = project.runpytest(f"--overhead-compare={elsewhere}", "--overhead-compare-fail=5")
+    gated = project.runpytest(f"--overhead-compare={elsewhere}", "--overhead-fail-above=5")
     gated.assert_outcomes(passed=1)
     version = ".".join(map(str, sys.version_info[:3]))
     warning = f"measured in another environment: python 3.99.0 -> {version}; langchain-core 0.1.0 -> -"
@@ -248,7 +248,7 @@ def test_a_transport_test_runs_at_every_environment_and_a_lower_rate_there_fails
     slow = interpreter(fake_clock_project.path, "slowpython", RATE="1500")
     envs = (f"--overhead-env=same={same}", f"--overhead-env=slow={slow}")
     outputs = ("--overhead-json=o.json", "--overhead-md=o.md")
-    done = fake_clock_project.runpytest_subprocess(*envs, "--overhead-compare-fail=5", *outputs)
+    done = fake_clock_project.runpytest_subprocess(*envs, "--overhead-fail-above=5", *outputs)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [

@@ -189,9 +189,9 @@ def test_figures_outcome_fails_warns_and_gates() -> None:
     change = compare_figure(figure(1000.0), figure(250.0))
     assert change is not None
     fell = figure(250.0)
-    gate = Gate("0001_ref.json", 5, None, "--overhead-compare-fail-percent")
+    gate = Gate("0001_ref.json", 5, None)
     gated = figures_outcome("t.py::test_load", [], Policy.FAIL, [(fell, change)], gate)
-    assert "regressed against 0001_ref.json" in (gated.failure or "") and "--overhead-compare-fail-percent=5%" in (
+    assert "regressed against 0001_ref.json" in (gated.failure or "") and "--overhead-fail-above=5%" in (
         gated.failure or ""
     )
     assert figures_outcome("t.py::test_load", [], Policy.FAIL, [(fell, change)], Gate("0001_ref.json")).failure is None

@@ -138,7 +138,7 @@ def test_the_gate_refuses_a_foreign_run_copied_into_this_machines_folder(fake_cl
     assert data["environment"]["fingerprint"] == fingerprint()  # every run records its machine
     data["environment"]["fingerprint"] = "Linux-CPython-3.11-64bit-2cpu-0000beef"
     stored.write_text(json.dumps(data))
-    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail=5")
+    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-fail-above=5")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
 
@@ -189,11 +189,11 @@ def test_a_gate_against_another_machines_run_is_refused_unless_forced(fake_clock
     fake_clock_project.runpytest("--overhead-save=base").assert_outcomes(passed=1)
     baselines = fake_clock_project.path / "baselines"
     (baselines / fingerprint()).rename(baselines / "another-machine")
-    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail=5")
+    refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-fail-above=5")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
     forced = fake_clock_project.runpytest(
-        "--overhead-compare=base", "--overhead-compare-fail=5", "--overhead-compare-force"
+        "--overhead-compare=base", "--overhead-fail-above=5", "--overhead-compare-force"
     )
     forced.assert_outcomes(passed=1)
     compared = fake_clock_project.runpytest("--overhead-compare=base")  # without a gate: compared, not refused

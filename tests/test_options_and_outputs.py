@@ -41,8 +41,8 @@ def test_pair(overhead, clock):
         ("--overhead-md=adir", "*--overhead-md=adir: is a folder; name a file"),
         ("--overhead-json=", "*--overhead-json needs a file path"),
         ("--overhead-storage=afile", "*afile: the storage folder is a file; name a folder*"),
-        ("--overhead-compare-fail=nan", "*--overhead-compare-fail='nan': give a number of percent*"),
-        ("--overhead-compare-fail=-3", "*--overhead-compare-fail='-3': give a number of percent*"),
+        ("--overhead-fail-above=nan", "*--overhead-fail-above='nan': give a number of percent*"),
+        ("--overhead-fail-above=-3", "*--overhead-fail-above='-3': give a number of percent*"),
         ("--overhead-compare=nope", "*no stored run matches 'nope'*"),
     ],
 )
@@ -215,7 +215,7 @@ def test_the_cli_gives_exit_2_not_1_for_a_bad_shape(tmp_path, capsys, content: s
     with pytest.raises(SystemExit) as refused:  # argparse: usage error, exit 2 (nan would switch the gate off)
         main(["--storage", str(tmp_path), "compare", "good", "good", "--fail-above", "nan"])
     assert refused.value.code == 2
-    assert "--fail-above: 'nan': give a finite number of percent" in capsys.readouterr().err
+    assert "--fail-above: 'nan': give a number of percent, 0 or more" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring tool ids exist from Python 3.12")

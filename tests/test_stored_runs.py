@@ -136,7 +136,7 @@ def test_a_bad_run_in_the_history_is_left_out_with_a_warning_naming_it(
     run = json.loads((folder / "0001_base.json").read_text())
     run["results"][0]["samples"][0]["baseline_ns"][0] = "@@"
     (folder / "0002_poisoned.json").write_text(json.dumps(run).replace('"@@"', bad))
-    gated = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-compare-fail=5")
+    gated = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-fail-above=5")
     assert gated.ret == pytest.ExitCode.OK  # not INTERNALERROR
     gated.assert_outcomes(passed=1)
     gated.stdout.fnmatch_lines(

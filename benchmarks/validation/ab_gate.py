@@ -92,7 +92,7 @@ def intervals(out: Path, before: str, sessions: int) -> None:
 def collect(out: Path, sessions: int, injected: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tree = clone(out, "tree")
-    against = ["--overhead-against=HEAD", f"--overhead-compare-fail={THRESHOLD:g}"]
+    against = ["--overhead-against=HEAD", f"--overhead-fail-above={THRESHOLD:g}"]
     slow_head(tree, 0, 0)
     for index in range(sessions):
         for profile, flags in PROFILES.items():

@@ -12,7 +12,7 @@ identical packages), ``slower`` (envdep 1.1, whose work is 15% longer: the frame
 15% slower, the baseline untouched) and ``py313`` (Python 3.13, envdep 1.0).
 
 ``collect`` runs, one session at a time: ``--sessions`` sessions of ``ref`` with
-``--overhead-env`` of ``same``, then of ``slower`` (gate at ``--overhead-compare-fail=5``), then
+``--overhead-env`` of ``same``, then of ``slower`` (gate at ``--overhead-fail-above=5``), then
 plain sessions of ``ref`` and of ``slower`` alone (the change from separate runs), then one
 session each with 0, 1 and 2 extra environments (the cost), and one with ``py313``.
 
@@ -124,7 +124,7 @@ def session(out: Path, python: str, name: str, *args: str) -> dict:
 def collect(out: Path, sessions: int) -> None:
     ref = str(out / "venv-ref" / "bin" / "python")
     env = {name: str(out / f"venv-{name}" / "bin" / "python") for name in PYTHONS}
-    gate = "--overhead-compare-fail=5"
+    gate = "--overhead-fail-above=5"
     for index in range(sessions):
         session(out, ref, f"same-{index:02d}", f"--overhead-env=same={env['same']}", gate)
         session(out, ref, f"slower-{index:02d}", f"--overhead-env=slower={env['slower']}", gate)

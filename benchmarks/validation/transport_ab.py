@@ -8,7 +8,7 @@ process) answers after ``DELAY_S``; two transport tests: a lean load row (``tran
 c=4) and a transport pair (``transport.compare`` of the app against itself behind one extra
 await, c=4). The committed tree is the base; the working tree (the head) is either identical or
 its app waits 2 ms (then 0.5 ms) more per request. ``--sessions`` sessions of
-``--overhead-quick --overhead-against=HEAD --overhead-compare-fail=5`` per head, one at a time.
+``--overhead-quick --overhead-against=HEAD --overhead-fail-above=5`` per head, one at a time.
 
 ``report``: per head and test, the sessions whose test failed on a regressed figure, and the
 changes of p50 and req/s across sessions.
@@ -82,7 +82,7 @@ def collect(out: Path, sessions: int) -> None:
             started = time.perf_counter()
             done = subprocess.run(
                 [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead-quick",
-                 "--overhead-against=HEAD", "--overhead-compare-fail=5", f"--overhead-json={path}"],
+                 "--overhead-against=HEAD", "--overhead-fail-above=5", f"--overhead-json={path}"],
                 cwd=project, capture_output=True, text=True, check=False,
             )  # fmt: skip
             (runs / f"{head}-{index:02d}.log").write_text(done.stdout + done.stderr)

@@ -1,6 +1,7 @@
 """The ``overheadbench`` command: compare stored runs, print reports, draw plots.
 
-    overheadbench compare OLD NEW [--fail-above PCT]    (pairs and transport figures)
+    overheadbench compare OLD NEW [--fail-above PCT]    (pairs and transport figures; PCT as pytest's
+                                                         --overhead-fail-above takes it)
     overheadbench report RUN [RUN ...] [--format markdown|csv|checks|json] [-o FILE]
     overheadbench plot RUN [RUN ...] -o FILE.svg|png (per-pair ratio distributions)
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +25,7 @@ from pathlib import Path
 from .core.errors import StorageError
 from .core.jsonio import dumps, write_text_atomic
 from .core.tables import plain
+from .core.thresholds import EXAMPLE, Thresholds, parse_thresholds
 from .engine.changes import Finding
 from .history.combined import Column, combine
 from .history.environment import differences
@@ -57,11 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("new", nargs="?")
     compare.add_argument(
         "--fail-above",
-        type=_percent,
-        default=None,
+        type=_thresholds,
+        default=Thresholds(),
         metavar="PCT",
         help="exit 1 when a test's framework path got slower (framework / baseline), or a transport figure "
-        "worse, by more than PCT percent with confidence",
+        f"worse, by more than PCT percent with confidence: {EXAMPLE}",
     )
     report = commands.add_parser(
         "report",
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: float | None) -> int:
+def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Thresholds) -> int:
     if new_ref is None:
         return _compare_trees(storage.find(old_ref), fail_above)
     old_path, new_path = storage.find(old_ref), storage.find(new_ref)
@@ -127,7 +128,7 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: fl
     return _regressions(shown, fail_above)
 
 
-def _compare_trees(path: Path, fail_above: float | None) -> int:
+def _compare_trees(path: Path, fail_above: Thresholds) -> int:
     """One run measured with ``--overhead-against`` or ``--overhead-env``: its pairs' and
     transport figures' change at each other place of its session."""
     run = read_run(path)
@@ -142,14 +143,13 @@ def _compare_trees(path: Path, fail_above: float | None) -> int:
     return _regressions(changes, fail_above)
 
 
-def _regressions(changes: Sequence[Shown], fail_above: float | None) -> int:
-    """Say each regression beyond ``fail_above`` percent on standard error; 1 if any."""
-    if fail_above is None:
-        return 0
-    regressed = [c for c in changes if c.change.finding(fail_above) == Finding.REGRESSED]
-    for shown in regressed:
+def _regressions(changes: Sequence[Shown], fail_above: Thresholds) -> int:
+    """Say each regression beyond its kind's threshold (percent) on standard error; 1 if any."""
+    regressed = [(c, limit) for c in changes if (limit := fail_above.pick(c.pair)) is not None
+                 and c.change.finding(limit) == Finding.REGRESSED]  # fmt: skip
+    for shown, limit in regressed:
         story = shown.change.describe((shown.old, shown.new))
-        print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {fail_above:g}%",
+        print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {limit:g}%",
               file=sys.stderr)  # fmt: skip
     return 1 if regressed else 0
 
@@ -219,12 +219,12 @@ def _plot(storage: Storage, references: Sequence[str], over_runs: bool, output: 
     return 0
 
 
-def _percent(text: str) -> float:
-    """A threshold in percent: finite and not negative (``nan`` would switch the gate off)."""
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of percent, 0 or more")
-    return value
+def _thresholds(text: str) -> Thresholds:
+    """``--fail-above``, as ``--overhead-fail-above`` takes it (:mod:`overheadbench.core.thresholds`)."""
+    try:
+        return parse_thresholds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 if __name__ == "__main__":

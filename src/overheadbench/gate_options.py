@@ -5,17 +5,24 @@ configure time, so a contradiction is a usage error (exit 4) before anything is 
 
 from __future__ import annotations
 
-import math
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from .core.errors import StorageError
+from .core.thresholds import EXAMPLE, Thresholds, parse_thresholds
 from .engine.settings import Policy
 from .history.runs import Storage, check_name
 from .replicas.environments import EnvError, Environment, resolve_environments
 from .replicas.trees import BaseTree, TreeError, resolve_base
+
+REPLACED = {
+    "--overhead-compare-fail": "--overhead-fail-above=PCT gates pairs and transport figures alike",
+    "--overhead-compare-fail-percent": "--overhead-fail-above=transport:PCT gates transport figures only",
+}
+"""The two gate flags ``--overhead-fail-above`` replaced (0.2.0): they work, with a deprecation warning, until 0.3."""
 
 
 def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -75,34 +82,27 @@ def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         help="compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
     )
     group.addoption(
-        "--overhead-compare-fail",
+        "--overhead-fail-above",
         metavar="PCT",
         default=None,
-        help="fail a pair whose framework path got slower than the base's (or the stored run's, or than this "
-        "environment's under --overhead-env) by more than PCT percent with confidence: the change of framework / "
-        "baseline; under --overhead-against and --overhead-env each transport figure's change too (implies "
-        "--overhead; transport figures against a stored run: --overhead-compare-fail-percent)",
+        help=f"fail a test whose change against the base tree, another environment or the stored run grew by "
+        f"more than PCT percent with confidence: a pair's framework / baseline, a transport figure; "
+        f"{EXAMPLE.replace('%', '%%')} (implies --overhead)",  # argparse formats help with %
     )
     group.addoption(
         "--overhead-compare-unknown",
         metavar="warn|fail",
         default=None,
-        help="what a change whose interval contains the --overhead-compare-fail threshold does: warn (default) or fail",
+        help="what a change whose interval contains the --overhead-fail-above threshold does: warn (default) or fail",
     )
     parser.addini("overhead_compare_unknown", "see --overhead-compare-unknown (default warn)", default=None)
-    group.addoption(
-        "--overhead-compare-fail-percent",
-        metavar="PERCENT",
-        default=None,
-        help="fail a transport test whose figure got worse by more than PERCENT percent with confidence against "
-        "the stored run (between sessions here such figures move 24-28%% sd: docs/transport.md; "
-        "implies --overhead-compare and --overhead)",
-    )
+    for old in REPLACED:
+        group.addoption(old, metavar="PCT", default=None, help=argparse.SUPPRESS)
     group.addoption(
         "--overhead-compare-force",
         action="store_true",
         default=False,
-        help="let --overhead-compare-fail gate against a run stored by another machine",
+        help="let --overhead-fail-above gate against a run stored by another machine",
     )
 
 
@@ -115,10 +115,8 @@ class GateOptions:
     autosave: bool = False
     compare: str | None = None
     """A stored run's name, number or path; "" for the newest; None: no comparison."""
-    fail_pct: float | None = None
-    """The pairs' gate: a change of framework / baseline, in percent."""
-    fail_percent: float | None = None
-    """The transport figures' gate (``--overhead-compare-fail-percent``), in percent."""
+    thresholds: Thresholds = Thresholds()
+    """``--overhead-fail-above``: the gate's threshold for pairs and transport figures."""
     unknown: Policy = Policy.WARN
     """What a change whose interval contains the threshold does."""
     force: bool = False
@@ -134,8 +132,7 @@ class GateOptions:
 
     @property
     def uses_storage(self) -> bool:
-        gated = self.fail_pct is not None or self.fail_percent is not None
-        gated_stored = self.against is None and not self.envs and gated
+        gated_stored = self.against is None and not self.envs and self.thresholds.given
         return bool(self.save or self.autosave or self.compare is not None or gated_stored)
 
 
@@ -153,7 +150,6 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         raise pytest.UsageError(f"overheadbench: {exc}") from None
     against, python = option("--overhead-against"), option("--overhead-against-python")
     compare = _compared(option("--overhead-compare"), config.rootpath)
-    fail_percent = _threshold(option("--overhead-compare-fail-percent"), "--overhead-compare-fail-percent")
     if python is not None and against is None:
         raise pytest.UsageError("overheadbench: --overhead-against-python names the base tree's interpreter; give "
                                 "--overhead-against=REV|DIR too")  # fmt: skip
@@ -187,13 +183,21 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         save=save,
         autosave=bool(option("--overhead-autosave")),
         compare=compare,
-        fail_pct=_threshold(option("--overhead-compare-fail"), "--overhead-compare-fail"),
-        fail_percent=fail_percent,
+        thresholds=_thresholds(config, places=against is not None or bool(env_specs)),
         unknown=_policy(option("--overhead-compare-unknown") or config.getini("overhead_compare_unknown")),
         force=bool(option("--overhead-compare-force")),
         against=base,
         envs=tuple(envs),
     )
+
+
+def gate_deprecations(config: pytest.Config) -> list[str]:
+    """The replaced gate flags this session was given, and what replaces each."""
+    return [
+        f"{flag}: deprecated since overheadbench 0.2.0, to be removed in 0.3: {spelling}"
+        for flag, spelling in REPLACED.items()
+        if config.getoption(flag) is not None
+    ]
 
 
 def _compared(name: str | None, root: Path) -> str | None:
@@ -208,17 +212,26 @@ def _compared(name: str | None, root: Path) -> str | None:
     return name
 
 
-def _threshold(raw: str | None, flag: str) -> float | None:
-    """A gate's threshold in percent: a finite number, 0 or more (``nan`` would switch the gate off)."""
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise pytest.UsageError(f"overheadbench: {flag}={raw!r}: give a number of percent, 0 or more (e.g. 5)")
-    return value
+def _thresholds(config: pytest.Config, places: bool) -> Thresholds:
+    """``--overhead-fail-above``, or what the two flags it replaces meant: ``--overhead-compare-fail``
+    gated pairs (and, at other places of the session, transport figures too),
+    ``--overhead-compare-fail-percent`` transport figures."""
+    given = {flag: config.getoption(flag) for flag in ("--overhead-fail-above", *REPLACED)}
+    given = {flag: raw for flag, raw in given.items() if raw is not None}
+    if "--overhead-fail-above" in given and len(given) > 1:
+        old = next(flag for flag in given if flag != "--overhead-fail-above")
+        raise pytest.UsageError(f"overheadbench: {old} is the old spelling of --overhead-fail-above: give one")
+    parsed = {}
+    for flag, raw in given.items():
+        try:
+            parsed[flag] = parse_thresholds(raw if flag == "--overhead-fail-above" else raw.removesuffix("%"))
+        except ValueError as exc:
+            raise pytest.UsageError(f"overheadbench: {flag}={exc}") from None
+    if "--overhead-fail-above" in parsed:
+        return parsed["--overhead-fail-above"]
+    pairs = parsed.get("--overhead-compare-fail", Thresholds()).pairs
+    figures = parsed.get("--overhead-compare-fail-percent", Thresholds()).transport
+    return Thresholds(pairs, figures if figures is not None or not places else pairs)
 
 
 def _policy(raw: str | None) -> Policy:

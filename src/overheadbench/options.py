@@ -9,6 +9,7 @@ after the whole run. Options that only mean something while measuring imply ``--
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import itertools
 import os
@@ -69,59 +70,84 @@ def _seconds(text: str) -> float:
     return value
 
 
-# field name -> (ini/option suffix, parser, help)
-_OPTIONS: dict[str, tuple[str, Callable[[str], Any], str]] = {
-    "time_budget_s": (
-        "time-budget",
-        _seconds,
-        "measuring time per pair once its processes are ready, e.g. 2s or 500ms",
-    ),
-    "target_halfwidth": ("target", _fraction, "stop once the overhead interval is ±this fraction"),
-    "confidence": ("confidence", _fraction, "confidence level of the interval"),
-    "processes": (
+@dataclass(frozen=True)
+class Knob:
+    """A setting's option and ini key: ``--overhead-SUFFIX`` and ``overhead_SUFFIX``."""
+
+    suffix: str
+    parse: Callable[[str], Any]
+    metavar: str
+    help: str
+    replaced: str | None = None
+    """Deprecated in 0.2.0 (hidden, still honoured until 0.3): what to use instead."""
+
+    @property
+    def flag(self) -> str:
+        return f"--overhead-{self.suffix}"
+
+    @property
+    def ini(self) -> str:
+        return f"overhead_{self.suffix.replace('-', '_')}"
+
+
+_PROFILE = "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes overrides it"
+KNOBS: dict[str, Knob] = {
+    "processes": Knob(
         "processes",
         _process_count,
-        "fresh replica processes each pair is measured in first (1 = in this process only)",
+        "N",
+        "fresh replica processes each pair is measured in first (1 = in this "
+        "process only; the marker's processes= per test)",
     ),
-    "max_processes": ("max-processes", _process_count, "at most this many processes per pair"),
-    "extra_processes": (
-        "extra-processes",
-        _process_count,
-        "processes added per further round while the interval is wider than the target",
+    "time_budget_s": Knob(
+        "time-budget", _seconds, "DURATION", "measuring time per pair once its processes are ready, e.g. 2s or 500ms"
     ),
-    "replica_timeout_s": ("replica-timeout", _seconds, "longest a replica process may stay silent, e.g. 90s"),
-    "pair_timeout_s": ("pair-timeout", _seconds, "longest a pair may take before it fails, e.g. 300s"),
-    "backend": ("backend", _choice("asyncio", "trio"), "event loop for async callables: asyncio or trio"),
-    "gc_enabled": ("gc", _boolean, "keep the garbage collector on while timing"),
-    "inconclusive": (
-        "inconclusive",
-        _choice(*Policy),
-        "an inconclusive verdict fails the test or only warns: fail or warn",
-    ),
-    "subtract_harness": ("subtract-harness", _boolean, "subtract the harness's own loop cost per call"),
-    "mode": (
+    "confidence": Knob("confidence", _fraction, "LEVEL", "confidence level of the intervals"),
+    "mode": Knob(
         "mode",
         _choice(*Mode),
-        "what a pair is measured in: time (wall clock) or count "
-        "(executed instructions and allocations, the same on every run)",
+        "time|count",
+        "what a pair is measured in: time (wall clock) or count (executed "
+        "instructions and allocations, the same on every run)",
     ),
-    "allocations": (
-        "allocations",
-        _boolean,
-        "in time mode, count allocations per call too, in a short pass after timing",
-    ),
-    "counter": (
+    "counter": Knob(
         "counter",
         _choice(*Counter),
-        "count mode's instructions: callgrind (machine instructions, compiled code included; needs valgrind), "
-        "bytecode (Python bytecode only), or auto (callgrind where valgrind runs, else bytecode)",
+        "auto|callgrind|bytecode",
+        "count mode's instructions: callgrind (machine "
+        "instructions, compiled code included; needs valgrind), bytecode (Python bytecode only), or auto (callgrind "
+        "where valgrind runs, else bytecode)",
     ),
+    "backend": Knob("backend", _choice("asyncio", "trio"), "asyncio|trio", "event loop for async callables"),
+    "inconclusive": Knob(
+        "inconclusive", _choice(*Policy), "fail|warn", "what an inconclusive verdict does to its test"
+    ),
+    "allocations": Knob(
+        "allocations", _boolean, "BOOL", "in time mode, count allocations per call too, in a short pass after timing"
+    ),
+    "gc_enabled": Knob("gc", _boolean, "BOOL", "keep the garbage collector on while timing"),
+    "subtract_harness": Knob(
+        "subtract-harness", _boolean, "BOOL", "subtract the harness's own loop cost per call from both sides"
+    ),
+    "replica_timeout_s": Knob(
+        "replica-timeout", _seconds, "DURATION", "longest a replica process may stay silent, e.g. 90s"
+    ),
+    "pair_timeout_s": Knob("pair-timeout", _seconds, "DURATION", "longest a pair may take before its test fails"),
+    "target_halfwidth": Knob("target", _fraction, "FRACTION", "", replaced=_PROFILE),
+    "max_processes": Knob("max-processes", _process_count, "N", "", replaced=_PROFILE),
+    "extra_processes": Knob("extra-processes", _process_count, "N", "", replaced=_PROFILE),
 }
+"""Every setting a user can set, by :class:`~overheadbench.engine.settings.Settings` field, in
+``--help`` order."""
+MEASURING = "overhead"
+REPORTS = "overhead-reports"
+GATE = "overhead-gate"
+"""The ``--help`` groups, one per concern (the gate's options: :mod:`overheadbench.gate_options`)."""
 
 
 def add_options(parser: pytest.Parser) -> None:
-    """Register ``--overhead*`` options and their ``overhead_*`` ini twins."""
-    group = parser.getgroup("overhead", "overhead benchmarking (overheadbench)")
+    """Register ``--overhead*`` options and their ``overhead_*`` ini twins, grouped by concern."""
+    group = parser.getgroup(MEASURING, "overheadbench: measuring (@pytest.mark.overhead, transport)")
     group.addoption(
         "--overhead",
         action="store_true",
@@ -132,22 +158,32 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-quick",
         action="store_true",
         default=False,
-        help="quick profile for CI: 3 processes, 0.5 s per pair, wider intervals (explicit options win; "
-        "implies --overhead)",
+        help="the quick profile, for CI: 3 processes, 0.5 s per pair, wider intervals, inconclusive warns "
+        "(options given explicitly win; implies --overhead)",
     )
-    group.addoption(
+    defaults = Settings()
+    for name, knob in KNOBS.items():
+        if knob.replaced:
+            group.addoption(knob.flag, default=None, help=argparse.SUPPRESS)
+            parser.addini(knob.ini, f"deprecated since 0.2.0: {knob.replaced}", default=None)
+            continue
+        described = f"{knob.help} (default {shown_default(name, getattr(defaults, name))})"
+        group.addoption(knob.flag, metavar=knob.metavar, default=None, help=described)
+        parser.addini(knob.ini, described, default=None)
+    reports = parser.getgroup(REPORTS, "overheadbench: reports", after=MEASURING)
+    reports.addoption(
         "--overhead-json",
         metavar="PATH",
         default=None,
         help="write every measured pair (samples included) as JSON to PATH (implies --overhead)",
     )
-    group.addoption(
+    reports.addoption(
         "--overhead-md",
         metavar="PATH",
         default=None,
         help="write a markdown report (environment, one table per group) to PATH at the end (implies --overhead)",
     )
-    group.addoption(
+    reports.addoption(
         "--overhead-columns",
         metavar="KEYS",
         default=None,
@@ -155,7 +191,7 @@ def add_options(parser: pytest.Parser) -> None:
         f"(default {','.join(TERMINAL_COLUMNS)}; the markdown report and JSON always have every figure)",
     )
     parser.addini("overhead_columns", "the terminal table's columns (see --overhead-columns)", default=None)
-    group.addoption(
+    reports.addoption(
         "--overhead-github",
         metavar="BOOL",
         default=None,
@@ -163,11 +199,6 @@ def add_options(parser: pytest.Parser) -> None:
         "(default true)",
     )
     parser.addini("overhead_github", "see --overhead-github (default true)", default=None)
-    defaults = Settings()
-    for name, (suffix, _, help_text) in _OPTIONS.items():
-        described = f"{help_text} (default {shown_default(name, getattr(defaults, name))})"
-        group.addoption(f"--overhead-{suffix}", default=None, help=described)
-        parser.addini(f"overhead_{suffix.replace('-', '_')}", described, default=None)
 
 
 QUICK: dict[str, Any] = {
@@ -192,6 +223,7 @@ IMPLYING = (
     "--overhead-save",
     "--overhead-autosave",
     "--overhead-compare",
+    "--overhead-fail-above",
     "--overhead-compare-fail",
     "--overhead-compare-fail-percent",
     "--overhead-against",
@@ -240,10 +272,10 @@ def settings_from_config(config: pytest.Config) -> Settings:
     if quick and (config.getoption("--overhead-against") or config.getoption("--overhead-env")):
         quick = {**quick, **QUICK_AGAINST}
     values: dict[str, Any] = {}
-    for field, (suffix, parse, _) in _OPTIONS.items():
-        ini_name = f"overhead_{suffix.replace('-', '_')}"
-        raw = config.getoption(f"--overhead-{suffix}")
-        source = f"--overhead-{suffix}"
+    for field, knob in KNOBS.items():
+        ini_name, parse = knob.ini, knob.parse
+        raw = config.getoption(knob.flag)
+        source = knob.flag
         if raw is None and field in quick:
             values[field] = quick[field]
             continue
@@ -319,6 +351,18 @@ def misread_paths(config: pytest.Config) -> list[str]:
                 f"({ini}) before it knew this option, taking {value} for a test path; write {option}={value}"
             )
     return warnings
+
+
+def deprecations(config: pytest.Config) -> list[str]:
+    """What this session asked for by a setting's option or ini key deprecated in 0.2.0, and what
+    replaces it (the gate's: :func:`overheadbench.gate_options.gate_deprecations`)."""
+    return [
+        f"{where}: deprecated since overheadbench 0.2.0, to be removed in 0.3: {knob.replaced}"
+        for knob in KNOBS.values()
+        if knob.replaced
+        for where, given in ((knob.flag, config.getoption(knob.flag)), (knob.ini, config.getini(knob.ini)))
+        if given not in (None, "")
+    ]
 
 
 def _flag(raw: str | None, name: str) -> bool:

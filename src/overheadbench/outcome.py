@@ -101,7 +101,7 @@ def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warn
     if gate.threshold is None:
         return
     finding = gated.change.finding(gate.threshold)
-    limit = f"{gate.flag}={gate.threshold:g}%"
+    limit = f"--overhead-fail-above={gate.threshold:g}%"
     if finding == Finding.REGRESSED:
         failures.append(f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}")
     elif finding == Finding.UNKNOWN and gate.unknown is not None:

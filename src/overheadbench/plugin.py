@@ -27,12 +27,12 @@ from .engine.harness import Harness
 from .engine.sampling import Replication
 from .engine.settings import Counter, Mode, Settings
 from .engine.timed_path import AppLogging
-from .gate_options import GateOptions, add_gate_options, gate_options_from_config
+from .gate_options import GateOptions, add_gate_options, gate_deprecations, gate_options_from_config
 from .history.environment import environment
 from .history.gate import StoredRuns
 from .history.runs import Run
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
-from .options import Options, add_options, misread_paths, options_from_config
+from .options import GATE, REPORTS, Options, add_options, deprecations, misread_paths, options_from_config
 from .outcome import conclude, pair_outcome
 from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
@@ -69,7 +69,8 @@ def _times_anything(item: pytest.Item) -> bool:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
-    add_gate_options(parser.getgroup("overhead"), parser)
+    gate = parser.getgroup(GATE, "overheadbench: regression gate (a base tree, environments, stored runs)", REPORTS)
+    add_gate_options(gate, parser)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -91,6 +92,8 @@ def pytest_configure(config: pytest.Config) -> None:
         remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
         for warning in misread_paths(config):
             config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
+        for deprecated in [*deprecations(config), *gate_deprecations(config)]:
+            config.issue_config_time_warning(pytest.PytestDeprecationWarning(deprecated), stacklevel=2)
     if replica is not None:
         config.pluginmanager.register(replica, "overheadbench-replica")
     elif options.measuring and config.pluginmanager.hasplugin("xdist"):
@@ -116,9 +119,8 @@ class OverheadSession:
         self.replicas = Places(self._make_pool, self.places)
         valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
         self.counting = self.replicas.under(under_callgrind) if valgrind else None
-        self.place_gate = Gate(gate.reference, gate.fail_pct, gate.unknown) if self.places else None
-        threshold = gate.fail_pct if gate.fail_percent is None else gate.fail_percent  # one threshold, or the figures'
-        figure_gate = Gate(gate.reference, threshold, None, "--overhead-compare-fail") if self.places else None
+        self.place_gate = Gate(gate.reference, gate.thresholds.pairs, gate.unknown) if self.places else None
+        figure_gate = Gate(gate.reference, gate.thresholds.transport, None) if self.places else None
         rounds = QUICK_PLACE_ROUNDS if options.quick else PLACE_ROUNDS
 
         def make(nodeid: str, limits: Limits, settings: Settings, measuring: bool) -> TransportFixture:
@@ -283,7 +285,7 @@ class OverheadSession:
         stored, gathered = self.stored, self.gathered
         compared = stored and Compared(
             stored.compared_name, stored.changes(gathered.results), stored.figure_changes(gathered.figures),
-            stored.saved, stored.fail_pct, stored.fail_percent,
+            stored.saved, stored.thresholds,
         )  # fmt: skip
         for section in session_summary(
             self.gathered.results,
@@ -297,7 +299,7 @@ class OverheadSession:
             remeasured=self.gathered.remeasured,
             annotations=self.gathered.failures if github else (),
             against=self.gate.against.where() if self.gate.against else None,
-            threshold=self.gate.fail_pct,
+            thresholds=self.gate.thresholds,
             target=self.settings.target_halfwidth,
         ):
             if section.title is not None:
@@ -350,8 +352,9 @@ class OverheadSession:
 
     def markdown(self) -> str:
         gathered = self.gathered
-        return render_markdown(gathered.results, self.environment(), gathered.figures, gathered.purposes,
-                               self.gate.fail_pct)  # fmt: skip
+        return render_markdown(
+            gathered.results, self.environment(), gathered.figures, gathered.purposes, self.gate.thresholds
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_benchmark_update_json(self, config: Any, benchmarks: list[Any], output_json: dict[str, Any]) -> None:

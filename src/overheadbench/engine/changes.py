@@ -236,11 +236,10 @@ def exact_change(what: str, old: float, new: float) -> Change:
 @dataclass(frozen=True)
 class Gate:
     """How changes are judged in this session: against what, at which threshold (percent; None:
-    shown, not gated), what an unknown one does, and the option that set the threshold."""
+    shown, not gated) and what an unknown one does."""
 
     reference: str
     threshold: float | None = None
     unknown: Policy | None = Policy.WARN
-    """None: an unknown change is only shown (transport figures: they move ~10% between
-    sessions, and a warning for each would drown the session's own)."""
-    flag: str = "--overhead-compare-fail"
+    """None: an unknown change is only shown (transport figures: a figure has many, each with a
+    wide interval, and a warning for each would drown the session's own)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import StorageError
+from ..core.thresholds import Thresholds
 from ..engine.changes import Change, Gate
 from ..engine.settings import Policy
 from ..pairs.results import OverheadResult
@@ -28,10 +29,8 @@ class StoredRuns:
     storage: Storage
     save_as: str | None = None
     compare_with: Path | None = None
-    fail_pct: float | None = None
-    """The pairs' gate: a change of framework / baseline, in percent."""
-    fail_percent: float | None = None
-    """The transport figures' gate, in percent of the figure."""
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    """The gate's threshold for pairs and for transport figures, in percent."""
     unknown: Policy = Policy.WARN
     old: dict[str, OverheadResult] = field(default_factory=dict)
     history: list[OverheadResult] = field(default_factory=list)
@@ -60,11 +59,11 @@ class StoredRuns:
             save = f"{str(commit.get('id') or 'unversioned')[:12]}{'-dirty' if commit.get('dirty') else ''}"
         if save is not None:
             check_name(save)
-        gated = gate.against is None and (gate.fail_pct is not None or gate.fail_percent is not None)
+        gated = gate.against is None and gate.thresholds.given
         if gated and compare is None:
             compare = ""
         found = storage.find(compare or None) if compare is not None and gate.against is None else None
-        baselines = cls(storage, save, found, gate.fail_pct, gate.fail_percent, gate.unknown)
+        baselines = cls(storage, save, found, gate.thresholds, gate.unknown)
         if baselines.compare_with is not None:
             run = read_run(baselines.compare_with)
             baselines.old = {r.nodeid: r for r in run.measured()}
@@ -89,12 +88,12 @@ class StoredRuns:
     @property
     def gate(self) -> Gate:
         """The pairs' gate against the stored run."""
-        return Gate(self.compared_name, self.fail_pct, self.unknown)
+        return Gate(self.compared_name, self.thresholds.pairs, self.unknown)
 
     @property
     def figure_gate(self) -> Gate:
         """The transport figures' gate against the stored run."""
-        return Gate(self.compared_name, self.fail_percent, None, "--overhead-compare-fail-percent")
+        return Gate(self.compared_name, self.thresholds.transport, None)
 
     def warnings(self, start: bool) -> list[str]:
         """What the terminal says about the stored runs: at the ``start``, those left out of the

@@ -25,13 +25,16 @@ def asgi_server() -> Iterator[Callable[..., Any]]:
     ``"module:attribute"`` (default: the built-in echo/delay/SSE app); ``env`` adds to its
     process's environment (``env={"UPSTREAM_URL": upstream.url}``). Every server started
     is stopped at teardown, also when the test fails."""
-    from .server import start_server  # httpx and hypercorn load only for tests that serve
+    from .server import MissingExtra, start_server  # httpx and hypercorn load only for tests that serve
 
     servers: list[Any] = []
 
     def start(app: str = "overheadbench.http.apps:app", protocol: str = "http1",
               env: dict[str, str] | None = None) -> Server:  # fmt: skip
-        server = start_server(app, protocol, env)
+        try:
+            server = start_server(app, protocol, env)
+        except MissingExtra as exc:  # what to install, not a traceback from inside the server module
+            raise pytest.fail.Exception(f"asgi_server(protocol={protocol!r}): {exc}", pytrace=False) from None
         servers.append(server)
         return server
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import importlib.util
 import math
 import os
 import socket
@@ -41,6 +42,9 @@ HTTP_VERSION = {protocol: protocol.version for protocol in HttpProtocol}
 ALPN = {"https": "http/1.1", "h2": "h2", "h3": "h2"}
 """What the TLS listener offers: one protocol only, so a client cannot silently fall back
 (an h3 server's TCP listener serves HTTP/2 beside QUIC, for clients that cannot speak HTTP/3)."""
+EXTRAS = {"https": ("tls", ("trustme",)), "h2": ("tls", ("trustme",)), "h3": ("h3", ("trustme", "aioquic"))}
+"""The extra a protocol needs, and the modules it brings: the default install serves http1 and h2c
+only, so that in-process pairs do not install a certificate authority and a QUIC stack."""
 T = TypeVar("T")
 BUILTIN_APP = "overheadbench.http.apps:app"
 START_TIMEOUT_S = 10.0
@@ -54,6 +58,10 @@ CLIENT_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=200)
 
 class ServerError(Exception):
     """The server could not start, or answered in a way a measurement cannot use."""
+
+
+class MissingExtra(ServerError):
+    """A protocol was asked for whose extra is not installed (:data:`EXTRAS`)."""
 
 
 class ProtocolMismatch(ServerError):
@@ -213,6 +221,17 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _check_extra(protocol: str) -> None:
+    """A protocol whose extra is not installed is refused, naming the extra, before any process starts."""
+    extra, modules = EXTRAS.get(protocol, ("", ()))
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if missing:
+        raise MissingExtra(
+            f"protocol {protocol!r} needs {' and '.join(missing)}, which the default install leaves out: "
+            f"pip install 'overheadbench[{extra}]'"
+        )
+
+
 def _bound(kind: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, kind)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -238,6 +257,7 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
         raise ServerError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
     if not isinstance(app, str) or ":" not in app:
         raise ServerError(f"app must be given as 'module:attribute' (the server process imports it), not {app!r}")
+    _check_extra(protocol)
     sockets = [_bound(socket.SOCK_STREAM)] + ([_bound(socket.SOCK_DGRAM)] if protocol == "h3" else [])
     ports = [sock.getsockname()[1] for sock in sockets]
     fds = [sock.detach() for sock in sockets]  # the child owns them now; no socket object here may close a reused fd

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import pytest
 
 from ..core.errors import MarkerError, NotCountable
+from ..core.keywords import Keyword, marker_help, names
 from ..core.tables import plain
 from ..core.units import BudgetError, DurationError, SizeError, parse_duration, parse_overhead_budget, parse_size
 from ..core.vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
@@ -22,23 +23,52 @@ from .pair import Budget, Pair
 
 T = TypeVar("T")
 MARKER_NAME = "overhead"
-MARKER_HELP = (
-    "overhead(max=None, max_abs=None, max_alloc=None, max_alloc_bytes=None, mode=None, confidence=None, "
-    "group=None, work=None, processes=None, concurrency=None): fail when the framework callable given to "
-    "the `overhead` fixture costs more than the baseline by more than `max` (a fraction: 0.25 = 25% more "
-    "time, or more instructions with mode='count'; or a factor: '500x' = at most 500 times) or `max_abs` "
-    "(seconds per call, or a string such as "
-    "'2us'), or keeps more memory blocks (`max_alloc`) or needs more peak memory per call "
-    "(`max_alloc_bytes`, bytes or a string such as '1KiB'); `concurrency`: callers at once (threads or "
-    "tasks), or a list of levels, one row each"
+KEYWORDS = (
+    Keyword(
+        "max",
+        "relative budget, a fraction of the baseline's time per call: `0.25` = the framework at most 25% slower "
+        "(with `mode='count'`, instructions); negative demands a speed-up (`-0.2` = at least 20% faster). Or a "
+        "factor, as a string: `'500x'` = at most 500 times the baseline (agent frameworks: 100-1000x their bare path)",
+    ),
+    Keyword("max_abs", "absolute budget: extra time per call, in seconds (`2e-6`) or as a string (`'2us'`, `'1.5ms'`)"),
+    Keyword(
+        "max_alloc",
+        "allocation budget: extra memory blocks the framework path keeps per call (`0` = keeps nothing the "
+        "baseline does not; bounded state such as a cache is not kept memory)",
+    ),
+    Keyword("max_alloc_bytes", "allocation budget: extra peak memory per call, in bytes or as a string (`'1KiB'`)"),
+    Keyword(
+        "mode",
+        "`'count'`: judge on executed instructions and allocations, the same on every run; `'time'`: wall clock "
+        "(default: the session's `--overhead-mode`)",
+    ),
+    Keyword("confidence", "two-sided level of the interval the verdict uses (default: the session's)"),
+    Keyword("group", "the report table the test appears in (else pytest-benchmark's `group`)"),
+    Keyword(
+        "work",
+        "the real work a call does in production (`'500ms'` for an LLM call): the report's impact column shows the "
+        "absolute overhead's share of it",
+    ),
+    Keyword(
+        "processes",
+        "fresh processes that measure this test first (default: the session's `--overhead-processes`); `1` = in "
+        "the test's own process only, for fixtures a second process cannot hold at the same time (a fixed port)",
+    ),
+    Keyword(
+        "concurrency",
+        "callers of each side at once while it is timed: threads for plain callables, tasks for `async def` ones "
+        "(`8`); a list (`[1, 8, 64]`) measures each level, one row each (time mode only; on the test function, "
+        "class or module, not in `pytest.param(marks=...)`)",
+    ),
 )
-_BUDGETS = ("max", "max_abs", "max_alloc", "max_alloc_bytes")
-_KEYWORDS = (*_BUDGETS, "mode", "confidence", "group", "work", "processes", "concurrency")
-"""``group`` names the report table the test appears in (as pytest-benchmark's ``group``);
-``work`` is the typical real work per call (``"500ms"`` for an LLM call), against which the
-report shows the absolute overhead's share; ``mode`` overrides ``--overhead-mode`` for the test;
-``processes`` overrides ``--overhead-processes`` (1: measured in the test's process only, for
-a test whose fixtures hold something a second process cannot have at the same time)."""
+"""Every keyword ``@pytest.mark.overhead`` accepts. At least one budget (:data:`BUDGETS`) is required."""
+BUDGETS = ("max", "max_abs", "max_alloc", "max_alloc_bytes")
+MARKER_HELP = marker_help(
+    MARKER_NAME,
+    "fail when the framework callable given to the `overhead` fixture costs more than the baseline by more than "
+    "its budget (at least one of max, max_abs, max_alloc, max_alloc_bytes)",
+    KEYWORDS,
+)
 
 
 def pair_from_marker(
@@ -55,10 +85,12 @@ def pair_from_marker(
     where = f"{nodeid}: @pytest.mark.overhead"
     if args:
         raise MarkerError(f"{where} takes keyword arguments only (e.g. max=0.25), got {args!r}")
-    unknown = sorted(set(kwargs) - set(_KEYWORDS))
+    unknown = sorted(set(kwargs) - set(names(KEYWORDS)))
     if unknown:
-        raise MarkerError(f"{where} got unknown argument(s) {', '.join(unknown)}; it accepts {', '.join(_KEYWORDS)}")
-    if all(kwargs.get(key) is None for key in _BUDGETS):
+        raise MarkerError(
+            f"{where} got unknown argument(s) {', '.join(unknown)}; it accepts {', '.join(names(KEYWORDS))}"
+        )
+    if all(kwargs.get(key) is None for key in BUDGETS):
         raise MarkerError(
             f"{where} needs a budget: max=0.25 (relative), max_abs='2us', max_alloc=0 or max_alloc_bytes='1KiB'"
         )

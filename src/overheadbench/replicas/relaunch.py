@@ -68,6 +68,7 @@ DROPPED: dict[str, int] = {
     "--overhead-save": 1,
     "--overhead-autosave": 0,
     "--overhead-compare": OPTIONAL,
+    "--overhead-fail-above": 1,
     "--overhead-compare-fail": 1,
     "--overhead-compare-fail-percent": 1,
     "--overhead-compare-unknown": 1,

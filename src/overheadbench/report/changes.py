@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
+from ..core.thresholds import UNGATED, Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
 from ..engine.changes import Change
 from ..engine.checks import Unit, show
@@ -27,6 +28,11 @@ class Shown:
     old: str
     new: str
     change: Change
+
+    @property
+    def pair(self) -> bool:
+        """A pair's overhead (else a transport figure)."""
+        return self.figure == OVERHEAD
 
 
 OVERHEAD = "overhead"
@@ -49,28 +55,37 @@ def figure_shown(figure: FigureResult, change: Change) -> Shown:
 
 
 def render_changes(
-    changes: Sequence[Shown], reference: str, threshold: float | None = None, sides: Sequence[str] = ("old", "new")
+    changes: Sequence[Shown],
+    reference: str,
+    thresholds: Thresholds = UNGATED,
+    sides: Sequence[str] = ("old", "new"),
 ) -> list[str]:
     """The one change table, pairs and transport figures alike: each figure on both sides, the
     change (head over base, in percent of the figure: of framework / baseline for a pair) with
-    its 95% interval, and what it means at ``threshold`` percent; "~" marks a change whose
+    its 95% interval, and what it means at its kind's threshold (percent); "~" marks a change whose
     interval contains zero. ``sides``: what the two columns are called (old/new, base/head)."""
-    figures = any(c.figure != OVERHEAD for c in changes)
-    outcome = ("outcome",) if threshold is not None else ()
+    figures = any(not c.pair for c in changes)
+    limits = sorted({limit for c in changes if (limit := thresholds.pick(c.pair)) is not None})
+    outcome = ("outcome",) if limits else ()
     old = f"{sides[0]} ({plain(reference)})" if reference else sides[0]
     rows = [("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", "detects", *outcome)]
     rows += [
         (plain(c.test), *((plain(c.figure),) if figures else ()), c.old, c.new, c.change.moved(), c.change.evidence,
-         detects(c.change), *((c.change.finding(threshold).value,) if threshold is not None else ()))
+         detects(c.change), *((_outcome(c, thresholds),) if limits else ()))
         for c in changes
     ]  # fmt: skip
-    gate = f"; outcome at ±{threshold:g}%: see docs/ci.md" if threshold is not None else ""
+    gate = f"; outcome at ±{' / '.join(f'{limit:g}%' for limit in limits)}: see docs/ci.md" if limits else ""
     note = (
         f"change: {sides[1]} over {sides[0]}, in percent of the figure (of framework / baseline for an overhead: a "
         f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero); detects: the smallest "
         f"change this comparison could tell from zero{gate}"
     )
     return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
+
+
+def _outcome(shown: Shown, thresholds: Thresholds) -> str:
+    limit = thresholds.pick(shown.pair)
+    return "" if limit is None else shown.change.finding(limit).value
 
 
 def detects(change: Change) -> str:
@@ -99,7 +114,7 @@ def figure_places(figures: Sequence[FigureResult]) -> dict[str, tuple[tuple[str,
 
 
 def render_places(
-    results: Sequence[OverheadResult], threshold: float | None, figures: Sequence[FigureResult] = ()
+    results: Sequence[OverheadResult], thresholds: Thresholds, figures: Sequence[FigureResult] = ()
 ) -> list[str]:
     """Every other place of the session: its change table, then each side's time per call on
     both (whether the bare path moved too), and the pairs that were not compared, with why; then
@@ -107,14 +122,14 @@ def render_places(
     lines: list[str] = []
     for name, (sides, shown) in figure_places(figures).items():
         reference = name if sides[0] == "base" else ""
-        lines += [*([""] if lines else []), *render_changes(shown, reference, threshold, sides)]
+        lines += [*([""] if lines else []), *render_changes(shown, reference, thresholds, sides)]
     for name, measured in places_of(results):
         compared = [(own, place) for own, place in measured if place.change is not None and place.result is not None]
         if compared:
             sides = compared[0][1].sides
             reference = name if compared[0][1].role == Role.BASE else ""
             shown = [pair_shown(place.change) for _, place in compared if place.change is not None]
-            lines += [*([""] if lines else []), *render_changes(shown, reference, threshold, sides)]
+            lines += [*([""] if lines else []), *render_changes(shown, reference, thresholds, sides)]
             lines += ["", *laid_out(_per_call_rows(compared))]
         missing = [(own, place) for own, place in measured if place.result is None]
         lines += [""] if missing and lines else []

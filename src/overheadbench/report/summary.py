@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.tables import TERMINAL_WIDTH, plain
+from ..core.thresholds import UNGATED, Thresholds
 from ..engine.changes import REGRESSED_MARK, Change
 from ..engine.samples import Role
 from ..engine.stats import Method
@@ -48,9 +49,8 @@ class Compared:
     changes: Sequence[Change] = ()
     figure_changes: Sequence[tuple[FigureResult, Change]] = ()
     saved: Path | None = None
-    threshold: float | None = None
-    """The pairs' gate, in percent (None: changes shown, not gated)."""
-    figure_threshold: float | None = None
+    thresholds: Thresholds = Thresholds()
+    """The gate, in percent (a kind's None: its changes shown, not gated)."""
 
 
 def session_summary(
@@ -66,21 +66,21 @@ def session_summary(
     remeasured: Sequence[str] = (),
     annotations: Sequence[Failure] = (),
     against: str | None = None,
-    threshold: float | None = None,
+    thresholds: Thresholds = UNGATED,
     target: float | None = None,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
     compared with and what was saved; ``written``: the output files written (and what each replaced); ``annotations``:
     each failed test, under GitHub Actions; ``against``: where the base tree
     was, when the pairs were measured against one; the changes at other places (a base tree,
-    environments) are gated at ``threshold`` percent; ``target``:
+    environments) are gated at ``thresholds`` (percent); ``target``:
     the interval's half-width the pairs aimed at (those that stayed wider are named)."""
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
     if compared and compared.figure_changes:
         shown = [figure_shown(figure, change) for figure, change in compared.figure_changes]
-        lines = render_changes(shown, compared.name, compared.figure_threshold)
+        lines = render_changes(shown, compared.name, compared.thresholds)
         sections.append(Section(f"transport: compared with {plain(compared.name)}", lines))
     if results:
         sections.append(Section("overhead: framework vs baseline", render_table(results, columns)))
@@ -107,7 +107,7 @@ def session_summary(
         )
     sections.append(facts)
     if compared and compared.changes:
-        changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.threshold)
+        changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.thresholds)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", changed))
     place_names = [*(name for name, _ in places_of(results)), *figure_places(figures)]
     if names := "; ".join(dict.fromkeys(plain(name) for name in place_names)):
@@ -117,7 +117,7 @@ def session_summary(
         section = f"overhead: against {names} (measured in this session, interleaved)"
         if under:
             section = f"overhead: under {names} (measured in this session, interleaved with this environment)"
-        sections.append(Section(section, [*render_places(results, threshold, figures), *where]))
+        sections.append(Section(section, [*render_places(results, thresholds, figures), *where]))
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:

@@ -8,17 +8,29 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import MarkerError
+from ..core.keywords import Keyword, marker_help
 from ..core.units import DurationError
-from .figures import KEYWORDS, PAIR_KEYWORDS, PAIRED, SPECS, Limits, Measure, Metric, figure_number
+from ..engine.checks import Unit
+from .figures import DEFAULT_ERRORS, KEYWORDS, PAIR_KEYWORDS, PAIRED, SPECS, Limits, Measure, Metric, figure_number
 
 MARKER_NAME = "transport"
-MARKER_HELP = (
-    "transport(p50=None, p95=None, p99=None, rps=None, client_cpu=None, server_cpu=None, errors=0, ttfe=None, "
-    "events_per_s=None, total=None, scaling=None, max=None, max_abs=None): budgets for the figures the "
-    "`transport` fixture measures: latency, CPU per request, time to first event and stream total ceilings "
-    "(seconds or '5ms'), req/s, events/s and scaling floors (numbers), failed requests; a transport pair's "
-    "max={'p95': 0.25, 'rps': 0.2} (relative change) and max_abs={'p95': '1ms'} (added cost)"
+_GIVEN_AS = {Unit.SECONDS: "seconds or a string such as '5ms'"}
+
+
+def _figure_keyword(metric: Metric) -> Keyword:
+    spec = SPECS[metric]
+    default = f"; default {DEFAULT_ERRORS}" if metric == Metric.ERRORS else ""
+    bound = "at least" if spec.floor else "at most"
+    return Keyword(metric.value, f"{bound}: {spec.what} ({_GIVEN_AS.get(spec.unit, 'a number')}{default})")
+
+
+MARKER_KEYWORDS = (
+    *(_figure_keyword(metric) for metric in SPECS),
+    Keyword("max", "a transport pair's relative budgets, per figure: `{'p95': 0.25, 'rps': 0.2}` (change over base)"),
+    Keyword("max_abs", "a transport pair's added-cost budgets, per figure: `{'p95': '1ms'}` (in the figure's unit)"),
 )
+"""Every keyword ``@pytest.mark.transport`` (and each measuring call) accepts."""
+MARKER_HELP = marker_help(MARKER_NAME, "budgets for the figures the `transport` fixture measures", MARKER_KEYWORDS)
 
 
 def parse_limits(kwargs: Mapping[str, Any], where: str) -> Limits:
