@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .transport.figures import FigureResult, Metric
     from .transport.fixture import TransportFixture
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = [
     "Budget",
     "CallableError",

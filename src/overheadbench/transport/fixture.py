@@ -165,7 +165,7 @@ class TransportFixture:
 
     def compare(
         self, baseline: Server | Target, framework: Server | Target, *, concurrency: int = 1,
-        label: str | None = None, **options: Any,
+        label: str | None = None, rounds: int | None = None, **options: Any,
     ) -> tuple[Throughput, Throughput]:  # fmt: skip
         """A transport pair by the lean load: ``concurrency`` requests in flight against each side
         (a server, with this call's ``path``/``body``/``method``/``headers``, or a
@@ -177,12 +177,12 @@ class TransportFixture:
         limits = self._budgets(options, "compare")
         request = {key: options.pop(key) for key in REQUEST_OPTIONS if key in options}
         targets = [side if isinstance(side, Target) else Target(side, **request) for side in (baseline, framework)]
-        rounds, window_s = self._rounds(options.pop("rounds", None)), options.pop("duration_s", None) or self.window_s
+        window_s = options.pop("duration_s", None) or self.window_s
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
 
         def run() -> None:
             with Workers(targets, concurrency, window_s, **options) as workers:
-                for side in schedule(rounds, self.rng):
+                for side in schedule(self._rounds(rounds), self.rng):
                     windows[side].append(workers.window(side))
 
         self._running("compare", [target.server for target in targets], run)
