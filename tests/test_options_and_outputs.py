@@ -79,6 +79,77 @@ def test_the_quick_profile_on_the_command_line_beats_the_ini_file(fake_clock_pro
     assert json.loads((fake_clock_project.path / "out.json").read_text())["settings"]["time_budget_s"] == 1.0
 
 
+def test_deprecated_options_keep_working_for_a_release_and_say_what_replaces_them(
+    fake_clock_project: pytest.Pytester,
+) -> None:
+    fake_clock_project.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\noverhead_processes = 1\noverhead_extra_processes = 2\n"
+    )
+    fake_clock_project.makepyfile(RECORDING_PAIR)
+    result = fake_clock_project.runpytest(
+        "--overhead-target=0.5", "--overhead-max-processes=3", "--overhead-json=out.json"
+    )
+    result.assert_outcomes(passed=1)
+    settings = json.loads((fake_clock_project.path / "out.json").read_text())["settings"]
+    assert (settings["target_halfwidth"], settings["max_processes"], settings["extra_processes"]) == (0.5, 3, 2)
+    result.stdout.fnmatch_lines(
+        [
+            "*PytestDeprecationWarning: --overhead-target: deprecated since overheadbench 0.2.0, to be removed in 0.3: "
+            "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes overrides it",
+            "*PytestDeprecationWarning: --overhead-max-processes: deprecated since overheadbench 0.2.0*",
+            "*PytestDeprecationWarning: overhead_extra_processes: deprecated since overheadbench 0.2.0*",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "pairs", "transport"),
+    [
+        (["--overhead-fail-above=5%"], 5.0, 5.0),
+        (["--overhead-fail-above=5"], 5.0, 5.0),
+        (["--overhead-fail-above=pairs:5%,transport:30%"], 5.0, 30.0),
+        (["--overhead-fail-above=transport:30"], None, 30.0),
+        (["--overhead-compare-fail=5"], 5.0, None),  # the old pairs' flag: against a stored run, pairs only
+        (["--overhead-compare-fail=5", "--overhead-compare-fail-percent=20"], 5.0, 20.0),
+        (["--overhead-compare-fail=5", "--overhead-env=py=python"], 5.0, 5.0),  # at other places: figures too
+    ],
+)
+def test_one_threshold_option_and_the_old_two_resolve_to_the_same_gate(
+    pytester: pytest.Pytester, args: list[str], pairs: float | None, transport: float | None
+) -> None:
+    from overheadbench.gate_options import gate_deprecations, gate_options_from_config
+
+    config = pytester.parseconfig(*args)
+    gate = gate_options_from_config(config, in_replica=True)
+    assert (gate.thresholds.pairs, gate.thresholds.transport) == (pairs, transport)
+    old = [arg.partition("=")[0] for arg in args if arg.startswith("--overhead-compare-fail")]
+    assert [warning.partition(":")[0] for warning in gate_deprecations(config)] == old
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--overhead-fail-above=5", "--overhead-compare-fail=5"],
+            "*--overhead-compare-fail is the old spelling of --overhead-fail-above: give one",
+        ),
+        (
+            ["--overhead-fail-above=pairs:5,gates:3"],
+            "*--overhead-fail-above='pairs:5,gates:3': 'gates:3' is not "
+            "KIND:PERCENT with KIND one of pairs, transport*",
+        ),
+        (["--overhead-fail-above=pairs:5,pairs:6"], "--overhead-fail-above='pairs:5,pairs:6': pairs is given twice"),
+    ],
+)
+def test_a_bad_threshold_is_a_usage_error_naming_the_option(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*overheadbench: " + message.lstrip("*")])
+
+
 FACTOR_PAIRS = """
 import pytest
 

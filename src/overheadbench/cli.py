@@ -25,7 +25,7 @@ from pathlib import Path
 from .core.errors import StorageError
 from .core.jsonio import dumps, write_text_atomic
 from .core.tables import plain
-from .core.thresholds import EXAMPLE, Thresholds, parse_thresholds
+from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.changes import Finding
 from .history.combined import Column, combine
 from .history.environment import differences
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=Thresholds(),
         metavar="PCT",
         help="exit 1 when a test's framework path got slower (framework / baseline), or a transport figure "
-        f"worse, by more than PCT percent with confidence: {EXAMPLE}",
+        f"worse, by more than PCT percent with confidence: {HELP_EXAMPLE}",
     )
     report = commands.add_parser(
         "report",

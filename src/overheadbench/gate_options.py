@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .core.errors import StorageError
-from .core.thresholds import EXAMPLE, Thresholds, parse_thresholds
+from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.settings import Policy
 from .history.runs import Storage, check_name
 from .replicas.environments import EnvError, Environment, resolve_environments
@@ -87,7 +87,7 @@ def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         default=None,
         help=f"fail a test whose change against the base tree, another environment or the stored run grew by "
         f"more than PCT percent with confidence: a pair's framework / baseline, a transport figure; "
-        f"{EXAMPLE.replace('%', '%%')} (implies --overhead)",  # argparse formats help with %
+        f"{HELP_EXAMPLE} (implies --overhead)",
     )
     group.addoption(
         "--overhead-compare-unknown",

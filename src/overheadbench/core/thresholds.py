@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 KINDS = ("pairs", "transport")
 EXAMPLE = "5% (pairs and transport figures), or pairs:5%,transport:30%"
+HELP_EXAMPLE = EXAMPLE.replace("%", "%%")
+"""The example in an argparse help string (argparse formats help with %)."""
 
 
 @dataclass(frozen=True)

@@ -221,10 +221,14 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
 def _check_extra(protocol: str) -> None:
     """A protocol whose extra is not installed is refused, naming the extra, before any process starts."""
     extra, modules = EXTRAS.get(protocol, ("", ()))
-    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    missing = [module for module in modules if not installed(module)]
     if missing:
         raise MissingExtra(
             f"protocol {protocol!r} needs {' and '.join(missing)}, which the default install leaves out: "

@@ -56,9 +56,11 @@ LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "
 """What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 STREAM_RUNS = 21
 """Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""
+QUICK_STREAM_RUNS = 7
 SMOKE_DURATION_S = 0.05
 PAIR_ROUNDS = 12
-"""Rounds of a transport pair (6 in the quick profile): one window of each side per round."""
+"""Rounds of a transport pair: one window of each side per round."""
+QUICK_PAIR_ROUNDS = 6
 PAIR_WINDOW_S = 0.25
 """A pair's load window: long enough for a p95 of its own at a few hundred req/s."""
 PAIR_STREAMS = 3
@@ -76,8 +78,8 @@ class TransportFixture:
         self.confidence = settings.confidence
         self.measuring = measuring
         self.duration_s = settings.time_budget_s if measuring else SMOKE_DURATION_S
-        self.stream_runs = (7 if quick else STREAM_RUNS) if measuring else 1
-        self.rounds = (6 if quick else PAIR_ROUNDS) if measuring else 1
+        self.stream_runs = (QUICK_STREAM_RUNS if quick else STREAM_RUNS) if measuring else 1
+        self.rounds = (QUICK_PAIR_ROUNDS if quick else PAIR_ROUNDS) if measuring else 1
         self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
         self.rng = random.Random()
         self.readings: list[tuple[Reading, Limits]] = []
