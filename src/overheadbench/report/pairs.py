@@ -1,5 +1,6 @@
-"""The end-of-session table and the markdown report: formatting only, every figure read
-from the results."""
+"""The pairs' end-of-session table, markdown and CSV: every figure read from the results, save
+the concurrency table's growth from fewest to most callers, combined here from two levels'
+intervals (the one figure no single result holds)."""
 
 from __future__ import annotations
 
