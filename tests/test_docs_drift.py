@@ -30,6 +30,7 @@ from overheadbench.history.runs import SCHEMA_VERSION
 from overheadbench.http.loadrun import Target, load
 from overheadbench.http.server import Server, start_server
 from overheadbench.options import QUICK, QUICK_AGAINST
+from overheadbench.outcome import HARNESS_WARN_SHARE
 from overheadbench.pairs.fixture import OverheadFixture
 from overheadbench.pairs.marker import KEYWORDS
 from overheadbench.transport.across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS
@@ -109,6 +110,7 @@ FACTS: list[tuple[str, str, tuple[float, ...]]] = [
     ("transport.md", r"\((\d+) rounds; (\d+) under `--overhead-quick`\)", (PLACE_ROUNDS, QUICK_PLACE_ROUNDS)),
     ("transport.md", r"`figures\[i\]\.places`: `name`, `role`, `change`; schema (\d+)\)", (SCHEMA_VERSION,)),
     ("baselines.md", r"`schema_version` \((\d+)\)", (SCHEMA_VERSION,)),
+    ("index.md", r"When it is more than (\d+)% of the baseline's time per call", (100 * HARNESS_WARN_SHARE,)),
     ("counting.md", r"runs are schema (\d+) now", (SCHEMA_VERSION,)),
 ]
 

@@ -158,8 +158,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-quick",
         action="store_true",
         default=False,
-        help="the quick profile, for CI: 3 processes, 0.5 s per pair, wider intervals, inconclusive warns "
-        "(options given explicitly win; implies --overhead)",
+        help=f"the quick profile, for CI: {QUICK['processes']} processes, {QUICK['time_budget_s']:g} s per pair, "
+        "wider intervals, inconclusive warns (options given explicitly win; implies --overhead)",
     )
     defaults = Settings()
     for name, knob in KNOBS.items():
