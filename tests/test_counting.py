@@ -181,9 +181,22 @@ def test_the_pace_times_warm_calls_in_growing_blocks_and_takes_the_slower_side()
 
     call_s = drive_sync(pace_plan(), {side: block(side) for side in (BASELINE, FRAMEWORK)})
     assert call_s == pytest.approx(10e-6, rel=0.01)  # the framework's warm call
-    assert [n for side, n in asked if side == BASELINE] == [1, 4, 16, 64, 256, 1024, 4096]  # 2 ms at 4,096 calls
-    assert [n for side, n in asked if side == FRAMEWORK] == [1, 4, 16, 64, 256]  # 2.5 ms
+    assert [n for side, n in asked if side == BASELINE] == [1, 4, 16, 64, 256, 1024, 4096, 4096]  # 2 ms, again
+    assert [n for side, n in asked if side == FRAMEWORK] == [1, 4, 16, 64, 256, 256]  # 2.5 ms, again
     assert allocation_calls(call_s) == 512
+
+
+def test_a_preempted_pace_block_does_not_shorten_the_allocation_blocks() -> None:
+    """The block that ended the pace was preempted (a 20 ms pause); its second reading is taken."""
+    readings = {BASELINE: iter([1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000, 24_096_000, 4_096_000])}
+    readings[FRAMEWORK] = iter([1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000, 4_096_000, 4_096_000])
+
+    def block(side: Side):
+        return lambda n: next(readings[side])
+
+    call_s = drive_sync(pace_plan(), {side: block(side) for side in (BASELINE, FRAMEWORK)})
+    assert call_s == pytest.approx(1e-6)  # not the preempted block's 5.9 us
+    assert allocation_calls(call_s) == 4096
 
 
 def test_allocation_blocks_repeat_exactly_after_a_warm_up() -> None:
