@@ -95,7 +95,8 @@ def test_deprecated_options_keep_working_for_a_release_and_say_what_replaces_the
     result.stdout.fnmatch_lines(
         [
             "*PytestDeprecationWarning: --overhead-target: deprecated since overheadbench 0.2.0, to be removed in 0.3: "
-            "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes overrides it",
+            "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes and "
+            "--overhead-time-budget override it",
             "*PytestDeprecationWarning: --overhead-max-processes: deprecated since overheadbench 0.2.0*",
             "*PytestDeprecationWarning: overhead_extra_processes: deprecated since overheadbench 0.2.0*",
         ]

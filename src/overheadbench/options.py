@@ -90,7 +90,10 @@ class Knob:
         return f"overhead_{self.suffix.replace('-', '_')}"
 
 
-_PROFILE = "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes overrides it"
+_PROFILE = (
+    "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes and "
+    "--overhead-time-budget override it"
+)
 KNOBS: dict[str, Knob] = {
     "processes": Knob(
         "processes",
