@@ -145,8 +145,10 @@ def _compare_trees(path: Path, fail_above: Thresholds) -> int:
 
 def _regressions(changes: Sequence[Shown], fail_above: Thresholds) -> int:
     """Say each regression beyond its kind's threshold (percent) on standard error; 1 if any."""
-    regressed = [(c, limit) for c in changes if (limit := fail_above.pick(c.pair)) is not None
-                 and c.change.finding(limit) == Finding.REGRESSED]  # fmt: skip
+    limits = [(shown, fail_above.pick(shown.pair)) for shown in changes]
+    regressed = [
+        (c, limit) for c, limit in limits if limit is not None and c.change.finding(limit) == Finding.REGRESSED
+    ]
     for shown, limit in regressed:
         story = shown.change.describe((shown.old, shown.new))
         print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {limit:g}%",

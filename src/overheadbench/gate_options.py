@@ -216,15 +216,15 @@ def _thresholds(config: pytest.Config, places: bool) -> Thresholds:
     """``--overhead-fail-above``, or what the two flags it replaces meant: ``--overhead-compare-fail``
     gated pairs (and, at other places of the session, transport figures too),
     ``--overhead-compare-fail-percent`` transport figures."""
-    given = {flag: config.getoption(flag) for flag in ("--overhead-fail-above", *REPLACED)}
-    given = {flag: raw for flag, raw in given.items() if raw is not None}
+    flags = ("--overhead-fail-above", *REPLACED)
+    given = {flag: raw for flag in flags if (raw := config.getoption(flag)) is not None}
     if "--overhead-fail-above" in given and len(given) > 1:
         old = next(flag for flag in given if flag != "--overhead-fail-above")
         raise pytest.UsageError(f"overheadbench: {old} is the old spelling of --overhead-fail-above: give one")
     parsed = {}
     for flag, raw in given.items():
         try:
-            parsed[flag] = parse_thresholds(raw if flag == "--overhead-fail-above" else raw.removesuffix("%"))
+            parsed[flag] = parse_thresholds(raw)
         except ValueError as exc:
             raise pytest.UsageError(f"overheadbench: {flag}={exc}") from None
     if "--overhead-fail-above" in parsed:
