@@ -14,7 +14,6 @@ from overheadbench.engine.changes import (
     change,
     exact_change,
     interval_measurement,
-    median_measurement,
     session_log_sd,
 )
 from overheadbench.history.figure_changes import compare_figure
@@ -87,10 +86,7 @@ def test_the_between_session_spread_is_net_of_each_runs_own_error() -> None:
     assert session_log_sd(history[:2], prior=0.10) == (0.10, math.inf)  # too little history: the prior
 
 
-def test_a_median_of_process_values_reads_its_log_standard_error() -> None:
-    measured = median_measurement([1.0, 1.02, 0.98, 1.01, 0.99, 1.0])
-    assert measured.value == pytest.approx(1.0) and measured.df == 5 and measured.log_se > 0
-    assert math.isnan(median_measurement([]).value)
+def test_an_interval_reads_as_the_standard_error_of_its_log() -> None:
     assert interval_measurement(100.0, 90.0, 110.0).log_se == pytest.approx(
         (math.log(110) - math.log(90)) / (2 * 1.959964), rel=1e-5
     )

@@ -14,16 +14,17 @@ from test_sampling import Synthetic
 
 from overheadbench.core.errors import CallableError
 from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side
-from overheadbench.engine.sampling import InProcess, drive_sync
+from overheadbench.engine.sampling import InProcess, Stopping, drive_sync
 from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica
+from overheadbench.replicas.launch import ReplicaRequest, write_work
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
 from overheadbench.replicas.places import places_plan
 from overheadbench.replicas.pool import ReplicaPool
 from overheadbench.replicas.process import State
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
-from overheadbench.replicas.replica import ReplicaRequest, order_like, write_work
+from overheadbench.replicas.replica import order_like
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 
@@ -36,6 +37,7 @@ class FakePool:
         self.calls: list[tuple] = []
         self.size = size
         self.parked = 0
+        self.start_ns = 0.0
 
     def round_ns(self, count: int) -> float:
         return self.startup_per_two_ns * -(-max(0, self.parked + count - self.size) // 2)
@@ -57,10 +59,10 @@ class FakePool:
 def run_pair(settings: Settings, too_wide, per_process_ns: int = 200_000_000, **pool_args):
     synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
     if settings.processes == 1:
-        plan = InProcess().plan("t.py::x", settings, random.Random(1), synthetic.clock, too_wide)
+        plan = InProcess().plan("t.py::x", settings, random.Random(1), synthetic.clock, Stopping(too_wide))
         return drive_sync(plan, synthetic.blocks()).samples, None, synthetic
     pool = FakePool(synthetic, per_process_ns, **pool_args)
-    plan = places_plan(settings, random.Random(1), synthetic.clock, [pool], (), "t.py::x", too_wide)
+    plan = places_plan(settings, random.Random(1), synthetic.clock, [pool], (), "t.py::x", Stopping(too_wide))
     return drive_sync(plan, synthetic.blocks()).samples, pool, synthetic
 
 
@@ -136,7 +138,13 @@ def test_replicas_are_released_when_a_callable_raises() -> None:
     with pytest.raises(CallableError):
         drive_sync(
             places_plan(
-                Settings(processes=3), random.Random(1), synthetic.clock, [pool], (), "t.py::x", lambda r: False
+                Settings(processes=3),
+                random.Random(1),
+                synthetic.clock,
+                [pool],
+                (),
+                "t.py::x",
+                Stopping(lambda r: False),
             ),
             blocks,
         )

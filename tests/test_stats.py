@@ -14,6 +14,7 @@ from overheadbench.engine.stats import (
     median_ranks,
     pair_ratios,
     t_quantile,
+    weighted_median,
 )
 
 
@@ -140,3 +141,36 @@ def test_three_processes_that_happen_to_agree_still_carry_the_between_session_sp
     assert (estimate.high - estimate.low) / 2 == pytest.approx(
         4.3027 * math.hypot(0.0002 / math.sqrt(3), 1.2252 * 0.005), rel=1e-3
     )
+
+
+def test_a_process_whose_blocks_were_preempted_counts_little_instead_of_moving_the_estimate() -> None:
+    """Ten processes of 30 pairs; in one, ten blocks read 10x (a busy runner's time slices): its
+    median moves and its own interval is wide, so it weighs little."""
+    rng = np.random.default_rng(7)
+    replicas = []
+    for index in range(10):
+        ratios = 100 * np.exp(rng.normal(0, 0.02, size=30))
+        if index == 0:
+            ratios[:14] *= 10
+        replicas.append(median_interval(ratios, 0.95))
+    hit = combine(replicas, 0.95)
+    clean = combine(replicas[1:], 0.95)
+    assert hit.ratio == pytest.approx(clean.ratio, rel=0.01)
+    assert hit.high / hit.low < 1.5 * (clean.high / clean.low)
+    assert not clean.disagree
+
+
+def test_processes_that_disagree_beyond_their_own_precision_say_so_and_the_spread_is_in_the_interval() -> None:
+    medians = [1.20, 1.21, 1.19, 1.26, 1.14, 1.22, 1.18, 1.25, 1.15, 1.20]
+    narrow = combine([(m, m * 0.999, m * 1.001) for m in medians], 0.95)
+    assert narrow.disagree and narrow.between_sd > 0.02
+    assert narrow.low < 1.19 and narrow.high > 1.21  # the spread between them, not their own ±0.1%
+    loose = combine([(m, m * 0.8, m * 1.25) for m in medians], 0.95)
+    assert not loose.disagree and loose.between_sd == pytest.approx(0.0)
+
+
+def test_the_weighted_median_is_the_value_below_which_half_the_weight_lies() -> None:
+    values = np.array([1.0, 2.0, 3.0, 10.0])
+    assert weighted_median(values, np.array([1.0, 1.0, 1.0, 1.0])) == pytest.approx(2.5)
+    assert weighted_median(values, np.array([1.0, 1.0, 1.0, 0.01])) == pytest.approx(2.0)
+    assert weighted_median(values, np.array([0.01, 1.0, 1.0, 5.0])) == pytest.approx(10.0)

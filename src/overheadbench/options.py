@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import os
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +102,13 @@ KNOBS: dict[str, Knob] = {
     ),
     "time_budget_s": Knob(
         "time-budget", _seconds, "DURATION", "measuring time per pair once its processes are ready, e.g. 2s or 500ms"
+    ),
+    "max_time_s": Knob(
+        "max-time",
+        _seconds,
+        "DURATION",
+        "a pair's ceiling: how long it may go on past its time budget for its processes' minimum of block pairs "
+        "(millisecond calls) and, under a gate, while its change is unknown",
     ),
     "confidence": Knob("confidence", _fraction, "LEVEL", "confidence level of the intervals"),
     "mode": Knob(
@@ -328,32 +333,6 @@ def _output(raw: str | None, option: str) -> Path | None:
     if path.exists() and not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
         raise pytest.UsageError(f"overheadbench: {option}={raw}: cannot be written")
     return path
-
-
-def misread_paths(config: pytest.Config) -> list[str]:
-    """Warnings for this plugin's options written with a space before a value that names an
-    existing path outside the invocation directory (``--overhead-json /ci/out.json``).
-
-    pytest chooses the rootdir and the ini file from the command line's paths before it knows
-    any plugin's options, so it took such a value for a test path: the session was rooted at a
-    common ancestor, and could lose its ini file. Replicas are given the session's rootdir and
-    ini file, so pairs are measured all the same; the warning says why the rootdir moved, and
-    the ``=`` form that keeps it.
-    """
-    here = Path(config.invocation_params.dir)
-    words = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *map(str, config.invocation_params.args)]
-    warnings = []
-    for option, value in itertools.pairwise(words):
-        if not option.startswith("--overhead-") or config.getoption(option, default=None) != value:
-            continue
-        path = (here / value).resolve()
-        if path.exists() and here.resolve() not in (path, *path.parents):
-            ini = config.inipath or "none"
-            warnings.append(
-                f"overheadbench: {option} {value}: pytest chose the rootdir ({config.rootpath}) and the ini file "
-                f"({ini}) before it knew this option, taking {value} for a test path; write {option}={value}"
-            )
-    return warnings
 
 
 def deprecations(config: pytest.Config) -> list[str]:

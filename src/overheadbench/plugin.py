@@ -10,6 +10,7 @@ import pytest
 
 from .core.errors import OverheadUsageError, StorageError
 from .core.jsonio import dumps, strict
+from .core.option_paths import misread_paths
 from .core.scratch import remove_orphans
 from .core.tables import plain
 from .core.termination import install_sigterm, uninstall_sigterm
@@ -22,7 +23,7 @@ from .core.xdist import (
     prepare_controller,
     remember_nodeids,
 )
-from .engine.changes import Gate
+from .engine.changes import Gate, Looks
 from .engine.harness import Harness
 from .engine.sampling import Replication
 from .engine.settings import Counter, Mode, Settings
@@ -32,17 +33,18 @@ from .history.environment import environment
 from .history.gate import StoredRuns
 from .history.runs import Run
 from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_server: a fixture of this plugin)
-from .options import GATE, REPORTS, Options, add_options, deprecations, misread_paths, options_from_config
+from .options import GATE, REPORTS, Options, add_options, deprecations, options_from_config
 from .outcome import conclude, pair_outcome
 from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
 from .pairs.marker import concurrency_level as concurrency_level  # a fixture of this plugin
 from .pairs.results import OverheadResult
 from .replicas.failures import ReplicaError, WrongTree
+from .replicas.launch import ReplicaRequest
 from .replicas.places import Places, places, under_callgrind
 from .replicas.pool import ReplicaPool
 from .replicas.relaunch import Invocation
-from .replicas.replica import ReplicaPlugin, ReplicaRequest
+from .replicas.replica import ReplicaPlugin
 from .report.gathering import Gathered, carry
 from .report.github import append_summary, in_actions
 from .report.markdown import render_markdown
@@ -134,6 +136,7 @@ class OverheadSession:
         self.harness = Harness()
         self.stored: StoredRuns | None = None
         self.workers_replicas = 0
+        self._gated: int | None = None
         """Replica processes the xdist workers started (the controller starts none)."""
         self.written: list[str] = []
         """The output files written, and what each replaced (the summary names them)."""
@@ -224,6 +227,7 @@ class OverheadSession:
             )
         count_elsewhere = self.counting.count if self.counting else None
         count_places = (self.counting or self.replicas).count_places if self.places else None
+        threshold = self.place_gate.threshold if self.place_gate else None
         return OverheadFixture(
             pair,
             self.settings,
@@ -233,7 +237,14 @@ class OverheadSession:
             self.harness,
             count_elsewhere=count_elsewhere,
             count_places=count_places,
+            looks=None if threshold is None else Looks(threshold, self._gated_pairs()),
         )
+
+    def _gated_pairs(self) -> int:
+        """The session's pairs a gate reads at other places (the family of :class:`Looks`)."""
+        if self._gated is None:
+            self._gated = sum(1 for item in self.marked if self._replicated(item))
+        return self._gated
 
     @pytest.fixture(name=TRANSPORT_FIXTURE_NAME)
     def transport_fixture(self, request: pytest.FixtureRequest) -> TransportFixture:

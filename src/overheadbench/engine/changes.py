@@ -36,7 +36,7 @@ import numpy as np
 from ..core.jsonio import Fields
 from ..core.vocabulary import Word
 from .settings import Policy
-from .stats import MEDIAN_EFFICIENCY, MEDIAN_FROM, t_quantile
+from .stats import t_quantile
 
 REGRESSED_MARK = " regressed against "
 """How a gate's failure reads (:func:`overheadbench.outcome.gate_effect`): GitHub annotations
@@ -177,19 +177,6 @@ class Measurement:
     df: float = math.inf
 
 
-def median_measurement(values: Sequence[float]) -> Measurement:
-    """The median of per-process values (e.g. each process's median ratio) and the standard
-    error of its logarithm: the processes' log sd over sqrt(k), times the median's efficiency
-    where there are enough of them for a median (``MEDIAN_FROM``: the interval's own rule)."""
-    logs = np.log(np.asarray([v for v in values if v > 0], float))
-    k = logs.size
-    if k == 0:
-        return Measurement(math.nan, math.nan, 1)
-    sd = float(np.std(logs, ddof=1)) if k >= 2 else 0.0
-    value = float(np.exp(np.median(logs)))
-    return Measurement(value, sd / math.sqrt(k) * (MEDIAN_EFFICIENCY if k >= MEDIAN_FROM else 1.0), max(k - 1, 1))
-
-
 def interval_measurement(value: float, low: float, high: float) -> Measurement:
     """A value with its 95% interval, read as a standard error of the log (normal)."""
     if low <= 0 or high <= 0 or low >= high:
@@ -231,6 +218,45 @@ def change(
 def exact_change(what: str, old: float, new: float) -> Change:
     """Two exact counts (count mode)."""
     return Change(what, old, new, exact=True)
+
+
+@dataclass(frozen=True)
+class Looks:
+    """A gate read while a pair's rounds go on (``--overhead-against``, ``--overhead-env``): the
+    rounds continue while a change is unknown at the threshold, so the gate looks at it more
+    than once, and each look is a chance of a false alarm.
+
+    The error rate stays honest by Bonferroni's bound, over the looks and over the session's
+    gated pairs: each look reads an interval at ``1 - (1 - CONFIDENCE) / (looks x pairs)``, so
+    a pair that did not move reads "regressed" (or "improved") with probability at most
+    ``(1 - CONFIDENCE) / 2 / pairs`` whatever the looks found, and a session of ``pairs``
+    identical pairs at most ``(1 - CONFIDENCE) / 2`` in all (the expected number of false alarms
+    per suite). A change well inside the threshold is rarer still: the bound is for a change
+    sitting right at it. The looks come at ``processes``, twice and four times as many
+    (at most ``MAX_PROCESSES``): a few looks, far apart, keep the bound close to the truth.
+    """
+
+    threshold: float
+    """Percent (the gate's ``--overhead-fail-above`` for pairs)."""
+    pairs: int = 1
+    """The session's gated pairs: the family whose false alarms are bounded together."""
+
+    def counts(self, processes: int, most: int) -> list[int]:
+        """The process counts (per place) at which the gate looks."""
+        found = [processes]
+        while found[-1] * 2 <= most and len(found) < LOOKS:
+            found.append(found[-1] * 2)
+        if found[-1] < most and len(found) < LOOKS:
+            found.append(most)
+        return found
+
+    def confidence(self, processes: int, most: int) -> float:
+        """Of every look's interval (and the change the result keeps)."""
+        return 1 - (1 - CONFIDENCE) / (len(self.counts(processes, most)) * max(self.pairs, 1))
+
+
+LOOKS = 3
+"""At most this many looks per pair (see :class:`Looks`)."""
 
 
 @dataclass(frozen=True)

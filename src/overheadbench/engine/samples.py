@@ -58,13 +58,48 @@ class Kind(Word):
     ASYNC = "async"
 
 
+class Timer(Word):
+    """Which clock a pair's blocks are read on (chosen per pair at calibration,
+    :func:`overheadbench.engine.sampling.choose_timer`)."""
+
+    WALL = "wall"
+    """Elapsed time: what a pair that waits (on a socket, a thread, a lock) must be read on."""
+    CPU = "cpu"
+    """The measuring thread's CPU time: a block that never waits is charged nothing for the time
+    slices a busy machine gives its neighbours, which the wall clock charges to the longer block."""
+
+
+class Timing(int):
+    """A block's cost on the clock a plan reads (the int), with the other clock's reading and the
+    thread's voluntary context switches (its waits) beside it.
+
+    The plans add, compare and divide costs as numbers; a timing carries the second clock through
+    them untouched, so the samples can keep both and calibration can see whether a side waits.
+    """
+
+    wall_ns: int
+    cpu_ns: int
+    waits: int
+
+    def __new__(cls, wall_ns: int, cpu_ns: int, waits: int) -> Timing:
+        timing = super().__new__(cls, wall_ns)
+        timing.wall_ns, timing.cpu_ns, timing.waits = wall_ns, cpu_ns, waits
+        return timing
+
+    def on(self, timer: Timer) -> tuple[int, int]:
+        """(this block on ``timer``, on the other clock)."""
+        return (self.cpu_ns, self.wall_ns) if timer == Timer.CPU else (self.wall_ns, self.cpu_ns)
+
+
 @dataclass(frozen=True)
 class BlockSizes:
     """Calls per timed block, each side's from its own per-call cost (the harness probe runs
-    the baseline's): both sides' blocks last about as long, whatever their ratio."""
+    the baseline's): both sides' blocks last about as long, whatever their ratio; and the clock
+    every process reads them on."""
 
     baseline: int
     framework: int
+    timer: Timer = Timer.WALL
 
 
 @dataclass
@@ -75,6 +110,8 @@ class ReplicaSamples:
     ``framework_calls``; ``framework_ns`` holds each framework block's cost scaled to
     ``calls_per_block`` calls, so that every reader compares the sides pair by pair as if
     their blocks were the same size (as they were before files recorded ``framework_calls``).
+    Both are on the pair's ``timer``; ``other_baseline_ns`` and ``other_framework_ns`` hold the
+    same blocks on the other clock, where it was read (the report says when the two disagree).
     """
 
     calls_per_block: int
@@ -84,14 +121,33 @@ class ReplicaSamples:
     wall_s: float = 0.0
     framework_calls: int = 0
     """Calls per framework block (0: ``calls_per_block``, as files before it was recorded)."""
+    timer: Timer = Timer.WALL
+    other_baseline_ns: list[int] = field(default_factory=list)
+    other_framework_ns: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.framework_calls = self.framework_calls or self.calls_per_block
 
     def add(self, baseline_ns: int, framework_ns: int) -> None:
-        """One pair of blocks, as timed: the framework's scaled to the baseline's call count."""
-        self.baseline_ns.append(baseline_ns)
-        self.framework_ns.append(round(framework_ns * self.calls_per_block / self.framework_calls))
+        """One pair of blocks, as timed: the framework's scaled to the baseline's call count;
+        on the pair's clock, and on the other one where the blocks read both (:class:`Timing`)."""
+        scale = self.calls_per_block / self.framework_calls
+        if isinstance(baseline_ns, Timing) and isinstance(framework_ns, Timing):
+            (baseline_ns, other_baseline), (framework_ns, other_framework) = (
+                baseline_ns.on(self.timer),
+                framework_ns.on(self.timer),
+            )
+            self.other_baseline_ns.append(other_baseline)
+            self.other_framework_ns.append(round(other_framework * scale))
+        self.baseline_ns.append(int(baseline_ns))
+        self.framework_ns.append(round(framework_ns * scale))
+
+    @property
+    def other_timer(self) -> Timer | None:
+        """The clock the ``other_*`` lists are on (None: only the pair's own was read)."""
+        if not self.other_baseline_ns:
+            return None
+        return Timer.WALL if self.timer == Timer.CPU else Timer.CPU
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -106,9 +162,18 @@ class ReplicaSamples:
             fields.number("harness_ns_per_call"),
             fields.number("wall_s"),
             fields.count("framework_calls") if "framework_calls" in fields.data else 0,
+            fields.choice("timer", Timer, Timer.WALL),
+            [int(v) for v in fields.samples("other_baseline_ns")] if "other_baseline_ns" in fields.data else [],
+            [int(v) for v in fields.samples("other_framework_ns")] if "other_framework_ns" in fields.data else [],
         )
         if len(samples.baseline_ns) != len(samples.framework_ns):
             raise ShapeError(f"{path}: baseline_ns and framework_ns must pair up (one value each per pair)")
+        if (
+            len(samples.other_baseline_ns) != len(samples.other_framework_ns)
+            or samples.other_baseline_ns
+            and len(samples.other_baseline_ns) != len(samples.baseline_ns)
+        ):
+            raise ShapeError(f"{path}: the other clock's blocks must pair up with the pair's own")
         return samples
 
 

@@ -36,7 +36,11 @@ class Settings:
     """Units in the names: seconds, fractions."""
 
     time_budget_s: float = 2.0
-    """Wall time one pair may take, all replica processes included."""
+    """Wall time one pair aims to take, all replica processes included: a process stops at its
+    share once it has its minimum of block pairs (:data:`~overheadbench.engine.sampling.MIN_PAIRS`)."""
+    max_time_s: float = 60.0
+    """The pair's ceiling: how long its processes may sample to reach their minimum of block
+    pairs (millisecond calls), and further rounds may go on while a gate's change is unknown."""
     target_halfwidth: float = 0.01
     """Stop early once the interval is this narrow, relative to the ratio (0.01: ±1% of
     framework / baseline; on the log scale, as the gate reads changes)."""
@@ -73,6 +77,12 @@ class Settings:
     """Callers of each side at once while it is timed (a pair's own: its marker or ``compare()``)."""
     counter: Counter = Counter.AUTO
     """Count mode's instruction counter (resolved from ``auto`` when the session starts)."""
+
+    @property
+    def ceiling_s(self) -> float:
+        """The pair's ceiling as it applies: ``max_time_s``, within half the pair's time limit
+        (a pair stopped by its ceiling still finishes before its limit fails it)."""
+        return min(self.max_time_s, self.pair_timeout_s / 2)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -7,10 +7,13 @@
   the same pair 1–3 points faster or slower in one fresh process than in the next, far
   more than the within-process interval, in clusters and with a heavy tail (a process in
   twenty lands several points away). So with several replica processes the estimate is
-  the **median of their medians**, and its interval is Student's t on the log scale with the
-  median's standard error, ``1.2533 · sd / sqrt(k)`` of the processes' log ratios
-  (:func:`between_processes`): it carries the between-process variance, as pyperf's
-  replicated means do. A heavy-tailed process widens it through the sd, never hides. The
+  the **weighted median of their medians**, each weighed by its own precision and the
+  spread between processes, and its interval is Student's t on the log scale with the
+  median's standard error (:func:`pool`, a random-effects combination): it carries the
+  between-process variance, as pyperf's replicated means do, and a process whose own blocks
+  were preempted (a wide interval of its own) counts little instead of moving the estimate
+  (on a busy runner such processes made intervals of ±100-270%, issue 45). A heavy-tailed
+  process widens it through the spread seen, never hides. The
   distribution-free order-statistic interval used before is, at 6 processes, the range of
   the processes, which one process in a bad layout set: on the suite's middleware pairs it
   was 1.2-1.7 times what the estimate's spread across sessions needs (issue 24,
@@ -41,6 +44,11 @@ benchmarks/validation/gate.py on the suite's pairs; held out on lopsided pairs b
 benchmarks/validation/lopsided.py, whose 10x-1000x pairs moved 0.6-0.9% between sessions under
 within-session intervals of ±1.0-1.3% (pooled coverage 89% without it; see LOPSIDED.md). A
 pair's interval includes it; the stored-run gate starts from it (``pair_changes``)."""
+MIN_WITHIN_SD = 1e-4
+"""The least a process's own log sd is taken to be (0.01%): its ratios all agreeing is luck, not exactness."""
+BIG_VARIANCE = 1.0
+"""A process's own variance is taken as at most this (a log sd of 1: a factor of e), so that one
+with no interval at all still has a weight, however small."""
 EXACT_RANKS_UP_TO = 1000
 """Up to this many values the interval's ranks come from the exact binomial distribution."""
 
@@ -66,6 +74,10 @@ class Estimate:
     confidence: float
     method: Method
     """Over the processes' medians, or one process's own interval."""
+    between_sd: float = math.nan
+    """The spread of the processes' log ratios beyond their own precision (NaN: one process)."""
+    disagree: bool = False
+    """The processes' medians disagree beyond their own precision (their spread is in the interval)."""
 
     @property
     def overhead(self) -> float:
@@ -154,12 +166,81 @@ def replica_ratio(
     return median_interval(pair_ratios(baseline_ns, framework_ns, offset_ns), confidence)
 
 
+@dataclass(frozen=True)
+class Pooled:
+    """Processes' log values pooled: the weighted median, its standard error and degrees of
+    freedom, the spread between processes beyond their own precision (``between_sd``, on the log
+    scale), and whether the processes disagree beyond their own precision (Cochran's Q over its
+    99% chi-square quantile)."""
+
+    centre: float
+    se: float
+    df: int
+    between_sd: float
+    disagree: bool
+
+
+def within_variance(low: float, high: float, confidence: float) -> float:
+    """A process's own variance of its log figure, read off its interval at ``confidence``
+    (never below ``MIN_WITHIN_SD`` squared: a process whose ratios all agreed is not exact)."""
+    if not (0 < low <= high) or not math.isfinite(high):
+        return math.inf
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    return max((math.log(high) - math.log(low)) / (2 * z), MIN_WITHIN_SD) ** 2
+
+
+def pool(logs: Sequence[float] | np.ndarray, variances: Sequence[float] | np.ndarray) -> Pooled:
+    """Pool per-process log figures ``logs`` with their own ``variances`` (random effects).
+
+    Each process weighs ``1 / (its variance + between²)``: a process with ten preempted blocks
+    has a wide interval of its own and counts little; where the processes' precision is alike
+    (the usual case: the spread is layout), the weights are equal. ``between²`` is the spread
+    beyond the processes' own precision, from the median absolute deviation so that one
+    process in a bad layout cannot set it. The centre is the weighted median (one such process
+    does not move it); its standard error is the median's (``MEDIAN_EFFICIENCY``) over the
+    larger of the model's and the weighted spread actually seen (Hartung-Knapp), so a heavy
+    tail widens the interval, never hides.
+    """
+    y = np.asarray(logs, float)
+    v = np.minimum(np.asarray(variances, float), BIG_VARIANCE)
+    k = y.size
+    mad = 1.4826 * float(np.median(np.abs(y - np.median(y))))
+    between2 = max(0.0, mad**2 - float(np.median(v)))
+    weights = 1.0 / (v + between2)
+    centre = weighted_median(y, weights)
+    model = 1.0 / float(weights.sum())
+    weighted_mean = float((weights * y).sum()) / float(weights.sum())
+    seen = float((weights * (y - weighted_mean) ** 2).sum()) / ((k - 1) * float(weights.sum()))
+    se = MEDIAN_EFFICIENCY * math.sqrt(max(model, seen))
+    fixed = 1.0 / v
+    mean = float((fixed * y).sum() / fixed.sum())
+    q = float((fixed * (y - mean) ** 2).sum())
+    return Pooled(centre, se, k - 1, math.sqrt(between2), q > chi2_quantile(0.99, k - 1))
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The value below which half the weight lies (the middle two's mean on an exact tie)."""
+    order = np.argsort(values)
+    ordered, cumulative = values[order], np.cumsum(weights[order])
+    half = cumulative[-1] / 2
+    index = int(np.searchsorted(cumulative, half))
+    if math.isclose(float(cumulative[index]), half) and index + 1 < ordered.size:
+        return float((ordered[index] + ordered[index + 1]) / 2)
+    return float(ordered[index])
+
+
+def chi2_quantile(p: float, df: int) -> float:
+    """The chi-square quantile by Wilson and Hilferty's cube (within ~1% from 2 degrees of freedom)."""
+    z = NormalDist().inv_cdf(p)
+    return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
+
+
 def combine(replicas: Sequence[tuple[float, float, float]], confidence: float, session_sd: float = 0.0) -> Estimate:
     """Pool per-process ``(median, low, high)`` into one estimate.
 
     One process: its own interval, labelled within-process (it does not see layout effects
-    and is optimistic). ``MEDIAN_FROM`` processes or more: the median of the process medians
-    with :func:`between_processes`. Fewer: the mean ± t·s/√k (a median of 3 is no better).
+    and is optimistic). ``MEDIAN_FROM`` processes or more: :func:`pool` on the log scale, with
+    Student's t. Fewer: the mean ± t·s/√k (a median of 3 is no better).
     ``session_sd``: the between-session standard deviation of the log ratio, which no process
     of the session can see, added to the standard error (0: the session's own interval).
     """
@@ -170,25 +251,23 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float, s
         return Estimate(median, low, high, confidence, Method.WITHIN_PROCESS)
     medians = np.array([r[0] for r in replicas], float)
     if medians.size >= MEDIAN_FROM and bool(np.all(medians > 0)):
-        centre, low, high = between_processes(medians, confidence, session_sd)
-        return Estimate(centre, low, high, confidence, Method.BETWEEN_PROCESSES)
+        pooled = pool(np.log(medians), [within_variance(low, high, confidence) for _, low, high in replicas])
+        half = t_quantile((1 + confidence) / 2, pooled.df) * math.hypot(pooled.se, session_sd)
+        centre = math.exp(pooled.centre)
+        return Estimate(
+            centre,
+            centre * math.exp(-half),
+            centre * math.exp(half),
+            confidence,
+            Method.BETWEEN_PROCESSES,
+            pooled.between_sd,
+            pooled.disagree,
+        )
     centre = float(medians.mean())
     se = math.hypot(float(medians.std(ddof=1)) / math.sqrt(medians.size), centre * session_sd)
     half = t_quantile((1 + confidence) / 2, medians.size - 1) * se
-    return Estimate(centre, centre - half, centre + half, confidence, Method.BETWEEN_PROCESSES)
-
-
-def between_processes(medians: np.ndarray, confidence: float, session_sd: float = 0.0) -> tuple[float, float, float]:
-    """The median of per-process ratios and its interval: Student's t (k - 1 degrees of
-    freedom) on the log scale, with the median's standard error (``MEDIAN_EFFICIENCY`` times
-    the mean's; with ``session_sd`` added, see :func:`combine`). The same standard error is
-    what a change between two measurements reads
-    (:func:`overheadbench.engine.changes.median_measurement`)."""
-    logs = np.log(medians)
-    centre = float(np.median(logs))
-    se = math.hypot(MEDIAN_EFFICIENCY * float(np.std(logs, ddof=1)) / math.sqrt(logs.size), session_sd)
-    half = t_quantile((1 + confidence) / 2, logs.size - 1) * se
-    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
+    spread = float(np.std(np.log(medians), ddof=1)) if bool(np.all(medians > 0)) else math.nan
+    return Estimate(centre, centre - half, centre + half, confidence, Method.BETWEEN_PROCESSES, spread)
 
 
 def quantile_interval(values: Sequence[float] | np.ndarray, q: float, confidence: float) -> tuple[float, float, float]:

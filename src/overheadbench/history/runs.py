@@ -25,7 +25,7 @@ from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -40,8 +40,10 @@ an interval widened by its spread between sessions); 11 each side's own block si
 ``framework_calls``; older files timed both sides in blocks of ``calls_per_block``), a budget's
 ``max_factor``, a result's ``detectable`` and the ``factor`` unit of a check; 12 a result's
 ``places`` (each other place of its session, base tree or environment: its measurement and change;
-older files kept one base tree in ``against``) and the environment's ``distributions``. Versions 1
-to 11 still load."""
+older files kept one base tree in ``against``) and the environment's ``distributions``; 13 the clock a
+result was judged on (a sample's ``timer``, and its blocks on the other clock: ``other_baseline_ns``,
+``other_framework_ns``; older files read the wall clock only), a result's ``timer``, ``other_ratio``,
+``between_sd``, ``disagree`` and ``start_s``. Versions 1 to 12 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

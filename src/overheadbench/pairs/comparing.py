@@ -3,10 +3,14 @@ against another's in the same session (:mod:`overheadbench.engine.changes`).
 
 The figure compared is the pair's ratio (framework / baseline), so the change is relative to
 the framework path: new ratio / old ratio - 1, in percent; a 230% pair and a 20% pair are
-gated alike. Its standard error comes from each side's processes (sampling and layout); two
-places measured in one session, interleaved, share the session's state, so no between-session
-term is added (:mod:`overheadbench.history.pair_changes` adds it between stored runs). Count
-mode compares exact counts.
+gated alike. Its standard error comes from each side's processes (sampling and layout), pooled
+as the pair's own interval pools them (:func:`~overheadbench.engine.stats.pool`); two places
+measured in one session, interleaved, share the session's state, so no between-session term is
+added (:mod:`overheadbench.history.pair_changes` adds it between stored runs), and their
+processes pair up by round: each round runs one process of every place back to back, so the
+change's error is read from the rounds' differences, where what the machine did during a round
+(a neighbour's burst on a shared runner) falls on both sides and cancels. Count mode compares
+exact counts.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ..engine.changes import Change, Measurement, change, exact_change, median_measurement
+from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change
 from ..engine.samples import CountSamples, ReplicaSamples, Role
 from ..engine.settings import Mode
-from ..engine.stats import pair_ratios
+from ..engine.stats import MEDIAN_FROM, pair_ratios, pool, replica_ratio, within_variance
 
 
 class Compared(Protocol):
@@ -53,23 +57,69 @@ def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
     return [float(np.median(pair_ratios(s.baseline_ns, s.framework_ns))) for s in samples if s.baseline_ns]
 
 
+def process_logs(samples: Sequence[ReplicaSamples]) -> tuple[np.ndarray, np.ndarray]:
+    """Each process's log median pair ratio, and its own variance (from its interval)."""
+    logs, variances = [], []
+    for sample in samples:
+        if not sample.baseline_ns:
+            continue
+        median, low, high = replica_ratio(sample.baseline_ns, sample.framework_ns, 0.0, CONFIDENCE)
+        logs.append(math.log(median) if median > 0 else math.nan)
+        variances.append(within_variance(low, high, CONFIDENCE))
+    return np.asarray(logs, float), np.asarray(variances, float)
+
+
 def reading(result: Compared) -> Measurement:
-    """A run's ratio for a pair, with the standard error of its log from its processes' medians."""
-    spread = median_measurement(process_ratios(result.samples))
-    return Measurement(result.ratio, spread.log_se if math.isfinite(spread.log_se) else 0.0, spread.df)
+    """A run's ratio for a pair, with the standard error of its log pooled from its processes."""
+    return _measured(result.samples, result.ratio)
 
 
-def paired_change(old: Compared, new: Compared) -> Change:
-    """Two places measured in one session, interleaved: no between-session term."""
+def _measured(samples: Sequence[ReplicaSamples], ratio: float) -> Measurement:
+    """``ratio`` with its log standard error as the pair's own interval reads it (:func:`combine`'s
+    rule: pooled from ``MEDIAN_FROM`` processes, else their plain spread)."""
+    logs, variances = process_logs(samples)
+    if logs.size < 2 or not np.all(np.isfinite(logs)):
+        return Measurement(ratio, 0.0, 1)
+    if logs.size < MEDIAN_FROM:
+        return Measurement(ratio, float(np.std(logs, ddof=1)) / math.sqrt(logs.size), logs.size - 1)
+    pooled = pool(logs, variances)
+    return Measurement(ratio, pooled.se, pooled.df)
+
+
+def rounds_change(
+    what: str,
+    old: Sequence[ReplicaSamples],
+    new: Sequence[ReplicaSamples],
+    ratios: tuple[float, float],
+    confidence: float = CONFIDENCE,
+) -> Change:
+    """The change from ``old`` to ``new`` processes measured round by round in one session (the
+    ``i``-th of each side in the same round): centred on the two ``ratios`` (old, new), its error
+    pooled from the rounds' log differences."""
+    old_logs, old_variances = process_logs(old)
+    new_logs, new_variances = process_logs(new)
+    if old_logs.size != new_logs.size or old_logs.size < 2:
+        found = change(what, _measured(old, ratios[0]), _measured(new, ratios[1]))
+        return Change(what, ratios[0], ratios[1], found.se, found.df, confidence=confidence)
+    differences = new_logs - old_logs
+    if not np.all(np.isfinite(differences)):
+        return Change(what, ratios[0], ratios[1], math.inf, 1, confidence=confidence)
+    pooled = pool(differences, old_variances + new_variances)
+    return Change(what, ratios[0], ratios[1], pooled.se, pooled.df, confidence=confidence)
+
+
+def paired_change(old: Compared, new: Compared, confidence: float = CONFIDENCE) -> Change:
+    """Two places measured in one session, interleaved by round: no between-session term."""
     if new.mode == Mode.COUNT:
         return exact_change(new.nodeid, old.ratio, new.ratio)
-    return change(new.nodeid, reading(old), reading(new))
+    return rounds_change(new.nodeid, old.samples, new.samples, (old.ratio, new.ratio), confidence)
 
 
-def place_change(role: Role, own: Compared, other: Compared) -> Change | None:
+def place_change(role: Role, own: Compared, other: Compared, confidence: float = CONFIDENCE) -> Change | None:
     """The change a place's measurement shows, in its role's direction: the session's own tree
     over a base tree (a pull request's head over its base), or an environment over the
-    session's own; None where either side was not measured."""
+    session's own; None where either side was not measured. ``confidence``: of the interval
+    the gate reads (higher where the gate looked more than once, :class:`~overheadbench.engine.changes.Looks`)."""
     if not (own.measured and other.measured):
         return None
-    return paired_change(other, own) if role == Role.BASE else paired_change(own, other)
+    return paired_change(other, own, confidence) if role == Role.BASE else paired_change(own, other, confidence)

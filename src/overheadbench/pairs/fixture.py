@@ -13,7 +13,6 @@ import inspect
 import math
 import random
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -24,10 +23,11 @@ import numpy as np
 import pytest
 import sniffio
 
-from ..core.errors import OverheadPairWarning, OverheadUsageError
+from ..core.errors import OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
-from ..core.vocabulary import MAX_CONCURRENCY, Counter
+from ..core.vocabulary import Counter
+from ..engine.changes import Looks
 from ..engine.counting import (
     ALLOCATION_REPEATS,
     CALLGRIND_MAX_CALLS,
@@ -38,8 +38,8 @@ from ..engine.counting import (
     pace_plan,
 )
 from ..engine.harness import Harness
-from ..engine.samples import CountSamples, Kind, PlaceSamples, ReplicaSamples, Side
-from ..engine.sampling import InProcess, Replication, Request, Sampled, blame, drive_async, drive_sync
+from ..engine.samples import CountSamples, Kind, PlaceSamples, Side
+from ..engine.sampling import InProcess, Replication, Request, Sampled, Stopping, blame, drive_async, drive_sync
 from ..engine.settings import Mode, Settings
 from ..engine.stats import pair_ratios
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
@@ -52,7 +52,9 @@ from ..instruments.walltime import WallClock, empty_async, empty_sync
 from ..replicas.replica import ReplicaPlugin
 from .pair import Pair
 from .results import OverheadResult
-from .verdict import halfwidth, measure_places, summarise, summarise_counts
+from .stopping import gate_confidence, gate_rounds, too_wide
+from .usage import sides_kind, warn_unlike, with_callers
+from .verdict import measure_places, summarise, summarise_counts
 
 CountElsewhere = Callable[[str, Settings, int], CountSamples]
 """Count a pair in another process (node id, settings, calls per block): count mode under callgrind."""
@@ -83,8 +85,11 @@ class OverheadFixture:
         rng: random.Random | None = None,
         count_elsewhere: CountElsewhere | None = None,
         count_places: CountPlaces | None = None,
+        looks: Looks | None = None,
     ) -> None:
         self.pair = pair
+        self.looks = looks
+        """The gate's looks at a change while rounds go on at other places (None: no gate there)."""
         self.count_elsewhere, self.count_places = count_elsewhere, count_places
         self.session = settings
         """The session's settings: the pair's own choices are the pair's (:attr:`settings`)."""
@@ -175,17 +180,8 @@ class OverheadFixture:
             raise OverheadUsageError(f"{self.nodeid}: overhead.compare() was called twice; measure one pair per test")
         self._called = True
         if concurrency is not None:
-            self._callers(concurrency)
-        for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
-            if not callable(fn):
-                raise OverheadUsageError(f"{self.nodeid}: the {side} must be a zero-argument callable, got {fn!r}")
-        kinds = {inspect.iscoroutinefunction(fn) for fn in (baseline, framework)}
-        if len(kinds) == 2:
-            raise OverheadUsageError(
-                f"{self.nodeid}: baseline and framework must both be plain functions or both `async def` "
-                f"functions; got one of each"
-            )
-        return Kind.ASYNC if kinds == {True} else Kind.SYNC
+            self.pair = with_callers(self.pair, concurrency)
+        return sides_kind(self.nodeid, baseline, framework)
 
     def _measure_sync(self, baseline: Callable[[], Any], framework: Callable[[], Any]) -> OverheadResult:
         started = time.perf_counter()
@@ -200,7 +196,7 @@ class OverheadFixture:
                     f"function instead (e.g. `async def {side}(): return await agent.process(msg)`)"
                 )
             values.append(value)
-        self._warn_unlike(*values)
+        warn_unlike(self.nodeid, *values)
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.SYNC))
         with timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid), self._held() as held:
@@ -216,7 +212,7 @@ class OverheadFixture:
         for side, fn in ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework)):
             with blame(side), self._first_call():
                 values.append(await fn())
-        self._warn_unlike(*values)
+        warn_unlike(self.nodeid, *values)
         if not self.measuring:
             return self._record(OverheadResult(self.pair, Kind.ASYNC))
         conditions = timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid)
@@ -224,39 +220,6 @@ class OverheadFixture:
             for plan, blocks, keep in self._stages(Kind.ASYNC, baseline, framework, held):
                 keep(await drive_async(plan, blocks))
         return self._conclude(Kind.ASYNC, started)
-
-    def _warn_unlike(self, baseline: Any, framework: Any) -> None:
-        """Warn when the sides' first calls returned values of different types (``None`` aside: a
-        baseline that does nothing is a choice): a dict against a str, a wrapper that returns
-        something else than what it wraps, are the same work only by accident."""
-        kinds = type(baseline), type(framework)
-        if kinds[0] is not kinds[1] and type(None) not in kinds:
-            warnings.warn(
-                OverheadPairWarning(
-                    f"{self.nodeid}: the baseline returned a {kinds[0].__qualname__} and the framework a "
-                    f"{kinds[1].__qualname__}: do both sides do the same work?"
-                ),
-                stacklevel=4,
-            )
-
-    def _callers(self, concurrency: Any) -> None:
-        """``compare(concurrency=N)``: checked, and made the pair's (unless the marker gave levels)."""
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= MAX_CONCURRENCY:
-            raise OverheadUsageError(
-                f"{self.nodeid}: concurrency must be a whole number of callers from 1 to {MAX_CONCURRENCY}, "
-                f"got {concurrency!r} (for one row per level, give the marker a list: concurrency=[1, 8, 64])"
-            )
-        if self.pair.levelled and concurrency != self.pair.concurrency:
-            raise OverheadUsageError(
-                f"{self.nodeid}: the marker's concurrency levels set this row to {self.pair.concurrency} callers; "
-                f"compare() asked for {concurrency}: give the callers in one place"
-            )
-        if self.pair.mode == Mode.COUNT and concurrency > 1:
-            raise OverheadUsageError(
-                f"{self.nodeid}: count mode counts one caller's instructions; "
-                f"concurrency={concurrency} is a time measurement"
-            )
-        self.pair = dataclasses.replace(self.pair, concurrency=concurrency)
 
     @contextmanager
     def _first_call(self) -> Iterator[None]:
@@ -347,16 +310,14 @@ class OverheadFixture:
         else should run while a pair is measured.
         """
 
-        def too_wide(replicas: list[ReplicaSamples]) -> bool:
-            return halfwidth(self.pair, replicas, self.settings) > self.settings.target_halfwidth
-
-        return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, too_wide)
+        stop = Stopping(too_wide(self.pair, self.settings), gate_rounds(self.pair, self.settings, self.looks))
+        return self.replication.plan(self.nodeid, self.settings, self.rng, self.clock_ns, stop)
 
     def _time_probe(self) -> Generator[Request, int, Sampled]:
         """Count mode's check on its counts: the same calls timed in this process for
         ``TIME_PROBE_S`` on the real clock (see :func:`overheadbench.engine.counting.disagreement`)."""
         settings = dataclasses.replace(self.settings, processes=1, time_budget_s=TIME_PROBE_S, concurrency=1)
-        return InProcess().plan(self.nodeid, settings, self.rng, time.perf_counter_ns, lambda replicas: False)
+        return InProcess().plan(self.nodeid, settings, self.rng, time.perf_counter_ns, Stopping(lambda replicas: False))
 
     def _conclude(self, kind: Kind, started: float) -> OverheadResult:
         if self.replication.in_replica:
@@ -373,9 +334,10 @@ class OverheadFixture:
             calls = self._counts.calls_per_block
             sampled = Sampled([], self.count_places(self.nodeid, self.settings, calls) if self.count_places else [])
         else:
-            own = summarise(self.pair, kind, self._sampled.samples, self.settings, wall_s, self._counts)
             sampled = self._sampled
-        places = measure_places(self.pair, kind, own, sampled.places, self.settings)
+            own = summarise(self.pair, kind, sampled.samples, self.settings, wall_s, self._counts, sampled.start_s)
+        confidence = gate_confidence(self.looks, self.settings)
+        places = measure_places(self.pair, kind, own, sampled.places, self.settings, confidence)
         return self._record(dataclasses.replace(own, places=places))
 
     def _record(self, result: OverheadResult) -> OverheadResult:

@@ -13,7 +13,7 @@ from typing import Any
 from ..core.jsonio import Fields, ShapeError
 from ..engine.changes import Change
 from ..engine.checks import Check, Status
-from ..engine.samples import CountSamples, Kind, ReplicaSamples, Role
+from ..engine.samples import CountSamples, Kind, ReplicaSamples, Role, Timer
 from ..engine.settings import Mode
 from ..engine.stats import Method
 from .pair import Budget, Pair
@@ -45,6 +45,15 @@ class OverheadResult:
     calls_per_block: int = 0
     wall_s: float = 0.0
     """The pair's whole wall time, replica start-up and set-up included."""
+    start_s: float = 0.0
+    """Of ``wall_s``, the time its new replica processes took to start (import and collect the
+    session): the first pair's, usually, and a later one's only where a replica was replaced."""
+    between_sd: float = math.nan
+    """The spread of the processes' log ratios beyond their own precision (time mode, several processes)."""
+    disagree: bool = False
+    """Whether the processes' medians disagreed beyond their own precision."""
+    other_ratio: tuple[float, float, float] = (math.nan, math.nan, math.nan)
+    """The ratio and its interval on the clock the pair was not judged on (NaN: not read)."""
     samples: list[ReplicaSamples] = field(default_factory=list)
     """Raw paired block costs, one entry per process (time mode)."""
     counts: CountSamples | None = None
@@ -71,6 +80,20 @@ class OverheadResult:
     @property
     def overhead(self) -> float:
         return self.ratio - 1
+
+    @property
+    def timer(self) -> Timer:
+        """The clock the pair was judged on (its processes all read the same one)."""
+        return self.samples[0].timer if self.samples else Timer.WALL
+
+    @property
+    def clocks_disagree(self) -> bool:
+        """Whether the other clock's interval misses this one's: on a busy machine, the wall
+        clock's of a pair read on CPU time (the wall clock charged it its neighbours' time)."""
+        _, low, high = self.other_ratio
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return False
+        return high < 1 + self.ci[0] or low > 1 + self.ci[1]
 
     @property
     def abs_overhead_s(self) -> float:
@@ -134,6 +157,11 @@ class OverheadResult:
             "calls_per_block": self.calls_per_block,
             "processes": len(self.samples),
             "wall_s": self.wall_s,
+            "start_s": self.start_s,
+            "timer": self.timer,
+            "between_sd": self.between_sd,
+            "disagree": self.disagree,
+            "other_ratio": list(self.other_ratio),
             "samples": [replica.to_json() for replica in self.samples],
             "counts": self.counts.to_json() if self.counts else None,
             "time_ratio": self.time_ratio,
@@ -184,7 +212,15 @@ class OverheadResult:
             samples=samples,
             counts=None if counts is None else CountSamples.from_json(counts.data, counts.path),
             time_ratio=fields.maybe_number("time_ratio") or math.nan,  # schema 6
+            start_s=fields.maybe_number("start_s") or 0.0,  # schema 13, with the rest below
+            between_sd=fields.number("between_sd", optional=True),
+            disagree=bool(fields.flag("disagree", optional=True)),
         )
+        if "other_ratio" in fields.data:
+            clock = fields.numbers("other_ratio")
+            if len(clock) != 3:
+                raise ShapeError(f"{path}.other_ratio: expected [ratio, low, high], got {len(clock)} values")
+            result.other_ratio = (clock[0], clock[1], clock[2])
         if "places" in fields.data:  # schema 12
             result.places = fields.items("places", lambda item, at: PlaceResult.from_json(item, at, nodeid))
         elif (against := fields.obj("against", optional=True)) is not None:  # schemas 5 to 11: a base tree only

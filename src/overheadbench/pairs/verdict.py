@@ -18,12 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.units import as_factor, format_bytes, format_count, format_seconds
+from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Role, Side
 from ..engine.settings import Counter, Settings
-from ..engine.stats import SESSION_SD, Estimate, Method, combine, replica_ratio
+from ..engine.stats import Method
 from .comparing import place_change
+from .estimating import estimate, harness_ns, other_clock
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult
 
@@ -132,23 +134,6 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
     return judge(checks + allocation_checks(counts, pair.budget), figures)
 
 
-def estimate(pair: Pair, replicas: list[ReplicaSamples], settings: Settings, session: bool = True) -> Estimate:
-    """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
-    cost taken off both sides first when ``subtract_harness``); ``session``: the interval
-    carries the between-session term (:data:`~overheadbench.engine.stats.SESSION_SD`) that no
-    process of one session can see; the stopping rule reads the width more processes can narrow."""
-    offset_ns = _harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness else 0.0
-    return combine(
-        [replica_ratio(r.baseline_ns, r.framework_ns, offset_ns, pair.confidence) for r in replicas],
-        pair.confidence,
-        SESSION_SD if session else 0.0,
-    )
-
-
-def _harness_ns(replicas: list[ReplicaSamples]) -> float:
-    return float(np.median([r.harness_ns_per_call for r in replicas]))
-
-
 def summarise(
     pair: Pair,
     kind: Kind,
@@ -156,12 +141,14 @@ def summarise(
     settings: Settings,
     wall_s: float,
     counts: CountSamples | None = None,
+    start_s: float = 0.0,
 ) -> OverheadResult:
     """Estimate, interval, per-call figures and verdict for a pair measured in time mode
-    (``counts``: its allocations, from the pass after timing, if any)."""
+    (``counts``: its allocations, from the pass after timing, if any; ``start_s``: of
+    ``wall_s``, its new replicas' start-up)."""
     calls = replicas[0].calls_per_block
-    harness_ns = _harness_ns(replicas)
-    offset_ns = harness_ns * calls if settings.subtract_harness else 0.0
+    loop_ns = harness_ns(replicas)
+    offset_ns = loop_ns * calls if settings.subtract_harness else 0.0
     found = estimate(pair, replicas, settings)
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
@@ -174,7 +161,7 @@ def summarise(
         method=found.method,
         baseline_s=baseline_s,
         framework_s=baseline_s * found.ratio,
-        harness_s=harness_ns / 1e9,
+        harness_s=loop_ns / 1e9,
         harness_subtracted=settings.subtract_harness,
         verdict=verdict.status,
         message=verdict.message,
@@ -183,17 +170,11 @@ def summarise(
         wall_s=wall_s,
         samples=replicas,
         counts=counts,
+        start_s=start_s,
+        between_sd=found.between_sd,
+        disagree=found.disagree,
+        other_ratio=other_clock(pair, replicas, settings),
     )
-
-
-def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> float:
-    """Half the width of the interval so far, relative to the ratio (the replicas' stopping rule
-    reads it, and nothing of the verdict): ±1% reads alike on a 20% pair and a 230% one, as the
-    gate's changes do."""
-    low, high = estimate(pair, replicas, settings, session=False).overhead_ci
-    if low <= -1 or not math.isfinite(low) or not math.isfinite(high):
-        return math.inf
-    return (math.log1p(high) - math.log1p(low)) / 2
 
 
 def summarise_counts(pair: Pair, kind: Kind, counts: CountSamples, wall_s: float) -> OverheadResult:
@@ -265,10 +246,16 @@ MISSING = "not measured: the environment has no such test"
 
 
 def measure_places(
-    pair: Pair, kind: Kind, own: OverheadResult, places: Sequence[PlaceSamples], settings: Settings
+    pair: Pair,
+    kind: Kind,
+    own: OverheadResult,
+    places: Sequence[PlaceSamples],
+    settings: Settings,
+    confidence: float = CONFIDENCE,
 ) -> list[PlaceResult]:
     """Each other place's measurement of the pair, judged by the same budgets as the session's
-    own, and its change against it (once, here: every report reads it from the result)."""
+    own, and its change against it (once, here: every report reads it from the result), its
+    interval at ``confidence`` (the gate's, where it looked more than once)."""
     measured = []
     for place in places:
         if place.counts is None and not place.samples:
@@ -280,5 +267,5 @@ def measure_places(
             if place.counts is not None
             else summarise(pair, kind, list(place.samples), settings, 0.0)
         )
-        measured.append(PlaceResult(place.name, place.role, other, place_change(place.role, own, other)))
+        measured.append(PlaceResult(place.name, place.role, other, place_change(place.role, own, other, confidence)))
     return measured

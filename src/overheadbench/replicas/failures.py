@@ -24,6 +24,11 @@ SAMPLING_SILENCE = (
 """Why a replica may stay silent while it samples."""
 SLOW_FIXTURES = "raise overhead_replica_timeout if its fixtures are that slow"
 """Why a replica may stay silent at any other time."""
+SLOW_START = (
+    "replicas start as many at a time as this machine has cores, and each one's silence counts from its own "
+    "start; raise overhead_replica_timeout if one start of this session really takes that long"
+)
+"""Why a replica may stay silent while it starts or collects."""
 WHERE = {
     "setup": "while setting the test up",
     "call": "while running the test, before its pair was ready to sample",

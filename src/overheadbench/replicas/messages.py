@@ -2,6 +2,7 @@
 
 Replica to controller:
 
+* :class:`Configured`: a new replica has imported pytest, its plugins and conftests, and collects now;
 * :class:`Collected`: a new replica has started and collected its session;
 * :class:`Ready`: parked at ``overhead.compare`` of a test, waiting for :class:`Go` or :class:`Done`;
 * :class:`Samples`: the pair's samples, after :class:`Go`;
@@ -26,8 +27,14 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
+from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples, Timer
 from ..engine.settings import Settings
+
+
+@dataclass(frozen=True)
+class Configured:
+    """Replica: pytest, the session's plugins and conftest files are imported; collecting (importing
+    the test files) comes next. Tells a slow start's two halves apart."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +106,12 @@ class Go:
     """The pair's settings (a marker may change them per test): how long to sample, to what width."""
     framework_calls: int = 0
     """The framework's blocks' calls, sized on its own cost (0: ``calls_per_block``)."""
+    timer: str = Timer.WALL
+    """The clock the controller chose for the pair (:func:`~overheadbench.engine.sampling.choose_timer`)."""
 
     @property
     def sizes(self) -> BlockSizes:
-        return BlockSizes(self.calls_per_block, self.framework_calls or self.calls_per_block)
+        return BlockSizes(self.calls_per_block, self.framework_calls or self.calls_per_block, Timer(self.timer))
 
 
 @dataclass(frozen=True)
@@ -112,9 +121,9 @@ class Next:
     nodeid: str
 
 
-Message = Collected | Ready | Samples | Counted | Figured | Missed | Idle | Next | Go | Done
+Message = Configured | Collected | Ready | Samples | Counted | Figured | Missed | Idle | Next | Go | Done
 _TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (Collected, Ready, Samples, Counted, Figured, Missed, Idle, Next, Go, Done)
+    cls.__name__: cls for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Missed, Idle, Next, Go, Done)
 }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..engine.samples import CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples, Role
-from ..engine.sampling import Clock, InProcess, PairPlan, Sampled, TooWide, calibrate
+from ..engine.sampling import Clock, InProcess, PairPlan, Sampled, Stopping, calibrate
 from ..engine.settings import Settings
 from .environments import Environment
 from .failures import NotInTree
@@ -81,15 +81,15 @@ class Places:
         """Replica processes started in this session, every place's."""
         return sum(pool.started for pool in self._pools)
 
-    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide) -> PairPlan:
+    def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, stop: Stopping) -> PairPlan:
         if settings.processes == 1 or self._make_pool is None:
-            return self._in_process(nodeid, settings, rng, clock_ns, too_wide)
-        return places_plan(settings, rng, clock_ns, self._all(), self.places, nodeid, too_wide)
+            return self._in_process(nodeid, settings, rng, clock_ns, stop)
+        return places_plan(settings, rng, clock_ns, self._all(), self.places, nodeid, stop)
 
     def _in_process(
-        self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, too_wide: TooWide
+        self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, stop: Stopping
     ) -> PairPlan:
-        sampled = yield from InProcess().plan(nodeid, settings, rng, clock_ns, too_wide)
+        sampled = yield from InProcess().plan(nodeid, settings, rng, clock_ns, stop)
         return Sampled(sampled.samples, [PlaceSamples(p.name, p.role, note=NOT_COMPARED) for p in self.places])
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> TransportRounds:
@@ -144,7 +144,7 @@ def places_plan(
     pools: Sequence[ReplicaPool],
     places: Sequence[Place],
     nodeid: str,
-    too_wide: TooWide,
+    stop: Stopping,
 ) -> PairPlan:
     """The controller's whole procedure for a pair, as one plan for the sampling drivers: the
     session's own pool first, then one per place.
@@ -165,8 +165,15 @@ def places_plan(
     The rule looks at the intervals' *width* only, never at a verdict or a change: adding
     processes while the verdict is undecided is optional stopping, which inflates the error
     rate. The width hardly depends on where the estimate lies, so the rule cannot steer it.
+
+    Under a gate (``stop.gate``), the rule is the gate's instead: rounds go on to its next look (twice
+    the processes) while a place's change is unknown at the threshold, within the pair's ceiling
+    (``max_time_s`` per place), and stop once every change is decided. That *is* stopping on the
+    change, so each look reads a wider interval (:class:`~overheadbench.engine.changes.Looks`):
+    the error rate over all the looks stays the one stated.
     """
     cap = max(settings.processes, settings.max_processes)
+    start_ns = sum(pool.start_ns for pool in pools)
     with one_pair(pools):
         taking, present = _moved(pools, places, settings.processes, nodeid)
         found = [
@@ -183,16 +190,27 @@ def places_plan(
         _rounds(rng, taking, samples, settings.processes, sample)
         per_round_ns = (clock_ns() - sampling_from) / settings.processes
         budget_ns = len(taking) * settings.time_budget_s * 1e9
-        while len(samples[0]) < cap and any(too_wide(place) for place in samples):
-            more = min(cap, len(samples[0]) + settings.extra_processes) - len(samples[0])
-            if not affordable(clock_ns() - started, per_round_ns * more, taking, more, budget_ns):
+        ceiling_ns = len(taking) * settings.ceiling_s * 1e9
+        roles = [place.role for place, here in zip(places, present, strict=True) if here]
+        gate = stop.gate
+        while True:
+            if gate is not None and len(taking) > 1:
+                later = [look for look in gate.looks if look > len(samples[0])]
+                if not later or not gate.undecided(samples[0], list(zip(roles, samples[1:], strict=True))):
+                    break
+                more, limit_ns = later[0] - len(samples[0]), ceiling_ns
+            elif len(samples[0]) < cap and any(stop.too_wide(place) for place in samples):
+                more, limit_ns = min(cap, len(samples[0]) + settings.extra_processes) - len(samples[0]), budget_ns
+            else:
+                break
+            if not affordable(clock_ns() - started, per_round_ns * more, taking, more, limit_ns):
                 break
             for pool in taking:
                 pool.ensure(len(samples[0]) + more, nodeid)
             _rounds(rng, taking, samples, more, sample)
         taken = iter(samples[1:])
         others = [p if p.missing else dataclasses.replace(p, samples=tuple(next(taken))) for p in found]
-        return Sampled(samples[0], others)
+        return Sampled(samples[0], others, (sum(pool.start_ns for pool in pools) - start_ns) / 1e9)
 
 
 def transport_rounds(

@@ -25,7 +25,6 @@ import math
 import os
 import select
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -38,11 +37,11 @@ from ..core.scratch import owned_folder, remove_folder
 from ..core.timeouts import PairTimeout, not_counted, waiting_on
 from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
-from ..engine.valgrind import SCRATCH_ENV
-from .failures import SAMPLING_SILENCE, SLOW_FIXTURES, ReplicaError, missed_error, missed_story, which
-from .lifeline import REPLICA_ENV
+from .failures import SAMPLING_SILENCE, SLOW_FIXTURES, SLOW_START, ReplicaError, missed_error, missed_story, which
+from .launch import launch, start_batch, write_work
 from .messages import (
     Collected,
+    Configured,
     Counted,
     Done,
     Figured,
@@ -59,9 +58,12 @@ from .messages import (
 )
 from .process import ReplicaProcess, State
 from .relaunch import Invocation
-from .replica import ReplicaRequest, write_work
 
 EXIT_GRACE_S = 5.0
+OWING = (State.STARTING, State.COLLECTING, State.MOVING, State.SAMPLING)
+"""The states in which a replica owes the controller an answer."""
+SILENCES = {State.SAMPLING: SAMPLING_SILENCE, State.STARTING: SLOW_START, State.COLLECTING: SLOW_START}
+"""Why a replica may be silent so long, by what it was doing (else: slow fixtures)."""
 _Answer = TypeVar("_Answer", Samples, Counted, Figured)
 QUOTED_LINES = 40
 
@@ -83,6 +85,8 @@ class ReplicaPool:
     _current: str = ""
     _move_per_two_ns: float = 0.0
     _start_per_two_ns: float = 0.0
+    start_ns: float = 0.0
+    """Wall time spent waiting for new replicas to start (import and collect), all pairs' so far."""
     _folder: Path | None = None
     """This pool's scratch folder: the replicas' work file and pytest cache."""
     _work: Path = Path()
@@ -100,11 +104,18 @@ class ReplicaPool:
 
     def ensure(self, count: int, nodeid: str) -> None:
         """Have ``count`` replicas parked at ``nodeid``'s ``compare``: move idle ones there,
-        start the missing ones, and wait until all are parked (nothing else runs meanwhile)."""
+        start the missing ones, and wait until all are parked (nothing else runs meanwhile).
+
+        New replicas start a batch at a time, as many at once as this machine has cores
+        (:func:`start_batch`): ten importing a heavy framework at once on two cores took over
+        60 s each where one alone took 6 s. Each one's silence is counted from its own start
+        (and, moving to the test, from when the one before it arrived), so
+        ``overhead_replica_timeout`` bounds one replica's silence, never a queue's.
+        """
         position = self._position(nodeid)
         if self._current != nodeid:
             self._current, self._parked = nodeid, []
-        started_ns, new = self.clock_ns(), 0
+        started_ns = self.clock_ns()
         moved: list[ReplicaProcess] = []
         for replica in list(self._replicas):
             if len(self._parked) + len(moved) >= count:
@@ -118,25 +129,42 @@ class ReplicaPool:
             replica.position, replica.state = position, State.MOVING
             self._send(replica, Next(nodeid))
             moved.append(replica)
-        while len(self._parked) + len(moved) < count:
-            moved.append(self._start(position))
-            new += 1
-        deadline = time.monotonic() + self.timeout_s  # they move together: one silence limit for all
-        with not_counted():  # a new process's start is the session's cost, not the pair's
-            for replica in moved:
-                self._await(replica, nodeid, deadline, State.MOVING)
+        new = count - len(self._parked) - len(moved)
+        if new > 0:
+            starting_ns = self.clock_ns()
+            with not_counted():  # a new process's start is the session's cost, not the pair's
+                moved += self._start_batches(position, nodeid, new)
+            self.start_ns += self.clock_ns() - starting_ns
+        deadline = time.monotonic() + self.timeout_s
         for replica in moved:
             self._await(replica, nodeid, deadline, State.PARKED)
             self._parked.append(replica)
+            deadline = time.monotonic() + self.timeout_s
         if moved:
             per_two = (self.clock_ns() - started_ns) / math.ceil(len(moved) / 2)
             self._move_per_two_ns = per_two
-            if new:
+            if new > 0:
                 self._start_per_two_ns = per_two
+
+    def _start_batches(self, position: int, nodeid: str, count: int) -> list[ReplicaProcess]:
+        """Start ``count`` replicas, at most :func:`start_batch` at a time: the next starts when
+        the oldest one still starting has collected its session. Each one's silence is counted
+        from its own start or last word."""
+        started: list[ReplicaProcess] = []
+        starting: list[tuple[ReplicaProcess, float]] = []
+        batch = start_batch()
+        while len(started) < count or starting:
+            while len(started) < count and len(starting) < batch:
+                replica = self._start(position)
+                started.append(replica)
+                starting.append((replica, time.monotonic() + self.timeout_s))
+            replica, deadline = starting.pop(0)
+            self._await(replica, nodeid, deadline, State.MOVING)
+        return started
 
     def sample(self, index: int, sizes: BlockSizes, settings: Settings) -> ReplicaSamples:
         """Let the ``index``-th parked replica sample the pair; return its samples."""
-        return self._go(index, Go(sizes.baseline, settings, sizes.framework), Samples).samples
+        return self._go(index, Go(sizes.baseline, settings, sizes.framework, sizes.timer), Samples).samples
 
     def figures(self, index: int, settings: Settings) -> list[Any]:
         """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""
@@ -187,7 +215,9 @@ class ReplicaPool:
     def abandon(self) -> None:
         """End at once the replicas that owe an answer (starting, moving to the pair, or
         sampling): the pair's time is up, and waiting for them is what its limit prevents."""
-        owing = [r for r in self._replicas if r.state in (State.STARTING, State.MOVING, State.SAMPLING)]
+        owing = [
+            r for r in self._replicas if r.state in (State.STARTING, State.COLLECTING, State.MOVING, State.SAMPLING)
+        ]
         for replica in owing:  # all at once: their watchdogs' grace runs side by side
             replica.cut_lifeline()
         for replica in owing:
@@ -227,36 +257,9 @@ class ReplicaPool:
         if self._folder is None:
             self._folder = owned_folder("replicas")
             self._work = write_work(self._folder, self.nodeids)
-        messages_read, messages_write = os.pipe()
-        commands_read, commands_write = os.pipe()
-        lifeline_read, lifeline_write = os.pipe()
         head_root, own_root = self.trees or ("", "")
-        request = ReplicaRequest(
-            str(self._work), position, messages_write, commands_read, lifeline_read, head_root, own_root
-        )
-        extra = {REPLICA_ENV: request.to_env(), SCRATCH_ENV: str(self._folder)}
-        log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
-        child_ends = (messages_write, commands_read, lifeline_read)
-        try:
-            process = subprocess.Popen(
-                self.invocation.command(self._folder / "cache"),
-                cwd=self.invocation.directory,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                pass_fds=child_ends,
-                env=self.invocation.environ(os.environ, extra),
-            )
-        except BaseException:
-            for fd in (messages_read, commands_write, lifeline_write):
-                os.close(fd)
-            log.close()
-            raise
-        finally:
-            for fd in child_ends:
-                os.close(fd)
+        replica = launch(self.invocation, self._folder, self._work, position, (head_root, own_root))
         self.started += 1
-        replica = ReplicaProcess(process, log, messages_read, os.fdopen(commands_write, "wb"), lifeline_write, position)
         self._replicas.append(replica)
         return replica
 
@@ -265,8 +268,13 @@ class ReplicaPool:
         at ``nodeid`` (``until`` PARKED)."""
         while replica.state not in (until, State.PARKED):
             message = self._receive(replica, deadline=deadline)
-            if isinstance(message, Collected) and replica.state is State.STARTING:
+            if isinstance(message, Configured) and replica.state is State.STARTING:
+                replica.state = State.COLLECTING
+                deadline = time.monotonic() + self.timeout_s  # its silence counts from its last word
+            elif isinstance(message, Collected) and replica.state in (State.STARTING, State.COLLECTING):
                 replica.state = State.MOVING
+                if until is State.PARKED:
+                    deadline = time.monotonic() + self.timeout_s
             elif isinstance(message, Ready) and message.nodeid == nodeid:
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
@@ -305,7 +313,7 @@ class ReplicaPool:
             while b"\n" not in replica.buffer:
                 readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
                 if not readable:
-                    hint = SAMPLING_SILENCE if replica.state is State.SAMPLING else SLOW_FIXTURES
+                    hint = SILENCES.get(replica.state, SLOW_FIXTURES)
                     silent = f"sent nothing for {self.timeout_s:g} s while {replica.state.value} ({hint})"
                     self._fail(replica, silent, quiet=quiet)
                 chunk = os.read(replica.messages_fd, 1 << 16)

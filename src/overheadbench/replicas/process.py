@@ -13,7 +13,8 @@ from typing import IO
 
 
 class State(Enum):
-    STARTING = "starting (importing and collecting the session)"
+    STARTING = "starting (importing Python, pytest, the session's plugins and conftest files)"
+    COLLECTING = "collecting the session (importing its test files)"
     MOVING = "moving to a test"
     PARKED = "parked at compare"
     SAMPLING = "sampling"

@@ -15,12 +15,10 @@ ends the process if the controller dies.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
-from collections.abc import Callable, Generator, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,8 @@ import pytest
 
 from ..engine.samples import CountSamples
 from ..engine.sampling import Request, Sampled, replica_plan
-from .lifeline import REPLICA_ENV
+from . import messages
+from .launch import ReplicaRequest
 from .messages import Collected, Counted, Done, Figured, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
 from .trees import foreign_modules
@@ -38,48 +37,6 @@ SKIP_REASON = "overheadbench replica: this replica does not measure this test"
 
 class ControllerGone(Exception):
     """In a replica: the controller has finished or died, so this session stops."""
-
-
-@dataclass(frozen=True)
-class ReplicaRequest:
-    """What a replica is asked to do, passed as JSON in ``OVERHEADBENCH_REPLICA``.
-
-    The node ids themselves are in a file (:func:`write_work`), not here: Linux caps one
-    environment string at 128 KiB, and a suite of ~1,450 overhead tests of ordinary ids (or 14
-    of 10,000 characters) made every replica's start fail with "Argument list too long".
-    """
-
-    work: str
-    """The file of the timed overhead tests' node ids, in the controller's order (its rootdir
-    is the replica's: the same command line in the same directory)."""
-    first: int
-    """The index there of the test to measure first (those before it are not run)."""
-    messages_fd: int
-    commands_fd: int
-    lifeline_fd: int
-    head_root: str = ""
-    """In a replica of the base tree (``--overhead-against``): the head tree, whose project
-    modules this replica must not import; its own tree is ``own_root``."""
-    own_root: str = ""
-
-    def to_env(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> ReplicaRequest | None:
-        raw = environ.get(REPLICA_ENV)
-        return cls(**json.loads(raw)) if raw else None
-
-    def nodeids(self) -> tuple[str, ...]:
-        """The tests this replica may run, the first one first."""
-        return tuple(json.loads(Path(self.work).read_text(encoding="utf-8"))[self.first :])
-
-
-def write_work(folder: Path, nodeids: tuple[str, ...]) -> Path:
-    """The file a :class:`ReplicaRequest` names: ``nodeids`` as a JSON list, in ``folder``."""
-    path = folder / "work.json"
-    path.write_text(json.dumps(nodeids), encoding="utf-8")
-    return path
 
 
 class ReplicaChannel:
@@ -136,6 +93,7 @@ class ReplicaPlugin:
         here = [file for file in files if (config.rootpath / file).exists()]  # the base tree may lack some
         config.args[:] = [absolute_nodeid(file, config.rootpath) for file in here] or [str(config.rootpath)]
         self._layout = _random_layout()
+        self.channel.send(messages.Configured())
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -209,7 +167,7 @@ class ReplicaPlugin:
     in_replica = True
 
     def plan(
-        self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int], too_wide: Any = None
+        self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int], stop: Any = None
     ) -> Generator[Request, int, Sampled]:
         """The replica's procedure for a pair (a :class:`~overheadbench.pairs.fixture.Replication`'s):
         park, sample when told to (with the controller's settings for the pair), park until

@@ -12,11 +12,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
-from ..core.units import as_factor, format_bytes, format_count, format_factor, format_fraction, format_seconds
+from ..core.units import (
+    as_factor,
+    format_bytes,
+    format_count,
+    format_factor,
+    format_fraction,
+    format_overhead,
+    format_seconds,
+)
 from ..core.vocabulary import Counter
 from ..engine.checks import Status
 from ..engine.counting import KEPT_SLACK_BLOCKS
-from ..engine.samples import Figure, Side
+from ..engine.samples import Figure, Side, Timer
 from ..engine.settings import Mode
 from ..engine.stats import SESSION_SD, Method
 from ..pairs.results import OverheadResult
@@ -51,11 +59,6 @@ ALLOCATION_FOOTNOTE = (
     f"{KEPT_SLACK_BLOCKS} / calls per block"
 )
 COUNTED_FIGURES = (Figure.INSTRUCTIONS, Figure.PEAK_BYTES, Figure.KEPT_BLOCKS, Figure.KEPT_BYTES)
-CSV_HEADERS = (
-    "group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s", "budget_max",
-    "budget_max_abs_s", "verdict", "processes", "mode", "concurrency",
-    *(f"{side}_{figure}" for figure in COUNTED_FIGURES for side in (Side.BASELINE, Side.FRAMEWORK)),
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ COLUMNS = (
     Column("budget", "budget", "Budget", lambda r: r.pair.budget.describe(r.mode)),
     Column("detects", "detects", "Detects", detects_cell, lambda r: r.measured),
     Column("procs", "procs", "Processes", lambda r: str(len(r.samples)), _timed),
-    Column("wall", "wall", "Wall", lambda r: format_seconds(r.wall_s)),
+    Column("wall", "wall", "Wall", lambda r: wall_cell(r)),
     Column("impact", "impact", "Impact on real work", impact, lambda r: r.impact is not None),
 )
 COLUMN_KEYS = tuple(column.key for column in COLUMNS)
@@ -232,15 +235,64 @@ def render_table(
     return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]
 
 
+def wall_cell(result: OverheadResult) -> str:
+    """The pair's wall time, and of it the replicas' start-up where it waited for one: ``41.2s (start 33.0s)``."""
+    wall = format_seconds(result.wall_s)
+    return f"{wall} (start {format_seconds(result.start_s)})" if result.start_s >= 0.05 else wall
+
+
 def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
-    """What the time intervals are: their confidence levels and the most processes behind one."""
+    """What the time intervals account for, as measured: their confidence, the processes and block
+    pairs behind them, the spread between processes seen, the between-session prior, the clocks."""
     timed = [r for r in results if r.mode == Mode.TIME and r.measured]
     if not timed:
         return []
     confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})
     most = max(len(r.samples) for r in timed)
-    session = f", with the spread between sessions ({SESSION_SD:.1%} sd)" if most > 1 else ""
-    return [f"intervals: {', '.join(confidences)} confidence, over {most} fresh process(es) per pair at most{session}"]
+    pairs = sorted(len(s.baseline_ns) for r in timed for s in r.samples if s.baseline_ns)
+    blocks = "" if not pairs else f" of {_span(pairs[0], pairs[-1], '{:,}')} block pairs each"
+    notes = [f"intervals: {', '.join(confidences)} confidence, over {most} fresh process(es) per pair at most{blocks}"]
+    spreads = sorted(r.between_sd for r in timed if math.isfinite(r.between_sd))
+    if most > 1 and spreads:
+        notes[0] += (
+            f"; each process weighed by its own precision and the spread between processes (measured: "
+            f"{_span(spreads[0], spreads[-1], '{:.1%}')} sd), plus {SESSION_SD:.1%} sd between sessions "
+            f"(this machine kind's, docs/measurement.md)"
+        )
+    elif most > 1:  # a run stored before the spread was recorded
+        notes[0] += f", with the spread between sessions ({SESSION_SD:.1%} sd)"
+    if disagreed := sum(r.disagree for r in timed):
+        notes.append(
+            f"{disagreed} of {len(timed)} pair(s) had processes that disagreed beyond their own precision "
+            "(code layout, a busy machine): their spread is in the interval"
+        )
+    notes += clock_notes(timed)
+    return notes
+
+
+def _span(low: float, high: float, shown: str) -> str:
+    return shown.format(low) if low == high else f"{shown.format(low)}..{shown.format(high)}"
+
+
+def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
+    """Which clock the pairs were read on, and where the other one told another story."""
+    on_cpu = [r for r in timed if r.timer == Timer.CPU]
+    notes = []
+    if on_cpu:
+        notes.append(
+            f"clock: {len(on_cpu)} of {len(timed)} pair(s) never waited and were read on their thread's CPU time "
+            "(a busy machine's time slices do not bias it); the rest on the wall clock"
+        )
+    for r in timed:
+        if r.clocks_disagree:
+            ratio, low, high = r.other_ratio
+            other = "wall clock" if r.timer == Timer.CPU else "CPU time"
+            shown = [format_overhead(value - 1, as_factor(ratio - 1)) for value in (ratio, low, high)]
+            notes.append(
+                f"{plain(r.nodeid)}: the {other} read {shown[0]} ({shown[1]}..{shown[2]}), outside the "
+                f"{r.timer} clock's interval (a busy machine charges its neighbours' time slices to the longer block)"
+            )
+    return notes
 
 
 def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[str]:
@@ -304,41 +356,6 @@ def markdown_purposes(purposes: dict[str, str]) -> str:
         return ""
     rows = [("Test", "What its budget is for"), *sorted(purposes.items())]
     return "\n".join(["## What the budgets are for", "", *markdown_table(rows)]) + "\n"
-
-
-def csv_rows(results: Sequence[OverheadResult]) -> list[tuple[Any, ...]]:
-    """One row per pair, in seconds, fractions, counts and bytes per call (no formatting),
-    headed by ``CSV_HEADERS``; a figure that was not measured is empty."""
-    rows = [
-        (
-            plain(r.pair.group or ""),
-            plain(r.nodeid),
-            r.baseline_s,
-            r.framework_s,
-            r.overhead,
-            r.ci[0],
-            r.ci[1],
-            r.abs_overhead_s,
-            r.pair.budget.max_overhead,
-            r.pair.budget.max_abs_s,
-            r.verdict,
-            len(r.samples),
-            r.mode,
-            r.pair.concurrency,
-            *_count_cells(r),
-        )
-        for r in results
-    ]
-    return [CSV_HEADERS, *(tuple("" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows)]
-
-
-def _count_cells(result: OverheadResult) -> list[float | str]:
-    counts = result.counts
-    return [
-        counts.median(side, figure) if counts is not None and counts.has(figure) else ""
-        for figure in COUNTED_FIGURES
-        for side in (Side.BASELINE, Side.FRAMEWORK)
-    ]
 
 
 def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:

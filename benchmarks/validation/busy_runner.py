@@ -1,0 +1,193 @@
+"""Real frameworks on a busy runner (issue 45): sessions beside busy loops, against a quiet reference.
+
+    python benchmarks/validation/busy_runner.py project DIR           # write the project (then install it, below)
+    python benchmarks/validation/busy_runner.py reference DIR --python DIR/.venv/bin/python     # alone, ~3 min
+    python benchmarks/validation/busy_runner.py sessions DIR --python ... --sessions 10 --busy 4  # ~15 min
+    python benchmarks/validation/busy_runner.py report DIR            # coverage, half-widths, lost pairs
+    python benchmarks/validation/busy_runner.py small --python ... --busy 4   # a 150-250 ns baseline against timeit
+
+The project (``project``) is three real ms-scale framework paths against the same work called bare:
+a haystack-ai ``Pipeline`` of three components, a strawberry-graphql query, and a llama-index-core
+``Workflow`` of two async steps; install it with
+``python -m venv DIR/.venv && DIR/.venv/bin/pip install -e . haystack-ai strawberry-graphql llama-index-core``.
+
+``reference``: one session run alone with many processes and a long budget (20 processes, 20 s per pair):
+each pair's quiet ratio. ``sessions``: ``--sessions`` default sessions (``--overhead-json``), each beside
+``--busy`` loops of ``python -c "while True: pass"`` (each bounded to the session's time), one after the
+other. ``report``: per pair, how many sessions lost it to a harness limit (an error instead of a verdict),
+how many intervals cover the reference (pooled over the pairs, with the binomial probability of so few
+if the intervals truly cover 95%), and the median half-width.
+
+``small``: a ~200 ns callable against a ~2 µs one, as a pair in one session (default settings), and the
+same two callables under ``timeit``, interleaved, 15 rounds; the baseline's per-call figure against
+timeit's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from ab_gate import binomial_at_most  # noqa: E402
+
+HERE = Path(__file__).parent
+BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
+
+
+@contextlib.contextmanager
+def busy_loops(count: int, seconds: float = 900.0) -> Iterator[None]:
+    """``count`` busy loops (each ends by itself after ``seconds`` at the latest, and when this does)."""
+    loops = [subprocess.Popen([sys.executable, "-c", BUSY.format(seconds=seconds)]) for _ in range(count)]
+    try:
+        time.sleep(1.0 if loops else 0.0)
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def session(project: Path, python: str, out: Path, *args: str, timeout_s: float = 900.0) -> dict:
+    """One pytest session of the project with ``--overhead-json=out``: its wall time, exit code, results."""
+    started = time.monotonic()
+    run = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", f"--overhead-json={out}", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    wall = time.monotonic() - started
+    results = json.loads(out.read_text())["results"] if out.exists() else []
+    return {"wall_s": wall, "exit": run.returncode, "results": results, "tail": run.stdout[-3000:]}
+
+
+def project(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tests").mkdir(exist_ok=True)
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "busy-runner"\nversion = "0"\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    )
+    for name in ("test_frameworks.py", "conftest.py"):
+        (folder / "tests" / name).write_text((HERE / "busy_runner_project" / name).read_text())
+
+
+def reference(folder: Path, python: str) -> None:
+    found = session(folder, python, folder / "reference.json", "--overhead-processes=20", "--overhead-time-budget=20s",
+                    "--overhead-max-time=120s", "--overhead-pair-timeout=600s")  # fmt: skip
+    print(found["tail"])
+
+
+def sessions(folder: Path, python: str, count: int, busy: int, extra: list[str]) -> None:
+    runs = folder / "runs"
+    runs.mkdir(exist_ok=True)
+    for _ in range(count):
+        with busy_loops(busy), tempfile.TemporaryDirectory() as scratch:
+            found = session(folder, python, Path(scratch) / "run.json", *extra)
+        found["busy"] = busy
+        index = len(list(runs.glob("*.json")))
+        (runs / f"{index:03d}.json").write_text(json.dumps(found))
+        print(f"session {index}: exit {found['exit']}, {found['wall_s']:.0f} s", flush=True)
+
+
+def report(folder: Path) -> None:
+    quiet = {r["nodeid"]: r["ratio"] for r in json.loads((folder / "reference.json").read_text())["results"]}
+    runs = [json.loads(path.read_text()) for path in sorted((folder / "runs").glob("*.json"))]
+    covered = total = 0
+    for nodeid, truth in quiet.items():
+        rows = [r for run in runs for r in run["results"] if r["nodeid"] == nodeid]
+        measured = [r for r in rows if r["verdict"] != "unmeasured" and r["ci"][0] is not None]
+        lost = len(runs) - len(measured)
+        hits = sum(1 + r["ci"][0] <= truth <= 1 + r["ci"][1] for r in measured)
+        halves = [100 * (math.log1p(r["ci"][1]) - math.log1p(r["ci"][0])) / 2 for r in measured]
+        timers = sorted({r.get("timer", "wall") for r in measured})
+        walls = [r["wall_s"] for r in measured]
+        covered, total = covered + hits, total + len(measured)
+        print(f"{nodeid}: quiet {truth:,.0f}x; {len(measured)} measured, {lost} lost; covered {hits}/{len(measured)}; "
+              f"half-width median ±{statistics.median(halves):.1f}% (max ±{max(halves):.1f}%); "
+              f"estimates {min(r['ratio'] for r in measured):,.0f}..{max(r['ratio'] for r in measured):,.0f}x; "
+              f"clock {','.join(timers)}; wall {min(walls):.1f}..{max(walls):.1f} s")  # fmt: skip
+    walls = [run["wall_s"] for run in runs]
+    print(f"pooled: {covered}/{total} intervals cover the quiet reference ({covered / total:.0%}); "
+          f"P(so few | 95% coverage) = {binomial_at_most(covered, total, 0.95):.3f}; "
+          f"sessions {min(walls):.0f}..{max(walls):.0f} s, exits {sorted({run['exit'] for run in runs})}")  # fmt: skip
+
+
+SMALL = '''
+import pytest
+
+def tool(x):
+    return {"name": x, "size": len(x) * 2}
+
+def slow(x):
+    return [tool(x) for _ in range(10)]
+
+@pytest.mark.overhead(max="100x")
+def test_small(overhead):
+    overhead.compare(baseline=lambda: tool("abc"), framework=lambda: slow("abc"))
+'''
+TIMEIT = '''
+import timeit, statistics, json, sys
+sys.path.insert(0, "tests")
+from test_small import tool, slow
+base = lambda: tool("abc")
+frame = lambda: slow("abc")
+b, f = [], []
+for _ in range(15):
+    b.append(min(timeit.repeat(base, number=20000, repeat=3)) / 20000)
+    f.append(min(timeit.repeat(frame, number=2000, repeat=3)) / 2000)
+print(json.dumps({"baseline_s": statistics.median(b), "framework_s": statistics.median(f)}))
+'''
+
+
+def small(python: str, busy: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "tests").mkdir()
+        (folder / "tests" / "test_small.py").write_text(SMALL)
+        for index in range(rounds):
+            with busy_loops(busy):
+                found = session(folder, python, folder / "small.json")
+                timed = json.loads(subprocess.run([python, "-c", TIMEIT], cwd=folder, capture_output=True,
+                                                  text=True, check=True).stdout)  # fmt: skip
+            (result,) = found["results"]
+            ours, theirs = result["baseline_s"], timed["baseline_s"]
+            print(f"round {index}: baseline {ours * 1e9:.1f} ns/call (harness {result['harness_s'] * 1e9:.1f} ns), "
+                  f"timeit {theirs * 1e9:.1f} ns: {100 * (ours / theirs - 1):+.1f}%; ratio {result['ratio']:.2f} "
+                  f"against timeit's {timed['framework_s'] / theirs:.2f}", flush=True)  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", choices=["project", "reference", "sessions", "report", "small"])
+    parser.add_argument("folder", nargs="?", type=Path, default=Path("busy-runner"))
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--busy", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("extra", nargs="*", help="more pytest options for each session (after --)")
+    args = parser.parse_args()
+    if args.step == "project":
+        project(args.folder)
+    elif args.step == "reference":
+        reference(args.folder, args.python)
+    elif args.step == "sessions":
+        sessions(args.folder, args.python, args.sessions, args.busy, args.extra)
+    elif args.step == "report":
+        report(args.folder)
+    else:
+        small(args.python, args.busy, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""A pair's ratio and its interval from its processes' samples: the one estimate that the verdict,
+the stopping rules and the clocks' comparison all read."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..engine.samples import ReplicaSamples
+from ..engine.settings import Settings
+from ..engine.stats import SESSION_SD, Estimate, combine, replica_ratio
+from .pair import Pair
+
+
+def estimate(
+    pair: Pair, replicas: list[ReplicaSamples], settings: Settings, session: bool = True, other: bool = False
+) -> Estimate:
+    """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
+    cost taken off both sides first when ``subtract_harness``); ``session``: the interval
+    carries the between-session term (:data:`~overheadbench.engine.stats.SESSION_SD`) that no
+    process of one session can see; the stopping rule reads the width more processes can narrow.
+    ``other``: on the clock the pair is not judged on (its blocks' other reading)."""
+    offset_ns = harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness and not other else 0.0
+    return combine(
+        [replica_ratio(*_times(r, other), offset_ns, pair.confidence) for r in replicas],
+        pair.confidence,
+        SESSION_SD if session else 0.0,
+    )
+
+
+def _times(samples: ReplicaSamples, other: bool) -> tuple[list[int], list[int]]:
+    """A process's blocks on the pair's clock, or on the other one."""
+    if other:
+        return samples.other_baseline_ns, samples.other_framework_ns
+    return samples.baseline_ns, samples.framework_ns
+
+
+def other_clock(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> tuple[float, float, float]:
+    """The ratio and its interval on the other clock, where every process read it."""
+    if not all(r.other_baseline_ns for r in replicas):
+        return (math.nan, math.nan, math.nan)
+    found = estimate(pair, replicas, settings, other=True)
+    return found.ratio, found.low, found.high
+
+
+def harness_ns(replicas: list[ReplicaSamples]) -> float:
+    """The measuring loop's own cost per call, the median over the processes."""
+    return float(np.median([r.harness_ns_per_call for r in replicas]))
