@@ -110,7 +110,7 @@ FACTS: list[tuple[str, str, tuple[float, ...]]] = [
     ("transport.md", r"\((\d+) rounds; (\d+) under `--overhead-quick`\)", (PLACE_ROUNDS, QUICK_PLACE_ROUNDS)),
     ("transport.md", r"`figures\[i\]\.places`: `name`, `role`, `change`; schema (\d+)\)", (SCHEMA_VERSION,)),
     ("baselines.md", r"`schema_version` \((\d+)\)", (SCHEMA_VERSION,)),
-    ("index.md", r"When it is more than (\d+)% of the baseline's time per call", (100 * HARNESS_WARN_SHARE,)),
+    ("index.md", r"gathering costs more than (\d+)% of the baseline's time per call", (100 * HARNESS_WARN_SHARE,)),
     ("counting.md", r"runs are schema (\d+) now", (SCHEMA_VERSION,)),
 ]
 
@@ -145,7 +145,7 @@ CALLABLES: dict[str, Callable[..., Any]] = {
     "server.close": Server.close,
     **{
         f"transport.{name}": getattr(TransportFixture, name)
-        for name in ("load", "sweep", "stream", "astream", "record", "compare", "acompare", "acompare_streams")
+        for name in ("load", "sweep", "stream", "astream", "record", "compare", "acompare", "acompare_streams", "aevents")
     },
 }
 SIGNATURE = re.compile(r"`(?:await )?([\w.]+)\(([^`]*)\)`")

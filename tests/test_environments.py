@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from overheadbench.cli import main
-from overheadbench.history.environment import differences, same_machine
-from overheadbench.replicas.environments import Interpreter, derived_name, package_differences
+from overheadbench.history.environment import differences, differences_heading, same_machine
+from overheadbench.replicas.environments import Interpreter, derived_name, package_differences, project_dependencies
 
 COSTS = "import os\nFRAMEWORK_NS = int(os.environ.get('FRAMEWORK_NS', '1100'))\n"
 PAIR = """
@@ -265,3 +265,30 @@ def test_a_transport_test_runs_at_every_environment_and_a_lower_rate_there_fails
     markdown = (fake_clock_project.path / "o.md").read_text()
     assert "## Transport under slow" in markdown and "| `test_gateway.py::test_gateway` | h2c c=100 req/s |" in markdown
     assert main(["compare", str(fake_clock_project.path / "o.json"), "--fail-above", "5"]) == 1
+
+
+def test_a_label_names_the_projects_own_dependencies_first_then_the_interpreter(tmp_path: Path) -> None:
+    """A release of the framework under test was the sixth of 16 WARNING lines and absent from the label."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "agent"\ndependencies = ["Pydantic_AI>=1.0", "httpx"]\n'
+        "[project.optional-dependencies]\nllm = [\"genai-prices ; python_version >= '3.10'\"]\n"
+    )
+    (tmp_path / "requirements-dev.txt").write_text("# tools\ntenacity==9.0\n")
+    project = project_dependencies(tmp_path)
+    assert project == {"pydantic-ai", "httpx", "genai-prices", "tenacity"}
+    changed = {f"lib{index}": "2" for index in range(13)} | {"pydantic_ai": "1.2.0", "genai-prices": "0.2.4"}
+    reference = Interpreter("/a", "3.12.1", {f"lib{index}": "1" for index in range(13)} | {"pydantic_ai": "1.1.0"})
+    other = Interpreter("/b", "3.12.1", changed)
+    assert (
+        derived_name(reference, other, project)
+        == "genai-prices 0.2.4, pydantic_ai 1.2.0, py3.12.1, lib0 2, 12 more packages"
+    )
+    assert derived_name(reference, other) == "py3.12.1, genai-prices 0.2.4, lib0 2, lib1 2, 12 more packages"
+    old = {"machine_info": {"python_version": "3.12.1"}, "distributions": reference.packages,
+           "project_dependencies": sorted(project)}  # fmt: skip
+    new = {**old, "distributions": other.packages}
+    assert differences_heading(old, new) == (
+        "measured in different environments: genai-prices - -> 0.2.4; pydantic_ai 1.1.0 -> 1.2.0; lib0 1 -> 2; "
+        "lib1 1 -> 2; lib10 1 -> 2; and 10 more packages"
+    )
+    assert differences_heading(old, old) == ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
 
 SYNTHETIC = '''
@@ -419,3 +420,94 @@ def test_two_servers_alternate_windows_and_each_servers_cpu_is_in_the_rows(pytes
     assert ("greeter vs echo [baseline] · overheadbench.http.apps:app (http1)", "server_cpu", "figure") in rows
     judged = [f for f in figures if f["check"]["limit"] is not None and f["measure"] == "max"]
     assert [f["metric"] for f in judged] == ["rps"] and judged[0]["check"]["limit"] == -0.99
+
+
+SDK_STREAMS = """
+import anyio
+import httpx
+import pytest
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+seen = []
+
+
+async def app(scope, receive, send):  # an OpenAI-style streaming API: a POST with JSON, answered as SSE
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    headers = dict(scope["headers"])
+    seen.append((scope["method"], body, headers.get(b"authorization")))
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    for index in range(4):
+        await send({"type": "http.response.body", "body": b"data: %d\\n\\n" % index, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def raw():  # an SDK's stream object: an async iterator of parsed events
+    for index in range(5):
+        await anyio.sleep(0)
+        yield {"delta": str(index)}
+
+
+async def sdk():
+    for index in range(5):
+        await anyio.sleep(0.002)
+        yield {"delta": str(index)}
+
+
+@pytest.mark.anyio
+async def test_post(transport):
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api")
+    request = {"method": "POST", "json": {"model": "m", "stream": True}, "headers": {"Authorization": "Bearer k"}}
+    stats = await transport.astream(client, "/v1/chat", label="post", runs=3, **request)
+    assert stats.events == 4
+    assert seen[0] == ("POST", b'{"model":"m","stream":true}', b"Bearer k")
+    await transport.acompare_streams((client, "/v1/chat", request), sdk, label="sdk vs raw api", rounds=2)
+
+
+@pytest.mark.anyio
+async def test_sdk(transport):
+    stats = await transport.aevents(sdk, label="sdk alone", runs=3, max_abs={"ttfe": "1s"})
+    assert stats.events == 5 and stats.first_event_s >= 0.002
+    await transport.acompare_streams(raw, sdk, label="sdk vs raw", rounds=2)
+
+
+@pytest.mark.anyio
+async def test_misshapen(transport):
+    await transport.acompare_streams(("only a client",), sdk)
+"""
+
+
+def test_streams_as_sdks_have_them_a_post_with_json_and_an_iterator_of_events(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SDK_STREAMS)
+    result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*test_misshapen: transport.acompare_streams(): a stream side is (client, url), "
+                                 "(client, url, request) or a callable; got ('only a client',)*"])  # fmt: skip
+    figures = json.loads((pytester.path / "out.json").read_text())["figures"]
+    rows = {(f["row"], f["metric"]) for f in figures}
+    assert {("post", "ttfe"), ("sdk alone", "ttfe"), ("sdk alone", "events_per_s")} <= rows
+    assert {("sdk vs raw", "ttfe"), ("sdk vs raw [framework]", "ttfe"), ("sdk vs raw api", "events_per_s")} <= rows
+
+
+def test_an_sdk_stream_is_timed_event_by_event_as_its_iterator_yields() -> None:
+    from overheadbench.http.streaming import aevents, stream_opener
+
+    ticks = iter(range(0, 10_000_000, 1_000_000))
+
+    async def source():
+        for index in range(3):
+            yield index
+
+    stats = anyio.run(lambda: aevents(source, clock_ns=lambda: next(ticks)))
+    assert (stats.events, stats.first_event_s, stats.total_s) == (3, 0.001, 0.004)
+    with pytest.raises(ValueError, match="request takes method, headers, json, content; got body"):
+        stream_opener((object(), "/s", {"body": b"x"}))

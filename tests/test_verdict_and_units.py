@@ -106,21 +106,31 @@ def test_durations_format_with_three_figures(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
 
 
-def test_harness_cost_over_a_tenth_of_the_baseline_warns() -> None:
+def test_concurrent_callers_machinery_over_a_tenth_of_the_baseline_warns_and_one_callers_call_does_not() -> None:
+    """One caller's harness is the call of an empty callable, which timeit pays too: the baseline's
+    figure is timeit's. Concurrent callers' release and gathering is the plugin's own cost."""
+    import dataclasses
+
     from overheadbench.core.errors import OverheadHarnessWarning
     from overheadbench.engine.samples import ReplicaSamples
     from overheadbench.engine.sampling import Sampled
     from overheadbench.engine.settings import Settings
     from overheadbench.pairs.fixture import OverheadFixture
 
-    fixture = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1), measuring=True)
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
-    fixture._sampled = Sampled([samples])
-    result = fixture._conclude(Kind.SYNC, 0.0)
+    alone = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1), measuring=True)
+    alone._sampled = Sampled([samples])
+    result = alone._conclude(Kind.SYNC, 0.0)
     assert result.harness_s == pytest.approx(30e-9)
-    (warning,) = outcome(result, Policy.FAIL, subtract_harness=False).warnings
+    assert outcome(result, Policy.FAIL, subtract_harness=False).warnings == ()
+    crew = dataclasses.replace(pair(Budget(max_overhead=0.5)), concurrency=4)
+    fixture = OverheadFixture(crew, Settings(processes=1), measuring=True)
+    fixture._sampled = Sampled([samples])
+    (warning,) = outcome(fixture._conclude(Kind.SYNC, 0.0), Policy.FAIL, subtract_harness=False).warnings
     assert isinstance(warning, OverheadHarnessWarning)
-    assert str(warning).startswith("t.py::test_tiny: the measuring loop itself costs 30 ns/call, 30%")
+    assert str(warning).startswith(
+        "t.py::test_tiny: releasing and gathering the 4 concurrent callers costs 30 ns/call, 30%"
+    )
     quiet = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1, subtract_harness=True), True)
     quiet._sampled = Sampled([samples])
     subtracted = quiet._conclude(Kind.SYNC, 0.0)

@@ -5,6 +5,7 @@
     python benchmarks/validation/busy_runner.py sessions DIR --python ... --sessions 10 --busy 4  # ~15 min
     python benchmarks/validation/busy_runner.py report DIR            # coverage, half-widths, lost pairs
     python benchmarks/validation/busy_runner.py small --python ... --busy 4   # a 150-250 ns baseline against timeit
+    python benchmarks/validation/busy_runner.py ab REPO --python ... --sessions 10 --busy 4 -- --overhead-against=HEAD~1
 
 The project (``project``) is three real ms-scale framework paths against the same work called bare:
 a haystack-ai ``Pipeline`` of three components, a strawberry-graphql query, and a llama-index-core
@@ -17,6 +18,13 @@ each pair's quiet ratio. ``sessions``: ``--sessions`` default sessions (``--over
 other. ``report``: per pair, how many sessions lost it to a harness limit (an error instead of a verdict),
 how many intervals cover the reference (pooled over the pairs, with the binomial probability of so few
 if the intervals truly cover 95%), and the median half-width.
+
+``ab``: ``--sessions`` sessions of a git repository of your own (``REPO``: a middleware around
+one of the frameworks, its head commit +6% slower than its parent by an independent loop),
+each beside ``--busy`` loops with the extra options (``--overhead-against=HEAD~1
+--overhead-fail-above=2%``, or ``HEAD`` for the repository against itself), alternating with a
+plain session of the same profile (the A/B session's cost against it): per session, each pair's
+change, its interval and finding, and both sessions' wall times (kept in ``REPO/ab-runs``).
 
 ``small``: a ~200 ns callable against a ~2 µs one, as a pair in one session (default settings), and the
 same two callables under ``timeit``, interleaved, 15 rounds; the baseline's per-call figure against
@@ -127,21 +135,21 @@ SMALL = '''
 import pytest
 
 def tool(x):
-    return {"name": x, "size": len(x) * 2}
+    return sum(range(x))
 
 def slow(x):
     return [tool(x) for _ in range(10)]
 
 @pytest.mark.overhead(max="100x")
 def test_small(overhead):
-    overhead.compare(baseline=lambda: tool("abc"), framework=lambda: slow("abc"))
+    overhead.compare(baseline=lambda: tool(8), framework=lambda: slow(8))
 '''
 TIMEIT = '''
 import timeit, statistics, json, sys
 sys.path.insert(0, "tests")
 from test_small import tool, slow
-base = lambda: tool("abc")
-frame = lambda: slow("abc")
+base = lambda: tool(8)
+frame = lambda: slow(8)
 b, f = [], []
 for _ in range(15):
     b.append(min(timeit.repeat(base, number=20000, repeat=3)) / 20000)
@@ -151,6 +159,9 @@ print(json.dumps({"baseline_s": statistics.median(b), "framework_s": statistics.
 
 
 def small(python: str, busy: int, rounds: int) -> None:
+    """Per round: one session (its 10 processes), and timeit in 10 fresh processes (a small callable's
+    cost moves ±20% from one process to the next with the hash seed and the layout, so one timeit
+    process is no reference), their medians compared."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         (folder / "tests").mkdir()
@@ -158,8 +169,9 @@ def small(python: str, busy: int, rounds: int) -> None:
         for index in range(rounds):
             with busy_loops(busy):
                 found = session(folder, python, folder / "small.json")
-                timed = json.loads(subprocess.run([python, "-c", TIMEIT], cwd=folder, capture_output=True,
-                                                  text=True, check=True).stdout)  # fmt: skip
+                runs = [json.loads(subprocess.run([python, "-c", TIMEIT], cwd=folder, capture_output=True,
+                                                  text=True, check=True).stdout) for _ in range(10)]  # fmt: skip
+            timed = {key: statistics.median(run[key] for run in runs) for key in ("baseline_s", "framework_s")}
             (result,) = found["results"]
             ours, theirs = result["baseline_s"], timed["baseline_s"]
             print(f"round {index}: baseline {ours * 1e9:.1f} ns/call (harness {result['harness_s'] * 1e9:.1f} ns), "
@@ -167,9 +179,42 @@ def small(python: str, busy: int, rounds: int) -> None:
                   f"against timeit's {timed['framework_s'] / theirs:.2f}", flush=True)  # fmt: skip
 
 
+def ab(repo: Path, python: str, count: int, busy: int, extra: list[str]) -> None:
+    runs = repo / "ab-runs"
+    runs.mkdir(exist_ok=True)
+    profile = [arg for arg in extra if arg == "--overhead-quick"]
+    for _ in range(count):
+        with busy_loops(busy), tempfile.TemporaryDirectory() as scratch:
+            gated = session(repo, python, Path(scratch) / "ab.json", *extra)
+            plain = session(repo, python, Path(scratch) / "plain.json", "--overhead", *profile)
+        rows = []
+        for result in gated["results"]:
+            for place in result.get("places", []):
+                change = place.get("change") or {}
+                rows.append({"nodeid": result["nodeid"], "processes": result["processes"], **change})
+        index = len(list(runs.glob("*.json")))
+        record = {"extra": extra, "busy": busy, "exit": gated["exit"], "wall_s": gated["wall_s"],
+                  "plain_wall_s": plain["wall_s"], "plain_exit": plain["exit"], "changes": rows}  # fmt: skip
+        (runs / f"{index:03d}.json").write_text(json.dumps(record))
+        shown = "; ".join(f"{r['nodeid'].split('::')[-1]}: {_change(r)} ({r['processes']} procs)" for r in rows)
+        print(f"session {index}: exit {gated['exit']}, {gated['wall_s']:.0f} s against plain "
+              f"{plain['wall_s']:.0f} s ({gated['wall_s'] / plain['wall_s']:.2f}x); {shown}", flush=True)  # fmt: skip
+
+
+def _change(row: dict) -> str:
+    """A stored change as ``+6.1% (+4.9..+7.3, 99.2%)``."""
+    if not row.get("old"):
+        return "none"
+    from overheadbench.engine.changes import Change
+
+    change = Change.from_json(row, "change", row["nodeid"])
+    low, high = change.interval
+    return f"{change.percent:+.1f}% ({low:+.1f}..{high:+.1f} at {change.confidence:.1%}) {change.finding(2.0)}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=["project", "reference", "sessions", "report", "small"])
+    parser.add_argument("step", choices=["project", "reference", "sessions", "report", "small", "ab"])
     parser.add_argument("folder", nargs="?", type=Path, default=Path("busy-runner"))
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--sessions", type=int, default=10)
@@ -185,6 +230,8 @@ def main() -> None:
         sessions(args.folder, args.python, args.sessions, args.busy, args.extra)
     elif args.step == "report":
         report(args.folder)
+    elif args.step == "ab":
+        ab(args.folder, args.python, args.sessions, args.busy, args.extra)
     else:
         small(args.python, args.busy, args.rounds)
 

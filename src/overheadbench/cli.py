@@ -28,7 +28,7 @@ from .core.tables import plain
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.changes import Finding
 from .history.combined import Column, combine
-from .history.environment import differences
+from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
 from .history.pair_changes import compare_runs
 from .history.runs import Run, Storage, read_run
@@ -110,8 +110,7 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Th
         return _compare_trees(storage.find(old_ref), fail_above)
     old_path, new_path = storage.find(old_ref), storage.find(new_ref)
     old, new = read_run(old_path), read_run(new_path)
-    for difference in differences(old.environment, new.environment):
-        print(f"WARNING: the runs were measured in different environments: {plain(difference)}", file=sys.stderr)
+    heading = differences_heading(old.environment, new.environment)
     machine = Storage(storage.root, old_path.resolve().parent.name)  # the old run's machine, and its history
     stored, skipped = machine.history() if machine.folder.is_dir() else ([], [])
     for reason in skipped:
@@ -124,7 +123,7 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Th
     if not shown:
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
-    print("\n".join(render_changes(shown, old_path.name, fail_above)))
+    print("\n".join([*([plain(heading)] if heading else []), *render_changes(shown, old_path.name, fail_above)]))
     return _regressions(shown, fail_above)
 
 

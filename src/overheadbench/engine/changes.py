@@ -145,7 +145,8 @@ class Change:
         if self.exact:
             return "exact"
         low, high = self.interval
-        return f"{low:+.1f}..{high:+.1f}%"
+        level = "" if math.isclose(self.confidence, CONFIDENCE) else f" at {self.confidence:.2%}"
+        return f"{low:+.1f}..{high:+.1f}%{level}"
 
     @property
     def detectable(self) -> float:
@@ -163,8 +164,10 @@ class Change:
     def describe(self, show: Sequence[str] = ()) -> str:
         """e.g. ``72.0% -> 79.4% (+4.3%, 95% CI +2.1..+6.5%)``; ``show``: how to print old and new."""
         old, new = show or (f"{self.old:g}", f"{self.new:g}")
-        evidence = "exact counts" if self.exact else f"{CONFIDENCE:.0%} CI {self.evidence}"
-        return f"{old} -> {new} ({self.moved()}, {evidence})"
+        if self.exact:
+            return f"{old} -> {new} ({self.moved()}, exact counts)"
+        low, high = self.interval
+        return f"{old} -> {new} ({self.moved()}, {100 * self.confidence:.4g}% CI {low:+.1f}..{high:+.1f}%)"
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,9 @@ CHECK_EVERY = 16
 SAMPLING_SHARE = 0.2
 CEILING_SHARE = 0.5
 """Share of the pair's ceiling (``max_time_s``) the processes' sampling may take, all together."""
+DURATION_PROBES = 3
+"""Blocks of each side timed again at their final size before the shorter side grows to the longer
+one's duration; the fastest of them is the side's cost (a preempted call read 13.8 ms instead of 1.4)."""
 WAITS_PER_BLOCK = 0.5
 """A side whose calibration blocks made fewer voluntary context switches than this per block
 never waits: a block that waits on I/O, a thread or a lock switches at least once per call."""
@@ -176,12 +179,12 @@ def replica_plan(
             framework_ns = yield Side.FRAMEWORK, sizes.framework
             baseline_ns = yield Side.BASELINE, sizes.baseline
         samples.add(baseline_ns, framework_ns)
-        count = len(samples.baseline_ns)
+        count, usable = len(samples.baseline_ns), samples.usable
         spent_ns = clock_ns() - sampling_from
-        if (spent_ns >= slice_ns and count >= MIN_PAIRS) or (spent_ns >= ceiling_ns and count >= MIN_TIMED_PAIRS):
+        if (spent_ns >= slice_ns and usable >= MIN_PAIRS) or (spent_ns >= ceiling_ns and count >= MIN_TIMED_PAIRS):
             break
-        if count >= MIN_PAIRS and count % CHECK_EVERY == 0:
-            _, low, high = median_interval(pair_ratios(samples.baseline_ns, samples.framework_ns), settings.confidence)
+        if usable >= MIN_PAIRS and count % CHECK_EVERY == 0:
+            _, low, high = median_interval(pair_ratios(*samples.estimated_pairs()), settings.confidence)
             if (high - low) / 2 <= target:
                 break
     samples.wall_s = (clock_ns() - start) / 1e9
@@ -207,7 +210,6 @@ def calibrate(settings: Settings) -> Generator[Request, int, BlockSizes]:
     min_block_ns = (settings.min_block_s if callers == 1 else max(settings.min_block_s, callers * CALLER_BLOCK_S)) * 1e9
     first = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
     calls = {Side.BASELINE: first, Side.FRAMEWORK: first}
-    last_ns = {Side.BASELINE: 0.0, Side.FRAMEWORK: 0.0}
     timed: dict[Side, list[int]] = {Side.BASELINE: [], Side.FRAMEWORK: []}
     sizing = [Side.BASELINE, Side.FRAMEWORK]
     while sizing:
@@ -215,7 +217,6 @@ def calibrate(settings: Settings) -> Generator[Request, int, BlockSizes]:
             n = calls[side]
             cost = yield side, n
             timed[side].append(cost)
-            last_ns[side] = cost / n
             if cost >= min_block_ns or n >= MAX_CALLS_PER_BLOCK:
                 sizing.remove(side)
             elif cost > 0:
@@ -225,15 +226,24 @@ def calibrate(settings: Settings) -> Generator[Request, int, BlockSizes]:
                 calls[side] = n * 2
     baseline, framework = (min(calls[side], MAX_CALLS_PER_BLOCK) for side in (Side.BASELINE, Side.FRAMEWORK))
     if max(baseline, framework) <= SAME_SIZE_WITHIN * min(baseline, framework):
-        baseline = framework = max(baseline, framework)
-    else:
-        baseline, framework = _equal_durations(baseline, framework, last_ns[Side.BASELINE], last_ns[Side.FRAMEWORK])
-    return BlockSizes(baseline, framework, choose_timer(timed, callers))
+        return BlockSizes(max(baseline, framework), max(baseline, framework), choose_timer(timed, callers))
+    # A millisecond call sized in one block: more of each side, the fastest kept (a busy machine
+    # only ever adds to a block), on the clock the pair will be read on.
+    sized = {Side.BASELINE: baseline, Side.FRAMEWORK: framework}
+    for _ in range(DURATION_PROBES):
+        for side in (Side.BASELINE, Side.FRAMEWORK):
+            timed[side].append((yield side, sized[side]))
+    timer = choose_timer(timed, callers)
+    fastest = {
+        side: min(on_timer(cost, timer) for cost in timed[side][-DURATION_PROBES:]) / sized[side] for side in sized
+    }
+    baseline, framework = _equal_durations(baseline, framework, fastest[Side.BASELINE], fastest[Side.FRAMEWORK])
+    return BlockSizes(baseline, framework, timer)
 
 
 def _equal_durations(baseline: int, framework: int, baseline_ns: float, framework_ns: float) -> tuple[int, int]:
     """The counts with the shorter side's block grown by the power of two nearest to the
-    ratio of the two blocks' durations (per-call costs from calibration's last blocks)."""
+    ratio of the two blocks' durations (per-call costs: the fastest of :data:`DURATION_PROBES` blocks)."""
     if baseline_ns <= 0 or framework_ns <= 0:
         return baseline, framework
     ratio = (framework * framework_ns) / (baseline * baseline_ns)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.errors import StorageError
 from ..replicas.environments import Interpreter, derived_name
+from .environment import own_dependencies
 from .runs import Run
 
 
@@ -53,8 +54,9 @@ def combine(runs: Sequence[tuple[Path, Run]]) -> list[Column]:
             columns.append(Column("", run=Run(run.environment, run.settings)))
         column = columns[keys.index(key)]
         _merge(column, path, run)
+    project = own_dependencies(*(run.environment for _, run in runs))
     for key, column in zip(keys, columns, strict=True):
-        column.label = derived_name(keys[0], key) if len(columns) > 1 else ""
+        column.label = derived_name(keys[0], key, project) if len(columns) > 1 else ""
     labels = [column.label for column in columns]
     for column in columns:
         if labels.count(column.label) > 1:  # differing only beyond the packages a label names

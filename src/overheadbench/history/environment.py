@@ -23,7 +23,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..replicas.environments import installed, package_differences
+from ..replicas.environments import (
+    SHOWN_DIFFERENCES,
+    installed,
+    normalized,
+    package_differences,
+    project_dependencies,
+)
 
 PACKAGES = ("overheadbench", "pytest", "pytest-benchmark", "numpy", "anyio", "httpx", "hypercorn")
 COMPARED = (
@@ -57,6 +63,7 @@ def environment(config: Any) -> dict[str, Any]:
         "fingerprint": fingerprint(),
         "packages": {name: _version(name) for name in PACKAGES},
         "distributions": installed(),
+        "project_dependencies": sorted(project_dependencies(Path(config.rootpath))),
         "datetime": datetime.datetime.now(datetime.timezone.utc).isoformat(),
     }
 
@@ -73,7 +80,27 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             found.append(f"{name} {before} -> {after}" if name == "python" else f"{name}: {before} -> {after}")
     key = "distributions" if all(isinstance(env.get("distributions"), dict) for env in (old, new)) else "packages"
     before, after = ({k: str(v) for k, v in env.get(key, {}).items() if v} for env in (old, new))
-    return found + package_differences(before, after)
+    return found + package_differences(before, after, own_dependencies(old, new))
+
+
+def own_dependencies(*environments: dict[str, Any]) -> frozenset[str]:
+    """The project's own dependencies as the runs recorded them (none before they were)."""
+    return frozenset(name for env in environments for name in env.get("project_dependencies") or ())
+
+
+def differences_heading(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The differences of two runs' environments in one line, the project's own dependencies
+    first, then the interpreter and the machine, then up to ``SHOWN_DIFFERENCES`` other packages
+    (``measured in different environments: pydantic-ai 1.1.0 -> 1.2.0; python 3.12.1 -> 3.13.0;
+    cffi: ...; and 13 more packages``); empty when they do not differ."""
+    found = differences(old, new)
+    own = own_dependencies(old, new)
+    first = [d for d in found if normalized(d.split(" ", 1)[0]) in own]
+    machine = [d for d in found if d.startswith("python ") or ":" in d.split(" ", 1)[0]]
+    rest = [d for d in found if d not in first and d not in machine]
+    shown = rest[:SHOWN_DIFFERENCES]
+    more = [f"and {len(rest) - len(shown)} more packages"] if len(rest) > len(shown) else []
+    return "measured in different environments: " + "; ".join([*first, *machine, *shown, *more]) if found else ""
 
 
 def same_machine(old: dict[str, Any], new: dict[str, Any]) -> bool:

@@ -11,13 +11,19 @@ share its time (with no delay between events the server's writes coalesce); ``re
 how many reads carried them. One exception, from the spec's own rule: an event whose last
 line ends in a lone CR at the end of a read is known complete only when the next byte (or
 the end of the stream) shows the CR is not half of a CRLF, and is timed then.
+
+A stream is requested as an SDK requests it: any method, headers and a body (``json=`` or
+``content=``: an OpenAI-style streaming API is a POST with JSON). And a stream need not be a URL
+at all: :func:`events` / :func:`aevents` time an iterator of events (an SDK's own stream object,
+already parsed), each event stamped as the iterator yields it.
 """
 
 from __future__ import annotations
 
 import builtins
+import inspect
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +83,11 @@ class EventTimer:
         self.arrivals_ns.append(self._last_read_ns)
         self.last_event_id = sse.id or self.last_event_id
 
+    def arrived(self) -> None:
+        """An iterator yielded an event (an SDK's stream, parsed already): it arrived now."""
+        self.reads += 1
+        self.arrivals_ns.append(self.clock_ns())
+
     def stats(self) -> StreamStats:
         end_ns = self.clock_ns()
         if not self.arrivals_ns:
@@ -117,6 +128,8 @@ class _StampedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
 
 
 HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
+REQUEST_KEYS = ("method", "headers", "json", "content")
+"""What a streamed request may say besides its URL (:func:`stream`'s keywords)."""
 
 
 def _stamped(response: httpx.Response, timer: EventTimer) -> EventSource:
@@ -125,25 +138,92 @@ def _stamped(response: httpx.Response, timer: EventTimer) -> EventSource:
     return EventSource(response)
 
 
+def _request(headers: Mapping[str, str] | None, json: Any, content: bytes | str | None) -> dict[str, Any]:
+    """httpx's keywords for the stream's request: the event-stream headers under the caller's own."""
+    found: dict[str, Any] = {"headers": {**HEADERS, **(headers or {})}}
+    if json is not None:
+        found["json"] = json
+    if content is not None:
+        found["content"] = content
+    return found
+
+
 def stream(
-    client: httpx.Client, url: str, *, method: str = "GET", clock_ns: Callable[[], int] = time.perf_counter_ns
+    client: httpx.Client,
+    url: str,
+    *,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    json: Any = None,
+    content: bytes | str | None = None,
+    clock_ns: Callable[[], int] = time.perf_counter_ns,
 ) -> StreamStats:
-    """Stream ``url`` with a sync httpx client, timing every event as it arrives."""
+    """Stream ``url`` with a sync httpx client (``method``, ``headers`` and a ``json`` or ``content``
+    body as the API wants them), timing every event as it arrives."""
     timer = EventTimer(clock_ns)
     timer.start()
-    with client.stream(method, url, headers=HEADERS) as response:
+    with client.stream(method, url, **_request(headers, json, content)) as response:
         for sse in _stamped(response, timer).iter_sse():
             timer.event(sse)
     return timer.stats()
 
 
 async def astream(
-    client: httpx.AsyncClient, url: str, *, method: str = "GET", clock_ns: Callable[[], int] = time.perf_counter_ns
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    json: Any = None,
+    content: bytes | str | None = None,
+    clock_ns: Callable[[], int] = time.perf_counter_ns,
 ) -> StreamStats:
     """:func:`stream` with an async httpx client."""
     timer = EventTimer(clock_ns)
     timer.start()
-    async with client.stream(method, url, headers=HEADERS) as response:
+    async with client.stream(method, url, **_request(headers, json, content)) as response:
         async for sse in _stamped(response, timer).aiter_sse():
             timer.event(sse)
     return timer.stats()
+
+
+def events(source: Callable[[], Iterable[Any]], *, clock_ns: Callable[[], int] = time.perf_counter_ns) -> StreamStats:
+    """Time the events of ``source()`` (a zero-argument callable that starts a stream: an SDK's
+    ``client.chat.completions.create(..., stream=True)``), each as the iterator yields it."""
+    timer = EventTimer(clock_ns)
+    timer.start()
+    for _ in source():
+        timer.arrived()
+    return timer.stats()
+
+
+async def aevents(source: Callable[[], Any], *, clock_ns: Callable[[], int] = time.perf_counter_ns) -> StreamStats:
+    """:func:`events` for an async stream: ``source()`` gives an async iterator of events, or an
+    awaitable of one (``await client.chat.completions.create(..., stream=True)``)."""
+    timer = EventTimer(clock_ns)
+    timer.start()
+    started: Any = source()
+    iterable: AsyncIterable[Any] = await started if inspect.isawaitable(started) else started
+    async for _ in iterable:
+        timer.arrived()
+    return timer.stats()
+
+
+StreamSide = tuple[Any, str] | tuple[Any, str, Mapping[str, Any]] | Callable[[], Any]
+"""One side of a stream pair: ``(client, url)``, ``(client, url, {"method": "POST", "json": ...})``
+(any of ``REQUEST_KEYS``), or a zero-argument callable that starts an SDK's stream (:func:`aevents`)."""
+
+
+def stream_opener(side: StreamSide) -> Callable[[], Awaitable[StreamStats]]:
+    """What streams one side of a pair, checked now: a side of another shape (or a request with
+    other keys than ``REQUEST_KEYS``) raises ``ValueError`` saying what is accepted."""
+    if callable(side):
+        return lambda: aevents(side)
+    if not isinstance(side, tuple) or len(side) not in (2, 3):
+        raise ValueError(f"a stream side is (client, url), (client, url, request) or a callable; got {side!r}")
+    client, url, *rest = side
+    request = dict(rest[0]) if rest else {}
+    unknown = sorted(set(request) - set(REQUEST_KEYS))
+    if unknown:
+        raise ValueError(f"a stream side's request takes {', '.join(REQUEST_KEYS)}; got {', '.join(unknown)}")
+    return lambda: astream(client, url, **request)

@@ -54,7 +54,7 @@ class Compared(Protocol):
 
 def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
     """Each process's median pair ratio."""
-    return [float(np.median(pair_ratios(s.baseline_ns, s.framework_ns))) for s in samples if s.baseline_ns]
+    return [float(np.median(pair_ratios(*s.estimated_pairs()))) for s in samples if s.baseline_ns]
 
 
 def process_logs(samples: Sequence[ReplicaSamples]) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +63,7 @@ def process_logs(samples: Sequence[ReplicaSamples]) -> tuple[np.ndarray, np.ndar
     for sample in samples:
         if not sample.baseline_ns:
             continue
-        median, low, high = replica_ratio(sample.baseline_ns, sample.framework_ns, 0.0, CONFIDENCE)
+        median, low, high = replica_ratio(*sample.estimated_pairs(), 0.0, CONFIDENCE)
         logs.append(math.log(median) if median > 0 else math.nan)
         variances.append(within_variance(low, high, CONFIDENCE))
     return np.asarray(logs, float), np.asarray(variances, float)

@@ -33,7 +33,7 @@ def _times(samples: ReplicaSamples, other: bool) -> tuple[list[int], list[int]]:
     """A process's blocks on the pair's clock, or on the other one."""
     if other:
         return samples.other_baseline_ns, samples.other_framework_ns
-    return samples.baseline_ns, samples.framework_ns
+    return samples.estimated_pairs()
 
 
 def other_clock(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> tuple[float, float, float]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,11 @@ import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pytest's own dependency there
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]  # installed there with pytest
 
 PROBE_TIMEOUT_S = 120.0
 PROBE = (
@@ -105,26 +111,56 @@ def installed() -> dict[str, str]:
     return {d.metadata["Name"].lower(): d.version for d in metadata.distributions() if d.metadata["Name"]}
 
 
-def changed_packages(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str, str]]:
+def normalized(name: str) -> str:
+    """A distribution's name as the index compares them (PEP 503): ``Pydantic_AI`` is ``pydantic-ai``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def project_dependencies(root: Path) -> frozenset[str]:
+    """The project's own dependencies (normalized names): ``pyproject.toml``'s ``[project]``
+    dependencies and optional ones, and ``requirements*.txt`` at ``root``. A label names these first:
+    a release of the framework under test matters more than one of ``cffi``."""
+    found: list[str] = []
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    except (OSError, ValueError, UnicodeDecodeError):
+        project = {}
+    found += [str(item) for item in project.get("dependencies", []) or []]
+    found += [str(item) for extra in (project.get("optional-dependencies", {}) or {}).values() for item in extra]
+    for path in sorted(root.glob("requirements*.txt")):
+        try:
+            found += path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+    names = (re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line) for line in found)
+    return frozenset(normalized(match.group(1)) for match in names if match)
+
+
+def changed_packages(
+    old: dict[str, str], new: dict[str, str], first: frozenset[str] = frozenset()
+) -> list[tuple[str, str, str]]:
     """The distributions whose versions differ (:data:`TOOLING` aside): (name, old version, new
-    version), ``-`` where one side does not have it."""
-    names = sorted((set(old) | set(new)) - TOOLING)
+    version), ``-`` where one side does not have it; those named in ``first`` (the project's own
+    dependencies) first."""
+    names = sorted((set(old) | set(new)) - TOOLING, key=lambda name: (normalized(name) not in first, name))
     return [(name, old.get(name, "-"), new.get(name, "-")) for name in names if old.get(name) != new.get(name)]
 
 
-def package_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
-    """The distributions whose versions differ, as ``httpx 0.27.2 -> 0.28.1``."""
-    return [f"{name} {before} -> {after}" for name, before, after in changed_packages(old, new)]
+def package_differences(old: dict[str, str], new: dict[str, str], first: frozenset[str] = frozenset()) -> list[str]:
+    """The distributions whose versions differ, as ``httpx 0.27.2 -> 0.28.1`` (``first``'s first)."""
+    return [f"{name} {before} -> {after}" for name, before, after in changed_packages(old, new, first)]
 
 
-def derived_name(reference: Interpreter, other: Interpreter) -> str:
-    """An environment's name when the user gave none: its Python version and the packages whose
-    versions differ from the session's (``py3.13, httpx 0.28.1``)."""
-    changed = changed_packages(reference.packages, other.packages)
-    parts = [f"py{other.version}", *(f"{name} {after}" for name, _, after in changed[:SHOWN_DIFFERENCES])]
-    if len(changed) > SHOWN_DIFFERENCES:
-        parts.append(f"{len(changed) - SHOWN_DIFFERENCES} more packages")
-    return ", ".join(parts)
+def derived_name(reference: Interpreter, other: Interpreter, project: frozenset[str] = frozenset()) -> str:
+    """An environment's name when the user gave none: the project's own dependencies whose versions
+    differ from the session's, then its Python version, then up to ``SHOWN_DIFFERENCES`` other
+    packages that differ (``pydantic-ai 1.2.0, py3.13, httpx 0.28.1, 12 more packages``)."""
+    changed = changed_packages(reference.packages, other.packages, project)
+    own = [f"{name} {after}" for name, _, after in changed if normalized(name) in project]
+    rest = [f"{name} {after}" for name, _, after in changed if normalized(name) not in project]
+    shown = rest[: max(0, SHOWN_DIFFERENCES - len(own))]
+    more = [f"{len(rest) - len(shown)} more packages"] if len(rest) > len(shown) else []
+    return ", ".join([*own, f"py{other.version}", *shown, *more])
 
 
 def resolve_environments(
@@ -144,7 +180,8 @@ def resolve_environments(
         if tox_env:
             python = tox_python(tox_env, rootdir, option)
         interpreter = probe(python, option, directory)
-        environment = Environment(name.strip() or tox_env or derived_name(reference, interpreter), interpreter)
+        derived = derived_name(reference, interpreter, project_dependencies(rootdir))
+        environment = Environment(name.strip() or tox_env or derived, interpreter)
         if any(other.name == environment.name for other in found):
             raise EnvError(f"{option}: the name {environment.name!r} is given twice; name each once")
         found.append(environment)

@@ -75,10 +75,15 @@ def render_changes(
         for c in changes
     ]  # fmt: skip
     gate = f"; outcome at ±{' / '.join(f'{limit:g}%' for limit in limits)}: see docs/ci.md" if limits else ""
+    looked = (
+        "; an interval marked 'at 99.17%' is read at that level: the gate looked again while a change was unknown"
+        if any(" at " in c.change.evidence for c in changes)
+        else ""
+    )
     note = (
         f"change: {sides[1]} over {sides[0]}, in percent of the figure (of framework / baseline for an overhead: a "
         f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero); detects: the smallest "
-        f"change this comparison could tell from zero{gate}"
+        f"change this comparison could tell from zero{looked}{gate}"
     )
     return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
 

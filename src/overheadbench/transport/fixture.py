@@ -31,7 +31,7 @@ from ..core.errors import MarkerError, OverheadUsageError
 from ..engine.settings import Settings
 from ..engine.stats import mean_interval, median_interval, quantile_interval, ratio_interval
 from ..http.load import Throughput
-from ..http.streaming import StreamStats
+from ..http.streaming import REQUEST_KEYS, StreamSide, StreamStats
 
 if TYPE_CHECKING:
     from ..http.loadrun import Target
@@ -138,25 +138,36 @@ class TransportFixture:
         return results
 
     def stream(
-        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **budgets: Any
+        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **options: Any
     ) -> StreamStats:
         """Stream ``url`` ``runs`` times (default ``STREAM_RUNS``; 7 in the quick profile) with a
-        sync httpx client; returns the median stream."""
+        sync httpx client (``method``, ``headers``, ``json`` or ``content`` as the API wants them);
+        returns the median stream."""
         from ..http.streaming import stream
 
-        limits = self._budgets(budgets, "stream")
-        streams = [stream(client, url) for _ in range(self._runs(runs))]
+        limits = self._budgets(options, "stream")
+        streams = [stream(client, url, **options) for _ in range(self._runs(runs))]
         return self._streams(self._row(label or f"stream {url}"), streams, limits)
 
     async def astream(
-        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **budgets: Any
+        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **options: Any
     ) -> StreamStats:
         """:meth:`stream` with an async httpx client."""
         from ..http.streaming import astream
 
-        limits = self._budgets(budgets, "astream")
-        streams = [await astream(client, url) for _ in range(self._runs(runs))]
+        limits = self._budgets(options, "astream")
+        streams = [await astream(client, url, **options) for _ in range(self._runs(runs))]
         return self._streams(self._row(label or f"stream {url}"), streams, limits)
+
+    async def aevents(
+        self, source: Callable[[], Any], *, label: str = "events", runs: int | None = None, **budgets: Any
+    ) -> StreamStats:
+        """An SDK's stream as a row: ``source()`` starts it (an async iterator of events, or an
+        awaitable of one), ``runs`` times; each event timed as the iterator yields it."""
+        from ..http.streaming import aevents
+
+        limits = self._budgets(budgets, "aevents")
+        return self._streams(self._row(label), [await aevents(source) for _ in range(self._runs(runs))], limits)
 
     def _runs(self, runs: int | None) -> int:
         if runs is not None and runs < 1:
@@ -213,20 +224,24 @@ class TransportFixture:
         return self._load_pair(self._row(label), windows, limits)
 
     async def acompare_streams(
-        self, baseline: tuple[Any, str], framework: tuple[Any, str], *, label: str = "framework vs baseline",
+        self, baseline: StreamSide, framework: StreamSide, *, label: str = "framework vs baseline",
         rounds: int | None = None, **budgets: Any,
     ) -> tuple[list[StreamStats], list[StreamStats]]:  # fmt: skip
-        """A transport pair of two streams, each ``(async httpx client, url)``: ``PAIR_STREAMS``
-        streams of each side per round, rounds interleaved; time to first event, events/s and total
-        as changes, each side's stream row beside them. Returns each side's streams."""
-        from ..http.streaming import astream
+        """A transport pair of two streams, each ``(async httpx client, url)``, ``(client, url,
+        {"method": "POST", "json": ...})`` or an SDK's stream (a callable, as :meth:`aevents`):
+        ``PAIR_STREAMS`` streams of each side per round, rounds interleaved; time to first event,
+        events/s and total as changes, each side's stream row beside them. Returns each side's streams."""
+        from ..http.streaming import stream_opener
 
         limits = self._budgets(budgets, "acompare_streams")
+        try:
+            openers = [stream_opener(side) for side in (baseline, framework)]
+        except ValueError as exc:
+            raise OverheadUsageError(f"{self.nodeid}: transport.acompare_streams(): {exc}") from None
         per_round = PAIR_STREAMS if self.measuring else 1
         streams: tuple[list[list[StreamStats]], list[list[StreamStats]]] = ([], [])
         for side in schedule(self._rounds(rounds), self.rng):
-            client, url = (baseline, framework)[side]
-            streams[side].append([await astream(client, url) for _ in range(per_round)])
+            streams[side].append([await openers[side]() for _ in range(per_round)])
         row = self._row(label)
         sides = [Side([stream_figures(r) for r in s], stream_figures([x for r in s for x in r])) for s in streams]
         self._compared(row, STREAM_FIGURES, sides, limits)
@@ -318,7 +333,9 @@ class TransportFixture:
         passed_on = {
             "load": LOAD_OPTIONS,
             "sweep": LOAD_OPTIONS | {"verify"},
-            "compare": LOAD_OPTIONS | {"rounds"},
+            "compare": LOAD_OPTIONS,
+            "stream": set(REQUEST_KEYS),
+            "astream": set(REQUEST_KEYS),
         }.get(call, set())
         unknown = sorted(set(options) - passed_on)
         if unknown:
