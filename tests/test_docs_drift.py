@@ -145,7 +145,17 @@ CALLABLES: dict[str, Callable[..., Any]] = {
     "server.close": Server.close,
     **{
         f"transport.{name}": getattr(TransportFixture, name)
-        for name in ("load", "sweep", "stream", "astream", "record", "compare", "acompare", "acompare_streams", "aevents")
+        for name in (
+            "load",
+            "sweep",
+            "stream",
+            "astream",
+            "record",
+            "compare",
+            "acompare",
+            "acompare_streams",
+            "aevents",
+        )
     },
 }
 SIGNATURE = re.compile(r"`(?:await )?([\w.]+)\(([^`]*)\)`")

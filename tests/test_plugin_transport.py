@@ -509,5 +509,5 @@ def test_an_sdk_stream_is_timed_event_by_event_as_its_iterator_yields() -> None:
 
     stats = anyio.run(lambda: aevents(source, clock_ns=lambda: next(ticks)))
     assert (stats.events, stats.first_event_s, stats.total_s) == (3, 0.001, 0.004)
-    with pytest.raises(ValueError, match="request takes method, headers, json, content; got body"):
+    with pytest.raises(ValueError, match="a stream's request takes method, headers, json, content; got body"):
         stream_opener((object(), "/s", {"body": b"x"}))

@@ -138,50 +138,40 @@ def _stamped(response: httpx.Response, timer: EventTimer) -> EventSource:
     return EventSource(response)
 
 
-def _request(headers: Mapping[str, str] | None, json: Any, content: bytes | str | None) -> dict[str, Any]:
-    """httpx's keywords for the stream's request: the event-stream headers under the caller's own."""
-    found: dict[str, Any] = {"headers": {**HEADERS, **(headers or {})}}
-    if json is not None:
-        found["json"] = json
-    if content is not None:
-        found["content"] = content
-    return found
+def _request(request: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The stream request's method, and httpx's keywords for it: the event-stream headers under
+    the caller's own, and a ``json`` or ``content`` body (``REQUEST_KEYS``; another key is a
+    ``TypeError``, as a misspelt keyword is)."""
+    unknown = sorted(set(request) - set(REQUEST_KEYS))
+    if unknown:
+        raise TypeError(f"a stream's request takes {', '.join(REQUEST_KEYS)}; got {', '.join(unknown)}")
+    found: dict[str, Any] = {"headers": {**HEADERS, **(request.get("headers") or {})}}
+    found.update({key: request[key] for key in ("json", "content") if request.get(key) is not None})
+    return request.get("method") or "GET", found
 
 
 def stream(
-    client: httpx.Client,
-    url: str,
-    *,
-    method: str = "GET",
-    headers: Mapping[str, str] | None = None,
-    json: Any = None,
-    content: bytes | str | None = None,
-    clock_ns: Callable[[], int] = time.perf_counter_ns,
+    client: httpx.Client, url: str, *, clock_ns: Callable[[], int] = time.perf_counter_ns, **request: Any
 ) -> StreamStats:
-    """Stream ``url`` with a sync httpx client (``method``, ``headers`` and a ``json`` or ``content``
-    body as the API wants them), timing every event as it arrives."""
+    """Stream ``url`` with a sync httpx client, timing every event as it arrives; ``request``: its
+    ``method`` (GET), ``headers`` and a ``json`` or ``content`` body, as the API wants them."""
     timer = EventTimer(clock_ns)
     timer.start()
-    with client.stream(method, url, **_request(headers, json, content)) as response:
+    method, options = _request(request)
+    with client.stream(method, url, **options) as response:
         for sse in _stamped(response, timer).iter_sse():
             timer.event(sse)
     return timer.stats()
 
 
 async def astream(
-    client: httpx.AsyncClient,
-    url: str,
-    *,
-    method: str = "GET",
-    headers: Mapping[str, str] | None = None,
-    json: Any = None,
-    content: bytes | str | None = None,
-    clock_ns: Callable[[], int] = time.perf_counter_ns,
+    client: httpx.AsyncClient, url: str, *, clock_ns: Callable[[], int] = time.perf_counter_ns, **request: Any
 ) -> StreamStats:
     """:func:`stream` with an async httpx client."""
     timer = EventTimer(clock_ns)
     timer.start()
-    async with client.stream(method, url, **_request(headers, json, content)) as response:
+    method, options = _request(request)
+    async with client.stream(method, url, **options) as response:
         async for sse in _stamped(response, timer).aiter_sse():
             timer.event(sse)
     return timer.stats()
@@ -223,7 +213,8 @@ def stream_opener(side: StreamSide) -> Callable[[], Awaitable[StreamStats]]:
         raise ValueError(f"a stream side is (client, url), (client, url, request) or a callable; got {side!r}")
     client, url, *rest = side
     request = dict(rest[0]) if rest else {}
-    unknown = sorted(set(request) - set(REQUEST_KEYS))
-    if unknown:
-        raise ValueError(f"a stream side's request takes {', '.join(REQUEST_KEYS)}; got {', '.join(unknown)}")
+    try:
+        _request(request)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
     return lambda: astream(client, url, **request)
