@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from overheadbench.engine.changes import (
     Change,
     Finding,
+    Looks,
     Measurement,
     change,
     exact_change,
     interval_measurement,
     session_log_sd,
 )
+from overheadbench.engine.samples import ReplicaSamples
 from overheadbench.history.figure_changes import compare_figure
+from overheadbench.pairs.comparing import rounds_change
 from overheadbench.transport.figures import SPECS, FigureResult, Metric, Reading, judge
 
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
@@ -103,3 +107,35 @@ def test_figures_use_the_same_model_in_their_own_direction() -> None:
                                        rel=1e-3)  # fmt: skip
     slower = compare_figure(figure(10, 9.9, 10.1, Metric.P50), figure(2, 1.98, 2.02, Metric.P50))
     assert slower is not None and slower.higher_is_worse and slower.finding(5) == Finding.IMPROVED
+
+
+def test_the_gate_looks_at_its_first_count_then_twice_and_four_times_it_at_a_level_shared_by_looks_and_pairs() -> None:
+    looks = Looks(threshold=2.0, pairs=4)
+    assert looks.counts(10, 32) == [10, 20, 32] and looks.counts(6, 24) == [6, 12, 24]
+    assert looks.counts(10, 10) == [10]
+    assert looks.confidence(10, 32) == pytest.approx(1 - 0.05 / 12)
+    assert Looks(2.0).confidence(10, 10) == pytest.approx(0.95)
+
+
+def test_looking_again_while_unknown_keeps_false_alarms_within_the_bound() -> None:
+    """A change sitting right at the 2% threshold (the worst case), read round by round with the
+    gate's looks: "regressed" (a false alarm) in at most 2.5% of trials (the bound), while reading
+    "unknown" at the first look as often as not."""
+    rng = np.random.default_rng(3)
+    looks = Looks(threshold=2.0)
+    confidence = looks.confidence(10, 32)
+    alarms = first_unknown = 0
+    trials = 400
+    for _ in range(trials):
+        layout = rng.normal(0, 0.02, size=(2, 32))  # each process's own layout, base and head
+        base = [ReplicaSamples(1, [1000], [round(1000 * 1.5 * math.exp(v))]) for v in layout[0]]
+        head = [ReplicaSamples(1, [1000], [round(1000 * 1.5 * 1.02 * math.exp(v))]) for v in layout[1]]
+        for index, count in enumerate(looks.counts(10, 32)):
+            ratios = (1.5 * math.exp(np.median(layout[0][:count])), 1.5 * 1.02 * math.exp(np.median(layout[1][:count])))
+            found = rounds_change("t.py::x", base[:count], head[:count], ratios, confidence).finding(2.0)
+            first_unknown += index == 0 and found == Finding.UNKNOWN
+            if found != Finding.UNKNOWN:
+                alarms += found == Finding.REGRESSED
+                break
+    assert alarms / trials <= 0.025 + 2 * math.sqrt(0.025 * 0.975 / trials)
+    assert first_unknown / trials > 0.5

@@ -476,7 +476,7 @@ async def test_post(transport):
 @pytest.mark.anyio
 async def test_sdk(transport):
     stats = await transport.aevents(sdk, label="sdk alone", runs=3, max_abs={"ttfe": "1s"})
-    assert stats.events == 5 and stats.first_event_s >= 0.002
+    assert stats.events == 5
     await transport.acompare_streams(raw, sdk, label="sdk vs raw", rounds=2)
 
 

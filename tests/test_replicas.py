@@ -7,20 +7,21 @@ import io
 import json
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
 from test_sampling import Synthetic
 
 from overheadbench.core.errors import CallableError
-from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side
-from overheadbench.engine.sampling import InProcess, Stopping, drive_sync
+from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Role, Side
+from overheadbench.engine.sampling import GateRounds, InProcess, Stopping, drive_sync
 from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica
 from overheadbench.replicas.launch import ReplicaRequest, write_work
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
-from overheadbench.replicas.places import places_plan
+from overheadbench.replicas.places import Place, places_plan
 from overheadbench.replicas.pool import ReplicaPool
 from overheadbench.replicas.process import State
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
@@ -458,3 +459,34 @@ def test_a_pair_skipped_here_is_passed_over_by_the_replicas(pytester: pytest.Pyt
     )
     result.assert_outcomes(passed=1, skipped=1)
     assert json.loads((pytester.path / "out.json").read_text())["results"][0]["processes"] == 2
+
+
+def gated_pair(undecided, settings: Settings, looks=(4, 8, 16)):
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1100, HARNESS: 25})
+    own, base = FakePool(synthetic, 1_000_000), FakePool(synthetic, 1_000_000)
+    place = Place("base", Role.BASE, sys.executable)
+    stop = Stopping(lambda r: True, GateRounds(looks, undecided))
+    plan = places_plan(settings, random.Random(1), synthetic.clock, [own, base], [place], "t.py::x", stop)
+    return drive_sync(plan, synthetic.blocks()), own
+
+
+def test_a_gate_looks_again_at_its_next_count_while_a_change_is_unknown_and_stops_once_decided() -> None:
+    answers = iter([True, False])
+    seen = []
+
+    def undecided(own, others):
+        seen.append((len(own), [(role, len(samples)) for role, samples in others]))
+        return next(answers)
+
+    sampled, own = gated_pair(undecided, Settings(processes=4, max_processes=4, time_budget_s=0.1))
+    assert seen == [(4, [(Role.BASE, 4)]), (8, [(Role.BASE, 8)])]  # looked twice; the budget did not stop it
+    assert [call[1] for call in own.calls if call[0] == "ensure"] == [4, 8]
+    assert len(sampled.samples) == 8 and len(sampled.places[0].samples) == 8
+
+
+def test_a_gate_never_looks_past_its_last_count_nor_its_ceiling() -> None:
+    sampled, own = gated_pair(lambda own, others: True, Settings(processes=4, time_budget_s=0.1))
+    assert [call[1] for call in own.calls if call[0] == "ensure"] == [4, 8, 16]
+    tight = Settings(processes=4, time_budget_s=0.1, max_time_s=0.005)  # 5 ms per place: no further round fits
+    sampled, own = gated_pair(lambda own, others: True, tight)
+    assert [call[1] for call in own.calls if call[0] == "ensure"] == [4] and len(sampled.samples) == 4

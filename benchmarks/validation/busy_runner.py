@@ -5,7 +5,8 @@
     python benchmarks/validation/busy_runner.py sessions DIR --python ... --sessions 10 --busy 4  # ~15 min
     python benchmarks/validation/busy_runner.py report DIR            # coverage, half-widths, lost pairs
     python benchmarks/validation/busy_runner.py small --python ... --busy 4   # a 150-250 ns baseline against timeit
-    python benchmarks/validation/busy_runner.py ab REPO --python ... --sessions 10 --busy 4 -- --overhead-against=HEAD~1
+    python benchmarks/validation/busy_runner.py ab REPO --python ... --sessions 10 --busy 4 \
+        --pytest-args="--overhead-against=HEAD~1 --overhead-fail-above=2%"
 
 The project (``project``) is three real ms-scale framework paths against the same work called bare:
 a haystack-ai ``Pipeline`` of three components, a strawberry-graphql query, and a llama-index-core
@@ -37,6 +38,7 @@ import argparse
 import contextlib
 import json
 import math
+import shlex
 import statistics
 import subprocess
 import sys
@@ -131,7 +133,7 @@ def report(folder: Path) -> None:
           f"sessions {min(walls):.0f}..{max(walls):.0f} s, exits {sorted({run['exit'] for run in runs})}")  # fmt: skip
 
 
-SMALL = '''
+SMALL = """
 import pytest
 
 def tool(x):
@@ -143,8 +145,8 @@ def slow(x):
 @pytest.mark.overhead(max="100x")
 def test_small(overhead):
     overhead.compare(baseline=lambda: tool(8), framework=lambda: slow(8))
-'''
-TIMEIT = '''
+"""
+TIMEIT = """
 import timeit, statistics, json, sys
 sys.path.insert(0, "tests")
 from test_small import tool, slow
@@ -155,7 +157,7 @@ for _ in range(15):
     b.append(min(timeit.repeat(base, number=20000, repeat=3)) / 20000)
     f.append(min(timeit.repeat(frame, number=2000, repeat=3)) / 2000)
 print(json.dumps({"baseline_s": statistics.median(b), "framework_s": statistics.median(f)}))
-'''
+"""
 
 
 def small(python: str, busy: int, rounds: int) -> None:
@@ -220,8 +222,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--busy", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("extra", nargs="*", help="more pytest options for each session (after --)")
+    parser.add_argument("--pytest-args", default="", help="more pytest options for each session (one string)")
     args = parser.parse_args()
+    args.extra = shlex.split(args.pytest_args)
     if args.step == "project":
         project(args.folder)
     elif args.step == "reference":

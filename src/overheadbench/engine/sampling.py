@@ -74,7 +74,8 @@ WARMUP_MIN_S = 0.02
 HARNESS_BLOCKS = 7
 MIN_PAIRS = 30
 """Block pairs every process gathers before its time slice may end it, whatever a call costs
-(within the pair's ceiling, ``Settings.max_time_s``). A process's figure is the median of its
+(within the pair's ceiling, ``Settings.max_time_s``); on CPU time, undisturbed ones
+(:meth:`~overheadbench.engine.samples.ReplicaSamples.estimated_pairs`). A process's figure is the median of its
 pair ratios: over 30 pairs its 95% distribution-free interval runs from the 10th to the 21st
 ratio, so nine preempted pairs cannot move it out of place. With the 2 s budget alone a
 millisecond pair had 10-20 pairs a process, and one preempted call moved a process's median:

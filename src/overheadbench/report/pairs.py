@@ -279,9 +279,12 @@ def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
     on_cpu = [r for r in timed if r.timer == Timer.CPU]
     notes = []
     if on_cpu:
+        rest = (
+            "; the rest on the wall clock (they wait, or have concurrent callers)" if len(on_cpu) < len(timed) else ""
+        )
         notes.append(
             f"clock: {len(on_cpu)} of {len(timed)} pair(s) never waited and were read on their thread's CPU time "
-            "(a busy machine's time slices do not bias it); the rest on the wall clock"
+            f"(a busy machine's time slices do not bias it){rest}"
         )
     for r in timed:
         if r.clocks_disagree:
