@@ -209,13 +209,16 @@ def pool(logs: Sequence[float] | np.ndarray, variances: Sequence[float] | np.nda
     weights = 1.0 / (v + between2)
     centre = weighted_median(y, weights)
     model = 1.0 / float(weights.sum())
-    weighted_mean = float((weights * y).sum()) / float(weights.sum())
-    seen = float((weights * (y - weighted_mean) ** 2).sum()) / ((k - 1) * float(weights.sum()))
+    seen = _weighted_squares(y, weights) / ((k - 1) * float(weights.sum()))
     se = MEDIAN_EFFICIENCY * math.sqrt(max(model, seen))
-    fixed = 1.0 / v
-    mean = float((fixed * y).sum() / fixed.sum())
-    q = float((fixed * (y - mean) ** 2).sum())
+    q = _weighted_squares(y, 1.0 / v)  # Cochran's Q: the processes' own precision alone
     return Pooled(centre, se, k - 1, math.sqrt(between2), q > chi2_quantile(0.99, k - 1))
+
+
+def _weighted_squares(values: np.ndarray, weights: np.ndarray) -> float:
+    """The weighted sum of squared deviations from the weighted mean."""
+    mean = float((weights * values).sum()) / float(weights.sum())
+    return float((weights * (values - mean) ** 2).sum())
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
