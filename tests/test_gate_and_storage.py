@@ -131,6 +131,24 @@ def test_a_run_filed_under_this_machine_but_measured_elsewhere_is_foreign(tmp_pa
     assert recorded_fingerprint({}) is None  # unknown: the folder decides
 
 
+def test_a_default_storage_linked_outside_the_rootdir_is_used_only_when_named(
+    fake_clock_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("shared-folder")
+    theirs = elsewhere / ".their-editor.tmp"
+    theirs.write_text("not ours")
+    (fake_clock_project.path / "baselines").symlink_to(elsewhere, target_is_directory=True)
+    fake_clock_project.makepyfile(GATED_PAIR)
+    refused = fake_clock_project.runpytest("--overhead-save=base")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines([f"*default storage folder */baselines resolves to {elsewhere}, outside the rootdir*"])
+    assert list(elsewhere.iterdir()) == [theirs]  # nothing written there
+    fake_clock_project.runpytest("--overhead").assert_outcomes(passed=1)  # not saving: the link is not touched
+    named = fake_clock_project.runpytest("--overhead-save=base", f"--overhead-storage={elsewhere}")
+    named.assert_outcomes(passed=1)
+    assert (elsewhere / fingerprint() / "0001_base.json").is_file() and theirs.exists()
+
+
 def test_the_gate_refuses_a_foreign_run_copied_into_this_machines_folder(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(GATED_PAIR)
     fake_clock_project.runpytest("--overhead-save=base").assert_outcomes(passed=1)
@@ -166,13 +184,16 @@ def test_saves_that_race_never_overwrite_each_other(tmp_path: Path) -> None:
 def test_a_save_removes_the_temporary_files_a_killed_save_left(tmp_path: Path) -> None:
     storage = Storage(tmp_path, "m")
     storage.folder.mkdir(parents=True)
-    stale, fresh = storage.folder / ".run.killed.tmp", storage.folder / ".run.inflight.tmp"
-    stale.write_text("{")
-    fresh.write_text("{")
-    hours_ago = time.time() - 7200
-    os.utime(stale, (hours_ago, hours_ago))
+    stale, fresh = storage.folder / ".run.k1lled_x.tmp", storage.folder / ".run.inflight.tmp"
+    others = [storage.folder / name for name in (".notes.tmp", ".run.tmp", ".run.their-own-name.tmp")]
+    for path in (stale, fresh, *others):
+        path.write_text("{")
+        if path != fresh:
+            hours_ago = time.time() - 7200
+            os.utime(path, (hours_ago, hours_ago))
     storage.save(Run(), "next")
     assert not stale.exists() and fresh.exists()  # a save in flight elsewhere is left alone
+    assert all(path.exists() for path in others)  # hidden *.tmp files that are not ours (a linked folder's)
 
 
 GATED_PAIR = """
@@ -215,13 +236,26 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     result.stdout.fnmatch_lines(
         [
             "::error file=test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary.py,"
-            "line=4,title=overhead over budget::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
+            "line=4,title=overhead over budget in test_middleware::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
         ]
     )
     text = summary.read_text()
     assert text.startswith("earlier step\n# Overhead report") and "test_middleware" in text
     quiet = fake_clock_project.runpytest_subprocess("--overhead", "--overhead-github=false")
     quiet.stdout.no_fnmatch_line("::error*")
+
+
+def test_a_job_summary_that_cannot_be_written_is_a_warning_not_a_failed_session(
+    fake_clock_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_clock_project.makepyfile(GATED_PAIR)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(fake_clock_project.path / "no-such-folder" / "summary.md"))
+    result = fake_clock_project.runpytest_subprocess("--overhead", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["overheadbench: warning: *no-such-folder/summary.md: could not be written (*)"])
+    assert (fake_clock_project.path / "out.json").is_file()  # the other outputs are written
 
 
 def test_annotations_escape_what_the_command_syntax_reserves() -> None:

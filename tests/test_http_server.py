@@ -13,6 +13,7 @@ import anyio
 import httpx
 import pytest
 
+from overheadbench.core.errors import OverheadConcurrencyWarning
 from overheadbench.http import (
     ServerError,
     astream,
@@ -21,6 +22,7 @@ from overheadbench.http import (
     size_sweep,
     start_server,
     stream,
+    sweeps,
     throughput,
 )
 from overheadbench.http.child import GRACEFUL_TIMEOUT_S, config_for
@@ -28,6 +30,7 @@ from overheadbench.http.h3 import H3Error
 from overheadbench.http.loadgen import LoadError
 from overheadbench.http.loadrun import _fatal, load
 from overheadbench.http.server import ProtocolMismatch
+from overheadbench.http.sweeps import HOLD_MAX_S, HOLD_MIN_S, HOLD_SAFETY, Probe, concurrency_sweep, hold_wait_s
 
 
 def children() -> set[int]:
@@ -169,14 +172,14 @@ def test_a_load_worker_killed_mid_run_is_reported_with_its_signal() -> None:
 
     runner = threading.Thread(target=run)
     try:
+        before = server.stats()["requests"]
         runner.start()
         workers: set[int] = set()
-        for _ in range(500):  # 10 s at most
+        for polls in range(1, 1501):  # the state, not a time: until the load's own requests are served
             workers = {pid for pid in children() if b"loadgen" in Path(f"/proc/{pid}/cmdline").read_bytes()}
-            if workers:
-                break
+            if workers and server.stats()["requests"] - before - polls >= 5:
+                break  # running, past ready (each poll of the stats is a request of its own)
             threading.Event().wait(0.02)
-        threading.Event().wait(0.5)  # running, past ready
         for pid in workers:
             os.kill(pid, signal.SIGKILL)
         runner.join(30)
@@ -354,9 +357,65 @@ def test_a_size_sweep_sends_the_requests_asked_for_at_each_size() -> None:
 def test_the_probe_sees_requests_really_in_flight_together() -> None:
     server = start_server(protocol="http1")
     try:
-        assert anyio.run(in_flight_probe, server, 10) >= 10
+        probe = anyio.run(in_flight_probe, server, 10)
+        assert probe.reached and probe.seen >= 10 and probe.wait_s >= HOLD_MIN_S
     finally:
         server.close()
+
+
+def test_the_barriers_wait_scales_with_the_connections_and_what_one_costs() -> None:
+    assert hold_wait_s(0.001, 10) == HOLD_MIN_S  # a quiet machine's few connections: the floor
+    assert hold_wait_s(0.02, 300) == pytest.approx(HOLD_SAFETY * 0.02 * 300)  # 300 TLS handshakes on a busy core
+    assert hold_wait_s(1.0, 1000) == HOLD_MAX_S
+
+
+def test_a_level_not_reached_is_measured_with_its_shortfall_and_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy machine's c=300 over https saw 299 in flight: a shortfall of that level, not an error of the sweep."""
+
+    async def short_by_one(server: object, level: int) -> Probe:
+        return Probe(level, max(level - 1, 1), 7.5)
+
+    monkeypatch.setattr(sweeps, "in_flight_probe", short_by_one)
+    server = start_server(protocol="http1")
+    try:
+        with pytest.warns(
+            OverheadConcurrencyWarning, match=r"asked for 3 requests in flight, the server saw at most 2"
+        ):
+            results = concurrency_sweep(server, (1, 3), verify=True, duration_s=0.2, warmup=2, processes=1)
+    finally:
+        server.close()
+    assert [(r.concurrency, r.in_flight_seen, r.requests > 0) for r in results] == [(1, 1, True), (3, 2, True)]
+    assert results[0].shortfall == ""
+    assert results[1].shortfall.startswith("concurrency not reached: asked for 3 requests in flight, the server saw")
+    assert "within 7.5 s (a serialising client, or a busy machine)" in results[1].shortfall
+
+
+def test_a_probe_out_of_file_descriptors_names_the_limit_and_leaves_no_socket_behind() -> None:
+    """Under ``ulimit -n 64`` a failed c=50 https check kept 45 sockets, and the next test could not start a server."""
+    import resource
+
+    server = start_server(protocol="https")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        _, before, _ = resources()
+        limit = before + 30  # room for the session's own files, not for 50 more connections
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+        with pytest.raises(LoadError) as failed:
+            anyio.run(in_flight_probe, server, 50)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        message = str(failed.value)
+        assert "check of 50 requests in flight (https) ran out of file descriptors (EMFILE)" in message
+        assert f"this process may open {limit} (ulimit -n)" in message
+        del failed
+        assert len(os.listdir("/proc/self/fd")) <= before + 2  # every connection it opened is closed
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        server.close()
+    after = start_server(protocol="h2")  # the next test's server starts and answers
+    try:
+        assert after.client().get("/").status_code == 200
+    finally:
+        after.close()
 
 
 def test_an_app_that_raises_gives_500s_that_the_load_counts() -> None:

@@ -5,6 +5,7 @@ their cause, SIGTERM and SIGKILL, the scratch folders they leave. Real sessions,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -213,6 +214,47 @@ def slow_in_replicas():
 def test_pair(overhead, https_server, slow_in_replicas):
     overhead.compare(lambda: None, lambda: None)
 """
+
+
+ORPHANS = """
+import os
+import subprocess
+import sys
+import pytest
+from overheadbench import in_replica
+
+@pytest.fixture
+def forgotten_server():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    with open("children.txt", "a") as out:
+        out.write(f"{'replica' if in_replica() else 'controller'} {child.pid}\\n")
+    yield  # never stopped: it outlives its test
+
+@pytest.mark.overhead(max=5.0)
+def test_pair(overhead, forgotten_server):
+    overhead.compare(lambda: None, lambda: None)
+"""
+
+
+@LINUX
+def test_a_fixtures_subprocess_left_running_is_ended_with_each_replica(pytester: pytest.Pytester) -> None:
+    """A fixture's server that is never stopped outlives its test: in the user's own process it is
+    the user's (as without the plugin), in each replica's it is ours, ended with the replica's
+    process group (it was one orphan per replica)."""
+    pytester.makepyfile(ORPHANS)
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-processes=3", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    started = [line.split() for line in (pytester.path / "children.txt").read_text().splitlines()]
+    try:
+        replicas = [int(pid) for where, pid in started if where == "replica"]
+        controller = [int(pid) for where, pid in started if where == "controller"]
+        assert len(replicas) >= 3 and len(controller) == 1
+        assert _wait_gone(replicas, 10.0)
+        assert alive(controller[0])  # the user's own: left as pytest alone leaves it
+    finally:
+        for _, pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 @LINUX

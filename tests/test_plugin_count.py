@@ -4,6 +4,7 @@ modes, the table's count columns, the JSON, and the same counts on every run."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import BYTECODE, LOOP_SCOPE
@@ -96,7 +97,11 @@ def test_code_that_is_not_deterministic_shows_its_range(pytester: pytest.Pyteste
     )
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*test_jittery*% instr (*..*)*-> * (+*..+*)*PASS"])
+    # the figure's own words depend on the interpreter's bytecode counts (a percent here, a factor
+    # such as 10.6x on another patch release): the range is what this test is about
+    line = next(line for line in result.stdout.lines if "test_jittery" in line and "PASS" in line)
+    assert re.search(r"[\d.,]+(%|x) instr \([\d.,]+(%|x)?\.\.[\d.,]+(%|x)?\)", line), line
+    assert re.search(r"-> .*\(\+[\d.,]+.*\.\.\+[\d.,]+", line), line
 
 
 LEAK = """

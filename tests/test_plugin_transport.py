@@ -85,7 +85,7 @@ def test_a_figure_over_its_budget_fails_the_test_naming_the_row(
         [
             "*h2c c=100: req/s 500/s (95% CI over 10 windows, widened by 24% between sessions 3*/s..8*/s) falls below rps*",
             "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
-            "::error file=*,title=transport over budget::h2c c=100: req/s 500/s*",
+            "::error file=*,title=transport over budget in test_*::h2c c=100: req/s 500/s*",
         ]
     )
     result.stdout.fnmatch_lines(

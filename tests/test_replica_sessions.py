@@ -31,9 +31,12 @@ def test_pair{suffix}(overhead{fixtures}):
 """
 
 
-def measure(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, dict]]:
-    """A real session with replicas; its outcome and its pairs by test name."""
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-json=out.json", *args)
+def measure(
+    pytester: pytest.Pytester, *args: str, timeout: float | None = None
+) -> tuple[pytest.RunResult, dict[str, dict]]:
+    """A real session with replicas; its outcome and its pairs by test name (``timeout``: a bound on
+    a session that could hang, so that the test fails rather than hangs)."""
+    result = pytester.runpytest_subprocess("--overhead", "--overhead-json=out.json", *args, timeout=timeout)
     path = pytester.path / "out.json"
     pairs = {r["nodeid"]: r for r in json.loads(path.read_text())["results"]} if path.exists() else {}
     return result, pairs
@@ -326,6 +329,62 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
         ]
     )
     assert list(pairs) == ["test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout.py::test_after"]
+
+
+STUBBORN = """
+import asyncio
+import pytest
+
+async def stubborn():
+    while True:
+        try:
+            await asyncio.sleep(0.2)
+        except asyncio.CancelledError:
+            pass  # a leaked worker that swallows its cancellation: the loop cannot close
+
+calls = []
+
+async def baseline():
+    if not calls:
+        asyncio.get_running_loop().create_task(stubborn())
+    calls.append(1)
+    await asyncio.sleep({hang})
+
+async def framework():
+    await asyncio.sleep(0)
+
+@pytest.mark.overhead(max=1000.0)
+def test_leaks(overhead):
+    overhead.compare(baseline, framework)
+
+@pytest.mark.overhead(max=5.0, processes=1)
+def test_after(overhead):
+    overhead.compare(lambda: sum(range(200)), lambda: sum(range(300)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("hang", "message"),
+    [
+        # the pair itself ends, then its loop cannot close
+        ("0", "*::test_leaks: a task the callables left on the event loop would not end when cancelled (stubborn() "
+              "at *test_*.py:*: does it catch CancelledError and go on?); it was abandoned after 5 s*"),
+        # the pair's limit strikes first, then the loop cannot close (it sat there 150 s past a 15 s limit)
+        ("0 if len(calls) < 3 else 600", "*::test_leaks: the pair was still being measured after 8 s "
+                                         "(overhead_pair_timeout)*; a task the callables left on the event loop "
+                                         "would not end when cancelled (stubborn() at *"),
+    ],
+)  # fmt: skip
+def test_a_loop_that_cannot_close_is_abandoned_and_named_and_the_session_goes_on(
+    pytester: pytest.Pytester, hang: str, message: str
+) -> None:
+    pytester.makepyfile(STUBBORN.format(hang=hang))
+    result, pairs = measure(pytester, "--overhead-pair-timeout=8s", "--overhead-processes=3", timeout=120)
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines([message])
+    assert list(pairs) == [
+        "test_a_loop_that_cannot_close_is_abandoned_and_named_and_the_session_goes_on.py::test_after"
+    ]
 
 
 @pytest.mark.parametrize("where", ["sampling", "moving to a test"])

@@ -16,8 +16,6 @@ other environments (another Python, other package versions) a column each
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +37,7 @@ from .report.pairs_csv import csv_rows
 from .report.plots import PlotUnavailable, distributions
 from .report.plots import trend as trend_plot
 from .report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
+from .report.spreadsheet import csv_text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,9 +179,7 @@ def _side_by_side(columns: Sequence[Column], fmt: str) -> str:
     if fmt == "markdown":
         return markdown_side_by_side(columns)
     if fmt == "csv":
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows(csv_side_by_side(columns))
-        return buffer.getvalue()
+        return csv_text(csv_side_by_side(columns))
     return dumps(json_side_by_side(columns)) + "\n"
 
 
@@ -191,10 +188,7 @@ def _one_report(run: Run, fmt: str) -> str:
     if fmt == "markdown":
         text = render_markdown(results, run.environment, figures)
     elif fmt in ("csv", "checks"):
-        buffer = io.StringIO()
-        rows = csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures)
-        csv.writer(buffer, lineterminator="\n").writerows(rows)
-        text = buffer.getvalue()
+        text = csv_text(csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures))
     else:
         text = dumps(run.to_json()) + "\n"
     return text

@@ -136,14 +136,17 @@ class GateOptions:
         return bool(self.save or self.autosave or self.compare is not None or gated_stored)
 
 
+DEFAULT_STORAGE = "baselines"
+"""The storage folder under the rootdir when none is named."""
+
+
 def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring: bool = True) -> GateOptions:
     """Resolve and check the gate's options; a replica process resolves none (they are the
     controller's), and a session that does not measure does not probe the ini file's environments."""
     option = config.getoption
+    named = option("--overhead-storage") or config.getini("overhead_storage")
     try:
-        storage = Storage(
-            config.rootpath / (option("--overhead-storage") or config.getini("overhead_storage") or "baselines")
-        )
+        storage = Storage(config.rootpath / (named or DEFAULT_STORAGE))
         storage.check()
         save = None if option("--overhead-save") is None else check_name(option("--overhead-save"))
     except StorageError as exc:
@@ -178,7 +181,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
             envs = resolve_environments(env_specs, Path(config.invocation_params.dir), config.rootpath)
     except (TreeError, EnvError) as exc:
         raise pytest.UsageError(f"overheadbench: {exc}") from None
-    return GateOptions(
+    options = GateOptions(
         storage=storage,
         save=save,
         autosave=bool(option("--overhead-autosave")),
@@ -189,6 +192,23 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         against=base,
         envs=tuple(envs),
     )
+    if not named and options.uses_storage:
+        _refuse_a_default_storage_elsewhere(storage.root, config.rootpath)
+    return options
+
+
+def _refuse_a_default_storage_elsewhere(root: Path, rootdir: Path) -> None:
+    """The default storage folder (``baselines/``) that resolves outside the rootdir (a link to a
+    folder of someone else's) is not written to unless named: a save there lands in, and cleans
+    up in, a folder the user never gave. Named with ``--overhead-storage`` or ``overhead_storage``,
+    any folder is the user's choice."""
+    resolved = root.resolve()
+    if not resolved.is_relative_to(rootdir.resolve()):
+        raise pytest.UsageError(
+            f"overheadbench: the default storage folder {root} resolves to {resolved}, outside the rootdir "
+            f"{rootdir}: stored runs go there only when it is named: give --overhead-storage={resolved} "
+            f"(or overhead_storage in the ini file) to use it"
+        )
 
 
 def gate_deprecations(config: pytest.Config) -> list[str]:

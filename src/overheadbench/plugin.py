@@ -342,6 +342,9 @@ class OverheadSession:
         for problem in done.problems:
             if reporter is not None:
                 reporter.write_line(f"overheadbench: {plain(problem)}", red=True, bold=True)
+        for warning in done.warnings:
+            if reporter is not None:
+                reporter.write_line(f"overheadbench: warning: {plain(warning)}", yellow=True)
         if done.problems and exitstatus != pytest.ExitCode.INTERRUPTED:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
@@ -355,7 +358,7 @@ class OverheadSession:
             outputs.append(Output.file(markdown_path, self.markdown))
         if options.github and in_actions(os.environ) and self.gathered.measured_anything:
             summary = os.environ.get("GITHUB_STEP_SUMMARY", "the job summary")
-            outputs.append(Output(summary, lambda: append_summary(os.environ, self.markdown())))
+            outputs.append(Output(summary, lambda: append_summary(os.environ, self.markdown()), optional=True))
         stored, finished = self.stored, exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if stored and stored.save_as and self.gathered.measured_anything and finished:
             outputs.append(Output(f"the run to store as {stored.save_as!r}", lambda: stored.save(run())))

@@ -5,8 +5,7 @@ Errors that belong to one part live with it: ``PairTimeout`` (:mod:`overheadbenc
 (:mod:`overheadbench.core.jsonio`), ``DurationError`` and ``SizeError``
 (:mod:`overheadbench.core.units`), ``ServerError`` and ``ProtocolMismatch``
 (:mod:`overheadbench.http.server`), ``LoadError`` (:mod:`overheadbench.http.loadgen`), ``H3Error``
-(:mod:`overheadbench.http.h3`), ``ConcurrencyNotReached`` (:mod:`overheadbench.http.sweeps`) and
-``PlotUnavailable`` (:mod:`overheadbench.report.plots`).
+(:mod:`overheadbench.http.h3`) and ``PlotUnavailable`` (:mod:`overheadbench.report.plots`).
 
 Each error's message names the test (or the file, or the option) and the fix; the plugin
 turns them into a failed test or a usage error, never a traceback from deep inside.
@@ -50,6 +49,11 @@ class OverheadInconclusiveWarning(UserWarning):
 
 class OverheadHarnessWarning(UserWarning):
     """The measuring loop's own cost is a large share of the baseline's time per call."""
+
+
+class OverheadConcurrencyWarning(UserWarning):
+    """A sweep's level was not all in flight at once within the barrier's wait: measured anyway,
+    its shortfall on its row (a serialising client, or a busy machine)."""
 
 
 class OverheadMarkerWarning(UserWarning):

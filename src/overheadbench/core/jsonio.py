@@ -12,6 +12,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -20,6 +21,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 TEMPORARY_PREFIX = ".run."
+OWN_TEMPORARY = re.compile(r"\.run\.[a-z0-9_]{8}\.tmp")
+"""The name of a temporary file :func:`write_exclusive` makes (``tempfile.mkstemp``'s eight characters):
+the only files the clean-up may remove from a folder that holds other people's files too."""
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
@@ -54,11 +58,13 @@ def write_exclusive(folder: Path, next_path: Callable[[], Path], text: str) -> P
 
 
 def remove_stale_temporaries(folder: Path, older_than_s: float) -> None:
-    """Remove the temporary files of writes killed before they finished (kill -9 leaves them)."""
+    """Remove the temporary files of writes killed before they finished (kill -9 leaves them):
+    only names :func:`write_exclusive` makes (a storage folder may be a link to a folder of others'
+    files, whose hidden ``*.tmp`` files are theirs)."""
     limit = time.time() - older_than_s
-    for path in folder.glob(".*.tmp"):
+    for path in folder.glob(f"{TEMPORARY_PREFIX}*.tmp"):
         with contextlib.suppress(OSError):
-            if path.stat().st_mtime < limit:
+            if OWN_TEMPORARY.fullmatch(path.name) and path.is_file() and path.stat().st_mtime < limit:
                 path.unlink()
 
 

@@ -24,7 +24,7 @@ _HOMES = {
     "StreamStats": "streaming",
     "astream": "streaming",
     "stream": "streaming",
-    "ConcurrencyNotReached": "sweeps",
+    "Probe": "sweeps",
     "SizePoint": "sweeps",
     "concurrency_sweep": "sweeps",
     "in_flight_probe": "sweeps",

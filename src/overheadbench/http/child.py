@@ -32,6 +32,8 @@ from hypercorn.asyncio import serve
 from hypercorn.asyncio.tcp_server import TCPServer
 from hypercorn.config import Config
 
+from .listening import BACKLOG
+
 GRACEFUL_TIMEOUT_S = 0.2
 """Open streams get this long at shutdown (hypercorn's default, 3 s, made every stop slow)."""
 
@@ -58,6 +60,7 @@ def load_app(spec: str) -> Any:
 def config_for(fd: int, tls: list[str] | None = None) -> Config:
     config = Config()
     config.bind = [f"fd://{fd}"]
+    config.backlog = BACKLOG  # hypercorn listens again with its own (100): the same queue (listening.py)
     if tls:
         config.certfile, config.keyfile = tls[0], tls[1]
         config.alpn_protocols = tls[2].split(",")

@@ -24,6 +24,7 @@ import sniffio
 from hypercorn.asyncio import serve
 
 from .child import config_for, load_app
+from .listening import bound
 from .protocols import HttpProtocol
 from .server import START_TIMEOUT_S, Server, ServerError
 
@@ -39,9 +40,7 @@ async def serve_in_process(app: str, protocol: str = "http1") -> AsyncIterator[S
     library = sniffio.current_async_library()
     if library != "asyncio":
         raise ServerError(f"serve_in_process runs hypercorn's asyncio server in this event loop, not in {library}")
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1024)
+    listener = bound(socket.SOCK_STREAM)
     port = listener.getsockname()[1]
     stop = asyncio.Event()
     task = asyncio.ensure_future(serve(load_app(app), config_for(listener.detach()), shutdown_trigger=stop.wait))

@@ -78,6 +78,21 @@ class Throughput:
     the req/s interval is made from."""
     latency_ns: tuple[int, ...] = field(default=(), repr=False)
     """Every counted request's latency (the percentiles' intervals are made from them)."""
+    in_flight_seen: int | None = None
+    """A sweep's check of the level: the most requests the server had in flight at once (None: not checked)."""
+    in_flight_wait_s: float = math.nan
+    """How long that check's barrier waited for them."""
+
+    @property
+    def shortfall(self) -> str:
+        """The level not reached, said ("" where it was, or was not checked)."""
+        if self.in_flight_seen is None or self.in_flight_seen >= self.concurrency:
+            return ""
+        return (
+            f"concurrency not reached: asked for {self.concurrency} requests in flight, the server saw at most "
+            f"{self.in_flight_seen} at once within {self.in_flight_wait_s:.1f} s (a serialising client, or a busy "
+            f"machine); the level's figures are for what the client achieved"
+        )
 
     @property
     def requests_per_s(self) -> float:

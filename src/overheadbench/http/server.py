@@ -34,6 +34,7 @@ import anyio
 import httpx
 
 from ..core.scratch import owned_folder, remove_folder
+from .listening import bound
 from .protocols import HttpProtocol
 
 PROTOCOLS = tuple(HttpProtocol)
@@ -236,18 +237,6 @@ def _check_extra(protocol: str) -> None:
         )
 
 
-def _bound(kind: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, kind)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    if kind == socket.SOCK_STREAM:
-        # hypercorn sets TCP_NODELAY on the sockets it binds itself, not on one passed as
-        # fd://; connections accepted from this socket inherit it (Linux)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.listen(1024)
-    return sock
-
-
 def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str, str] | None = None) -> Server:
     """Serve ``app`` (``"module:attribute"``) on 127.0.0.1, a free port, over ``protocol``
     (one of :data:`PROTOCOLS`; the TLS ones with a certificate for 127.0.0.1 and localhost
@@ -262,7 +251,7 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
     if not isinstance(app, str) or ":" not in app:
         raise ServerError(f"app must be given as 'module:attribute' (the server process imports it), not {app!r}")
     _check_extra(protocol)
-    sockets = [_bound(socket.SOCK_STREAM)] + ([_bound(socket.SOCK_DGRAM)] if protocol == "h3" else [])
+    sockets = [bound(socket.SOCK_STREAM)] + ([bound(socket.SOCK_DGRAM)] if protocol == "h3" else [])
     ports = [sock.getsockname()[1] for sock in sockets]
     fds = [sock.detach() for sock in sockets]  # the child owns them now; no socket object here may close a reused fd
     arguments = [app, str(fds[0])]

@@ -18,11 +18,11 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-import anyio
 import numpy as np
 import pytest
 import sniffio
 
+from ..core import event_loop
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
@@ -134,7 +134,9 @@ class OverheadFixture:
                         f"{self.nodeid}: compare() was called inside a running event loop; "
                         f"in an async test use `await overhead.acompare(baseline, framework)`"
                     )
-                return anyio.run(self._measure_async, baseline, framework, backend=self.settings.backend)
+                return event_loop.run(
+                    self._measure_async, baseline, framework, backend=self.settings.backend, what=self.nodeid
+                )
             return self._measure_sync(baseline, framework)
 
     async def acompare(

@@ -84,6 +84,7 @@ def launch(invocation: Invocation, folder: Path, work: Path, position: int, tree
             stderr=subprocess.STDOUT,
             pass_fds=child_ends,
             env=invocation.environ(os.environ, extra),
+            start_new_session=True,  # a process group of its own, ended with it (ReplicaProcess.end_group)
         )
     except BaseException:
         for fd in (messages_read, commands_write, lifeline_write):

@@ -358,6 +358,7 @@ class ReplicaPool:
             except subprocess.TimeoutExpired:
                 replica.process.kill()
                 replica.process.wait()
+        replica.end_group()
         if not replica.commands.closed:
             try:
                 replica.commands.close()

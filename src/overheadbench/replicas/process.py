@@ -5,7 +5,9 @@ sampling"). The pool (:mod:`.pool`) drives many of them through each pair.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from dataclasses import dataclass
 from enum import Enum
@@ -38,6 +40,14 @@ class ReplicaProcess:
     log_from: int = 0
     """Where its output for the current test starts in ``log``."""
     buffer: bytes = b""
+
+    def end_group(self) -> None:
+        """Kill what is left of the replica's process group once it has ended: a fixture's
+        subprocess that outlived its test (a server never stopped) was left by every replica, one
+        orphan each. Its group outlives it only while such a process is in it, so its id is not
+        anyone else's; a child that left the group (``setsid``) is its own."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
     def cut_lifeline(self) -> None:
         """Close the replica's lifeline (its watchdog interrupts it, then ends it); safe twice."""

@@ -16,6 +16,7 @@ folder the next session removes, and ``git worktree prune`` forgets it.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -142,7 +143,8 @@ def resolve_base(spec: str, invocation_dir: Path, rootdir: Path, python: str | N
         shallow = _git(head_root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
         why = "this clone is shallow, and it is not in it" if shallow else "no such revision in this repository"
         remote, _, branch = spec.partition("/")
-        fetch = f"git fetch {remote} {branch}" if branch else f"git fetch origin {spec}"
+        # quoted as a shell would need it: the hint is copied into one, and a spec is the user's text
+        fetch = shlex.join(["git", "fetch", remote, branch] if branch else ["git", "fetch", "origin", spec])
         raise TreeError(
             f"--overhead-against={spec}: {why}. Fetch it first ({fetch}; in GitHub Actions, actions/checkout "
             f"with fetch-depth: 0), or name a checkout's folder"

@@ -56,6 +56,9 @@ class Failure:
     line: int
     message: str
     kind: str = OVERHEAD
+    test: str = ""
+    """The test's name within its file, parameters included (``test_x[c=64-retry]``): the
+    parametrized cases of one function share its line, and only this tells their annotations apart."""
 
 
 @dataclass
@@ -94,4 +97,5 @@ class Gathered:
         if report.failed:
             path, line, _ = report.location
             kind = TRANSPORT if figures and not data else OVERHEAD
-            self.failures.append(Failure(path, (line or 0) + 1, report.longreprtext, kind))
+            test = report.nodeid.split("::", 1)[-1]
+            self.failures.append(Failure(path, (line or 0) + 1, report.longreprtext, kind, test))

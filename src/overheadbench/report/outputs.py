@@ -32,6 +32,9 @@ class Output:
     """Writes it; the file written (None: nothing to write after all)."""
     replaces: Path | None = None
     """The file it is written over, for a file output (the stored run and the job summary replace nothing)."""
+    optional: bool = False
+    """A courtesy the session's outcome does not rest on (the job summary): not written is a warning,
+    never an exit status (an unwritable ``GITHUB_STEP_SUMMARY`` turned a passing session into exit 4)."""
 
     @classmethod
     def file(cls, path: Path, text: Callable[[], str]) -> Output:
@@ -45,6 +48,8 @@ class Written:
     """Each file written, and what it replaced, as the summary says it."""
     problems: list[str] = field(default_factory=list)
     """What went wrong, one line per output, each naming its file."""
+    warnings: list[str] = field(default_factory=list)
+    """The same for optional outputs."""
 
 
 def previous_path(path: Path) -> Path:
@@ -62,13 +67,14 @@ def write_outputs(outputs: Sequence[Output], interrupted: bool, passed: bool = T
             done.problems.append(f"interrupted: {names} not written (existing files left as they were)")
         return done
     for output in outputs:
+        failed = done.warnings if output.optional else done.problems
         try:
             replaced = _replaced(output.replaces, keep=not passed)
             path = output.write()
         except StorageError as exc:  # already names the folder and the reason
-            done.problems.append(f"{output.name}: not saved: {exc}")
+            failed.append(f"{output.name}: not saved: {exc}")
         except OSError as exc:  # the temporary file's name or none (a full disk): the user's name instead
-            done.problems.append(f"{output.name}: could not be written ({exc.strerror or exc})")
+            failed.append(f"{output.name}: could not be written ({exc.strerror or exc})")
         else:
             if path is not None:
                 done.files.append(f"{path}{replaced}")

@@ -121,7 +121,7 @@ def session_summary(
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
     if annotations:
-        lines = [annotation(f.path, f.line, title(f.message, f.kind), f.message) for f in annotations]
+        lines = [annotation(f.path, f.line, title(f.message, f.kind, f.test), f.message) for f in annotations]
         sections.append(Section(None, lines))
     return [section for section in sections if section.title is not None or section.lines]
 
@@ -142,8 +142,10 @@ def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
     return wide
 
 
-def title(message: str, kind: str = OVERHEAD) -> str:
+def title(message: str, kind: str = OVERHEAD, test: str = "") -> str:
     """The GitHub annotation's title for a failed test, one wording per kind: ``overhead
     regressed`` or ``transport regressed`` (against the stored run or the base tree), else
-    ``overhead over budget`` or ``transport over budget``."""
-    return f"{kind} {'regressed' if REGRESSED_MARK in message else 'over budget'}"
+    ``overhead over budget`` or ``transport over budget``; then the test, parameters included
+    (`` in test_x[c=64]``), which the annotation's line alone does not tell."""
+    words = f"{kind} {'regressed' if REGRESSED_MARK in message else 'over budget'}"
+    return f"{words} in {test}" if test else words

@@ -289,12 +289,12 @@ class TransportFixture:
         if result.window_rates:
             value, low, high = mean_interval(result.window_rates, confidence)
             interval = f"{confidence:.0%} CI over {len(result.window_rates)} windows"
-            self._add(
-                Reading(label, Metric.RPS, result.requests_per_s, low, high, interval, result.window_rates), limits
-            )
+            rates = result.window_rates
+            rps = Reading(label, Metric.RPS, result.requests_per_s, low, high, interval, rates, note=result.shortfall)
         else:
             rate = result.requests_per_s
-            self._add(Reading(label, Metric.RPS, rate, rate, rate, ""), limits)
+            rps = Reading(label, Metric.RPS, rate, rate, rate, "", note=result.shortfall)
+        self._add(rps, limits)
         if result.latency is not None and result.latency_ns:
             for metric, q in ((Metric.P50, 0.50), (Metric.P95, 0.95), (Metric.P99, 0.99)):
                 value, low, high = quantile_interval(result.latency_ns, q, confidence)
