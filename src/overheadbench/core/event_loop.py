@@ -25,8 +25,9 @@ from .errors import OverheadUsageError
 from .timeouts import not_counted
 
 T = TypeVar("T")
-CLOSE_GRACE_S = 5.0
-"""How long a closing loop waits for its cancelled tasks to end before abandoning them."""
+CLOSE_GRACE_S = 2.0
+"""How long a closing loop waits for its cancelled tasks to end before abandoning them (one that ends when
+cancelled takes milliseconds; the pair's limit plus this must stay well inside what a CI step allows)."""
 _ABANDONED: list[asyncio.Task[Any]] = []
 """Tasks that would not end: held, never resumed, so that their loop's close leaves them be."""
 
