@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from overheadbench.cli import main
+from overheadbench.core.tables import markdown_code
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.stats import Method
@@ -19,6 +20,7 @@ from overheadbench.history.runs import Run, Storage
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.report.outputs import Output, write_outputs
+from overheadbench.report.pairs import markdown_purposes
 
 RECORDING_PAIR = """
 import pathlib
@@ -264,6 +266,14 @@ def test_text_from_a_stored_file_is_escaped_in_every_report(hostile_storage, cap
     assert len(body) == 1  # the newline in the name did not start a new row
     if fmt == "markdown":
         assert "red\\|pipe" in body[0] and "abc\\|" in out  # a pipe does not end a cell
+
+
+def test_a_markdown_report_renders_no_html_and_mentions_no_one() -> None:
+    """A pull request comment shows the report: a docstring's HTML or ``@team`` must reach it as text."""
+    purposes = markdown_purposes({"t.py::test_x": 'Ask @perf-team <img src="https://x.invalid/p.png"> & <b>me</b>'})
+    assert "<img" not in purposes and "<b>" not in purposes and "&lt;img" in purposes
+    assert "@perf-team" not in purposes and "@\u200bperf-team" in purposes
+    assert markdown_code("t.py::test_x[<a>@b]") == "`t.py::test_x[<a>@b]`"  # a code span renders neither
 
 
 def test_text_from_a_stored_file_is_escaped_in_the_terminal_comparison(hostile_storage, capsys) -> None:

@@ -194,6 +194,10 @@ def test_a_callable_that_raises_is_the_tests_error_not_an_overhead(pytester: pyt
         ("--overhead-processes=0", "*--overhead-processes='0': must be between 1 and 32*"),
         ("--overhead-processes=500", "*--overhead-processes='500': must be between 1 and 32*"),
         ("--overhead-max-processes=64", "*--overhead-max-processes='64': must be between 1 and 32*"),
+        (
+            "--overhead-processes=2.5",
+            "*--overhead-processes='2.5': '2.5' is not a whole number of processes (1 to 32)*",
+        ),
         ("--overhead-replica-timeout=0s", "*--overhead-replica-timeout='0s': must be more than zero*"),
         ("--overhead-pair-timeout=never", "*--overhead-pair-timeout='never': 'never' is not a duration*"),
         ("--overhead-mode=cycles", "*--overhead-mode='cycles': must be one of time, count*"),
@@ -213,6 +217,10 @@ def test_bad_ini_value_names_the_ini_option(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option overhead_gc='maybe': must be true or false*"])
+    pytester.makeini(QUIET_INI.replace("overhead_processes = 6", "overhead_processes = abc"))
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option overhead_processes='abc': 'abc' is not a whole number of processes*"])
 
 
 @pytest.mark.parametrize(

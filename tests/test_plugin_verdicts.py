@@ -127,6 +127,10 @@ def test_without_the_flag_each_callable_runs_once_and_nothing_is_judged(pytester
     result = pytester.runpytest("--strict-markers")
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*framework vs baseline*")
+    # a CI job that lost --overhead passes: the end of its output says so
+    result.stdout.fnmatch_lines(["1 overhead test(s) ran once as functional checks; add --overhead to measure them"])
+    measured = pytester.runpytest("--overhead", "--overhead-processes=1", "--overhead-time-budget=50ms")
+    measured.stdout.no_fnmatch_line("*ran once as functional checks*")
 
 
 def test_json_holds_every_result_with_samples(fake_clock_project: pytest.Pytester) -> None:

@@ -27,7 +27,10 @@ from .report.pairs import COLUMN_KEYS, TERMINAL_COLUMNS
 
 
 def _process_count(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # int()'s own words ("invalid literal for int() with base 10") name neither
+        raise ValueError(f"{text!r} is not a whole number of processes (1 to {MAX_PROCESSES})") from None
     if not 1 <= value <= MAX_PROCESSES:
         raise ValueError(f"must be between 1 and {MAX_PROCESSES}")
     return value

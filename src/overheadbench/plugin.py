@@ -312,6 +312,7 @@ class OverheadSession:
             against=self.gate.against.where() if self.gate.against else None,
             thresholds=self.gate.thresholds,
             target=self.settings.target_halfwidth,
+            unmeasured=sum(item.get_closest_marker(MARKER_NAME) is not None for item in self.marked),
         ):
             if section.title is not None:
                 terminalreporter.write_sep("-", section.title)

@@ -18,6 +18,8 @@ TERMINAL_WIDTH = 120
 INDENT = "  "
 """Rows under a file heading are indented by this much."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+"""An ``@`` that GitHub would read as the start of a mention (of a user or a team)."""
 _CONTROL_IN_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -36,13 +38,22 @@ def plain_warning(warning: Warning) -> Warning:
 
 
 def markdown_cell(text: str) -> str:
-    """``text`` safe inside a markdown table cell: :func:`plain`, and pipes escaped."""
-    return plain(text).replace("|", "\\|")
+    """``text`` safe inside a markdown table cell of a report a pull request shows: :func:`plain`,
+    pipes escaped, HTML written as text (a docstring's ``<img src=...>`` or ``<details>`` must not
+    render: every ``<`` as ``&lt;``), and an ``@name`` kept from mentioning anyone (a zero-width
+    space after the ``@``)."""
+    text = _in_cell(text).replace("<", "&lt;")  # no tag can open: the "->" of our own cells stays as it is
+    return _MENTION.sub("@\u200b", text)
 
 
 def markdown_code(text: str) -> str:
-    """``text`` as inline code in a table cell (as plain text if it holds a backtick, which would end the span)."""
-    return markdown_cell(text) if "`" in text else f"`{markdown_cell(text)}`"
+    """``text`` as inline code in a table cell (as plain text if it holds a backtick, which would end the span);
+    a code span shows HTML and ``@`` as they are, and renders neither."""
+    return markdown_cell(text) if "`" in text else f"`{_in_cell(text)}`"
+
+
+def _in_cell(text: str) -> str:
+    return plain(text).replace("|", "\\|")
 
 
 def markdown_table(rows: Sequence[Sequence[str]], code_first: bool = True) -> list[str]:

@@ -91,8 +91,14 @@ class BaseTree:
         if self.used_at is None:
             return ""
         base, head = len(str(self.used_at)), len(str(self.head_root))
-        lengths = "as long as the head's" if base == head else f"{base} characters, the head's {head}"
-        return f"base tree: {self.used_at} ({lengths}{', removed' if self.revision else ''})"
+        if base == head:
+            lengths = "its path as long as the head's, so neither tree's layout moves by a path's length"
+        else:
+            lengths = (
+                f"its path {base} characters, the head's {head}: the temporary directory is too long to match "
+                f"them, and a path's length moves a process's layout a little (TMPDIR shorter helps)"
+            )
+        return f"base tree: {self.used_at} ({lengths}{'; removed' if self.revision else ''})"
 
     def map(self, path: Path) -> Path:
         """A path of the head tree, in the base tree (others unchanged)."""

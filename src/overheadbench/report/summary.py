@@ -68,13 +68,16 @@ def session_summary(
     against: str | None = None,
     thresholds: Thresholds = UNGATED,
     target: float | None = None,
+    unmeasured: int = 0,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
     compared with and what was saved; ``written``: the output files written (and what each replaced); ``annotations``:
     each failed test, under GitHub Actions; ``against``: where the base tree
     was, when the pairs were measured against one; the changes at other places (a base tree,
     environments) are gated at ``thresholds`` (percent); ``target``:
-    the interval's half-width the pairs aimed at (those that stayed wider are named)."""
+    the interval's half-width the pairs aimed at (those that stayed wider are named); ``unmeasured``: the
+    overhead tests a session without ``--overhead`` ran once each (said in one line: a CI job that lost
+    the flag still passes, and would go unnoticed)."""
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
@@ -87,6 +90,10 @@ def session_summary(
     elif measuring and not figures:
         sections.append(Section("overhead: no pair was measured"))
     facts = Section(None)
+    if unmeasured and not measuring:
+        facts.lines.append(
+            f"{unmeasured} overhead test(s) ran once as functional checks; add --overhead to measure them"
+        )
     if results and replicas_started:
         facts.lines.append(f"replica processes started in this session: {replicas_started}")
     if results and quick:
