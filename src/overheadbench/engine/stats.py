@@ -208,8 +208,9 @@ def pool(logs: Sequence[float] | np.ndarray, variances: Sequence[float] | np.nda
     deviations, weighed as one of ``k``); its standard error is Huber's (``HUBER_EFFICIENCY``)
     over the larger of the model's and the weighted spread actually seen (Hartung-Knapp), so a
     heavy tail widens the interval, never hides. Huber's rather than the median: as robust to
-    one process, with 0.82 times the median's interval (a +6% change read at a 2% gate from
-    10 processes a side instead of 20, issue 45).
+    one process, with 0.82 times the median's interval (on the same samples of four gated
+    sessions on a busy runner the median left 4 of 8 pairs of a +6% change unknown at a 2%
+    gate, Huber's 1: benchmarks/validation/BUSY_RUNNER.md).
     """
     y = np.asarray(logs, float)
     v = np.minimum(np.asarray(variances, float), BIG_VARIANCE)
