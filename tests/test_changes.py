@@ -4,6 +4,7 @@ between-session spread net of each run's own error, and the pairs' and figures' 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -18,9 +19,9 @@ from overheadbench.engine.changes import (
     interval_measurement,
     session_log_sd,
 )
-from overheadbench.engine.samples import ReplicaSamples
+from overheadbench.engine.samples import ReplicaSamples, Side
 from overheadbench.history.figure_changes import compare_figure
-from overheadbench.pairs.comparing import rounds_change
+from overheadbench.pairs.comparing import per_call_change, rounds_change
 from overheadbench.transport.figures import SPECS, FigureResult, Metric, Reading, judge
 
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
@@ -139,3 +140,38 @@ def test_looking_again_while_unknown_keeps_false_alarms_within_the_bound() -> No
                 break
     assert alarms / trials <= 0.025 + 2 * math.sqrt(0.025 * 0.975 / trials)
     assert first_unknown / trials > 0.5
+
+
+@dataclass
+class Sides:
+    """What a per-call comparison reads of a result."""
+
+    samples: list[ReplicaSamples]
+    baseline_s: float
+    framework_s: float
+
+
+def test_each_sides_time_per_call_changes_with_an_interval_paired_by_round() -> None:
+    """An unchanged bare path read +57.8%, +23.9% and -31.9% as bare numbers (per-process times
+    bimodal by layout); paired by round, with an interval, it reads what it is."""
+    rng = np.random.default_rng(3)
+    old, new = [], []
+    for _ in range(10):
+        layout = rng.choice([6.7e3, 10.6e3])  # ns per call, bimodal, the same in both trees' round
+        base = [round(layout * 10 * math.exp(rng.normal(0, 0.01))) for _ in range(30)]
+        frame = [round(layout * 30 * math.exp(rng.normal(0, 0.01))) for _ in range(30)]
+        old.append(ReplicaSamples(10, base, frame))
+        new.append(
+            ReplicaSamples(
+                10, [round(b * math.exp(rng.normal(0, 0.01))) for b in base], [round(f * 1.1) for f in frame]
+            )
+        )
+    before, after = Sides(old, 8.6e-6, 25.8e-6), Sides(new, 8.6e-6, 28.4e-6)
+    bare = per_call_change("t", before, after, Side.BASELINE)
+    framework = per_call_change("t", before, after, Side.FRAMEWORK)
+    assert bare is not None and framework is not None
+    low, high = bare.interval
+    assert low < 0 < high and high - low < 5  # unchanged, and said to be, within a few percent
+    low, high = framework.interval
+    assert low > 0 and low < 10 < high  # the framework path's +10%, told from zero
+    assert per_call_change("t", before, Sides(new[:9], 8.6e-6, 28.4e-6), Side.BASELINE) is None  # rounds unpaired

@@ -16,15 +16,15 @@ exact counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change
-from ..engine.samples import CountSamples, ReplicaSamples, Role
+from ..engine.samples import CountSamples, ReplicaSamples, Role, Side
 from ..engine.settings import Mode
-from ..engine.stats import MEDIAN_FROM, pair_ratios, pool, replica_ratio, within_variance
+from ..engine.stats import MEDIAN_FROM, median_interval, pair_ratios, pool, replica_ratio, within_variance
 
 
 class Compared(Protocol):
@@ -52,6 +52,19 @@ class Compared(Protocol):
     def counts(self) -> CountSamples | None: ...
 
 
+class PerCall(Protocol):
+    """What a per-call comparison reads of a result: its processes and its figures per call."""
+
+    @property
+    def samples(self) -> list[ReplicaSamples]: ...
+
+    @property
+    def baseline_s(self) -> float: ...
+
+    @property
+    def framework_s(self) -> float: ...
+
+
 def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
     """Each process's median pair ratio."""
     return [float(np.median(pair_ratios(*s.estimated_pairs()))) for s in samples if s.baseline_ns]
@@ -59,14 +72,53 @@ def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
 
 def process_logs(samples: Sequence[ReplicaSamples]) -> tuple[np.ndarray, np.ndarray]:
     """Each process's log median pair ratio, and its own variance (from its interval)."""
+
+    def ratio(sample: ReplicaSamples) -> tuple[float, float, float] | None:
+        return replica_ratio(*sample.estimated_pairs(), 0.0, CONFIDENCE) if sample.baseline_ns else None
+
+    return _logs(samples, ratio)
+
+
+def per_call_logs(samples: Sequence[ReplicaSamples], side: Side) -> tuple[np.ndarray, np.ndarray]:
+    """Each process's log median time per call of one side, and its own variance (from its interval)."""
+
+    def per_call(sample: ReplicaSamples) -> tuple[float, float, float] | None:
+        baseline, framework = sample.estimated_pairs()
+        blocks, calls = (
+            (baseline, sample.calls_per_block) if side == Side.BASELINE else (framework, sample.framework_calls)
+        )
+        return median_interval(np.asarray(blocks, float) / calls, CONFIDENCE) if blocks and calls > 0 else None
+
+    return _logs(samples, per_call)
+
+
+def _logs(
+    samples: Sequence[ReplicaSamples], figure: Callable[[ReplicaSamples], tuple[float, float, float] | None]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each process's log ``figure`` (its median, low, high; None: the process has none) and its own variance."""
     logs, variances = [], []
     for sample in samples:
-        if not sample.baseline_ns:
+        found = figure(sample)
+        if found is None:
             continue
-        median, low, high = replica_ratio(*sample.estimated_pairs(), 0.0, CONFIDENCE)
+        median, low, high = found
         logs.append(math.log(median) if median > 0 else math.nan)
         variances.append(within_variance(low, high, CONFIDENCE))
     return np.asarray(logs, float), np.asarray(variances, float)
+
+
+def per_call_change(what: str, old: PerCall, new: PerCall, side: Side) -> Change | None:
+    """One side's time per call at two places of one session, round by round (as
+    :func:`rounds_change` reads a ratio): centred on the two results' figures, its error from
+    the rounds' paired differences. None where the rounds do not pair up (a process lost)."""
+    old_logs, old_variances = per_call_logs(old.samples, side)
+    new_logs, new_variances = per_call_logs(new.samples, side)
+    values = (old.baseline_s, new.baseline_s) if side == Side.BASELINE else (old.framework_s, new.framework_s)
+    differences = new_logs - old_logs if old_logs.size == new_logs.size else np.array([])
+    if differences.size < 2 or not np.all(np.isfinite(differences)) or not all(v > 0 for v in values):
+        return None
+    pooled = pool(differences, old_variances + new_variances)
+    return Change(what, values[0], values[1], pooled.se, pooled.df)
 
 
 def reading(result: Compared) -> Measurement:
