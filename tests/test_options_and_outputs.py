@@ -3,6 +3,7 @@ command line beats ini, measuring options imply --overhead, outputs are strict a
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import sys
@@ -12,13 +13,16 @@ import pytest
 
 from overheadbench.cli import main
 from overheadbench.core.tables import markdown_code
+from overheadbench.core.thresholds import parse_thresholds
+from overheadbench.engine.changes import Change
 from overheadbench.engine.checks import Status
-from overheadbench.engine.samples import Kind
+from overheadbench.engine.samples import Kind, Role
 from overheadbench.engine.stats import Method
 from overheadbench.history.environment import fingerprint
 from overheadbench.history.runs import Run, Storage
 from overheadbench.pairs.pair import Budget, Pair
-from overheadbench.pairs.results import OverheadResult
+from overheadbench.pairs.results import OverheadResult, PlaceResult
+from overheadbench.report.markdown import render_markdown
 from overheadbench.report.outputs import Output, write_outputs
 from overheadbench.report.pairs import markdown_purposes
 
@@ -274,6 +278,41 @@ def test_a_markdown_report_renders_no_html_and_mentions_no_one() -> None:
     assert "<img" not in purposes and "<b>" not in purposes and "&lt;img" in purposes
     assert "@perf-team" not in purposes and "@\u200bperf-team" in purposes
     assert markdown_code("t.py::test_x[<a>@b]") == "`t.py::test_x[<a>@b]`"  # a code span renders neither
+
+
+def _gated(nodeid: str, old: float, new: float) -> OverheadResult:
+    """A pair whose own budget passed, measured against a base tree with the change old -> new."""
+
+    def result(ratio: float) -> OverheadResult:
+        pair = Pair(nodeid, Budget(max_overhead=5.0))
+        return OverheadResult(
+            pair,
+            Kind.SYNC,
+            ratio=ratio,
+            ci=(ratio - 1.01, ratio - 0.99),
+            method=Method.BETWEEN_PROCESSES,
+            verdict=Status.PASS,
+            message="within budget",
+        )
+
+    change = Change(nodeid, old, new, se=0.005, df=9)
+    return dataclasses.replace(result(new), places=[PlaceResult("HEAD~1", Role.BASE, result(old), change)])
+
+
+def test_a_gated_reports_outcome_comes_first_and_no_regressed_pair_shows_a_tick() -> None:
+    """A reviewer opened the summary on the environment and a ✅ beside a test the gate failed."""
+    results = [_gated("t.py::test_slower", 2.0, 2.3), _gated("t.py::test_same", 2.0, 2.001)]
+    report = render_markdown(results, {}, thresholds=parse_thresholds("5%"))
+    assert report.startswith(
+        "# Overhead report\n\n## Gate\n\n**❌ 1 regressed · ⚠ 0 unknown · ✅ 0 improved · ✅ 1 same**"
+    )
+    assert report.index("## Gate") < report.index("## Against HEAD~1") < report.index("| Python |")
+    assert "❌ regressed:\n\n- `t.py::test_slower`" in report
+    rows = {line.split("|")[1].strip(): line for line in report.splitlines() if line.startswith("| `t.py::")}
+    pairs_table = [line for line in report.splitlines() if line.startswith("| `t.py::") and "within" not in line]
+    assert any(line.endswith("| ❌ regressed |") and "test_slower" in line for line in pairs_table), rows
+    assert any(line.endswith("| ✅ |") and "test_same" in line for line in pairs_table), rows
+    assert "## Gate" not in render_markdown(results, {})  # no threshold, no outcome to count
 
 
 def test_text_from_a_stored_file_is_escaped_in_the_terminal_comparison(hostile_storage, capsys) -> None:

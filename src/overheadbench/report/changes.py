@@ -8,10 +8,10 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
+from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_code, markdown_table, plain
 from ..core.thresholds import UNGATED, Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
-from ..engine.changes import Change
+from ..engine.changes import Change, Finding
 from ..engine.checks import Unit, show
 from ..engine.samples import Role, Side
 from ..pairs.comparing import per_call_change
@@ -176,6 +176,36 @@ def per_call_shown(what: str, old: OverheadResult, new: OverheadResult, side: Si
         now = new.baseline_s if side == Side.BASELINE else new.framework_s
         return f"{100 * (now / value - 1):+.1f}% (no interval)" if value > 0 else ""
     return f"{change.moved()} ({change.evidence})"
+
+
+GATE_ORDER = (Finding.REGRESSED, Finding.UNKNOWN, Finding.IMPROVED, Finding.SAME)
+"""How the gate's outcomes are counted, worst first (a pair's worst over its other places)."""
+GATE_ICON = {Finding.REGRESSED: "❌", Finding.UNKNOWN: "⚠", Finding.IMPROVED: "✅", Finding.SAME: "✅"}
+
+
+def gate_findings(results: Sequence[OverheadResult], threshold: float) -> dict[str, Finding]:
+    """Each gated pair's outcome at ``threshold``: the worst over its other places."""
+    found: dict[str, Finding] = {}
+    for result in results:
+        findings = [place.change.finding(threshold) for place in result.places if place.change is not None]
+        if findings:
+            found[result.nodeid] = min(findings, key=GATE_ORDER.index)
+    return found
+
+
+def markdown_gate(results: Sequence[OverheadResult], threshold: float) -> str:
+    """The report's first section under a gate: its outcomes counted, worst first, and the pairs
+    that failed it by name (the reviewer's question comes before the environment and the budgets)."""
+    findings = gate_findings(results, threshold)
+    if not findings:
+        return ""
+    counts = " · ".join(f"{GATE_ICON[f]} {sum(v == f for v in findings.values())} {f.value}" for f in GATE_ORDER)
+    lines = ["## Gate", "", f"**{counts}** (changes of framework / baseline, gated at ±{threshold:g}%)"]
+    for finding in (Finding.REGRESSED, Finding.UNKNOWN):
+        named = [nodeid for nodeid, found in findings.items() if found == finding]
+        if named:
+            lines += ["", f"{GATE_ICON[finding]} {finding.value}:", "", *(f"- {markdown_code(n)}" for n in named)]
+    return "\n".join(lines) + "\n"
 
 
 def markdown_places(results: Sequence[OverheadResult], threshold: float | None = None) -> str:

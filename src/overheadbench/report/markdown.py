@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.thresholds import UNGATED, Thresholds
+from ..engine.changes import Finding
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .budgets import markdown_budgets
-from .changes import markdown_figure_places, markdown_places
+from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places
 from .pairs import markdown_pairs, markdown_purposes
 from .transport import markdown_figures
 
@@ -23,16 +24,26 @@ def render_markdown(
     purposes: dict[str, str] | None = None,
     thresholds: Thresholds = UNGATED,
 ) -> str:
-    """A report in the style of published benchmark baselines: the environment, one table per
-    group of pairs, the pairs' change at every other place of the session (the base tree of
-    ``--overhead-against``, each ``--overhead-env``; gated at ``thresholds``), the transport
-    tables, every judged budget, and what the budgets are for.
-    Ready for a PR comment or a CI step summary."""
-    parts = (
-        markdown_places(results, thresholds.pairs),
+    """A report in the style of published benchmark baselines: under a gate, its outcome first
+    (counted, the failed pairs named) and the pairs' changes at every other place of the session
+    (the base tree of ``--overhead-against``, each ``--overhead-env``; gated at ``thresholds``);
+    then the environment, one table per group of pairs, the transport tables, every judged
+    budget, and what the budgets are for. Ready for a PR comment or a CI step summary: what a
+    reviewer decides on comes first."""
+    gated = thresholds.pairs
+    findings = gate_findings(results, gated) if gated is not None else {}
+    regressed = [nodeid for nodeid, found in findings.items() if found == Finding.REGRESSED]
+    first = (
+        markdown_gate(results, gated) if gated is not None else "",
+        markdown_places(results, gated),
         markdown_figure_places(figures, thresholds.transport),
-        markdown_figures(figures),
-        markdown_budgets(results, figures),
-        markdown_purposes(purposes or {}),
     )
-    return "\n".join(markdown_pairs(results, env)) + "\n" + "".join(f"\n{part}" for part in parts if part)
+    rest = (markdown_figures(figures), markdown_budgets(results, figures), markdown_purposes(purposes or {}))
+    head = "# Overhead report\n" + "".join(f"\n{part}" for part in first if part)
+    return (
+        head
+        + "\n"
+        + "\n".join(markdown_pairs(results, env, regressed))
+        + "\n"
+        + "".join(f"\n{part}" for part in rest if part)
+    )

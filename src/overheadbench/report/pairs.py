@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,7 @@ MARKDOWN_STATUS = {
     Status.UNJUDGED: "— (not judged)",
     Status.UNMEASURED: "— (not measured)",
 }
+GATE_FAILED = "❌ regressed"
 COUNT_FOOTNOTE = (
     "count mode: the overhead is in executed {counter} per call, median over the repeats; "
     '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
@@ -331,17 +332,20 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
     return markdown_table([("", ""), *rows], code_first=False)
 
 
-def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
-    """The report's head and its pairs: the environment, one table per group, the scaling by
-    callers, and the notes (:func:`overheadbench.report.markdown.render_markdown` adds the rest)."""
-    lines = ["# Overhead report", "", *environment_lines(env)]
+def markdown_pairs(
+    results: Sequence[OverheadResult], env: dict[str, Any], regressed: Collection[str] = ()
+) -> list[str]:
+    """The environment, one table per group of pairs, the scaling by callers, and the notes
+    (:func:`overheadbench.report.markdown.render_markdown` adds the rest). ``regressed``: the
+    pairs the gate failed, whose status says so whatever their budget said."""
+    lines = [*environment_lines(env)]
     groups: dict[str | None, list[OverheadResult]] = {}
     for result in results:
         groups.setdefault(result.pair.group, []).append(result)
     for group, members in groups.items():
         columns = _columns(members)
         rows = [("Test", *(c.markdown for c in columns), "Status")]
-        rows += [(r.nodeid, *(_cell(c, r) for c in columns), MARKDOWN_STATUS[r.verdict]) for r in members]
+        rows += [(r.nodeid, *(_cell(c, r) for c in columns), _status(r, regressed)) for r in members]
         lines += ["", f"## {markdown_cell(group or 'Ungrouped')}", "", *markdown_table(rows)]
     scaling = scaling_rows(results)
     if scaling:
@@ -350,6 +354,12 @@ def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> li
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
     return lines
+
+
+def _status(result: OverheadResult, regressed: Collection[str]) -> str:
+    """A pair's markdown status: its verdict's, or the gate's where the gate failed it (a ✅ beside a
+    test that failed as regressed misled its reviewer)."""
+    return GATE_FAILED if result.nodeid in regressed else MARKDOWN_STATUS[result.verdict]
 
 
 def markdown_purposes(purposes: dict[str, str]) -> str:
