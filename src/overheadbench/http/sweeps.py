@@ -27,7 +27,6 @@ import dataclasses
 import errno
 import gc
 import math
-import resource
 import time
 import warnings
 from collections.abc import Sequence
@@ -127,14 +126,22 @@ def probe_failure(exc: BaseException, level: int, protocol: str) -> str:
     """What a failed probe says: the file-descriptor limit by name where that was it, else the first error."""
     leaves = list(_leaves(exc))
     if any(_out_of_descriptors(leaf) for leaf in leaves):
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         return (
             f"the check of {level} requests in flight ({protocol}) ran out of file descriptors (EMFILE): this "
-            f"process may open {soft} (ulimit -n), and the level needs about {level} connections besides the "
-            f"session's own files; raise the limit or lower the level"
+            f"process may open {_descriptor_limit()} (ulimit -n), and the level needs about {level} connections "
+            f"besides the session's own files; raise the limit or lower the level"
         )
     first = leaves[0] if leaves else exc
     return f"the check of {level} requests in flight ({protocol}) failed: {type(first).__name__}: {first}"
+
+
+def _descriptor_limit() -> str:
+    """This process's soft limit on open files, as the message says it (no such limit on Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return "only so many files"
+    return str(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -46,6 +46,8 @@ class ReplicaProcess:
         subprocess that outlived its test (a server never stopped) was left by every replica, one
         orphan each. Its group outlives it only while such a process is in it, so its id is not
         anyone else's; a child that left the group (``setsid``) is its own."""
+        if not hasattr(os, "killpg"):  # Windows: no process groups of this kind
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
 
