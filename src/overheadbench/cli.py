@@ -149,8 +149,7 @@ def _regressions(changes: Sequence[Shown], fail_above: Thresholds) -> int:
     ]
     for shown, limit in regressed:
         story = shown.change.describe((shown.old, shown.new))
-        print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {limit:g}%",
-              file=sys.stderr)  # fmt: skip
+        print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {limit:g}%", file=sys.stderr)
     return 1 if regressed else 0
 
 

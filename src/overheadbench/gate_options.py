@@ -154,8 +154,10 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
     against, python = option("--overhead-against"), option("--overhead-against-python")
     compare = _compared(option("--overhead-compare"), config.rootpath)
     if python is not None and against is None:
-        raise pytest.UsageError("overheadbench: --overhead-against-python names the base tree's interpreter; give "
-                                "--overhead-against=REV|DIR too")  # fmt: skip
+        raise pytest.UsageError(
+            "overheadbench: --overhead-against-python names the base tree's interpreter; give "
+            "--overhead-against=REV|DIR too"
+        )
     env_specs = [*(option("--overhead-env") or ()), *(config.getini("overhead_envs") if measuring else ())]
     if against is not None and env_specs:
         raise pytest.UsageError(

@@ -260,8 +260,11 @@ class OverheadSession:
             if item.get_closest_marker(MARKER_NAME) is not None:
                 fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
                 if fixture is None or fixture.result is None:
-                    pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.overhead but never called "
-                                f"overhead.compare(baseline, framework)", pytrace=False)  # fmt: skip
+                    pytest.fail(
+                        f"{plain(item.nodeid)}: marked @pytest.mark.overhead but never called "
+                        f"overhead.compare(baseline, framework)",
+                        pytrace=False,
+                    )
                 self._apply(item, fixture.result)
         except WrongTree as exc:
             pytest.exit(f"overheadbench: {plain(str(exc))}", returncode=pytest.ExitCode.USAGE_ERROR)
@@ -286,8 +289,10 @@ class OverheadSession:
         stored = self.stored  # a stored run, or (never both) other places measured in this session
         change, gate = (stored.change(result), stored.gate) if stored else (None, self.place_gate)
         settings = self.settings
-        conclude(item, pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate,
-                                     servers_elsewhere()))  # fmt: skip
+        conclude(
+            item,
+            pair_outcome(result, settings.inconclusive, settings.subtract_harness, change, gate, servers_elsewhere()),
+        )
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.reporting:
@@ -295,9 +300,12 @@ class OverheadSession:
         github = self.options.github and in_actions(os.environ)
         stored, gathered = self.stored, self.gathered
         compared = stored and Compared(
-            stored.compared_name, stored.changes(gathered.results), stored.figure_changes(gathered.figures),
-            stored.saved, stored.thresholds,
-        )  # fmt: skip
+            stored.compared_name,
+            stored.changes(gathered.results),
+            stored.figure_changes(gathered.figures),
+            stored.saved,
+            stored.thresholds,
+        )
         for section in session_summary(
             self.gathered.results,
             self.gathered.figures,

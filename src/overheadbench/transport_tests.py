@@ -105,8 +105,10 @@ class TransportTests:
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
         if not isinstance(fixture, Fixture):
             if item.get_closest_marker(MARKER_NAME) is not None:
-                pytest.fail(f"{plain(item.nodeid)}: marked @pytest.mark.transport but never used the transport fixture",
-                            pytrace=False)  # fmt: skip
+                pytest.fail(
+                    f"{plain(item.nodeid)}: marked @pytest.mark.transport but never used the transport fixture",
+                    pytrace=False,
+                )
             return
         stored = stored if fixture.measuring else None
         figures = fixture.judged(stored.session_sd if stored else None)

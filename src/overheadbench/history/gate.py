@@ -100,8 +100,10 @@ class StoredRuns:
         history and why; at the start and the end, that the compared run came from elsewhere."""
         lines = [f"WARNING: {reason}; left out of the history" for reason in self.skipped] if start else []
         if self.environment_differences:
-            lines.append(f"WARNING: overhead compared with {self.compared_name}, measured in another environment: "
-                         f"{'; '.join(self.environment_differences)}")  # fmt: skip
+            lines.append(
+                f"WARNING: overhead compared with {self.compared_name}, measured in another environment: "
+                f"{'; '.join(self.environment_differences)}"
+            )
         return lines
 
     @property

@@ -29,8 +29,9 @@ def asgi_server() -> Iterator[Callable[..., Any]]:
 
     servers: list[Any] = []
 
-    def start(app: str = "overheadbench.http.apps:app", protocol: str = "http1",
-              env: dict[str, str] | None = None) -> Server:  # fmt: skip
+    def start(
+        app: str = "overheadbench.http.apps:app", protocol: str = "http1", env: dict[str, str] | None = None
+    ) -> Server:
         try:
             server = start_server(app, protocol, env)
         except MissingExtra as exc:  # what to install, not a traceback from inside the server module

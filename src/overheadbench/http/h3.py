@@ -99,9 +99,14 @@ class _Protocol(QuicConnectionProtocol):
         self, method: str, authority: str, path: str, content: bytes, extra: Sequence[tuple[str, str]] = ()
     ) -> H3Response:
         stream_id = self._quic.get_next_available_stream_id()
-        headers = [(b":method", method.encode()), (b":scheme", b"https"), (b":authority", authority.encode()),
-                   (b":path", path.encode()), (b"content-length", str(len(content)).encode()),
-                   *((name.lower().encode(), value.encode()) for name, value in extra)]  # fmt: skip
+        headers = [
+            (b":method", method.encode()),
+            (b":scheme", b"https"),
+            (b":authority", authority.encode()),
+            (b":path", path.encode()),
+            (b"content-length", str(len(content)).encode()),
+            *((name.lower().encode(), value.encode()) for name, value in extra),
+        ]
         self.h3.send_headers(stream_id, headers, end_stream=not content)
         if content:
             self.h3.send_data(stream_id, content, end_stream=True)

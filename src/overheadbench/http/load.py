@@ -281,8 +281,9 @@ class Recorder:
     def report(self, cpu_s: float) -> WorkerReport:
         """What this run recorded, as a load worker process sends it back."""
         first = self.failures[0] if self.failures else ""
-        return WorkerReport(self.latencies_ns, self.finished_ns, len(self.failures), first, self.served,
-                            self.elapsed_ns, cpu_s)  # fmt: skip
+        return WorkerReport(
+            self.latencies_ns, self.finished_ns, len(self.failures), first, self.served, self.elapsed_ns, cpu_s
+        )
 
 
 @dataclass(frozen=True)

@@ -233,9 +233,14 @@ async def _open(job: Job, count: int) -> list[Connection]:
     body = job.body
     extra = [(name.lower().encode(), value.encode()) for name, value in job.headers]
     if job.protocol.multiplexed:
-        headers = [(b":method", job.method.encode()), (b":scheme", b"https" if tls else b"http"),
-                   (b":authority", authority), (b":path", job.path.encode()),
-                   (b"content-length", str(len(body)).encode()), *extra]  # fmt: skip
+        headers = [
+            (b":method", job.method.encode()),
+            (b":scheme", b"https" if tls else b"http"),
+            (b":authority", authority),
+            (b":path", job.path.encode()),
+            (b"content-length", str(len(body)).encode()),
+            *extra,
+        ]
         factory: Callable[[], asyncio.Protocol] = lambda: _H2(headers, body)  # noqa: E731
     else:
         lines = "".join(f"{name.decode()}: {value.decode()}\r\n" for name, value in extra)

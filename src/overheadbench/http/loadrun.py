@@ -78,10 +78,20 @@ class Target:
         assert port is not None
         cadata = authority().cert_pem.bytes().decode() if server.tls else None
         return [
-            Job(HttpProtocol(server.protocol), port, method, self.path, base64.b64encode(body).decode(), share,
-                duration_s, max(warmup // len(shares), 1), cadata, headers=tuple(sent.items()))
+            Job(
+                HttpProtocol(server.protocol),
+                port,
+                method,
+                self.path,
+                base64.b64encode(body).decode(),
+                share,
+                duration_s,
+                max(warmup // len(shares), 1),
+                cadata,
+                headers=tuple(sent.items()),
+            )
             for share in shares
-        ]  # fmt: skip
+        ]
 
 
 def load(
@@ -122,8 +132,10 @@ class ServersCPU:
         self.servers = servers_running(first)
         names = [server.name for server in self.servers]
         # numbered when two share a name (two echo servers over HTTP/1.1)
-        self.names = [f"{name} #{names[:index].count(name) + 1}" if names.count(name) > 1 else name
-                      for index, name in enumerate(names)]  # fmt: skip
+        self.names = [
+            f"{name} #{names[:index].count(name) + 1}" if names.count(name) > 1 else name
+            for index, name in enumerate(names)
+        ]
 
     def read(self) -> list[float]:
         return [server.cpu_s() for server in self.servers]
@@ -163,8 +175,14 @@ class Workers:
         try:
             for jobs in self.jobs:
                 command = [sys.executable, "-m", "overheadbench.http.loadgen"]
-                process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, text=True, env=environ)  # fmt: skip
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=environ,
+                )
                 self.processes.append(process)
                 self._say(process, json.dumps([dataclasses.asdict(job) for job in jobs]))
             for process in self.processes:

@@ -96,9 +96,18 @@ def judge_time(
         checks.append(Check("max", "overhead", limit, overhead, low, high, unit, interval, False, limit_unit=shown))
     if budget.max_abs_s is not None:
         checks.append(
-            Check("max_abs", "absolute overhead per call", budget.max_abs_s, overhead * baseline_s, low * baseline_s,
-                  high * baseline_s, Unit.SIGNED_SECONDS, interval, counted=False)
-        )  # fmt: skip
+            Check(
+                "max_abs",
+                "absolute overhead per call",
+                budget.max_abs_s,
+                overhead * baseline_s,
+                low * baseline_s,
+                high * baseline_s,
+                Unit.SIGNED_SECONDS,
+                interval,
+                counted=False,
+            )
+        )
     return judge(checks + allocation_checks(counts, budget), figures)
 
 
@@ -127,10 +136,20 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
         ratio, low, high = ratios
         unit, limit_unit = overhead_units(ratio - 1, pair.budget)
         checks.append(
-            Check("max", "instruction overhead", pair.budget.max_overhead, ratio - 1, low - 1, high - 1,
-                  unit, _repeats(counts, Figure.INSTRUCTIONS), counted=True,
-                  unjudged="the baseline executes no Python bytecode to compare with", limit_unit=limit_unit)
-        )  # fmt: skip
+            Check(
+                "max",
+                "instruction overhead",
+                pair.budget.max_overhead,
+                ratio - 1,
+                low - 1,
+                high - 1,
+                unit,
+                _repeats(counts, Figure.INSTRUCTIONS),
+                counted=True,
+                unjudged="the baseline executes no Python bytecode to compare with",
+                limit_unit=limit_unit,
+            )
+        )
     return judge(checks + allocation_checks(counts, pair.budget), figures)
 
 
@@ -217,10 +236,22 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
     """The allocation budgets (both modes): extra blocks kept, extra peak bytes, per call."""
     if counts is None or not counts.has(Figure.PEAK_BYTES):
         return []
-    kept = ("max_alloc", "extra memory blocks kept per call", budget.max_alloc, Figure.KEPT_BLOCKS,
-            Unit.SIGNED_COUNT, _kept_precision(counts))  # fmt: skip
-    peak = ("max_alloc_bytes", "extra peak memory per call", budget.max_alloc_bytes, Figure.PEAK_BYTES,
-            Unit.SIGNED_BYTES, "")  # fmt: skip
+    kept = (
+        "max_alloc",
+        "extra memory blocks kept per call",
+        budget.max_alloc,
+        Figure.KEPT_BLOCKS,
+        Unit.SIGNED_COUNT,
+        _kept_precision(counts),
+    )
+    peak = (
+        "max_alloc_bytes",
+        "extra peak memory per call",
+        budget.max_alloc_bytes,
+        Figure.PEAK_BYTES,
+        Unit.SIGNED_BYTES,
+        "",
+    )
     return [
         Check(
             name,
@@ -231,7 +262,7 @@ def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check
             _repeats(counts, figure),
             counted=True,
             precision=precision,
-        )  # fmt: skip
+        )
         for name, what, limit, figure, unit, precision in (kept, peak)
         if limit is not None
     ]

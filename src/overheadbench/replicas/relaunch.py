@@ -207,8 +207,9 @@ class Invocation:
     def in_tree(self, mapped: Callable[[Path], Path], python: str) -> Invocation:
         """The same session in another tree: its directory, the paths among its arguments and in
         ``PYTHONPATH`` mapped by ``mapped`` (relative ones stay: they follow the directory)."""
-        args = tuple(str(mapped(Path(arg))) if Path(arg).is_absolute() and Path(arg).exists() else arg
-                     for arg in self.args)  # fmt: skip
+        args = tuple(
+            str(mapped(Path(arg))) if Path(arg).is_absolute() and Path(arg).exists() else arg for arg in self.args
+        )
         raw = os.environ.get("PYTHONPATH")
         entries = [
             str(mapped(Path(entry))) if os.path.isabs(entry) else entry for entry in (raw or "").split(os.pathsep)

@@ -19,8 +19,20 @@ from ..engine.checks import Check, Status
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.INCONCLUSIVE: "inconclusive", Status.UNJUDGED: "not judged"}
 ERRORS = "errors"
 """A load row's failed requests: in the budgets table only when over their limit (the load table shows them)."""
-CHECK_CSV_HEADERS = ("test", "budget", "figure", "value", "low", "high", "interval", "limit", "floor", "unit",
-                     "status", "sentence")  # fmt: skip
+CHECK_CSV_HEADERS = (
+    "test",
+    "budget",
+    "figure",
+    "value",
+    "low",
+    "high",
+    "interval",
+    "limit",
+    "floor",
+    "unit",
+    "status",
+    "sentence",
+)
 
 
 class Judged(Protocol):
@@ -56,8 +68,16 @@ def budget_rows(items: Sequence[tuple[str, Check]]) -> list[tuple[str, ...]]:
         return []
     rows: list[tuple[str, ...]] = [("test", "figure", "value", "interval", "budget", "verdict")]
     for nodeid, check in items:
-        rows.append((plain(nodeid), plain(check.what), check.show(check.value), check.spread, check.bound,
-                     MARK.get(check.status, check.status.value)))  # fmt: skip
+        rows.append(
+            (
+                plain(nodeid),
+                plain(check.what),
+                check.show(check.value),
+                check.spread,
+                check.bound,
+                MARK.get(check.status, check.status.value),
+            )
+        )
     return rows
 
 
@@ -70,10 +90,22 @@ def markdown_budgets(*kinds: Sequence[Judged]) -> str:
 def check_csv_rows(*kinds: Sequence[Judged]) -> list[tuple[Any, ...]]:
     """One row per judged budget, in the figure's own units (seconds, fractions, req/s), unformatted."""
     rows = [
-        (plain(nodeid), c.name, plain(c.what), c.value, c.low, c.high, c.interval, c.limit, c.floor, c.unit, c.status,
-         plain(c.sentence()))
+        (
+            plain(nodeid),
+            c.name,
+            plain(c.what),
+            c.value,
+            c.low,
+            c.high,
+            c.interval,
+            c.limit,
+            c.floor,
+            c.unit,
+            c.status,
+            plain(c.sentence()),
+        )
         for nodeid, c in judged(*kinds)
-    ]  # fmt: skip
+    ]
     return [CHECK_CSV_HEADERS, *(tuple("" if _missing(v) else v for v in row) for row in rows)]
 
 

@@ -71,10 +71,18 @@ def render_changes(
     old = f"{sides[0]} ({plain(reference)})" if reference else sides[0]
     rows = [("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", "detects", *outcome)]
     rows += [
-        (plain(c.test), *((plain(c.figure),) if figures else ()), c.old, c.new, c.change.moved(), c.change.evidence,
-         detects(c.change), *((_outcome(c, thresholds),) if limits else ()))
+        (
+            plain(c.test),
+            *((plain(c.figure),) if figures else ()),
+            c.old,
+            c.new,
+            c.change.moved(),
+            c.change.evidence,
+            detects(c.change),
+            *((_outcome(c, thresholds),) if limits else ()),
+        )
         for c in changes
-    ]  # fmt: skip
+    ]
     gate = f"; outcome at ±{' / '.join(f'{limit:g}%' for limit in limits)}: see docs/ci.md" if limits else ""
     looked = (
         "; an interval marked 'at 99.17%' is read at that level: the gate looked again while a change was unknown"
@@ -159,11 +167,17 @@ def _per_call_rows(compared: Sequence[tuple[OverheadResult, PlaceResult]]) -> li
     rows: list[tuple[str, ...]] = [(*header, f"framework/call {old_name}", new_name, "change (95% CI)")]
     for own, place in compared:
         old, new = _old_new(own, place)
-        rows.append((
-            plain(own.nodeid), format_seconds(old.baseline_s), format_seconds(new.baseline_s),
-            per_call_shown(own.nodeid, old, new, Side.BASELINE), format_seconds(old.framework_s),
-            format_seconds(new.framework_s), per_call_shown(own.nodeid, old, new, Side.FRAMEWORK),
-        ))  # fmt: skip
+        rows.append(
+            (
+                plain(own.nodeid),
+                format_seconds(old.baseline_s),
+                format_seconds(new.baseline_s),
+                per_call_shown(own.nodeid, old, new, Side.BASELINE),
+                format_seconds(old.framework_s),
+                format_seconds(new.framework_s),
+                per_call_shown(own.nodeid, old, new, Side.FRAMEWORK),
+            )
+        )
     return rows
 
 
@@ -222,14 +236,20 @@ def markdown_places(results: Sequence[OverheadResult], threshold: float | None =
                 rows.append((own.nodeid, "", format_overhead(own.overhead), "", "", "", place.note, "", ""))
                 continue
             old, new = _old_new(own, place)
-            rows.append((
-                own.nodeid, *format_overheads(old.overhead, new.overhead), change.moved(), change.evidence,
-                detects(change), change.finding(threshold).value if threshold is not None else "",
-                f"{format_seconds(old.baseline_s)} -> {format_seconds(new.baseline_s)}: "
-                f"{per_call_shown(own.nodeid, old, new, Side.BASELINE)}",
-                f"{format_seconds(old.framework_s)} -> {format_seconds(new.framework_s)}: "
-                f"{per_call_shown(own.nodeid, old, new, Side.FRAMEWORK)}",
-            ))  # fmt: skip
+            rows.append(
+                (
+                    own.nodeid,
+                    *format_overheads(old.overhead, new.overhead),
+                    change.moved(),
+                    change.evidence,
+                    detects(change),
+                    change.finding(threshold).value if threshold is not None else "",
+                    f"{format_seconds(old.baseline_s)} -> {format_seconds(new.baseline_s)}: "
+                    f"{per_call_shown(own.nodeid, old, new, Side.BASELINE)}",
+                    f"{format_seconds(old.framework_s)} -> {format_seconds(new.framework_s)}: "
+                    f"{per_call_shown(own.nodeid, old, new, Side.FRAMEWORK)}",
+                )
+            )
         base = measured[0][1].role == Role.BASE
         title = f"Against {markdown_cell(name)}" if base else f"Under {markdown_cell(name)}"
         how = "replicas of both trees" if base else "replicas of both environments"

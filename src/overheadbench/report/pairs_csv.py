@@ -13,10 +13,22 @@ from ..pairs.results import OverheadResult
 from .pairs import COUNTED_FIGURES
 
 CSV_HEADERS = (
-    "group", "test", "baseline_s", "framework_s", "overhead", "ci_low", "ci_high", "abs_overhead_s", "budget_max",
-    "budget_max_abs_s", "verdict", "processes", "mode", "concurrency",
+    "group",
+    "test",
+    "baseline_s",
+    "framework_s",
+    "overhead",
+    "ci_low",
+    "ci_high",
+    "abs_overhead_s",
+    "budget_max",
+    "budget_max_abs_s",
+    "verdict",
+    "processes",
+    "mode",
+    "concurrency",
     *(f"{side}_{figure}" for figure in COUNTED_FIGURES for side in (Side.BASELINE, Side.FRAMEWORK)),
-)  # fmt: skip
+)
 
 
 def csv_rows(results: Sequence[OverheadResult]) -> list[tuple[Any, ...]]:

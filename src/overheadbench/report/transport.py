@@ -19,10 +19,18 @@ from .budgets import budget_rows, judged
 LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)
 STREAM = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
 HEADERS = {
-    Metric.RPS: "req/s", Metric.P50: "p50", Metric.P95: "p95", Metric.P99: "p99",
-    Metric.CLIENT_CPU: "client CPU", Metric.SERVER_CPU: "server CPU", Metric.ERRORS: "errors",
-    Metric.TTFE: "first event", Metric.EVENTS_PER_S: "events/s", Metric.TOTAL: "total", Metric.SCALING: "scaling",
-}  # fmt: skip
+    Metric.RPS: "req/s",
+    Metric.P50: "p50",
+    Metric.P95: "p95",
+    Metric.P99: "p99",
+    Metric.CLIENT_CPU: "client CPU",
+    Metric.SERVER_CPU: "server CPU",
+    Metric.ERRORS: "errors",
+    Metric.TTFE: "first event",
+    Metric.EVENTS_PER_S: "events/s",
+    Metric.TOTAL: "total",
+    Metric.SCALING: "scaling",
+}
 NOTE = (
     "intervals: req/s over 10 windows of its run; percentiles from order statistics of all its requests "
     "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "

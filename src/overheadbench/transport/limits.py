@@ -60,13 +60,15 @@ def _pair_limits(measure: Measure, budgets: object, where: str) -> Limits:
     (in the figure's unit), each stored as the limit of the signed comparison."""
     example = "{'p95': 0.25, 'rps': 0.2}" if measure == Measure.CHANGE else "{'p95': '1ms', 'rps': 200}"
     if not isinstance(budgets, Mapping) or not budgets:
-        raise MarkerError(f"{where}: {measure}={budgets!r}: a transport pair's budgets name their figures, "
-                          f"e.g. {measure}={example}")  # fmt: skip
+        raise MarkerError(
+            f"{where}: {measure}={budgets!r}: a transport pair's budgets name their figures, e.g. {measure}={example}"
+        )
     limits: Limits = {}
     for key, value in budgets.items():
         if key not in {metric.value for metric in PAIRED}:
-            raise MarkerError(f"{where}: {measure}[{key!r}]: a transport pair compares "
-                              f"{', '.join(metric.value for metric in PAIRED)}")  # fmt: skip
+            raise MarkerError(
+                f"{where}: {measure}[{key!r}]: a transport pair compares {', '.join(metric.value for metric in PAIRED)}"
+            )
         metric = Metric(key)
         try:
             limit = figure_number(value) if measure == Measure.CHANGE else SPECS[metric].parse(value)
