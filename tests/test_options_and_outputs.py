@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from overheadbench.cli import main
 from overheadbench.core.tables import markdown_code
 from overheadbench.core.thresholds import parse_thresholds
 from overheadbench.engine.changes import Change
-from overheadbench.engine.checks import Status
+from overheadbench.engine.checks import Check, Status, Unit
 from overheadbench.engine.samples import Kind, Role
 from overheadbench.engine.stats import Method
 from overheadbench.history.environment import fingerprint
@@ -24,7 +25,7 @@ from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.markdown import render_markdown
 from overheadbench.report.outputs import Output, write_outputs
-from overheadbench.report.pairs import markdown_purposes
+from overheadbench.report.pairs_markdown import markdown_purposes
 
 RECORDING_PAIR = """
 import pathlib
@@ -175,6 +176,10 @@ def test_factor(overhead, clock):
 @pytest.mark.overhead(max="100x")
 def test_factor_over(overhead, clock):
     overhead.compare(clock.cost(1000), clock.cost(413_000, seed=2))
+
+@pytest.mark.overhead(max="5x")
+def test_small_factor(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(3350, seed=2))
 """
 
 
@@ -184,7 +189,7 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     """A 413x pair read "41,200%" and a budget of max=1500 warned "did you mean max=15?" on every run."""
     fake_clock_project.makepyfile(FACTOR_PAIRS)
     result = fake_clock_project.runpytest("--overhead", "--overhead-json=out.json", "--overhead-md=out.md")
-    result.assert_outcomes(passed=3, failed=1, warnings=1)
+    result.assert_outcomes(passed=4, failed=1, warnings=1)
     result.stdout.fnmatch_lines(
         [
             "*overhead 413x (95% CI 41?x..41?x) exceeds max 100x: baseline 1.00 µs/call*",
@@ -196,7 +201,14 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
         [r"\s+test_large_plain\s.*413x.*≤1,501x", r"\s+test_factor\s.*\s413x \(41\dx\.\.41\dx\)\*\s+≤500x\s+PASS"]
     )
     assert "41,2" not in result.stdout.str() and "did you mean max=15" not in result.stdout.str()
-    assert "413x (41" in (fake_clock_project.path / "out.md").read_text()
+    markdown = (fake_clock_project.path / "out.md").read_text()
+    assert "413x (41" in markdown
+    small = [line for line in markdown.splitlines() if "test_small_factor" in line]  # one notation, in both tables
+    assert (
+        len(small) == 2
+        and not re.search(r"23\d(\.\d)?%", "".join(small))
+        and all(re.search(r"\| 3\.3\dx ", line) for line in small)
+    ), small
     results = {
         r["nodeid"].split("::")[1]: r for r in json.loads((fake_clock_project.path / "out.json").read_text())["results"]
     }
@@ -293,6 +305,9 @@ def _gated(nodeid: str, old: float, new: float) -> OverheadResult:
             method=Method.BETWEEN_PROCESSES,
             verdict=Status.PASS,
             message="within budget",
+            checks=[
+                Check("max", "overhead", 5.0, ratio - 1, ratio - 1.01, ratio - 0.99, Unit.FRACTION, "95% CI", False)
+            ],
         )
 
     change = Change(nodeid, old, new, se=0.005, df=9)
@@ -312,6 +327,11 @@ def test_a_gated_reports_outcome_comes_first_and_no_regressed_pair_shows_a_tick(
     pairs_table = [line for line in report.splitlines() if line.startswith("| `t.py::") and "within" not in line]
     assert any(line.endswith("| ❌ regressed |") and "test_slower" in line for line in pairs_table), rows
     assert any(line.endswith("| ✅ |") and "test_same" in line for line in pairs_table), rows
+    budgets = report[report.index("## Budgets") :].splitlines()
+    assert any(
+        "test_slower" in line and line.endswith("| pass; the test failed: regressed (gate) |") for line in budgets
+    )
+    assert any("test_same" in line and line.endswith("| pass |") for line in budgets)
     assert "## Gate" not in render_markdown(results, {})  # no threshold, no outcome to count
 
 

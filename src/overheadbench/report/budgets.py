@@ -10,7 +10,7 @@ its limit and its verdict, in the terminal (transport), the markdown report and 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from ..core.tables import markdown_table, plain
@@ -62,8 +62,14 @@ def judged(*kinds: Sequence[Judged]) -> list[tuple[str, Check]]:
     ]
 
 
-def budget_rows(items: Sequence[tuple[str, Check]]) -> list[tuple[str, ...]]:
-    """The budgets table: test, figure, value, interval, budget, verdict (empty without a check)."""
+GATE_REGRESSED = "; the test failed: regressed (gate)"
+"""Beside a budget the test met, where the gate failed the test: a plain "pass" there read as a
+green test to the reviewer of a red one."""
+
+
+def budget_rows(items: Sequence[tuple[str, Check]], regressed: Collection[str] = ()) -> list[tuple[str, ...]]:
+    """The budgets table: test, figure, value, interval, budget, verdict (empty without a check);
+    ``regressed``: the tests the gate failed, whose verdict says so."""
     if not items:
         return []
     rows: list[tuple[str, ...]] = [("test", "figure", "value", "interval", "budget", "verdict")]
@@ -75,15 +81,15 @@ def budget_rows(items: Sequence[tuple[str, Check]]) -> list[tuple[str, ...]]:
                 check.show(check.value),
                 check.spread,
                 check.bound,
-                MARK.get(check.status, check.status.value),
+                MARK.get(check.status, check.status.value) + (GATE_REGRESSED if nodeid in regressed else ""),
             )
         )
     return rows
 
 
-def markdown_budgets(*kinds: Sequence[Judged]) -> str:
+def markdown_budgets(*kinds: Sequence[Judged], regressed: Collection[str] = ()) -> str:
     """The ``## Budgets`` section of the markdown report (empty when nothing was judged)."""
-    rows = budget_rows(judged(*kinds))
+    rows = budget_rows(judged(*kinds), regressed)
     return "\n".join(["## Budgets", "", *markdown_table(rows)]) + "\n" if rows else ""
 
 

@@ -13,7 +13,7 @@ from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .budgets import markdown_budgets
 from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places
-from .pairs import markdown_pairs, markdown_purposes
+from .pairs_markdown import markdown_pairs, markdown_purposes
 from .transport import markdown_figures
 
 
@@ -38,7 +38,7 @@ def render_markdown(
         markdown_places(results, gated),
         markdown_figure_places(figures, thresholds.transport),
     )
-    rest = (markdown_figures(figures), markdown_budgets(results, figures), markdown_purposes(purposes or {}))
+    rest = (markdown_figures(figures), markdown_budgets(results, figures, regressed=regressed), markdown_purposes(purposes or {}))
     head = "# Overhead report\n" + "".join(f"\n{part}" for part in first if part)
     return (
         head

@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, markdown_cell, markdown_table, plain
+from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ..core.units import (
     as_factor,
     format_bytes,
@@ -22,12 +21,13 @@ from ..core.units import (
     format_seconds,
 )
 from ..core.vocabulary import Counter
-from ..engine.checks import Status
+from ..engine.checks import Status, Unit
 from ..engine.counting import KEPT_SLACK_BLOCKS
 from ..engine.samples import Figure, Side, Timer
 from ..engine.settings import Mode
 from ..engine.stats import SESSION_SD, Method
 from ..pairs.results import OverheadResult
+from ..pairs.verdict import overhead_units
 
 STATUS_MARKS = {
     Status.PASS: "PASS",
@@ -36,14 +36,6 @@ STATUS_MARKS = {
     Status.UNJUDGED: "NOT JUDGED",
     Status.UNMEASURED: "NOT MEASURED",
 }
-MARKDOWN_STATUS = {
-    Status.PASS: "✅",
-    Status.FAIL: "❌",
-    Status.INCONCLUSIVE: "⚠ inconclusive",
-    Status.UNJUDGED: "— (not judged)",
-    Status.UNMEASURED: "— (not measured)",
-}
-GATE_FAILED = "❌ regressed"
 COUNT_FOOTNOTE = (
     "count mode: the overhead is in executed {counter} per call, median over the repeats; "
     '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
@@ -93,10 +85,11 @@ def percent(fraction: float) -> str:
 
 def overhead_cell(result: OverheadResult) -> str:
     """``31.5% (30.5..32.7)``: the overhead and its interval, in percent, or ``412x (407x..418x)``
-    from 10x up (:data:`~overheadbench.core.units.FACTOR_FROM`); in count mode ``25.0% instr
-    (exact)`` when every repeat agreed."""
+    from 10x up (:data:`~overheadbench.core.units.FACTOR_FROM`) or where the budget was written as a
+    factor (the unit its budgets row prints); in count mode ``25.0% instr (exact)`` when every
+    repeat agreed."""
     low, high = result.ci
-    if as_factor(result.overhead):
+    if overhead_units(result.overhead, result.pair.budget)[0] == Unit.FACTOR:
         figure, low_text, high_text = (format_factor(1 + value) for value in (result.overhead, low, high))
         unit = ""
     else:
@@ -196,21 +189,21 @@ TERMINAL_COLUMNS = ("callers", "baseline", "framework", "overhead", "calls", "in
 TIMES_NOTE = "baseline, framework: time per call (median); overhead: framework / baseline - 1, with its interval"
 
 
-def _columns(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[Column]:
+def shown_columns(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[Column]:
     """The columns named by ``keys``, in that order, that some result has a figure for."""
     by_key = {column.key: column for column in COLUMNS}
     return [by_key[key] for key in keys if any(by_key[key].shown(r) for r in results)]
 
 
-def _cell(column: Column, result: OverheadResult) -> str:
+def column_cell(column: Column, result: OverheadResult) -> str:
     return column.cell(result) if column.shown(result) else ""
 
 
 def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS) -> list[tuple[str, ...]]:
     """The header row, then one row per measured pair: test, the chosen columns that apply, status."""
-    columns = _columns(results, keys)
+    columns = shown_columns(results, keys)
     rows = [("test", *(c.header for c in columns), "status")]
-    rows += [(plain(r.nodeid), *(_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
+    rows += [(plain(r.nodeid), *(column_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
     return rows
 
 
@@ -222,7 +215,7 @@ def render_table(
     lines: list[str] = []
     for indexes in by_file([r.nodeid for r in results]).values():
         lines += [*([""] if lines else []), *laid_out(table_rows([results[i] for i in indexes], keys), width)]
-    shown = {column.key for column in _columns(results, keys)}
+    shown = {column.key for column in shown_columns(results, keys)}
     notes = [*([TIMES_NOTE] if {"baseline", "framework"} & shown else []), *interval_notes(results)]
     notes += footnotes(results, keys)
     if any(r.method == Method.WITHIN_PROCESS for r in results):
@@ -302,7 +295,7 @@ def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
 def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[str]:
     """What the count columns mean, when the report shows them (terminal and markdown alike)."""
     lines = []
-    shown = {column.key for column in _columns(results, keys)}
+    shown = {column.key for column in shown_columns(results, keys)}
     counters = sorted({r.counts.counter for r in results if r.mode != Mode.TIME and r.counts is not None})
     if counters:
         lines.append(COUNT_FOOTNOTE.format(counter="; ".join(COUNTERS[counter] for counter in counters)))
@@ -311,64 +304,6 @@ def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KE
         span = f"{min(calls):,}" if min(calls) == max(calls) else f"{min(calls):,}..{max(calls):,}"
         lines.append(ALLOCATION_FOOTNOTE.format(calls=span))
     return lines
-
-
-def environment_lines(env: dict[str, Any]) -> list[str]:
-    """The environment as a two-column markdown table (Python, OS, CPU, commit, packages, date)."""
-    machine, commit = env.get("machine_info") or {}, env.get("commit_info") or {}
-    cpu = (machine.get("cpu") or {}).get("brand_raw") or machine.get("processor") or "?"
-    packages = ", ".join(f"{name} {version}" for name, version in (env.get("packages") or {}).items() if version)
-    rows = [
-        ("Python", f"{machine.get('python_implementation', '?')} {machine.get('python_version', '?')}"),
-        ("OS", f"{machine.get('system', '?')} {machine.get('release', '')} {machine.get('machine', '')}".strip()),
-        ("CPU", f"{cpu} ({env.get('cpu_count', '?')} cores)"),
-        (
-            "Commit",
-            f"{commit.get('id', '?')}{' (dirty)' if commit.get('dirty') else ''} on {commit.get('branch', '?')}",
-        ),
-        ("Packages", packages or "?"),
-        ("Date", str(env.get("datetime", "?"))),
-    ]
-    return markdown_table([("", ""), *rows], code_first=False)
-
-
-def markdown_pairs(
-    results: Sequence[OverheadResult], env: dict[str, Any], regressed: Collection[str] = ()
-) -> list[str]:
-    """The environment, one table per group of pairs, the scaling by callers, and the notes
-    (:func:`overheadbench.report.markdown.render_markdown` adds the rest). ``regressed``: the
-    pairs the gate failed, whose status says so whatever their budget said."""
-    lines = [*environment_lines(env)]
-    groups: dict[str | None, list[OverheadResult]] = {}
-    for result in results:
-        groups.setdefault(result.pair.group, []).append(result)
-    for group, members in groups.items():
-        columns = _columns(members)
-        rows = [("Test", *(c.markdown for c in columns), "Status")]
-        rows += [(r.nodeid, *(_cell(c, r) for c in columns), _status(r, regressed)) for r in members]
-        lines += ["", f"## {markdown_cell(group or 'Ungrouped')}", "", *markdown_table(rows)]
-    scaling = scaling_rows(results)
-    if scaling:
-        lines += ["", "## Overhead by concurrent callers", "", *markdown_table(scaling)]
-    notes = [*interval_notes(results), *footnotes(results)]
-    if notes:
-        lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
-    return lines
-
-
-def _status(result: OverheadResult, regressed: Collection[str]) -> str:
-    """A pair's markdown status: its verdict's, or the gate's where the gate failed it (a ✅ beside a
-    test that failed as regressed misled its reviewer)."""
-    return GATE_FAILED if result.nodeid in regressed else MARKDOWN_STATUS[result.verdict]
-
-
-def markdown_purposes(purposes: dict[str, str]) -> str:
-    """What each measured test's budget is for (its docstring's first paragraph), one row per
-    test function: a report is read by people who did not write the budgets."""
-    if not purposes:
-        return ""
-    rows = [("Test", "What its budget is for"), *sorted(purposes.items())]
-    return "\n".join(["## What the budgets are for", "", *markdown_table(rows)]) + "\n"
 
 
 def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
