@@ -245,6 +245,28 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     quiet.stdout.no_fnmatch_line("::error*")
 
 
+@pytest.mark.parametrize("github", ["true", "false"])
+def test_a_markdown_report_named_as_the_job_summary_is_appended_to_it_once(
+    fake_clock_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, github: str
+) -> None:
+    """``--overhead-md="$GITHUB_STEP_SUMMARY"`` replaced what earlier steps wrote, the report came
+    twice, and a failing session left a ``.previous`` file in the runner's folder."""
+    fake_clock_project.makepyfile(GATED_PAIR.replace("max=1.0", "max=0.05"))
+    folder = fake_clock_project.path / "runner"
+    folder.mkdir()
+    summary = folder / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = fake_clock_project.runpytest_subprocess(
+        "--overhead", f"--overhead-md={summary}", f"--overhead-github={github}"
+    )
+    result.assert_outcomes(failed=1)
+    text = summary.read_text()
+    assert text.startswith("earlier step\n# Overhead report") and text.count("# Overhead report") == 1
+    assert sorted(path.name for path in folder.iterdir()) == ["summary.md"]
+
+
 def test_a_job_summary_that_cannot_be_written_is_a_warning_not_a_failed_session(
     fake_clock_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

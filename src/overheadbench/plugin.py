@@ -46,7 +46,7 @@ from .replicas.pool import ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin
 from .report.gathering import Gathered, carry
-from .report.github import append_summary, in_actions
+from .report.github import append_summary, in_actions, is_summary
 from .report.markdown import render_markdown
 from .report.outputs import Output, write_outputs
 from .report.summary import Compared, session_summary
@@ -363,11 +363,13 @@ class OverheadSession:
         outputs = []
         if json_path := options.json_path:
             outputs.append(Output.file(json_path, lambda: dumps(run().to_json()) + "\n"))
-        if markdown_path := options.markdown_path:
+        summary = os.environ.get("GITHUB_STEP_SUMMARY", "the job summary")
+        named = options.markdown_path is not None and is_summary(options.markdown_path, os.environ)
+        if (markdown_path := options.markdown_path) and not named:
             outputs.append(Output.file(markdown_path, self.markdown))
-        if options.github and in_actions(os.environ) and self.gathered.measured_anything:
-            summary = os.environ.get("GITHUB_STEP_SUMMARY", "the job summary")
-            outputs.append(Output(summary, lambda: append_summary(os.environ, self.markdown()), optional=True))
+        if named or (options.github and in_actions(os.environ) and self.gathered.measured_anything):
+            appended = Output(summary, lambda: append_summary(os.environ, self.markdown()), optional=not named)
+            outputs.append(appended)
         stored, finished = self.stored, exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if stored and stored.save_as and self.gathered.measured_anything and finished:
             outputs.append(Output(f"the run to store as {stored.save_as!r}", lambda: stored.save(run())))

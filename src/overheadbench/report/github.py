@@ -24,6 +24,13 @@ def annotation(path: str, line: int, title: str, message: str) -> str:
     return f"::error {properties}::{_escape(message)}"
 
 
+def is_summary(path: Path, env: Mapping[str, str]) -> bool:
+    """Whether ``path`` is the job summary file: ``--overhead-md="$GITHUB_STEP_SUMMARY"`` replaced
+    what earlier steps wrote there, and the report then appeared twice (appended as well)."""
+    target = env.get("GITHUB_STEP_SUMMARY")
+    return bool(target) and path.resolve() == Path(target).resolve()
+
+
 def append_summary(env: Mapping[str, str], markdown: str) -> Path | None:
     """Append ``markdown`` to the job summary file, if the job has one; the file's path."""
     target = env.get("GITHUB_STEP_SUMMARY")

@@ -38,7 +38,11 @@ def render_markdown(
         markdown_places(results, gated),
         markdown_figure_places(figures, thresholds.transport),
     )
-    rest = (markdown_figures(figures), markdown_budgets(results, figures, regressed=regressed), markdown_purposes(purposes or {}))
+    rest = (
+        markdown_figures(figures),
+        markdown_budgets(results, figures, regressed=regressed),
+        markdown_purposes(purposes or {}),
+    )
     head = "# Overhead report\n" + "".join(f"\n{part}" for part in first if part)
     return (
         head
