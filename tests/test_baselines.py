@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
 import textwrap
 
 import pytest
@@ -278,6 +279,38 @@ def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clo
     )
     carried = json.loads((fake_clock_project.path / "bench.json").read_text())["overheadbench"]["results"]
     assert [r["nodeid"].split("::")[1] for r in carried] == ["test_pair"] and carried[0]["group"] == "middleware"
+
+
+def test_without_pytest_benchmark_a_session_prints_no_header_makes_no_folder_and_still_records_the_environment(
+    fake_clock_project: pytest.Pytester,
+) -> None:
+    """With pytest-benchmark a dependency, every session printed its header and made an empty
+    ``.benchmarks/``, plain pytest included; it is an extra now, and a run records the same fields."""
+    fake_clock_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.overhead(max=0.25)
+        def test_pair(overhead, clock):
+            overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+        """
+    )
+    plain = fake_clock_project.runpytest("-p", "no:benchmark")
+    plain.assert_outcomes(passed=1)
+    plain.stdout.no_fnmatch_line("benchmark:*")
+    result = fake_clock_project.runpytest("-p", "no:benchmark", "--overhead", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)
+    assert not (fake_clock_project.path / ".benchmarks").exists()
+    environment = json.loads((fake_clock_project.path / "out.json").read_text())["environment"]
+    machine = environment["machine_info"]
+    assert machine["python_version"] == platform.python_version() and machine["system"] == platform.system()
+    assert machine["cpu"]["brand_raw"] and machine["cpu"]["count"] == os.cpu_count()
+    assert environment["commit_info"]["id"] == "unversioned"  # pytester's folder is no git work tree
+    with_it = fake_clock_project.runpytest("--overhead", "--overhead-json=with.json")
+    recorded = json.loads((fake_clock_project.path / "with.json").read_text())["environment"]
+    assert recorded["fingerprint"] == environment["fingerprint"]
+    assert recorded["machine_info"]["cpu"]["brand_raw"] == machine["cpu"]["brand_raw"]  # runs made either way compare
+    with_it.stdout.fnmatch_lines(["benchmark: *"])  # installed, pytest-benchmark's own habits stay its own
 
 
 def test_counted_pairs_compare_exactly_and_only_with_counted_pairs() -> None:

@@ -30,6 +30,7 @@ from ..replicas.environments import (
     package_differences,
     project_dependencies,
 )
+from .machine import commit_info, cpu_model, machine_info
 
 PACKAGES = ("overheadbench", "pytest", "pytest-benchmark", "numpy", "anyio", "httpx", "hypercorn")
 COMPARED = (
@@ -48,14 +49,15 @@ INTERPRETER_PARTS = (1, 2)
 
 
 def environment(config: Any) -> dict[str, Any]:
-    """The environment of this session, from pytest-benchmark's hooks when its plugin is loaded."""
+    """The environment of this session; machine and commit from pytest-benchmark's hooks when its
+    plugin is loaded, else :mod:`overheadbench.history.machine`'s."""
     hook = config.hook
-    machine: dict[str, Any] = {}
-    commit: dict[str, Any] = {}
     if hasattr(hook, "pytest_benchmark_generate_machine_info"):
         machine = hook.pytest_benchmark_generate_machine_info(config=config)
         hook.pytest_benchmark_update_machine_info(config=config, machine_info=machine)
         commit = hook.pytest_benchmark_generate_commit_info(config=config)
+    else:
+        machine, commit = machine_info(), commit_info(Path(config.rootpath))
     return {
         "machine_info": machine,
         "commit_info": commit,
@@ -137,9 +139,7 @@ def fingerprint() -> str:
     """
     version = ".".join(platform.python_version_tuple()[:2])
     bits = platform.architecture()[0]
-    return _fingerprint(
-        platform.system(), platform.python_implementation(), version, bits, os.cpu_count(), _cpu_model()
-    )
+    return _fingerprint(platform.system(), platform.python_implementation(), version, bits, os.cpu_count(), cpu_model())
 
 
 def recorded_fingerprint(env: dict[str, Any]) -> str | None:
@@ -164,12 +164,3 @@ def recorded_fingerprint(env: dict[str, Any]) -> str | None:
 def _fingerprint(system: str, implementation: str, version: str, bits: str, cpus: int | None, cpu: str) -> str:
     digest = hashlib.sha256(f"{cpu}/{cpus}".encode()).hexdigest()[:8]
     return re.sub(r"[^\w.-]", "_", "-".join((system, implementation, version, bits, f"{cpus}cpu", digest)))
-
-
-def _cpu_model() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return platform.processor() or platform.machine()
-    found = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
-    return found.group(1).strip() if found else platform.machine()

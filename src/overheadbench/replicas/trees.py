@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from ..core.git import git
 from ..core.scratch import owned_folder, remove_folder
 from .environments import EnvError, probe
-
-GIT_TIMEOUT_S = 120.0
 
 
 class TreeError(Exception):
@@ -35,12 +34,10 @@ class TreeError(Exception):
 
 
 def _git(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(directory), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
-        )
-    except FileNotFoundError:
-        raise TreeError("--overhead-against: git is not installed (give a checkout's folder instead)") from None
+    done = git(directory, *args)
+    if done is None:
+        raise TreeError("--overhead-against: git is not installed (give a checkout's folder instead)")
+    return done
 
 
 def git_root(directory: Path) -> Path | None:

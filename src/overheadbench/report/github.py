@@ -28,7 +28,7 @@ def is_summary(path: Path, env: Mapping[str, str]) -> bool:
     """Whether ``path`` is the job summary file: ``--overhead-md="$GITHUB_STEP_SUMMARY"`` replaced
     what earlier steps wrote there, and the report then appeared twice (appended as well)."""
     target = env.get("GITHUB_STEP_SUMMARY")
-    return bool(target) and path.resolve() == Path(target).resolve()
+    return target is not None and target != "" and path.resolve() == Path(target).resolve()
 
 
 def append_summary(env: Mapping[str, str], markdown: str) -> Path | None:
