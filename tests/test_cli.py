@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
@@ -13,6 +14,10 @@ from pathlib import Path
 import pytest
 
 from overheadbench.cli import main
+from overheadbench.engine.samples import Role
+from overheadbench.history.runs import read_run
+from overheadbench.pairs.results import PlaceResult
+from overheadbench.report.plots import distributions, plotted
 from overheadbench.report.spreadsheet import csv_text
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -75,6 +80,20 @@ def test_plots_are_written_as_svg_and_png(storage: Path, tmp_path: Path) -> None
     assert "<svg" in (tmp_path / "d.svg").read_text()
     assert main(["--storage", str(storage), "plot", "--trend", "-o", str(tmp_path / "t.png")]) == 0
     assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_plot_of_an_ab_run_draws_each_pair_on_both_trees(storage: Path, tmp_path: Path) -> None:
+    """``plot`` of an A/B run drew the head alone."""
+    run = read_run(storage / "0002_new.json")
+    first, *rest = [result for result in run.results if result.samples]
+    base = PlaceResult("HEAD~1", Role.BASE, first)
+    run = dataclasses.replace(run, results=[dataclasses.replace(first, places=[base]), *rest])
+    labels = [label for label, _ in plotted(run)]
+    name = first.nodeid.split("::")[-1]
+    assert labels[:2] == [f"{name} (head)", f"{name} (base HEAD~1)"]
+    assert len(labels) == len(rest) + 2
+    distributions("ab", run, tmp_path / "ab.svg")
+    assert (tmp_path / "ab.svg").read_text().count('<g id="patch_') > len(labels)  # every box drawn
 
 
 def test_without_matplotlib_plot_says_how_to_get_it(storage: Path, tmp_path: Path, capsys, monkeypatch) -> None:

@@ -1,7 +1,8 @@
 """Plots (matplotlib, the optional ``plot`` extra): where noise and trends are easier seen than read.
 
-* :func:`distributions`: every pair ratio of each test of one run, one box per test, with
-  each process's median marked, so the between-process spread shows.
+* :func:`distributions`: every pair ratio of each test of one run, one box per test and place
+  (an A/B run's head and base tree, each ``--overhead-env`` interpreter), with each process's
+  median marked, so the between-process spread shows.
 * :func:`trend`: each test's overhead and interval across stored runs, oldest first.
 """
 
@@ -13,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..core.tables import plain
+from ..engine.samples import Role
 from ..engine.stats import pair_ratios
 from ..history.runs import Run
+from ..pairs.results import OverheadResult
 
 
 class PlotUnavailable(Exception):
@@ -32,11 +35,29 @@ def _pyplot() -> Any:
     return plt
 
 
+def plotted(run: Run) -> list[tuple[str, OverheadResult]]:
+    """Each pair with samples, labelled, followed by the same pair at the session's other places
+    (the base tree of ``--overhead-against``, each ``--overhead-env``): a plot of an A/B run drew
+    the head alone, the one thing it could not be read without."""
+    rows: list[tuple[str, OverheadResult]] = []
+    for result in run.results:
+        places = [(place, place.result) for place in result.places if place.result and place.result.samples]
+        if result.samples:
+            here = ""
+            if places:
+                here = " (head)" if places[0][0].role == Role.BASE else " (this environment)"
+            rows.append((_label(result.nodeid) + here, result))
+        for place, measured in places:
+            where = "base" if place.role == Role.BASE else "under"
+            rows.append((f"{_label(result.nodeid)} ({where} {plain(place.name)})", measured))
+    return rows
+
+
 def distributions(name: str, run: Run, output: Path) -> None:
     plt = _pyplot()
-    results = [r for r in run.results if r.samples]
-    figure, axes = plt.subplots(figsize=(9, 1.2 + 0.6 * max(len(results), 1)))
-    for row, result in enumerate(results):
+    rows = plotted(run)
+    figure, axes = plt.subplots(figsize=(9, 1.2 + 0.6 * max(len(rows), 1)))
+    for row, (_, result) in enumerate(rows):
         per_process = [100 * (pair_ratios(s.baseline_ns, s.framework_ns) - 1) for s in result.samples]
         axes.boxplot(
             np.concatenate(per_process), positions=[row], orientation="horizontal", widths=0.5, showfliers=False
@@ -49,10 +70,10 @@ def distributions(name: str, run: Run, output: Path) -> None:
             zorder=3,
             label="process medians" if row == 0 else None,
         )
-    axes.set_yticks(range(len(results)), [_label(r.nodeid) for r in results], fontsize=8)
+    axes.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=8)
     axes.set_xlabel("framework / baseline - 1, per pair of blocks (%)")
     axes.set_title(f"{plain(name)}: pair ratios (boxes) and process medians (dots)")
-    if results:
+    if rows:
         axes.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
     figure.savefig(output)
