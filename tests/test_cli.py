@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,26 @@ def test_compare_prints_the_table_and_fails_above_the_threshold(storage: Path, c
     assert "REGRESSION tests/test_mw.py::test_retry: overhead 12.0% -> 31.5% (+17.4%" in err
     assert "regressed" in out and "same" in out  # the outcome column, at the threshold
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "25"]) == 0
+
+
+def test_compare_says_its_runs_are_separate_sessions_and_what_the_interval_carries(storage: Path, capsys) -> None:
+    """``compare`` of two runs read +36.7% where the paired session read +6%, with nothing saying the
+    runs were not paired; and a run read on the wall clock compared with one on CPU time said nothing."""
+    path = storage / "0002_new.json"
+    data = json.loads(path.read_text())
+    for sample in data["results"][0]["samples"]:
+        sample["timer"] = "cpu"
+    path.write_text(json.dumps(data))
+    assert main(["--storage", str(storage), "compare", "old", "new"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("separate sessions, not paired: each interval adds twice this machine's spread")
+    header = next(line for line in out.splitlines() if line.startswith("test "))
+    assert "between sessions" in header
+    retry = next(line for line in out.splitlines() if "test_retry" in line)
+    assert re.search(r"\d\.\d% sd \(prior\); clocks wall->cpu", retry), retry
+    assert "different clocks" in out
+    metrics = next(line for line in out.splitlines() if "test_metrics" in line)
+    assert "% sd (prior)" in metrics and "clocks" not in metrics
 
 
 def test_csv_cells_a_spreadsheet_would_run_as_formulas_are_written_as_text(storage: Path, capsys) -> None:

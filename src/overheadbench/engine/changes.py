@@ -25,6 +25,7 @@ Count mode compares exact counts: the interval has no width.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,6 +58,24 @@ class Finding(Word):
 
 
 @dataclass(frozen=True)
+class SessionTerm:
+    """The spread between sessions a change between separate runs carries: the standard
+    deviation of the figure's log on this machine, and how many stored runs it was learned from
+    (0: the prior, before there are ``MIN_HISTORY``)."""
+
+    sd: float
+    runs: int = 0
+    clocks: str = ""
+    """``wall->cpu`` where the two runs read the figure on different clocks (a busy machine charges a
+    wall-clock block with its neighbours' time slices): a change the clocks may make, not the code."""
+
+    def describe(self) -> str:
+        """``1.2% sd (8 runs)`` or ``3.1% sd (prior)``: what a reader is told the interval carries."""
+        clocks = f"; clocks {self.clocks}" if self.clocks else ""
+        return f"{self.sd:.1%} sd ({f'{self.runs} runs' if self.runs else 'prior'}){clocks}"
+
+
+@dataclass(frozen=True)
 class Change:
     """One figure in both measurements. ``old`` and ``new`` are positive values of the figure
     (a pair's ratio, framework / baseline); ``se`` is the standard error of ``log(new / old)``
@@ -73,8 +92,12 @@ class Change:
     confidence: float = CONFIDENCE
     """Of the interval the gate reads: higher where one test's many figures are gated together
     (a family of them holds ``CONFIDENCE`` as a whole, :mod:`overheadbench.transport.across`)."""
+    between: SessionTerm | None = None
+    """The two sides come from separate sessions (not paired), and the interval carries this
+    spread between them; None: one session, interleaved."""
 
     def to_json(self) -> dict[str, Any]:
+        between = dataclasses.asdict(self.between) if self.between else None
         return {
             "old": self.old,
             "new": self.new,
@@ -83,6 +106,7 @@ class Change:
             "exact": self.exact,
             "higher_is_worse": self.higher_is_worse,
             "confidence": self.confidence,
+            "between": between,
         }
 
     @classmethod
@@ -90,6 +114,7 @@ class Change:
         """A change back from :meth:`to_json` (of ``what``: its test), every field checked."""
         fields = Fields(data, path)
         df = fields.maybe_number("df")
+        between = fields.obj("between", optional=True)
         return cls(
             what,
             fields.number("old"),
@@ -99,6 +124,7 @@ class Change:
             fields.flag("exact"),
             fields.flag("higher_is_worse"),
             fields.maybe_number("confidence") or CONFIDENCE,
+            SessionTerm(between.number("sd"), int(between.number("runs")), between.text("clocks")) if between else None,
         )
 
     @property
@@ -210,12 +236,14 @@ def change(
     variance ``session`` (sd, df) when they were measured in different sessions; Welch's degrees
     of freedom."""
     parts = [(old.log_se**2, old.df), (new.log_se**2, new.df)]
+    between = None
     if session is not None:
         parts.append((2 * session[0] ** 2, session[1]))
+        between = SessionTerm(session[0], int(session[1]) + 1 if math.isfinite(session[1]) else 0)
     variance = sum(v for v, _ in parts)
     denominator = sum(v**2 / df for v, df in parts if math.isfinite(df) and v > 0)
     df = variance**2 / denominator if denominator > 0 else math.inf
-    return Change(what, old.value, new.value, math.sqrt(variance), df, higher_is_worse=higher_is_worse)
+    return Change(what, old.value, new.value, math.sqrt(variance), df, higher_is_worse=higher_is_worse, between=between)
 
 
 def exact_change(what: str, old: float, new: float) -> Change:

@@ -13,6 +13,7 @@ for this project (``benchmarks/validation/gate.py``). Places measured in one ses
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 
@@ -30,7 +31,9 @@ history for the pair: the one a pair's own interval carries (see docs/baselines.
 SESSION_SHARE_PRIOR = 1.25
 """...or this multiple of the run's own between-process standard deviation, if larger: a pair
 that is noisy between processes is noisy between sessions too (gate.py, 8 sessions here: the
-between-session sd was 0 to 1.7 times the between-process sd, at most 1.3 for all pairs but one)."""
+between-session sd was 0 to 1.7 times the between-process sd, at most 1.3 for all pairs but one;
+cross_session.py, under load and load that came and went: 0 to 0.95, and 147 of 147 comparisons of
+identical code covered 0, benchmarks/validation/CROSS_SESSION.md)."""
 
 
 def process_log_sd(result: Compared) -> float:
@@ -61,7 +64,11 @@ def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = (
     if new.mode == Mode.COUNT:
         return exact_change(new.nodeid, old.ratio, new.ratio)
     session = session_sd(history, new.nodeid, new.mode, max(process_log_sd(old), process_log_sd(new)))
-    return change(new.nodeid, reading(old), reading(new), session)
+    found = change(new.nodeid, reading(old), reading(new), session)
+    if old.timer == new.timer or found.between is None:
+        return found
+    clocks = dataclasses.replace(found.between, clocks=f"{old.timer.value}->{new.timer.value}")
+    return dataclasses.replace(found, between=clocks)
 
 
 def compare_runs(

@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change
-from ..engine.samples import CountSamples, ReplicaSamples, Role, Side
+from ..engine.samples import CountSamples, ReplicaSamples, Role, Side, Timer
 from ..engine.settings import Mode
 from ..engine.stats import MEDIAN_FROM, median_interval, pair_ratios, pool, replica_ratio, within_variance
 
@@ -50,6 +50,9 @@ class Compared(Protocol):
 
     @property
     def counts(self) -> CountSamples | None: ...
+
+    @property
+    def timer(self) -> Timer: ...
 
 
 class PerCall(Protocol):

@@ -55,6 +55,19 @@ def figure_shown(figure: FigureResult, change: Change) -> Shown:
     return Shown(figure.nodeid, f"{figure.row} {spec.what}", spec.show(change.old), spec.show(change.new), change)
 
 
+SEPARATE_SESSIONS = (
+    "separate sessions, not paired: each interval adds twice this machine's spread between sessions (between "
+    "sessions: learned from its stored runs of the test, or before there are 3 a prior measured under load; "
+    "docs/baselines.md). One session measuring both sides (--overhead-against, --overhead-env) needs no such term."
+)
+
+CLOCKS_DIFFER = (
+    "clocks wall->cpu (or cpu->wall): the two runs read the test on different clocks; on a busy machine the wall "
+    "clock charges a block with its neighbours' time slices, so such a change may be the clocks', not the code's "
+    "(docs/measurement.md)"
+)
+
+
 def render_changes(
     changes: Sequence[Shown],
     reference: str,
@@ -68,8 +81,11 @@ def render_changes(
     figures = any(not c.pair for c in changes)
     limits = sorted({limit for c in changes if (limit := thresholds.pick(c.pair)) is not None})
     outcome = ("outcome",) if limits else ()
+    separate = any(c.change.between is not None for c in changes)
+    between = ("between sessions",) if separate else ()
     old = f"{sides[0]} ({plain(reference)})" if reference else sides[0]
-    rows = [("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", "detects", *outcome)]
+    header = ("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", *between, "detects")
+    rows = [(*header, *outcome)]
     rows += [
         (
             plain(c.test),
@@ -78,6 +94,7 @@ def render_changes(
             c.new,
             c.change.moved(),
             c.change.evidence,
+            *((c.change.between.describe() if c.change.between else "",) if separate else ()),
             detects(c.change),
             *((_outcome(c, thresholds),) if limits else ()),
         )
@@ -94,7 +111,10 @@ def render_changes(
         f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero); detects: the smallest "
         f"change this comparison could tell from zero{looked}{gate}"
     )
-    return [*laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
+    heading = textwrap.wrap(SEPARATE_SESSIONS, TERMINAL_WIDTH) if separate else []
+    if any(c.change.between and c.change.between.clocks for c in changes):
+        heading += textwrap.wrap(CLOCKS_DIFFER, TERMINAL_WIDTH)
+    return [*heading, *laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
 
 
 def _outcome(shown: Shown, thresholds: Thresholds) -> str:

@@ -1,0 +1,231 @@
+"""The CI templates (docs/ci/) and this repository's release workflow: what they install, what
+they may do, and their commands run as written against a scratch repository.
+
+A template that parsed but did not run reached users: its install line failed on an index
+without the package, its job could write to the pull request while running the pull request's
+code, and a report it appended replaced the summary's earlier lines. Here the gate's lines run in
+a repository with a base branch and a slower head, under a pre-filled job summary, and the
+comment job's line runs against a stand-in ``gh``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).parent.parent
+TEMPLATES = sorted((ROOT / "docs" / "ci").glob("*.yml"))
+RELEASE = ROOT / ".github" / "workflows" / "release.yml"
+INSTALL = "python -m pip install "
+"""How a template's install lines begin: skipped when its lines run here (this interpreter has
+overheadbench), checked instead."""
+
+
+def template_commands(path: Path, job: str | None = None) -> list[str]:
+    """The shell lines of a CI template: GitHub steps' ``run`` (of ``job`` only, if named), GitLab jobs' ``script``."""
+    document = yaml.safe_load(path.read_text())
+    lines: list[str] = []
+    for name, steps in (document.get("jobs") or {}).items():
+        if job in (None, name):
+            lines += [line for step in steps["steps"] if "run" in step for line in step["run"].splitlines()]
+    for found in document.values():
+        if isinstance(found, dict) and "script" in found:
+            lines += found["script"]
+    return [line.strip() for line in lines if line.strip()]
+
+
+def test_the_ci_templates_exist() -> None:
+    assert {path.name for path in TEMPLATES} == {"github-workflow.yml", "gitlab-ci.yml"}
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[path.name for path in TEMPLATES])
+def test_a_ci_template_installs_a_pinned_overheadbench_and_no_project(template: Path) -> None:
+    text = template.read_text()
+    installs = [line for line in template_commands(template) if "pip install" in line]
+    assert installs == [f'{INSTALL}"$OVERHEADBENCH"', f"{INSTALL}-r requirements.txt"]
+    assert re.search(r"OVERHEADBENCH: overheadbench==\d+\.\d+\.\d+\n", text)  # pinned, in one place
+    assert "python -m build" in text and "git+https://" in text  # what to name until it is on PyPI
+    assert "fetch-depth: 0" in text or 'GIT_DEPTH: "0"' in text
+    assert "pythonpath" in text  # what makes each tree import its own source, said where the user reads it
+
+
+def test_the_github_template_gives_the_measuring_job_no_write_access() -> None:
+    (template,) = [path for path in TEMPLATES if path.name == "github-workflow.yml"]
+    document = yaml.safe_load(template.read_text())
+    assert document["permissions"] == {"contents": "read"}
+    measuring = document["jobs"]["overhead"]
+    assert "permissions" not in measuring  # the workflow's read-only token
+    (checkout,) = [step for step in measuring["steps"] if step.get("uses", "").startswith("actions/checkout")]
+    assert checkout["with"]["persist-credentials"] is False
+    comment = document["jobs"]["comment"]
+    assert comment["permissions"] == {"pull-requests": "write"} and comment["needs"] == "overhead"
+    assert not [step for step in comment["steps"] if step.get("uses", "").startswith("actions/checkout")]
+
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+pythonpath = ["src"]
+testpaths = ["tests"]
+overhead_counter = "bytecode"
+"""
+APP = """
+def handle():
+    return sum(range(4))
+
+
+def layers():
+    for _ in range({work}):
+        handle()
+    return handle()
+
+
+def steady():
+    return handle()
+"""
+TESTS = """
+import pytest
+
+from app import handle, layers, steady
+
+
+@pytest.mark.overhead(max="100x", mode="count")
+def test_layers(overhead):
+    '''The layers around the handler.'''
+    overhead.compare(handle, layers)
+
+
+@pytest.mark.overhead(max="100x", mode="count")
+def test_steady(overhead):
+    '''A wrapper that does not change.'''
+    overhead.compare(handle, steady)
+"""
+GITHUB_EXPRESSIONS = {
+    "github.base_ref": "main",
+    "github.event.pull_request.number": "7",
+    "github.repository": "owner/project",
+}
+
+
+def _git(folder: Path, *args: str) -> None:
+    quiet = ["-c", "user.email=t@t", "-c", "user.name=t", "-c", "init.defaultBranch=main"]
+    subprocess.run(["git", *quiet, *args], cwd=folder, check=True, capture_output=True)
+
+
+@pytest.fixture
+def pull_request(tmp_path: Path) -> Path:
+    """A project whose ``main`` (on its ``origin``) has ``layers`` calling the handler 3 times and
+    whose checked-out head (branch ``feature``) calls it 6 times: a regression in count mode."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "tests").mkdir()
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    (project / "requirements.txt").write_text("")
+    (project / "tests" / "test_app.py").write_text(TESTS)
+    (project / "src" / "app.py").write_text(APP.format(work=3))
+    _git(project, "init", "-q")
+    _git(project, "add", ".")
+    _git(project, "commit", "-q", "-m", "base")
+    _git(tmp_path, "clone", "-q", "--bare", str(project), "origin.git")
+    _git(project, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    _git(project, "fetch", "-q", "origin")  # what actions/checkout's fetch-depth: 0 leaves
+    _git(project, "checkout", "-q", "-b", "feature")
+    (project / "src" / "app.py").write_text(APP.format(work=6))
+    _git(project, "commit", "-q", "-am", "slower layers")
+    return project
+
+
+def _run(lines: list[str], project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The lines as the runner's shell runs a step (bash, stop at the first failure), ``python``
+    being this interpreter (which has overheadbench: the install lines are checked, not run)."""
+    script = "\n".join(line for line in lines if not line.startswith(INSTALL))
+    return subprocess.run(
+        ["bash", "-e", "-c", script], cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _environment(project: Path, summary: Path, github: bool) -> dict[str, str]:
+    """The runner's environment: GitHub's job summary and ``GITHUB_ACTIONS``, or GitLab's target branch."""
+    bin_folder = project.parent / "bin"
+    bin_folder.mkdir(exist_ok=True)
+    gh = bin_folder / "gh"  # stands in for GitHub's CLI: records what it was asked
+    gh.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {shlex.quote(str(project.parent / "gh-args"))}\n')
+    gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "PYTEST_", "CI_"))}
+    python = Path(sys.executable).parent  # a virtual environment's folder has its `python`
+    assert (python / "python").exists(), "the tests run from a virtual environment (.ci/run makes one)"
+    env["PATH"] = os.pathsep.join([str(python), str(bin_folder), env["PATH"]])
+    if github:
+        return env | {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    return env | {"GITLAB_CI": "true", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main"}
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[path.name for path in TEMPLATES])
+def test_a_templates_commands_gate_a_pull_request_as_written(template: Path, pull_request: Path) -> None:
+    """The acceptance of issue 47: the summary's earlier line survives, the report is there once,
+    it opens with the gate, and the regressed test is named first and shows no tick."""
+    summary = pull_request.parent / "summary.md"
+    summary.write_text("Tests: 212 passed\n")
+    github = template.name == "github-workflow.yml"
+    env = _environment(pull_request, summary, github)
+    gated = _run(_substituted(template_commands(template, job="overhead")), pull_request, env)
+    assert gated.returncode == 1, gated.stdout[-3000:] + gated.stderr[-3000:]  # the regressed test failed the job
+    assert "test_layers" in gated.stdout and "regressed" in gated.stdout
+    report = (pull_request / "overhead.md").read_text()
+    assert report.startswith(
+        "# Overhead report\n\n## Gate\n\n**❌ 1 regressed · ⚠ 0 unknown · ✅ 0 improved · ✅ 1 same**"
+    )
+    assert report.index("test_layers") < report.index("test_steady")
+    pairs = [line for line in report.splitlines() if line.startswith("| `tests/test_app.py::test_layers`")]
+    assert pairs and not [line for line in pairs if "✅" in line], pairs
+    assert (pull_request / "overhead.json").is_file()
+    written = summary.read_text()
+    if not github:
+        assert written == "Tests: 212 passed\n"  # GitLab has no job summary: the artifact is the report
+        return
+    assert written == f"Tests: 212 passed\n{report}\n"  # appended once, after what was there
+    commented = _run(_substituted(template_commands(template, job="comment")), pull_request, env)
+    assert commented.returncode == 0, commented.stderr
+    asked = (pull_request.parent / "gh-args").read_text().split()
+    assert asked == ["pr", "comment", "7", "--repo", "owner/project", "--body-file", "overhead.md"]
+
+
+def _substituted(lines: list[str]) -> list[str]:
+    """The lines with the workflow's ``${{ ... }}`` expressions as GitHub fills them for pull request 7."""
+    for expression, value in GITHUB_EXPRESSIONS.items():
+        lines = [line.replace("${{ " + expression + " }}", value) for line in lines]
+    assert not [line for line in lines if "${{" in line], lines
+    return lines
+
+
+def test_the_release_workflow_builds_checks_and_publishes_by_trusted_publishing() -> None:
+    document = yaml.safe_load(RELEASE.read_text())
+    assert document[True] == {"push": {"tags": ["v*"]}}  # YAML reads the key `on` as true
+    assert document["permissions"] == {"contents": "read"}
+    jobs = document["jobs"]
+    assert jobs["build"]["needs"] == "test" and jobs["publish"]["needs"] == "build"
+    assert [name for name, job in jobs.items() if "permissions" in job] == ["publish"]
+    assert jobs["publish"]["permissions"] == {"id-token": "write"} and jobs["publish"]["environment"] == "pypi"
+    assert any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for step in jobs["publish"]["steps"])
+    built = template_commands(RELEASE, job="build")
+    assert "python -m build" in built and "python -m twine check --strict dist/*" in built
+    assert template_commands(RELEASE, job="test") == ["bash .ci/run"]
+
+
+@pytest.mark.parametrize(("tag", "status"), [("v1.2.3", 0), ("v1.2.4", 1)])
+def test_the_release_refuses_a_tag_that_is_not_the_version_built(tmp_path: Path, tag: str, status: int) -> None:
+    (check,) = [line for line in template_commands(RELEASE, job="build") if line.startswith("test -f")]
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "overheadbench-1.2.3-py3-none-any.whl").write_bytes(b"")
+    done = subprocess.run(
+        ["bash", "-c", check], cwd=tmp_path, env={**os.environ, "GITHUB_REF_NAME": tag}, capture_output=True, text=True
+    )
+    assert done.returncode == status
+    assert ("is not the version built" in done.stdout) == bool(status)
