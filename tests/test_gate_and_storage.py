@@ -25,7 +25,7 @@ from overheadbench.history.runs import Run, Storage, read_run
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.report.github import annotation
-from overheadbench.report.pairs import render_table
+from overheadbench.report.summary import render_table
 
 
 def timed(overheads: list[float], nodeid: str = "t.py::test_pair") -> OverheadResult:

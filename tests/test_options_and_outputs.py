@@ -23,9 +23,8 @@ from overheadbench.history.environment import fingerprint
 from overheadbench.history.runs import Run, Storage
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
-from overheadbench.report.markdown import render_markdown
+from overheadbench.report.markdown import markdown_purposes, render_markdown
 from overheadbench.report.outputs import Output, write_outputs
-from overheadbench.report.pairs_markdown import markdown_purposes
 
 RECORDING_PAIR = """
 import pathlib

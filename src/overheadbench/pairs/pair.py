@@ -33,14 +33,21 @@ class Budget:
     max_factor: bool = False
     """``max`` was written as a factor (``"500x"``: ``max_overhead`` 499), and is shown so."""
 
+    def as_factor(self, overhead: float) -> bool:
+        """Whether an overhead (or this budget's limit) prints as a factor beside this budget: from
+        10x up, or any where the budget was written as one (``max="5x"``), in every table alike (a
+        pair read ``3.35x`` in its budgets row and ``234.6%`` in the pairs table)."""
+        return self.max_factor or as_factor(overhead)
+
     def describe(self, mode: Mode = Mode.TIME) -> str:
         """The budget as the report prints it, e.g. ``≤25%, ≤2.00 µs/call``, ``≤25% instr`` or
         ``≤500x`` (as the marker gave it, a factor from 10x up: a budget is a round number, and its
         digits are the table's width)."""
         parts = []
         if self.max_overhead is not None:
-            factor = self.max_factor or as_factor(self.max_overhead)
-            limit = f"{1 + self.max_overhead:,g}x" if factor else f"{self.max_overhead * 100:g}%"
+            limit = (
+                f"{1 + self.max_overhead:,g}x" if self.as_factor(self.max_overhead) else f"{self.max_overhead * 100:g}%"
+            )
             parts.append(f"≤{limit}" + (" instr" if mode == Mode.COUNT else ""))
         if self.max_abs_s is not None and mode == Mode.TIME:
             parts.append(f"≤{format_seconds(self.max_abs_s)}/call")

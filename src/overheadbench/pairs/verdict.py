@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.units import as_factor, format_bytes, format_count, format_seconds
+from ..core.units import format_bytes, format_count, format_seconds
 from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
@@ -71,8 +71,8 @@ def overhead_units(overhead: float, budget: Budget) -> tuple[Unit, Unit]:
     or the budget was written as one, else a percentage; its limit as the budget reads
     (:meth:`~overheadbench.pairs.pair.Budget.describe`)."""
     limit = budget.max_overhead if budget.max_overhead is not None else math.nan
-    figure = Unit.FACTOR if budget.max_factor or as_factor(overhead) else Unit.FRACTION
-    return figure, Unit.FACTOR if budget.max_factor or as_factor(limit) else Unit.FRACTION
+    figure = Unit.FACTOR if budget.as_factor(overhead) else Unit.FRACTION
+    return figure, Unit.FACTOR if budget.as_factor(limit) else Unit.FRACTION
 
 
 def judge_time(

@@ -4,17 +4,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from ..core.tables import markdown_cell, markdown_table
 from ..core.thresholds import UNGATED, Thresholds
 from ..engine.changes import Finding
+from ..engine.checks import Status
 from ..pairs.results import OverheadResult
 from ..transport.figures import FigureResult
 from .budgets import markdown_budgets
 from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places
-from .pairs_markdown import markdown_pairs, markdown_purposes
+from .pair_notes import interval_notes
+from .pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
 from .transport import markdown_figures
+
+MARKDOWN_STATUS = {
+    Status.PASS: "✅",
+    Status.FAIL: "❌",
+    Status.INCONCLUSIVE: "⚠ inconclusive",
+    Status.UNJUDGED: "— (not judged)",
+    Status.UNMEASURED: "— (not measured)",
+}
+GATE_FAILED = "❌ regressed"
 
 
 def render_markdown(
@@ -51,3 +63,42 @@ def render_markdown(
         + "\n"
         + "".join(f"\n{part}" for part in rest if part)
     )
+
+
+def markdown_pairs(
+    results: Sequence[OverheadResult], env: dict[str, Any], regressed: Collection[str] = ()
+) -> list[str]:
+    """The environment, one table per group of pairs, the scaling by callers, and the notes
+    (:func:`overheadbench.report.markdown.render_markdown` adds the rest). ``regressed``: the
+    pairs the gate failed, whose status says so whatever their budget said."""
+    lines = [*environment_lines(env)]
+    groups: dict[str | None, list[OverheadResult]] = {}
+    for result in results:
+        groups.setdefault(result.pair.group, []).append(result)
+    for group, members in groups.items():
+        columns = shown_columns(members)
+        rows = [("Test", *(c.markdown for c in columns), "Status")]
+        rows += [(r.nodeid, *(column_cell(c, r) for c in columns), _status(r, regressed)) for r in members]
+        lines += ["", f"## {markdown_cell(group or 'Ungrouped')}", "", *markdown_table(rows)]
+    scaling = scaling_rows(results)
+    if scaling:
+        lines += ["", "## Overhead by concurrent callers", "", *markdown_table(scaling)]
+    notes = [*interval_notes(results), *footnotes(results)]
+    if notes:
+        lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
+    return lines
+
+
+def _status(result: OverheadResult, regressed: Collection[str]) -> str:
+    """A pair's markdown status: its verdict's, or the gate's where the gate failed it (a ✅ beside a
+    test that failed as regressed misled its reviewer)."""
+    return GATE_FAILED if result.nodeid in regressed else MARKDOWN_STATUS[result.verdict]
+
+
+def markdown_purposes(purposes: dict[str, str]) -> str:
+    """What each measured test's budget is for (its docstring's first paragraph), one row per
+    test function: a report is read by people who did not write the budgets."""
+    if not purposes:
+        return ""
+    rows = [("Test", "What its budget is for"), *sorted(purposes.items())]
+    return "\n".join(["## What the budgets are for", "", *markdown_table(rows)]) + "\n"

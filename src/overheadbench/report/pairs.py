@@ -1,33 +1,34 @@
-"""The pairs' end-of-session table, markdown and CSV: every figure read from the results, save
-the concurrency table's growth from fewest to most callers, combined here from two levels'
-intervals (the one figure no single result holds)."""
+"""The pairs' columns and cells, shared by the terminal table (:mod:`overheadbench.report.summary`),
+the markdown tables (:mod:`overheadbench.report.markdown`) and the CSV: every figure read from the
+results, save the concurrency table's growth from fewest to most callers, combined here from two
+levels' intervals (the one figure no single result holds).
+
+Why the tables live with their medium: this module sits on the results alone, so the reports that
+compose it stay within the package's seven import floors."""
 
 from __future__ import annotations
 
 import math
 import re
-import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
+from ..core.tables import markdown_table, plain
 from ..core.units import (
-    as_factor,
     format_bytes,
     format_count,
     format_factor,
     format_fraction,
-    format_overhead,
     format_seconds,
 )
 from ..core.vocabulary import Counter
-from ..engine.checks import Status, Unit
+from ..engine.checks import Status
 from ..engine.counting import KEPT_SLACK_BLOCKS
-from ..engine.samples import Figure, Side, Timer
+from ..engine.samples import Figure, Side
 from ..engine.settings import Mode
-from ..engine.stats import SESSION_SD, Method
+from ..engine.stats import Method
 from ..pairs.results import OverheadResult
-from ..pairs.verdict import overhead_units
 
 STATUS_MARKS = {
     Status.PASS: "PASS",
@@ -89,7 +90,7 @@ def overhead_cell(result: OverheadResult) -> str:
     factor (the unit its budgets row prints); in count mode ``25.0% instr (exact)`` when every
     repeat agreed."""
     low, high = result.ci
-    if overhead_units(result.overhead, result.pair.budget)[0] == Unit.FACTOR:
+    if result.pair.budget.as_factor(result.overhead):
         figure, low_text, high_text = (format_factor(1 + value) for value in (result.overhead, low, high))
         unit = ""
     else:
@@ -207,89 +208,10 @@ def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL
     return rows
 
 
-def render_table(
-    results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH
-) -> list[str]:
-    """The table as text lines, one table per file (each with the columns its pairs have), fitting
-    ``width``, with footnotes for what needs explaining."""
-    lines: list[str] = []
-    for indexes in by_file([r.nodeid for r in results]).values():
-        lines += [*([""] if lines else []), *laid_out(table_rows([results[i] for i in indexes], keys), width)]
-    shown = {column.key for column in shown_columns(results, keys)}
-    notes = [*([TIMES_NOTE] if {"baseline", "framework"} & shown else []), *interval_notes(results)]
-    notes += footnotes(results, keys)
-    if any(r.method == Method.WITHIN_PROCESS for r in results):
-        notes.append(
-            "* measured in one process only: the interval leaves out between-process "
-            "variance and is optimistic (use overhead_processes >= 3)"
-        )
-    scaling = scaling_rows(results)
-    if scaling:
-        lines += ["", "overhead by concurrent callers:", *laid_out(scaling, width)]
-    return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]
-
-
 def wall_cell(result: OverheadResult) -> str:
     """The pair's wall time, and of it the replicas' start-up where it waited for one: ``41.2s (start 33.0s)``."""
     wall = format_seconds(result.wall_s)
     return f"{wall} (start {format_seconds(result.start_s)})" if result.start_s >= 0.05 else wall
-
-
-def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
-    """What the time intervals account for, as measured: their confidence, the processes and block
-    pairs behind them, the spread between processes seen, the between-session prior, the clocks."""
-    timed = [r for r in results if r.mode == Mode.TIME and r.measured]
-    if not timed:
-        return []
-    confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})
-    most = max(len(r.samples) for r in timed)
-    pairs = sorted(len(s.baseline_ns) for r in timed for s in r.samples if s.baseline_ns)
-    blocks = "" if not pairs else f" of {_span(pairs[0], pairs[-1], '{:,}')} block pairs each"
-    notes = [f"intervals: {', '.join(confidences)} confidence, over {most} fresh process(es) per pair at most{blocks}"]
-    spreads = sorted(r.between_sd for r in timed if math.isfinite(r.between_sd))
-    if most > 1 and spreads:
-        notes[0] += (
-            f"; each process weighed by its own precision and the spread between processes (measured: "
-            f"{_span(spreads[0], spreads[-1], '{:.1%}')} sd), plus {SESSION_SD:.1%} sd between sessions "
-            f"(this machine kind's, docs/measurement.md)"
-        )
-    elif most > 1:  # a run stored before the spread was recorded
-        notes[0] += f", with the spread between sessions ({SESSION_SD:.1%} sd)"
-    if disagreed := sum(r.disagree for r in timed):
-        notes.append(
-            f"{disagreed} of {len(timed)} pair(s) had processes that disagreed beyond their own precision "
-            "(code layout, a busy machine): their spread is in the interval"
-        )
-    notes += clock_notes(timed)
-    return notes
-
-
-def _span(low: float, high: float, shown: str) -> str:
-    return shown.format(low) if low == high else f"{shown.format(low)}..{shown.format(high)}"
-
-
-def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
-    """Which clock the pairs were read on, and where the other one told another story."""
-    on_cpu = [r for r in timed if r.timer == Timer.CPU]
-    notes = []
-    if on_cpu:
-        rest = (
-            "; the rest on the wall clock (they wait, or have concurrent callers)" if len(on_cpu) < len(timed) else ""
-        )
-        notes.append(
-            f"clock: {len(on_cpu)} of {len(timed)} pair(s) never waited and were read on their thread's CPU time "
-            f"(a busy machine's time slices do not bias it){rest}"
-        )
-    for r in timed:
-        if r.clocks_disagree:
-            ratio, low, high = r.other_ratio
-            other = "wall clock" if r.timer == Timer.CPU else "CPU time"
-            shown = [format_overhead(value - 1, as_factor(ratio - 1)) for value in (ratio, low, high)]
-            notes.append(
-                f"{plain(r.nodeid)}: the {other} read {shown[0]} ({shown[1]}..{shown[2]}), outside the "
-                f"{r.timer} clock's interval (a busy machine charges its neighbours' time slices to the longer block)"
-            )
-    return notes
 
 
 def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KEYS) -> list[str]:
@@ -304,6 +226,25 @@ def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KE
         span = f"{min(calls):,}" if min(calls) == max(calls) else f"{min(calls):,}..{max(calls):,}"
         lines.append(ALLOCATION_FOOTNOTE.format(calls=span))
     return lines
+
+
+def environment_lines(env: dict[str, Any]) -> list[str]:
+    """The environment as a two-column markdown table (Python, OS, CPU, commit, packages, date)."""
+    machine, commit = env.get("machine_info") or {}, env.get("commit_info") or {}
+    cpu = (machine.get("cpu") or {}).get("brand_raw") or machine.get("processor") or "?"
+    packages = ", ".join(f"{name} {version}" for name, version in (env.get("packages") or {}).items() if version)
+    rows = [
+        ("Python", f"{machine.get('python_implementation', '?')} {machine.get('python_version', '?')}"),
+        ("OS", f"{machine.get('system', '?')} {machine.get('release', '')} {machine.get('machine', '')}".strip()),
+        ("CPU", f"{cpu} ({env.get('cpu_count', '?')} cores)"),
+        (
+            "Commit",
+            f"{commit.get('id', '?')}{' (dirty)' if commit.get('dirty') else ''} on {commit.get('branch', '?')}",
+        ),
+        ("Packages", packages or "?"),
+        ("Date", str(env.get("datetime", "?"))),
+    ]
+    return markdown_table([("", ""), *rows], code_first=False)
 
 
 def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:

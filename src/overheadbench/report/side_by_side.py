@@ -15,8 +15,7 @@ from typing import Any, Protocol
 from ..core.tables import markdown_cell, markdown_table, plain
 from ..history.runs import Run
 from ..transport.figures import SPECS
-from .pairs import overhead_cell
-from .pairs_markdown import environment_lines
+from .pairs import environment_lines, overhead_cell
 
 
 class Column(Protocol):

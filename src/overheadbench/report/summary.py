@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.tables import TERMINAL_WIDTH, plain
+from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ..core.thresholds import UNGATED, Thresholds
 from ..engine.changes import REGRESSED_MARK, Change
 from ..engine.samples import Role
@@ -24,7 +24,8 @@ from ..transport.figures import FigureResult
 from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
 from .gathering import OVERHEAD, Failure
 from .github import annotation
-from .pairs import render_table
+from .pair_notes import interval_notes
+from .pairs import TERMINAL_COLUMNS, TIMES_NOTE, footnotes, scaling_rows, shown_columns, table_rows
 from .transport import render_figures
 
 QUICK_NOTE = (
@@ -156,3 +157,25 @@ def title(message: str, kind: str = OVERHEAD, test: str = "") -> str:
     (`` in test_x[c=64]``), which the annotation's line alone does not tell."""
     words = f"{kind} {'regressed' if REGRESSED_MARK in message else 'over budget'}"
     return f"{words} in {test}" if test else words
+
+
+def render_table(
+    results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH
+) -> list[str]:
+    """The table as text lines, one table per file (each with the columns its pairs have), fitting
+    ``width``, with footnotes for what needs explaining."""
+    lines: list[str] = []
+    for indexes in by_file([r.nodeid for r in results]).values():
+        lines += [*([""] if lines else []), *laid_out(table_rows([results[i] for i in indexes], keys), width)]
+    shown = {column.key for column in shown_columns(results, keys)}
+    notes = [*([TIMES_NOTE] if {"baseline", "framework"} & shown else []), *interval_notes(results)]
+    notes += footnotes(results, keys)
+    if any(r.method == Method.WITHIN_PROCESS for r in results):
+        notes.append(
+            "* measured in one process only: the interval leaves out between-process "
+            "variance and is optimistic (use overhead_processes >= 3)"
+        )
+    scaling = scaling_rows(results)
+    if scaling:
+        lines += ["", "overhead by concurrent callers:", *laid_out(scaling, width)]
+    return lines + [wrapped for note in notes for wrapped in textwrap.wrap(note, width)]

@@ -1,0 +1,72 @@
+"""What a pairs table's intervals rest on, as notes under it (terminal and markdown alike): their
+confidence, the processes and block pairs behind them, the spread between processes measured, the
+between-session term, and the clock each pair was read on (and where the other clock disagreed)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..core.tables import plain
+from ..core.units import as_factor, format_overhead
+from ..engine.samples import Timer
+from ..engine.settings import Mode
+from ..engine.stats import SESSION_SD
+from ..pairs.results import OverheadResult
+
+
+def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
+    """What the time intervals account for, as measured: their confidence, the processes and block
+    pairs behind them, the spread between processes seen, the between-session prior, the clocks."""
+    timed = [r for r in results if r.mode == Mode.TIME and r.measured]
+    if not timed:
+        return []
+    confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})
+    most = max(len(r.samples) for r in timed)
+    pairs = sorted(len(s.baseline_ns) for r in timed for s in r.samples if s.baseline_ns)
+    blocks = "" if not pairs else f" of {_span(pairs[0], pairs[-1], '{:,}')} block pairs each"
+    notes = [f"intervals: {', '.join(confidences)} confidence, over {most} fresh process(es) per pair at most{blocks}"]
+    spreads = sorted(r.between_sd for r in timed if math.isfinite(r.between_sd))
+    if most > 1 and spreads:
+        notes[0] += (
+            f"; each process weighed by its own precision and the spread between processes (measured: "
+            f"{_span(spreads[0], spreads[-1], '{:.1%}')} sd), plus {SESSION_SD:.1%} sd between sessions "
+            f"(this machine kind's, docs/measurement.md)"
+        )
+    elif most > 1:  # a run stored before the spread was recorded
+        notes[0] += f", with the spread between sessions ({SESSION_SD:.1%} sd)"
+    if disagreed := sum(r.disagree for r in timed):
+        notes.append(
+            f"{disagreed} of {len(timed)} pair(s) had processes that disagreed beyond their own precision "
+            "(code layout, a busy machine): their spread is in the interval"
+        )
+    notes += clock_notes(timed)
+    return notes
+
+
+def _span(low: float, high: float, shown: str) -> str:
+    return shown.format(low) if low == high else f"{shown.format(low)}..{shown.format(high)}"
+
+
+def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
+    """Which clock the pairs were read on, and where the other one told another story."""
+    on_cpu = [r for r in timed if r.timer == Timer.CPU]
+    notes = []
+    if on_cpu:
+        rest = (
+            "; the rest on the wall clock (they wait, or have concurrent callers)" if len(on_cpu) < len(timed) else ""
+        )
+        notes.append(
+            f"clock: {len(on_cpu)} of {len(timed)} pair(s) never waited and were read on their thread's CPU time "
+            f"(a busy machine's time slices do not bias it){rest}"
+        )
+    for r in timed:
+        if r.clocks_disagree:
+            ratio, low, high = r.other_ratio
+            other = "wall clock" if r.timer == Timer.CPU else "CPU time"
+            shown = [format_overhead(value - 1, as_factor(ratio - 1)) for value in (ratio, low, high)]
+            notes.append(
+                f"{plain(r.nodeid)}: the {other} read {shown[0]} ({shown[1]}..{shown[2]}), outside the "
+                f"{r.timer} clock's interval (a busy machine charges its neighbours' time slices to the longer block)"
+            )
+    return notes
