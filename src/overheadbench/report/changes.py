@@ -248,7 +248,10 @@ def markdown_places(results: Sequence[OverheadResult], threshold: float | None =
     sections = []
     for name, measured in places_of(results):
         old_name, new_name = measured[0][1].sides
-        head = ("Test", f"{old_name} overhead".capitalize(), f"{new_name} overhead", "Change", "95% CI", "Detects")
+        new_title = (
+            f"{new_name} overhead" if measured[0][1].role == Role.ENVIRONMENT else f"{new_name} overhead".title()
+        )
+        head = ("Test", f"{old_name} overhead".capitalize(), new_title, "Change", "95% CI", "Detects")
         rows = [(*head, "Outcome", "Baseline/call", "Framework/call")]
         for own, place in measured:
             change = place.change
