@@ -86,6 +86,7 @@ async def agent_step(request: dict) -> dict:
 @pytest.mark.overhead(max=10.0)
 def test_agent_step(overhead):
     """One agent step: validated in and out, against the bare step."""
+
     async def bare():
         return await bare_step(REQUEST)
 
