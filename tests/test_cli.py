@@ -72,6 +72,15 @@ def test_compare_says_its_runs_are_separate_sessions_and_what_the_interval_carri
     assert "% sd (prior)" in metrics and "clocks" not in metrics
 
 
+def test_compare_reads_an_unknown_change_as_the_session_does(storage: Path, capsys) -> None:
+    """The CLI judged regressions only, without the unknown policy a session has: one check now."""
+    assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "17"]) == 0
+    err = capsys.readouterr().err
+    assert "UNKNOWN tests/test_mw.py::test_retry: overhead 12.0% -> 31.5% (+17.4%" in err
+    assert "cannot tell whether more than 17%" in err and "REGRESSION" not in err
+    assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "17", "--unknown", "fail"]) == 1
+
+
 def test_csv_cells_a_spreadsheet_would_run_as_formulas_are_written_as_text(storage: Path, capsys) -> None:
     """Test names and groups come from a downloaded artifact: none may become a live formula."""
     path = storage / "0002_new.json"

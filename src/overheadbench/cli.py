@@ -24,7 +24,8 @@ from .core.errors import StorageError
 from .core.jsonio import dumps, write_text_atomic
 from .core.tables import plain
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
-from .engine.changes import Finding
+from .engine.changes import Finding, Gate
+from .engine.settings import Policy
 from .history.combined import Column, combine
 from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
@@ -63,6 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when a test's framework path got slower (framework / baseline), or a transport figure "
         f"worse, by more than PCT percent with confidence: {HELP_EXAMPLE}",
     )
+    compare.add_argument(
+        "--unknown",
+        type=Policy,
+        choices=(Policy.WARN, Policy.FAIL),
+        default=Policy.WARN,
+        help="a pair whose interval contains the threshold: warn (the default) or fail, as "
+        "--overhead-compare-unknown does in a session",
+    )
     report = commands.add_parser(
         "report",
         parents=[anywhere],
@@ -92,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     storage = Storage(args.storage)
     try:
         if args.command == "compare":
-            return _compare(storage, args.old, args.new, args.fail_above)
+            return _compare(storage, args.old, args.new, args.fail_above, args.unknown)
         if args.command == "report":
             return _report(storage, args.run, args.format, args.output)
         return _plot(storage, args.run, args.trend, args.output)
@@ -104,9 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Thresholds) -> int:
+def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Thresholds, unknown: Policy) -> int:
     if new_ref is None:
-        return _compare_trees(storage.find(old_ref), fail_above)
+        return _compare_trees(storage.find(old_ref), fail_above, unknown)
     old_path, new_path = storage.find(old_ref), storage.find(new_ref)
     old, new = read_run(old_path), read_run(new_path)
     heading = differences_heading(old.environment, new.environment)
@@ -123,10 +132,10 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Th
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
     print("\n".join([*([plain(heading)] if heading else []), *render_changes(shown, old_path.name, fail_above)]))
-    return _regressions(shown, fail_above)
+    return _regressions(shown, fail_above, unknown)
 
 
-def _compare_trees(path: Path, fail_above: Thresholds) -> int:
+def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
     """One run measured with ``--overhead-against`` or ``--overhead-env``: its pairs' and
     transport figures' change at each other place of its session."""
     run = read_run(path)
@@ -138,19 +147,24 @@ def _compare_trees(path: Path, fail_above: Thresholds) -> int:
     print("\n".join(render_places(results, fail_above, figures)))
     changes = [pair_shown(place.change) for r in results for place in r.places if place.change is not None]
     changes += [shown for _, rows in figure_places(figures).values() for shown in rows]
-    return _regressions(changes, fail_above)
+    return _regressions(changes, fail_above, unknown)
 
 
-def _regressions(changes: Sequence[Shown], fail_above: Thresholds) -> int:
-    """Say each regression beyond its kind's threshold (percent) on standard error; 1 if any."""
-    limits = [(shown, fail_above.pick(shown.pair)) for shown in changes]
-    regressed = [
-        (c, limit) for c, limit in limits if limit is not None and c.change.finding(limit) == Finding.REGRESSED
-    ]
-    for shown, limit in regressed:
+def _regressions(changes: Sequence[Shown], fail_above: Thresholds, unknown: Policy) -> int:
+    """Say each change the gate fails or warns of, at its kind's threshold (percent), on standard
+    error (the session's one regression check, :meth:`~overheadbench.engine.changes.Gate.fails`); 1 if
+    any fails."""
+    failed = False
+    for shown in changes:
+        gate = Gate("", fail_above.pick(shown.pair), unknown)
+        if not (gate.fails(shown.change) or gate.warns(shown.change)):
+            continue
+        failed = failed or gate.fails(shown.change)
+        word = "REGRESSION" if gate.finding(shown.change) == Finding.REGRESSED else "UNKNOWN"
+        kind = "more than" if word == "REGRESSION" else "cannot tell whether more than"
         story = shown.change.describe((shown.old, shown.new))
-        print(f"REGRESSION {plain(shown.test)}: {plain(shown.figure)} {story}, more than {limit:g}%", file=sys.stderr)
-    return 1 if regressed else 0
+        print(f"{word} {plain(shown.test)}: {plain(shown.figure)} {story}, {kind} {gate.threshold:g}%", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _columns(storage: Storage, references: Sequence[str]) -> list[Column]:

@@ -101,21 +101,21 @@ def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warn
     the interval, in the figure's bad direction) fails; an interval containing the threshold
     ("unknown") warns or fails by ``gate.unknown`` (or is only shown); same, improved, or no
     threshold: nothing."""
-    if gate.threshold is None:
+    finding = gate.finding(gated.change)
+    if finding is None or not (gate.fails(gated.change) or gate.warns(gated.change)):
         return
-    finding = gated.change.finding(gate.threshold)
     limit = f"--overhead-fail-above={gate.threshold:g}%"
     if finding == Finding.REGRESSED:
         failures.append(f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}")
-    elif finding == Finding.UNKNOWN and gate.unknown is not None:
-        message = (
-            f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
-            f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
-        )
-        if gate.unknown == Policy.FAIL:
-            failures.append(message)
-        else:
-            warned.append(OverheadChangeWarning(message))
+        return
+    message = (
+        f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
+        f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
+    )
+    if gate.fails(gated.change):
+        failures.append(message)
+    else:
+        warned.append(OverheadChangeWarning(message))
 
 
 def pair_outcome(

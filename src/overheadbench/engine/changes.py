@@ -300,3 +300,18 @@ class Gate:
     unknown: Policy | None = Policy.WARN
     """None: an unknown change is only shown (transport figures: a figure has many, each with a
     wide interval, and a warning for each would drown the session's own)."""
+
+    def finding(self, change: Change) -> Finding | None:
+        """The change at this gate's threshold (None: no threshold, shown only)."""
+        return None if self.threshold is None else change.finding(self.threshold)
+
+    def fails(self, change: Change) -> bool:
+        """The one regression check, the plugin's and ``overheadbench compare``'s alike (the shape
+        of pytest-benchmark's ``RegressionCheck.fails``): regressed by more than the threshold, or
+        unknown where the policy says an unknown fails."""
+        finding = self.finding(change)
+        return finding == Finding.REGRESSED or (finding == Finding.UNKNOWN and self.unknown == Policy.FAIL)
+
+    def warns(self, change: Change) -> bool:
+        """Unknown, where the policy says an unknown warns."""
+        return self.finding(change) == Finding.UNKNOWN and self.unknown == Policy.WARN
