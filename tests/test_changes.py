@@ -22,7 +22,9 @@ from overheadbench.engine.changes import (
 from overheadbench.engine.samples import ReplicaSamples, Side
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.pairs.comparing import per_call_change, rounds_change
-from overheadbench.transport.figures import SPECS, FigureResult, Metric, Reading, judge
+from overheadbench.transport.metrics import SPECS, Metric
+from overheadbench.transport.results import FigureResult, Reading
+from overheadbench.transport.verdict import judge
 
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
 

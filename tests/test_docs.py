@@ -7,6 +7,7 @@ new user's first try."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -136,3 +137,18 @@ def test_the_documented_public_api_is_exactly_what_the_package_exports() -> None
     assert documented == set(overheadbench.__all__)
     for name in overheadbench.__all__:
         assert getattr(overheadbench, name) is not None
+
+
+def test_the_public_names_type_checkers_read_are_the_ones_that_load() -> None:
+    """The names are written once, in ``_HOMES``; the imports for type checkers must name the same
+    names from the same modules, or a checker and the running code disagree."""
+    tree = ast.parse(Path(overheadbench.__file__).read_text())
+    guarded = next(node for node in tree.body if isinstance(node, ast.If))
+    imported = {
+        alias.name: node.module.removeprefix(".") if node.module else ""
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == overheadbench._HOMES
+    assert overheadbench.__all__ == sorted(overheadbench._HOMES)

@@ -19,15 +19,10 @@ from overheadbench.history.runs import Run
 from overheadbench.outcome import figures_outcome
 from overheadbench.report.changes import figure_shown, render_changes
 from overheadbench.report.transport import markdown_figures, render_figures
-from overheadbench.transport.figures import (
-    SPECS,
-    FigureResult,
-    Measure,
-    Metric,
-    Reading,
-    judge,
-)
 from overheadbench.transport.limits import limits_from_marker, parse_limits
+from overheadbench.transport.metrics import SPECS, Measure, Metric
+from overheadbench.transport.results import FigureResult, Reading
+from overheadbench.transport.verdict import judge
 
 RPS_PRIOR = SPECS[Metric.RPS].session_sd
 

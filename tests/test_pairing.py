@@ -18,9 +18,11 @@ from overheadbench.history.figure_changes import compare_figure
 from overheadbench.http.load import LatencyStats, Throughput
 from overheadbench.report.changes import figure_shown
 from overheadbench.report.transport import render_figures
-from overheadbench.transport.figures import FigureResult, Measure, Metric, Reading, judge
 from overheadbench.transport.limits import parse_limits
-from overheadbench.transport.pairing import Side, compared, load_figures, schedule
+from overheadbench.transport.metrics import Measure, Metric
+from overheadbench.transport.pairing import SideFigures, compared, load_figures, schedule
+from overheadbench.transport.results import FigureResult, Reading
+from overheadbench.transport.verdict import judge
 
 
 def test_each_round_runs_both_sides_once_in_a_random_order() -> None:
@@ -32,8 +34,8 @@ def test_each_round_runs_both_sides_once_in_a_random_order() -> None:
     assert schedule(5, random.Random(1)) == schedule(5, random.Random(1))
 
 
-def side(values: list[float], metric: Metric = Metric.P50) -> Side:
-    return Side([{metric: v} for v in values], {metric: sum(values) / len(values)})
+def side(values: list[float], metric: Metric = Metric.P50) -> SideFigures:
+    return SideFigures([{metric: v} for v in values], {metric: sum(values) / len(values)})
 
 
 def test_a_drift_shared_by_both_sides_cancels_and_a_real_difference_comes_out_whole() -> None:

@@ -17,7 +17,7 @@ session, the mean of their log ratios or of their added costs; of the session's 
 and of the interval a budget is judged on, widened by the between-session prior), the injected delay's
 detection (sessions where the gateway's budget failed), and each figure's spread between
 sessions (the standard deviation of its log, or of a pair's log ratio): the priors of
-``overheadbench.transport.figures``.
+``overheadbench.transport.metrics``.
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def rejudged(figure: dict, limit: float | None = None):
     """The figure as this code judges it against its budget (or ``limit``, for one without), from
     the session's own interval, which the runs keep beside the judged one: a changed prior is
     replayed, not measured again."""
-    from overheadbench.transport.figures import FigureResult, judge
+    from overheadbench.transport.results import FigureResult
+    from overheadbench.transport.verdict import judge
 
     stored = FigureResult.from_json(figure)
     return judge(stored.nodeid, stored.reading, stored.limit if limit is None else limit)
@@ -116,7 +117,7 @@ def net_spread(found: list[dict]) -> float:
     measured here are what the plugin would learn from these runs."""
     from overheadbench.engine.changes import interval_measurement, session_log_sd
     from overheadbench.history.figure_changes import compared_values
-    from overheadbench.transport.figures import FigureResult
+    from overheadbench.transport.results import FigureResult
 
     readings = [interval_measurement(*compared_values(FigureResult.from_json(f))) for f in found]
     return session_log_sd(readings, math.nan)[0]

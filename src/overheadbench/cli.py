@@ -35,8 +35,7 @@ from .report.budgets import check_csv_rows
 from .report.changes import Shown, figure_places, figure_shown, pair_shown, render_changes, render_places
 from .report.markdown import render_markdown
 from .report.pairs_csv import csv_rows
-from .report.plots import PlotUnavailable, distributions
-from .report.plots import trend as trend_plot
+from .report.plots import PlotUnavailable, distributions, trend as trend_plot
 from .report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 from .report.spreadsheet import csv_text
 

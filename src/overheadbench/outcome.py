@@ -31,7 +31,8 @@ from .engine.counting import disagreement
 from .engine.samples import Role
 from .engine.settings import Counter, Mode, Policy
 from .pairs.results import OverheadResult
-from .transport.figures import SPECS, FigureResult
+from .transport.metrics import SPECS
+from .transport.results import FigureResult
 
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when concurrent callers' own machinery costs more than this share of

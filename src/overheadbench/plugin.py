@@ -36,8 +36,13 @@ from .http.fixtures import asgi_server, servers_elsewhere  # noqa: F401  (asgi_s
 from .options import GATE, REPORTS, Options, add_options, deprecations, options_from_config
 from .outcome import conclude, pair_outcome
 from .pairs.fixture import OverheadFixture
-from .pairs.marker import MARKER_HELP, MARKER_NAME, pair_for, parametrize_levels
-from .pairs.marker import concurrency_level as concurrency_level  # a fixture of this plugin
+from .pairs.marker import (
+    MARKER_HELP,
+    MARKER_NAME,
+    concurrency_level as concurrency_level,  # a fixture of this plugin
+    pair_for,
+    parametrize_levels,
+)
 from .pairs.results import OverheadResult
 from .replicas.failures import ReplicaError, WrongTree
 from .replicas.launch import ReplicaRequest
@@ -49,14 +54,17 @@ from .report.gathering import Gathered, carry
 from .report.github import append_summary, in_actions, is_summary
 from .report.markdown import render_markdown
 from .report.outputs import Output, write_outputs
-from .report.summary import Compared, session_summary
+from .report.summary import StoredComparison, session_summary
 from .transport.across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS
-from .transport.figures import Limits
 from .transport.fixture import TransportFixture
 from .transport.limits import MARKER_HELP as TRANSPORT_HELP
-from .transport_tests import FIGURES_KEY, TransportTests
-from .transport_tests import FIXTURE_NAME as TRANSPORT_FIXTURE_NAME
-from .transport_tests import transported as transported_test
+from .transport.metrics import Limits
+from .transport_tests import (
+    FIGURES_KEY,
+    FIXTURE_NAME as TRANSPORT_FIXTURE_NAME,
+    TransportTests,
+    transported as transported_test,
+)
 
 FIXTURE_NAME = "overhead"
 RESULT_KEY = pytest.StashKey[dict[str, Any]]()
@@ -299,7 +307,7 @@ class OverheadSession:
             return
         github = self.options.github and in_actions(os.environ)
         stored, gathered = self.stored, self.gathered
-        compared = stored and Compared(
+        compared = stored and StoredComparison(
             stored.compared_name,
             stored.changes(gathered.results),
             stored.figure_changes(gathered.figures),

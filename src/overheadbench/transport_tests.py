@@ -24,8 +24,9 @@ from .outcome import conclude, figures_outcome
 from .replicas.messages import Figured
 from .replicas.replica import ReplicaPlugin
 from .transport.across import with_places
-from .transport.figures import FigureKey, FigureResult, Limits
 from .transport.limits import MARKER_NAME, limits_from_marker
+from .transport.metrics import FigureKey, Limits
+from .transport.results import FigureResult
 
 FIXTURE_NAME = "transport"
 FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()

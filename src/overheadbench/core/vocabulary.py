@@ -4,7 +4,7 @@ Each word lives with the concept it names (``Mode`` and ``Policy`` in
 :mod:`overheadbench.engine.settings`, ``Side``, ``Kind`` and ``Figure`` in
 :mod:`overheadbench.engine.samples`, ``Method`` in :mod:`overheadbench.engine.stats`, ``Status``
 and ``Unit`` in :mod:`overheadbench.engine.checks`, ``Metric`` in
-:mod:`overheadbench.transport.figures`, ``HttpProtocol`` in
+:mod:`overheadbench.transport.metrics`, ``HttpProtocol`` in
 :mod:`overheadbench.http.protocols`), except :class:`Counter`, here because both a setting and
 the counts name it; each is a :class:`Word`: a ``str`` enum that compares equal to its text, so
 JSON carries it as that text and a stored run reads back into the same member

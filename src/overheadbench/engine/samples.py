@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,11 @@ class Kind(Word):
 
     SYNC = "sync"
     ASYNC = "async"
+
+
+Clock = Callable[[], int]
+"""A clock's reading in nanoseconds (``time.perf_counter_ns``, ``time.thread_time_ns``, or a test's
+fake): what every block is timed with."""
 
 
 class Timer(Word):

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from ..core.errors import CallableError, InstrumentError
-from .samples import BlockSizes, PlaceSamples, ReplicaSamples, Role, Side, Timer, Timing
+from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Role, Side, Timer, Timing
 from .settings import Settings
 from .stats import median_interval, pair_ratios
 
@@ -37,7 +37,6 @@ Request = tuple[Side, int]
 T = TypeVar("T")
 Plan = Generator[Request, int, ReplicaSamples]
 PairPlan = Generator[Request, int, Sampled]
-Clock = Callable[[], int]
 TooWide = Callable[[list[ReplicaSamples]], bool]
 """Whether the interval over these processes is still wider than the target (a pair's stopping rule)."""
 Undecided = Callable[[list[ReplicaSamples], Sequence[tuple[Role, list[ReplicaSamples]]]], bool]

@@ -11,8 +11,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.vocabulary import Counter as Counter  # a setting, and what the counts record
-from ..core.vocabulary import Word
+from ..core.vocabulary import (
+    Counter as Counter,  # a setting, and what the counts record
+    Word,
+)
 
 
 class Mode(Word):

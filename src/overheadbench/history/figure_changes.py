@@ -3,7 +3,7 @@
 A figure's own error comes from its interval (``(log high - log low) / 2z``); between two
 stored runs the change adds twice the figure's between-session variance on this machine,
 learned from the stored runs' values beyond their own errors (``MIN_HISTORY`` of them), else
-the figure's measured prior (:func:`~overheadbench.transport.figures.session_prior`). "Worse" is the figure's own
+the figure's measured prior (:func:`~overheadbench.transport.metrics.session_prior`). "Worse" is the figure's own
 direction: lower for a floor (req/s), higher for a ceiling (latency). A pair's change is
 compared as its ratio (framework / baseline); an added cost, which may be zero or negative, is
 judged by its own budget only.
@@ -15,7 +15,8 @@ import math
 from collections.abc import Sequence
 
 from ..engine.changes import Change, Measurement, change, interval_measurement, session_log_sd
-from ..transport.figures import SPECS, FigureKey, FigureResult, Measure, comparable, compared_values, session_prior
+from ..transport.metrics import SPECS, FigureKey, Measure, session_prior
+from ..transport.results import FigureResult, comparable, compared_values
 
 
 def figure_what(key: FigureKey) -> str:

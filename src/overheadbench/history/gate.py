@@ -17,7 +17,8 @@ from ..core.thresholds import Thresholds
 from ..engine.changes import Change, Gate
 from ..engine.settings import Policy
 from ..pairs.results import OverheadResult
-from ..transport.figures import FigureKey, FigureResult
+from ..transport.metrics import FigureKey
+from ..transport.results import FigureResult
 from .environment import differences, recorded_fingerprint, same_machine
 from .figure_changes import compare_figures, learned_session_sd
 from .pair_changes import comparable, compare_result, compare_runs

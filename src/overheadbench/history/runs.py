@@ -22,7 +22,7 @@ from ..core.jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, w
 from ..engine.settings import Settings
 from ..pairs.comparing import place_change
 from ..pairs.results import OverheadResult
-from ..transport.figures import FigureResult
+from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
 SCHEMA_VERSION = 13

@@ -20,7 +20,8 @@ from typing import Any
 
 import anyio
 
-Clock = Callable[[], int]
+from ..engine.samples import Clock
+
 JOIN_TIMEOUT_S = 5.0
 
 

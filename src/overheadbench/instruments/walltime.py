@@ -22,10 +22,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.samples import Figure, Kind, Timing
+from ..engine.samples import Clock, Figure, Kind, Timing
 from .callers import Crew, crew_block, tasks_block
 
-Clock = Callable[[], int]
 SyncBlock = Callable[[int], int]
 AsyncBlock = Callable[[int], Awaitable[int]]
 RUSAGE_THREAD: int | None = getattr(resource, "RUSAGE_THREAD", None)

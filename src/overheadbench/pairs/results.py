@@ -18,6 +18,10 @@ from ..engine.settings import Mode
 from ..engine.stats import Method
 from .pair import Budget, Pair
 
+OVERHEAD = "overhead"
+"""What a pair's figure is called wherever it is named beside a transport figure's: the change
+table's figure column, a failure's kind, an annotation's title."""
+
 
 @dataclass
 class OverheadResult:

@@ -8,7 +8,6 @@ which never judges anything itself.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from ..core.vocabulary import MAX_PROCESSES
@@ -16,6 +15,7 @@ from ..engine.changes import CONFIDENCE, Finding, Looks
 from ..engine.samples import ReplicaSamples, Role
 from ..engine.sampling import GateRounds, TooWide
 from ..engine.settings import Settings
+from ..engine.stats import log_halfwidth
 from .comparing import rounds_change
 from .estimating import estimate
 from .pair import Pair
@@ -25,10 +25,7 @@ def halfwidth(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) ->
     """Half the width of the interval so far, relative to the ratio (the replicas' stopping rule
     reads it, and nothing of the verdict): ±1% reads alike on a 20% pair and a 230% one, as the
     gate's changes do."""
-    low, high = estimate(pair, replicas, settings, session=False).overhead_ci
-    if low <= -1 or not math.isfinite(low) or not math.isfinite(high):
-        return math.inf
-    return (math.log1p(high) - math.log1p(low)) / 2
+    return log_halfwidth(*estimate(pair, replicas, settings, session=False).overhead_ci)
 
 
 def too_wide(pair: Pair, settings: Settings) -> TooWide:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..engine.samples import CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples, Role
-from ..engine.sampling import Clock, InProcess, PairPlan, Sampled, Stopping, calibrate
+from ..engine.samples import Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples, Role
+from ..engine.sampling import InProcess, PairPlan, Sampled, Stopping, calibrate
 from ..engine.settings import Settings
 from .environments import Environment
 from .failures import NotInTree

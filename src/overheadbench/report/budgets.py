@@ -37,7 +37,7 @@ CHECK_CSV_HEADERS = (
 
 class Judged(Protocol):
     """A judged test's checks: a pair (:class:`~overheadbench.pairs.results.OverheadResult`) or a
-    transport figure (:class:`~overheadbench.transport.figures.FigureResult`)."""
+    transport figure (:class:`~overheadbench.transport.results.FigureResult`)."""
 
     @property
     def nodeid(self) -> str: ...

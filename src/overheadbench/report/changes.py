@@ -15,8 +15,9 @@ from ..engine.changes import Change, Finding
 from ..engine.checks import Unit, show
 from ..engine.samples import Role, Side
 from ..pairs.comparing import per_call_change
-from ..pairs.results import OverheadResult, PlaceResult
-from ..transport.figures import SPECS, FigureResult, Measure
+from ..pairs.results import OVERHEAD, OverheadResult, PlaceResult
+from ..transport.metrics import SPECS, Measure
+from ..transport.results import FigureResult
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,6 @@ class Shown:
         return self.figure == OVERHEAD
 
 
-OVERHEAD = "overhead"
 """A pair's figure in the change table (the column is left out when every row is a pair)."""
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from ..pairs.results import OverheadResult
-from ..transport.figures import FigureResult
+from ..pairs.results import OVERHEAD, OverheadResult
+from ..transport.results import FigureResult
 
 RESULT_ATTRIBUTE = "overheadbench"
 """The test report attribute carrying its measured pair: pytest serialises extra report
@@ -43,7 +43,6 @@ def carry(report: pytest.TestReport, item: pytest.Item, result: Any, figures: An
         setattr(report, PURPOSE_ATTRIBUTE, purpose(item))
 
 
-OVERHEAD = "overhead"
 TRANSPORT = "transport"
 
 

@@ -12,7 +12,7 @@ from ..core.thresholds import UNGATED, Thresholds
 from ..engine.changes import Finding
 from ..engine.checks import Status
 from ..pairs.results import OverheadResult
-from ..transport.figures import FigureResult
+from ..transport.results import FigureResult
 from .budgets import markdown_budgets
 from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places
 from .pair_notes import interval_notes

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ..core.tables import markdown_cell, markdown_table, plain
 from ..history.runs import Run
-from ..transport.figures import SPECS
+from ..transport.metrics import SPECS
 from .pairs import environment_lines, overhead_cell
 
 

@@ -8,7 +8,6 @@ saved), the comparison with a stored run, and GitHub annotations.
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,11 +17,11 @@ from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ..core.thresholds import UNGATED, Thresholds
 from ..engine.changes import REGRESSED_MARK, Change
 from ..engine.samples import Role
-from ..engine.stats import Method
-from ..pairs.results import OverheadResult
-from ..transport.figures import FigureResult
+from ..engine.stats import Method, log_halfwidth
+from ..pairs.results import OVERHEAD, OverheadResult
+from ..transport.results import FigureResult
 from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
-from .gathering import OVERHEAD, Failure
+from .gathering import Failure
 from .github import annotation
 from .pair_notes import interval_notes
 from .pairs import TERMINAL_COLUMNS, TIMES_NOTE, footnotes, scaling_rows, shown_columns, table_rows
@@ -43,7 +42,7 @@ class Section:
 
 
 @dataclass(frozen=True)
-class Compared:
+class StoredComparison:
     """What a comparison with a stored run found, for the summary."""
 
     name: str
@@ -57,7 +56,7 @@ class Compared:
 def session_summary(
     results: Sequence[OverheadResult],
     figures: Sequence[FigureResult],
-    compared: Compared | None,
+    compared: StoredComparison | None,
     columns: Sequence[str],
     *,
     measuring: bool,
@@ -141,13 +140,8 @@ NAMED = 8
 def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
     """Pairs timed in replicas whose interval stayed wider than ``target`` (relative, as the
     stopping rule reads it): the target missed must be said, not left to be noticed."""
-    wide = []
-    for result in results:
-        low, high = result.ci
-        if result.method == Method.BETWEEN_PROCESSES and low > -1 and high > -1:
-            if (math.log1p(high) - math.log1p(low)) / 2 > target:
-                wide.append(result.nodeid)
-    return wide
+    timed = [r for r in results if r.method == Method.BETWEEN_PROCESSES and r.ci[0] > -1 and r.ci[1] > -1]
+    return [result.nodeid for result in timed if log_halfwidth(*result.ci) > target]
 
 
 def title(message: str, kind: str = OVERHEAD, test: str = "") -> str:

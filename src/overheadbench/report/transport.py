@@ -13,7 +13,8 @@ import textwrap
 from collections.abc import Sequence
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
-from ..transport.figures import FigureResult, Measure, Metric
+from ..transport.metrics import Measure, Metric
+from ..transport.results import FigureResult
 from .budgets import budget_rows, judged
 
 LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..engine.changes import CONFIDENCE, Change
 from ..engine.samples import PlaceFigures, Role
-from .figures import SPECS, FigureKey, FigurePlace, FigureResult, comparable, compared_values
+from .metrics import SPECS, FigureKey
+from .results import FigurePlace, FigureResult, comparable, compared_values
 
 PLACE_ROUNDS = 8
 """Rounds of a transport test at every place (5 in the quick profile): the change's interval

@@ -36,20 +36,11 @@ from ..http.streaming import REQUEST_KEYS, StreamSide, StreamStats
 if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
-from .figures import (
-    DEFAULT_ERRORS,
-    KEYWORDS,
-    PAIR_KEYWORDS,
-    FigureKey,
-    FigureResult,
-    Limits,
-    Measure,
-    Metric,
-    Reading,
-    judge,
-)
 from .limits import parse_limits
-from .pairing import LOAD_FIGURES, STREAM_FIGURES, Side, compared, load_figures, schedule, stream_figures
+from .metrics import DEFAULT_ERRORS, KEYWORDS, PAIR_KEYWORDS, FigureKey, Limits, Measure, Metric
+from .pairing import LOAD_FIGURES, STREAM_FIGURES, SideFigures, compared, load_figures, schedule, stream_figures
+from .results import FigureResult, Reading
+from .verdict import judge
 
 T = TypeVar("T")
 LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
@@ -243,7 +234,9 @@ class TransportFixture:
         for side in schedule(self._rounds(rounds), self.rng):
             streams[side].append([await openers[side]() for _ in range(per_round)])
         row = self._row(label)
-        sides = [Side([stream_figures(r) for r in s], stream_figures([x for r in s for x in r])) for s in streams]
+        sides = [
+            SideFigures([stream_figures(r) for r in s], stream_figures([x for r in s for x in r])) for s in streams
+        ]
         self._compared(row, STREAM_FIGURES, sides, limits)
         pooled = [[stream for r in side for stream in r] for side in streams]
         for name, side_streams in zip(("baseline", "framework"), pooled, strict=True):
@@ -263,14 +256,15 @@ class TransportFixture:
         """Record a load pair: its paired figures, then each side's own row (its windows pooled)."""
         pooled = Throughput.pooled(windows[0]), Throughput.pooled(windows[1])
         sides = [
-            Side([load_figures(w) for w in ws], load_figures(whole)) for ws, whole in zip(windows, pooled, strict=True)
+            SideFigures([load_figures(w) for w in ws], load_figures(whole))
+            for ws, whole in zip(windows, pooled, strict=True)
         ]
         self._compared(row, LOAD_FIGURES, sides, limits)
         for name, result in zip(("baseline", "framework"), pooled, strict=True):
             self._record(f"{row} [{name}]", result, limits)
         return pooled
 
-    def _compared(self, row: str, metrics: Sequence[Metric], sides: list[Side], limits: Limits) -> None:
+    def _compared(self, row: str, metrics: Sequence[Metric], sides: list[SideFigures], limits: Limits) -> None:
         """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it)."""
         for metric in metrics:
             self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], self.confidence), limits)

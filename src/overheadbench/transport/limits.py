@@ -1,6 +1,6 @@
 """The transport marker and a call's budgets: ``@pytest.mark.transport(p95="5ms", rps=1000)``,
 a transport pair's ``max={"p95": 0.25}`` and ``max_abs={"p95": "1ms"}``, parsed into
-:data:`~overheadbench.transport.figures.Limits` or refused with the test and the mistake named."""
+:data:`~overheadbench.transport.metrics.Limits` or refused with the test and the mistake named."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..core.errors import MarkerError
 from ..core.keywords import Keyword, marker_help
 from ..core.units import DurationError
 from ..engine.checks import Unit
-from .figures import DEFAULT_ERRORS, KEYWORDS, PAIR_KEYWORDS, PAIRED, SPECS, Limits, Measure, Metric, figure_number
+from .metrics import DEFAULT_ERRORS, KEYWORDS, PAIR_KEYWORDS, PAIRED, SPECS, Limits, Measure, Metric, figure_number
 
 MARKER_NAME = "transport"
 _GIVEN_AS = {Unit.SECONDS: "seconds or a string such as '5ms'"}

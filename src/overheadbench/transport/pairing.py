@@ -28,7 +28,8 @@ import numpy as np
 from ..engine.stats import t_quantile
 from ..http.load import Throughput
 from ..http.streaming import StreamStats
-from .figures import Measure, Metric, Reading
+from .metrics import Measure, Metric
+from .results import Reading
 
 LOAD_FIGURES = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU)
 STREAM_FIGURES = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
@@ -65,14 +66,16 @@ def stream_figures(streams: Sequence[StreamStats]) -> dict[Metric, float]:
 
 
 @dataclass(frozen=True)
-class Side:
+class SideFigures:
     """One side's figures: each round's, and pooled over all its windows."""
 
     rounds: list[dict[Metric, float]]
     pooled: dict[Metric, float]
 
 
-def compared(row: str, metric: Metric, measure: Measure, baseline: Side, framework: Side, confidence: float) -> Reading:
+def compared(
+    row: str, metric: Metric, measure: Measure, baseline: SideFigures, framework: SideFigures, confidence: float
+) -> Reading:
     """The framework side's ``metric`` against the baseline's, as ``measure``, with the paired
     interval over the rounds (no interval with fewer than two rounds that both measured it)."""
     change = measure == Measure.CHANGE

@@ -1,0 +1,216 @@
+"""A transport figure as measured and as judged: the reading of one row (its value, its interval
+and the values it was made from), the result that carries the reading's check and its changes at
+the session's other places, and their JSON (runs of older schemas read too).
+
+Each figure comes with the interval it has (percentiles: order statistics; req/s: over windows
+of the run; stream figures: over repeated streams; pairs: over rounds; CPU and errors are single
+readings) and is judged as a :class:`~overheadbench.engine.checks.Check`, the pairs' judged
+figure (:mod:`overheadbench.transport.verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.jsonio import Fields, ShapeError
+from ..engine.changes import Change
+from ..engine.checks import Check, Status, Unit
+from ..engine.samples import Role
+from .metrics import COMPARED, SPECS, FigureKey, Measure, Metric
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One measured figure of one row, with its interval (``low == high``: a single reading)."""
+
+    row: str
+    metric: Metric
+    value: float
+    low: float
+    high: float
+    interval: str
+    """What ``low..high`` is, e.g. "95% CI over 10 windows"; "" for a single reading."""
+    samples: tuple[float, ...] = ()
+    """The values the interval was made from (windows' req/s, streams' times): the comparison's spread."""
+    note: str = ""
+    """Said after the verdict (failed requests: the first one's error)."""
+    measure: Measure = Measure.FIGURE
+
+
+@dataclass(frozen=True)
+class FigurePlace:
+    """The figure at another place of the session (a base tree, an environment), measured in
+    rounds interleaved with the session's own: its change against the session's own, in the
+    place's role's direction (:mod:`overheadbench.transport.across`)."""
+
+    name: str
+    role: Role
+    change: Change
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role, "change": self.change.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any, path: str, what: str) -> FigurePlace:
+        fields = Fields(data, path)
+        change = fields.obj("change")
+        assert change is not None
+        return cls(fields.text("name"), fields.choice("role", Role), Change.from_json(change.data, change.path, what))
+
+
+@dataclass(frozen=True)
+class FigureResult:
+    """A reading of one test, judged: its :class:`~overheadbench.engine.checks.Check` (a limit of
+    ``None``: shown and stored, not judged). The reading keeps this session's own interval (what a
+    comparison with another run starts from); the check has the interval it was judged on."""
+
+    nodeid: str
+    reading: Reading
+    check: Check
+    places: tuple[FigurePlace, ...] = ()
+
+    @property
+    def row(self) -> str:
+        return self.reading.row
+
+    @property
+    def metric(self) -> Metric:
+        return self.reading.metric
+
+    @property
+    def measure(self) -> Measure:
+        return self.reading.measure
+
+    @property
+    def limit(self) -> float | None:
+        return self.check.limit
+
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        """As a pair's: a figure is one check."""
+        return (self.check,)
+
+    @property
+    def verdict(self) -> Status:
+        return self.check.status
+
+    @property
+    def message(self) -> str:
+        """The check's sentence, the reading's note, and what an inconclusive figure needs."""
+        message = self.check.sentence() + (f" ({self.reading.note})" if self.reading.note and self.measured else "")
+        if self.verdict == Status.INCONCLUSIVE:
+            message += "; the interval contains the budget, so this run cannot tell: measure longer (duration, runs)"
+        return message
+
+    @property
+    def key(self) -> FigureKey:
+        """What identifies the figure across runs."""
+        return (self.nodeid, self.reading.row, self.reading.metric, self.reading.measure)
+
+    @property
+    def measured(self) -> bool:
+        return self.verdict != Status.UNMEASURED
+
+    def to_json(self) -> dict[str, Any]:
+        """The row and figure, the values the interval was made from, and the check."""
+        reading = self.reading
+        return {
+            "nodeid": self.nodeid,
+            "row": reading.row,
+            "metric": reading.metric,
+            "measure": reading.measure,
+            "ci": [reading.low, reading.high],
+            "interval": reading.interval,
+            "samples": list(reading.samples),
+            "note": reading.note,
+            "check": self.check.to_json(),
+            "places": [place.to_json() for place in self.places],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "figure") -> FigureResult:
+        """A figure back from :meth:`to_json`, or from a run of schema 8 or older (the check's
+        fields beside the figure's; before 10 the reading's interval was the check's)."""
+        fields = Fields(data, path)
+        metric = fields.choice("metric", Metric)
+        measure = fields.choice("measure", Measure) if "measure" in fields.data else Measure.FIGURE
+        row = fields.text("row")
+        stored = fields.obj("check", optional=True)
+        check = Check.from_json(stored.data, stored.path) if stored else _older_check(fields, row, metric)
+        low, high, interval = check.low, check.high, "" if check.counted else check.interval
+        if stored and "ci" in fields.data:  # this session's own interval (schema 10), beside the judged one
+            low, high = _pair(fields.numbers("ci"), fields.path)
+            interval = fields.text("interval")
+        samples = tuple(fields.samples("samples", signed=measure != Measure.FIGURE))
+        note = fields.text("note", optional=True) or ""
+        reading = Reading(row, metric, check.value, low, high, interval, samples, note, measure)
+        nodeid = fields.text("nodeid")
+        what = f"{nodeid}: {row} {metric}"
+        places = (
+            fields.items("places", lambda item, at: FigurePlace.from_json(item, at, what)) if "places" in data else []
+        )
+        return cls(nodeid, reading, check, tuple(places))
+
+
+def compared_values(figure: FigureResult) -> tuple[float, float, float]:
+    """The value and interval a change compares: the figure's own, a pair change's as a ratio."""
+    reading = figure.reading
+    shift = 1.0 if reading.measure == Measure.CHANGE else 0.0
+    return reading.value + shift, reading.low + shift, reading.high + shift
+
+
+def comparable(figure: FigureResult) -> bool:
+    """Whether a figure has a positive value to compare as a ratio."""
+    value = compared_values(figure)[0]
+    return (
+        figure.measured
+        and figure.metric in COMPARED
+        and figure.measure != Measure.ADDED
+        and value > 0
+        and math.isfinite(value)
+    )
+
+
+def _pair(ci: list[float], path: str) -> tuple[float, float]:
+    if len(ci) != 2:
+        raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
+    return ci[0], ci[1]
+
+
+def _older_check(fields: Fields, row: str, metric: Metric) -> Check:
+    """The check of a figure stored before schema 9, from its value, interval, limit and verdict."""
+    low, high = _pair(fields.numbers("ci"), fields.path)
+    interval = fields.text("interval")
+    measured = fields.choice("verdict", Status) != Status.UNMEASURED
+    return check_of(
+        Reading(row, metric, fields.number("value"), low, high, interval), fields.maybe_number("limit"), measured
+    )
+
+
+CHANGE_UNIT = {Unit.SECONDS: Unit.SIGNED_SECONDS, Unit.COUNT: Unit.SIGNED_COUNT}
+
+
+def check_of(reading: Reading, limit: float | None, measured: bool) -> Check:
+    """The reading as a check against ``limit``, in the unit its measure prints in."""
+    spec, measure = SPECS[reading.metric], reading.measure
+    unit = {Measure.FIGURE: spec.unit, Measure.CHANGE: Unit.SIGNED_FRACTION}.get(
+        measure, CHANGE_UNIT.get(spec.unit, spec.unit)
+    )
+    what = f"{reading.row}: {spec.what}" + {Measure.CHANGE: " change", Measure.ADDED: " added"}.get(measure, "")
+    name = reading.metric.value if measure == Measure.FIGURE else f"{measure}[{reading.metric.value}]"
+    interval = reading.interval or "a single reading"
+    return Check(
+        name,
+        what,
+        limit,
+        reading.value,
+        reading.low,
+        reading.high,
+        unit,
+        interval,
+        counted=not reading.interval,
+        floor=spec.floor,
+        measured=measured,
+    )

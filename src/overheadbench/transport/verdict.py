@@ -1,0 +1,63 @@
+"""A transport figure's verdict: pass only when the whole interval is on the right side of the
+limit, the pairs' rule. An absolute figure's interval is widened by how far the figure moves
+between sessions on this machine (:func:`judge`): within one session the interval is narrow, and a
+budget near the figure would pass in one session and fail in the next.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from statistics import NormalDist
+
+from .metrics import Measure, Metric, session_prior
+from .results import FigureResult, Reading, check_of
+
+
+def across_sessions(reading: Reading, session_sd: float, confidence: float) -> Reading:
+    """The reading with its interval widened by its between-session spread ``session_sd``: the
+    session's own half-width and ``z * session_sd`` added in quadrature, on the log scale of the
+    figure (a pair's change: of its ratio; an added cost: relative to its size), so the interval
+    covers where the figure lands in another session on this machine, not only this session's
+    sampling error."""
+    value, measure = reading.value, reading.measure
+    if session_sd <= 0 or not math.isfinite(value):
+        return reading
+    wide = NormalDist().inv_cdf((1 + confidence) / 2) * session_sd
+    if measure == Measure.ADDED:
+        extra = wide * abs(value)
+        low = value - math.hypot(value - reading.low, extra)
+        high = value + math.hypot(reading.high - value, extra)
+    else:
+        shift = 1.0 if measure == Measure.CHANGE else 0.0
+        centre, bottom, top = value + shift, reading.low + shift, reading.high + shift
+        if centre <= 0:
+            return reading
+        below = math.log(centre / bottom) if bottom > 0 else 0.0
+        above = math.log(top / centre) if top > 0 else 0.0
+        low = centre * math.exp(-math.hypot(below, wide)) - shift
+        high = centre * math.exp(math.hypot(above, wide)) - shift
+    interval = f"{reading.interval or 'a single reading'}, widened by {session_sd:.0%} between sessions"
+    return dataclasses.replace(reading, low=low, high=high, interval=interval)
+
+
+def judge(
+    nodeid: str,
+    reading: Reading,
+    limit: float | None,
+    measured: bool = True,
+    *,
+    session_sd: float | None = None,
+    confidence: float = 0.95,
+) -> FigureResult:
+    """The reading against its limit, by the pairs' rule (the whole interval decides). A figure
+    with a limit is judged across sessions (:func:`across_sessions`, by ``session_sd``, learned
+    from this machine's stored runs, else :func:`session_prior`): a verdict this session gives
+    must be the one the next session gives. Not measured (a smoke run without ``--overhead``),
+    only failed requests are judged: a count, exact however brief the run, and a load that is
+    all errors is a broken test."""
+    judged = reading
+    if limit is not None:
+        sd = session_prior(reading.metric, reading.measure) if session_sd is None else session_sd
+        judged = across_sessions(reading, sd, confidence)
+    return FigureResult(nodeid, reading, check_of(judged, limit, measured or reading.metric == Metric.ERRORS))
