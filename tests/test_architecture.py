@@ -54,9 +54,41 @@ def floor(name: str, seen: tuple[str, ...] = ()) -> int:
     return 1 + max((floor(other, (*seen, name)) for other in imports(name)), default=0)
 
 
+ENTRY = "overheadbench.plugin"
+"""pytest's entry point: it registers the session (:mod:`overheadbench.session`) and sits alone
+above the package's seven floors."""
+MAX_ENTRY_IMPORTS = 20
+
+
 def test_the_package_has_at_most_seven_floors_and_no_cycle() -> None:
-    floors = {name: floor(name) for name in MODULES}
+    floors = {name: floor(name) for name in MODULES if name != ENTRY}
     assert max(floors.values()) <= MAX_FLOORS, sorted(floors.items(), key=lambda item: -item[1])[:5]
+    assert floor(ENTRY) <= MAX_FLOORS + 1
+
+
+def test_the_entry_point_is_thin() -> None:
+    """plugin.py imported 37 modules and held the session and both measured kinds; it registers them."""
+    assert len(imports(ENTRY)) <= MAX_ENTRY_IMPORTS, sorted(imports(ENTRY))
+    assert "overheadbench.session" in imports(ENTRY)
+
+
+def test_the_measured_kinds_have_one_shape() -> None:
+    """Pairs were glued inline in the plugin while transport tests had a module: both are kinds now,
+    each a fixture maker and a judge, found by the session through its marker."""
+    for kind, name in (("pair_tests", "PairTests"), ("transport_tests", "TransportTests")):
+        tree = ast.parse(MODULES[f"overheadbench.{kind}"].read_text(encoding="utf-8"))
+        (found,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name]
+        assert {"fixture", "apply"} <= {node.name for node in found.body if isinstance(node, ast.FunctionDef)}
+    session = MODULES["overheadbench.session"].read_text(encoding="utf-8")
+    assert "self.kinds" in session and "kind.apply(item, self.stored)" in session
+
+
+def test_the_plugin_and_the_cli_judge_a_change_by_the_one_regression_check() -> None:
+    """The CLI had its own regression rule, without the unknown policy the session has."""
+    for name in ("overheadbench.outcome", "overheadbench.cli"):
+        text = MODULES[name].read_text(encoding="utf-8")
+        assert ".fails(" in text and ".unknown ==" not in text, name  # the policy is read in one place
+    assert "def fails(" in MODULES["overheadbench.engine.changes"].read_text(encoding="utf-8")
 
 
 def layer(name: str) -> int:
@@ -70,7 +102,8 @@ def test_every_module_sits_in_a_layer_folder_or_at_the_top() -> None:
     assert folders == set(LAYERS)
     top = sorted(name for name, path in MODULES.items() if name.count(".") == 1 and path.name != "__init__.py")
     assert top == [
-        f"overheadbench.{name}" for name in ("cli", "gate_options", "options", "outcome", "plugin", "transport_tests")
+        f"overheadbench.{name}"
+        for name in ("cli", "gate_options", "options", "outcome", "pair_tests", "plugin", "session", "transport_tests")
     ]
 
 
