@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from overheadbench.cli import main
-from overheadbench.engine.samples import Role
+from overheadbench.core.vocabulary import Role
 from overheadbench.history.runs import read_run
 from overheadbench.pairs.results import PlaceResult
 from overheadbench.report.plots import distributions, plotted

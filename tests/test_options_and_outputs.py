@@ -15,9 +15,10 @@ import pytest
 from overheadbench.cli import main
 from overheadbench.core.tables import markdown_code
 from overheadbench.core.thresholds import parse_thresholds
+from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import Change
 from overheadbench.engine.checks import Check, Status, Unit
-from overheadbench.engine.samples import Kind, Role
+from overheadbench.engine.samples import Kind
 from overheadbench.engine.stats import Method
 from overheadbench.history.environment import fingerprint
 from overheadbench.history.runs import Run, Storage

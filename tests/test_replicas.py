@@ -14,7 +14,8 @@ import pytest
 from test_sampling import Synthetic
 
 from overheadbench.core.errors import CallableError
-from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Role, Side
+from overheadbench.core.vocabulary import Role
+from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side
 from overheadbench.engine.sampling import GateRounds, InProcess, Stopping, drive_sync
 from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica

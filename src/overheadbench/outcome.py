@@ -28,7 +28,6 @@ from .core.units import format_fraction, format_overhead, format_overheads
 from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
 from .engine.checks import Status
 from .engine.counting import disagreement
-from .engine.samples import Role
 from .engine.settings import Counter, Mode, Policy
 from .pairs.results import OverheadResult
 from .transport.metrics import SPECS
@@ -137,8 +136,7 @@ def pair_outcome(
     changes = [] if change is None else [_gated("the framework path", change)]
     for place in result.places:
         if place.change is not None:
-            under = "" if place.role == Role.BASE else f" under {place.name}"
-            changes.append(_gated(f"the framework path{under}", place.change))
+            changes.append(_gated(f"the framework path{place.role.under(place.name)}", place.change))
     warned: list[Warning] = []
     if result.mode == Mode.COUNT and servers_elsewhere:
         warned.append(
@@ -209,6 +207,6 @@ def figures_outcome(
     for figure, change, place in [*((figure, change, None) for figure, change in changes), *placed]:
         spec = SPECS[figure.metric]
         story = f"{spec.what} {change.describe((figure.check.show(change.old), figure.check.show(change.new)))}"
-        under = f" under {place.name}" if place is not None and place.role == Role.ENVIRONMENT else ""
+        under = place.role.under(place.name) if place is not None else ""
         gated.append(Gated(f"{figure.row} {spec.what}{under}", story, change))
     return decide(nodeid, [(f.verdict, f.message) for f in figures], policy, gated, gate)

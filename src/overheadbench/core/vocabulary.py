@@ -6,7 +6,9 @@ Each word lives with the concept it names (``Mode`` and ``Policy`` in
 and ``Unit`` in :mod:`overheadbench.engine.checks`, ``Metric`` in
 :mod:`overheadbench.transport.metrics`, ``HttpProtocol`` in
 :mod:`overheadbench.http.protocols`), except :class:`Counter`, here because both a setting and
-the counts name it; each is a :class:`Word`: a ``str`` enum that compares equal to its text, so
+the counts name it, and :class:`Role`, what a place other than the session's own is to it, whose
+direction and words the engine, the replicas, the pairs, the transport figures and the reports all
+read; each is a :class:`Word`: a ``str`` enum that compares equal to its text, so
 JSON carries it as that text and a stored run reads back into the same member
 (``Status("pass")``).
 """
@@ -14,6 +16,7 @@ JSON carries it as that text and a stored run reads back into the same member
 from __future__ import annotations
 
 from enum import Enum
+from typing import TypeVar
 
 
 class Word(str, Enum):
@@ -42,3 +45,67 @@ class Counter(Word):
     """Machine instructions, counted by Valgrind's callgrind in a replica it started: compiled code included."""
     BYTECODE = "bytecode"
     """Python bytecode instructions, counted in the test's process: compiled code is invisible."""
+
+
+T = TypeVar("T")
+
+
+class Role(Word):
+    """What a place other than the session's own is to it: the change's direction and the words a
+    report names both sides by, decided here once (they were decided by ``if role == BASE`` in ten
+    places)."""
+
+    BASE = "base"
+    """The tree of ``--overhead-against``: the session's own tree (the head) is the change from it."""
+    ENVIRONMENT = "environment"
+    """An ``--overhead-env`` interpreter: the change is its, from the session's own."""
+
+    def old_new(self, own: T, other: T) -> tuple[T, T]:
+        """The session's own and the place's, in the change's order: (base, head), or (this
+        environment, that one)."""
+        return (other, own) if self == Role.BASE else (own, other)
+
+    def sides(self, name: str) -> tuple[str, str]:
+        """What the change's old and new sides are called: base and head, or this and that environment."""
+        return ("base", "head") if self == Role.BASE else ("this environment", name)
+
+    def own_side(self, name: str) -> str:
+        """What the session's own side is called beside this place."""
+        return self.sides(name)[1 if self == Role.BASE else 0]
+
+    def place_side(self, name: str) -> str:
+        """What this place's side is called: ``base HEAD~1``, ``under py3.13``."""
+        return f"base {name}" if self == Role.BASE else f"under {name}"
+
+    def under(self, name: str) -> str:
+        """What a change's sentence adds to say where: nothing against the base, `` under NAME`` else."""
+        return "" if self == Role.BASE else f" under {name}"
+
+    def section(self, name: str) -> str:
+        """The markdown section of the place: ``Against HEAD~1``, ``Under py3.13``."""
+        return f"Against {name}" if self == Role.BASE else f"Under {name}"
+
+    def columns(self, name: str) -> tuple[str, str]:
+        """The overhead columns of its table, old then new: ``Base overhead``, ``Head overhead``;
+        ``This environment overhead``, ``py3.13 overhead`` (an environment's name as given)."""
+        old, new = self.sides(name)
+        return f"{old} overhead".capitalize(), f"{new} overhead" if self == Role.ENVIRONMENT else "Head overhead"
+
+    def reading(self, name: str) -> str:
+        """How the place was measured and which way its change reads, under its table."""
+        both, over = (
+            ("trees", "head over base") if self == Role.BASE else ("environments", f"{name} over this environment")
+        )
+        return f"replicas of both {both} interleaved; the change is of framework / baseline, {over}"
+
+    def reference(self, name: str) -> str:
+        """What the change table's old column names: the base tree (an environment's name heads its new column)."""
+        return name if self == Role.BASE else ""
+
+    def lacking(self) -> str:
+        """Why a pair has no change at this place when the place lacks the test."""
+        return (
+            "new: the base tree has no such test"
+            if self == Role.BASE
+            else "not measured: the environment has no such test"
+        )

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..core.jsonio import Fields, ShapeError
-from ..core.vocabulary import Counter, Word
+from ..core.vocabulary import Counter, Role, Word
 
 
 class Side(Word):
@@ -301,15 +301,6 @@ class CountSamples:
         calls = fields.count("calls_per_block")
         allocation_calls = fields.count("allocation_calls") if "allocation_calls" in data else calls
         return cls(calls, sides[0], sides[1], counter, allocation_calls)
-
-
-class Role(Word):
-    """What a place other than the session's own is to it, which sets the change's direction."""
-
-    BASE = "base"
-    """The tree of ``--overhead-against``: the session's own tree (the head) is the change from it."""
-    ENVIRONMENT = "environment"
-    """An ``--overhead-env`` interpreter: the change is its, from the session's own."""
 
 
 @dataclass(frozen=True)

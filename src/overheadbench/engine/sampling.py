@@ -18,7 +18,8 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from ..core.errors import CallableError, InstrumentError
-from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Role, Side, Timer, Timing
+from ..core.vocabulary import Role
+from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side, Timer, Timing
 from .settings import Settings
 from .stats import median_interval, pair_ratios
 

@@ -21,8 +21,9 @@ from typing import Protocol
 
 import numpy as np
 
+from ..core.vocabulary import Role
 from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change
-from ..engine.samples import CountSamples, ReplicaSamples, Role, Side, Timer
+from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Mode
 from ..engine.stats import MEDIAN_FROM, median_interval, pair_ratios, pool, replica_ratio, within_variance
 
@@ -177,4 +178,4 @@ def place_change(role: Role, own: Compared, other: Compared, confidence: float =
     the gate reads (higher where the gate looked more than once, :class:`~overheadbench.engine.changes.Looks`)."""
     if not (own.measured and other.measured):
         return None
-    return paired_change(other, own, confidence) if role == Role.BASE else paired_change(own, other, confidence)
+    return paired_change(*role.old_new(own, other), confidence)

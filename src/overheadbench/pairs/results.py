@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
+from ..core.vocabulary import Role
 from ..engine.changes import Change
 from ..engine.checks import Check, Status
-from ..engine.samples import CountSamples, Kind, ReplicaSamples, Role, Timer
+from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
 from ..engine.stats import Method
 from .pair import Budget, Pair
@@ -250,7 +251,7 @@ class PlaceResult:
     @property
     def sides(self) -> tuple[str, str]:
         """What the change's old and new are called: base and head, or this and that environment."""
-        return ("base", "head") if self.role == Role.BASE else ("this environment", self.name)
+        return self.role.sides(self.name)
 
     def to_json(self) -> dict[str, Any]:
         return {

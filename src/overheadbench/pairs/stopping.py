@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.vocabulary import MAX_PROCESSES
+from ..core.vocabulary import MAX_PROCESSES, Role
 from ..engine.changes import CONFIDENCE, Finding, Looks
-from ..engine.samples import ReplicaSamples, Role
+from ..engine.samples import ReplicaSamples
 from ..engine.sampling import GateRounds, TooWide
 from ..engine.settings import Settings
 from ..engine.stats import log_halfwidth
@@ -56,9 +56,8 @@ def gate_rounds(pair: Pair, settings: Settings, looks: Looks | None) -> GateRoun
         ratio = estimate(pair, own, settings).ratio
         for role, samples in others:
             other = estimate(pair, samples, settings).ratio
-            old, new = (samples, own) if role == Role.BASE else (own, samples)
-            ratios = (other, ratio) if role == Role.BASE else (ratio, other)
-            found = rounds_change(pair.nodeid, old, new, ratios, confidence)
+            old, new = role.old_new(own, samples)
+            found = rounds_change(pair.nodeid, old, new, role.old_new(ratio, other), confidence)
             if found.finding(looks.threshold) == Finding.UNKNOWN:
                 return True
         return False

@@ -21,7 +21,7 @@ from ..core.units import format_bytes, format_count, format_seconds
 from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
-from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Role, Side
+from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side
 from ..engine.settings import Counter, Settings
 from ..engine.stats import Method
 from .comparing import place_change
@@ -272,10 +272,6 @@ def _repeats(counts: CountSamples, figure: Figure) -> str:
     return f"range over {counts.repeats(figure)} repeats"
 
 
-NEW = "new: the base tree has no such test"
-MISSING = "not measured: the environment has no such test"
-
-
 def measure_places(
     pair: Pair,
     kind: Kind,
@@ -290,7 +286,7 @@ def measure_places(
     measured = []
     for place in places:
         if place.counts is None and not place.samples:
-            note = place.note or (NEW if place.role == Role.BASE else MISSING)
+            note = place.note or place.role.lacking()
             measured.append(PlaceResult(place.name, place.role, note=note))
             continue
         other = (

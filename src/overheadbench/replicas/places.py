@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..engine.samples import Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples, Role
+from ..core.vocabulary import Role
+from ..engine.samples import Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples
 from ..engine.sampling import InProcess, PairPlan, Sampled, Stopping, calibrate
 from ..engine.settings import Settings
 from .environments import Environment

@@ -13,7 +13,7 @@ from ..core.thresholds import UNGATED, Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
 from ..engine.changes import Change, Finding
 from ..engine.checks import Unit, show
-from ..engine.samples import Role, Side
+from ..engine.samples import Side
 from ..pairs.comparing import per_call_change
 from ..pairs.results import OVERHEAD, OverheadResult, PlaceResult
 from ..transport.metrics import SPECS, Measure
@@ -142,7 +142,7 @@ def figure_places(figures: Sequence[FigureResult]) -> dict[str, tuple[tuple[str,
     found: dict[str, tuple[tuple[str, str], list[Shown]]] = {}
     for figure in figures:
         for place in figure.places:
-            sides = ("base", "head") if place.role == Role.BASE else ("this environment", place.name)
+            sides = place.role.sides(place.name)
             found.setdefault(place.name, (sides, []))[1].append(figure_shown(figure, place.change))
     return found
 
@@ -161,7 +161,7 @@ def render_places(
         compared = [(own, place) for own, place in measured if place.change is not None and place.result is not None]
         if compared:
             sides = compared[0][1].sides
-            reference = name if compared[0][1].role == Role.BASE else ""
+            reference = compared[0][1].role.reference(name)
             shown = [pair_shown(place.change) for _, place in compared if place.change is not None]
             lines += [*([""] if lines else []), *render_changes(shown, reference, thresholds, sides)]
             lines += ["", *laid_out(_per_call_rows(compared))]
@@ -174,7 +174,7 @@ def render_places(
 def _old_new(own: OverheadResult, place: PlaceResult) -> tuple[OverheadResult, OverheadResult]:
     """The two results of a place's change, old first (base then head; this environment, then that)."""
     assert place.result is not None
-    return (place.result, own) if place.role == Role.BASE else (own, place.result)
+    return place.role.old_new(own, place.result)
 
 
 def _per_call_rows(compared: Sequence[tuple[OverheadResult, PlaceResult]]) -> list[tuple[str, ...]]:
@@ -247,11 +247,8 @@ def markdown_places(results: Sequence[OverheadResult], threshold: float | None =
     places, the change with its interval and outcome, and each side's time per call at both."""
     sections = []
     for name, measured in places_of(results):
-        old_name, new_name = measured[0][1].sides
-        new_title = (
-            f"{new_name} overhead" if measured[0][1].role == Role.ENVIRONMENT else f"{new_name} overhead".title()
-        )
-        head = ("Test", f"{old_name} overhead".capitalize(), new_title, "Change", "95% CI", "Detects")
+        role = measured[0][1].role
+        head = ("Test", *role.columns(name), "Change", "95% CI", "Detects")
         rows = [(*head, "Outcome", "Baseline/call", "Framework/call")]
         for own, place in measured:
             change = place.change
@@ -273,12 +270,10 @@ def markdown_places(results: Sequence[OverheadResult], threshold: float | None =
                     f"{per_call_shown(own.nodeid, old, new, Side.FRAMEWORK)}",
                 )
             )
-        base = measured[0][1].role == Role.BASE
-        title = f"Against {markdown_cell(name)}" if base else f"Under {markdown_cell(name)}"
-        how = "replicas of both trees" if base else "replicas of both environments"
-        over = "head over base" if base else f"{new_name} over this environment"
-        note = f"_Measured in the same session, {how} interleaved; the change is of framework / baseline, {over}._"
-        sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
+        note = f"_Measured in the same session, {role.reading(markdown_cell(name))}._"
+        sections.append(
+            "\n".join([f"## {role.section(markdown_cell(name))}", "", *markdown_table(rows), "", note]) + "\n"
+        )
     return "\n".join(sections)
 
 

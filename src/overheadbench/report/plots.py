@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from ..core.tables import plain
-from ..engine.samples import Role
 from ..engine.stats import pair_ratios
 from ..history.runs import Run
 from ..pairs.results import OverheadResult
@@ -43,13 +42,10 @@ def plotted(run: Run) -> list[tuple[str, OverheadResult]]:
     for result in run.results:
         places = [(place, place.result) for place in result.places if place.result and place.result.samples]
         if result.samples:
-            here = ""
-            if places:
-                here = " (head)" if places[0][0].role == Role.BASE else " (this environment)"
+            here = f" ({places[0][0].role.own_side(places[0][0].name)})" if places else ""
             rows.append((_label(result.nodeid) + here, result))
         for place, measured in places:
-            where = "base" if place.role == Role.BASE else "under"
-            rows.append((f"{_label(result.nodeid)} ({where} {plain(place.name)})", measured))
+            rows.append((f"{_label(result.nodeid)} ({place.role.place_side(plain(place.name))})", measured))
     return rows
 
 

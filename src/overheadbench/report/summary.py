@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ..core.thresholds import UNGATED, Thresholds
+from ..core.vocabulary import Role
 from ..engine.changes import REGRESSED_MARK, Change
-from ..engine.samples import Role
 from ..engine.stats import Method, log_halfwidth
 from ..pairs.results import OVERHEAD, OverheadResult
 from ..transport.results import FigureResult

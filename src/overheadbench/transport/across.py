@@ -17,8 +17,9 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.vocabulary import Role
 from ..engine.changes import CONFIDENCE, Change
-from ..engine.samples import PlaceFigures, Role
+from ..engine.samples import PlaceFigures
 from .metrics import SPECS, FigureKey
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
@@ -66,7 +67,7 @@ def _paired(figure: FigureResult, own: list[float], other: list[float], role: Ro
     pairs = [(a, b) for a, b in zip(own, other, strict=False) if a > 0 and b > 0]  # NaN compares False
     if len(pairs) < 2 or not comparable(figure):
         return None
-    old, new = zip(*pairs, strict=True) if role == Role.ENVIRONMENT else zip(*((b, a) for a, b in pairs), strict=True)
+    old, new = zip(*(role.old_new(a, b) for a, b in pairs), strict=True)
     logs = [math.log(n / o) for o, n in zip(old, new, strict=True)]
     base = math.exp(statistics.fmean(math.log(o) for o in old))
     se = statistics.stdev(logs) / math.sqrt(len(logs))

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
+from ..core.vocabulary import Role
 from ..engine.changes import Change
 from ..engine.checks import Check, Status, Unit
-from ..engine.samples import Role
 from .metrics import COMPARED, SPECS, FigureKey, Measure, Metric
 
 
