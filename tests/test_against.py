@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from overheadbench.engine.changes import Change, Gate
+from overheadbench.engine.changes import Change, Gate, StoredChange
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
@@ -145,10 +145,11 @@ def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(po
     result = OverheadResult(Pair("t.py::test_x", Budget(max_overhead=1.0)), Kind.SYNC, ratio=1.155,
                             verdict=Status.PASS, baseline_s=1e-6, harness_s=0.0)  # fmt: skip
     straddling = Change("t.py::test_x", 1.10, 1.155, se=0.02)  # +5%, 95% CI about ±4%
-    decided = outcome(result, Policy.FAIL, False, straddling, Gate("HEAD (abc)", 5.0, policy))
+    result.stored = StoredChange("HEAD (abc)", straddling)  # the change the result carries
+    decided = outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", 5.0, policy))
     message = "t.py::test_x: cannot tell whether the framework path changed by more than --overhead-fail-above=5%"
     assert (decided.failure or "").startswith(message) if fails else str(decided.warnings[0]).startswith(message)
-    assert outcome(result, Policy.FAIL, False, straddling, Gate("HEAD (abc)", None, policy)).failure is None
+    assert outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", None, policy)).failure is None
 
 
 def test_a_test_the_base_does_not_have_is_new_and_one_it_cannot_collect_fails_alone(project: pytest.Pytester) -> None:

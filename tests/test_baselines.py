@@ -184,9 +184,23 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
 
     monkeypatch.setenv("FRAMEWORK_NS", "1300")
     slowed = fake_clock_project.runpytest_subprocess(
-        "--overhead", *FIVE, "--overhead-fail-above=5", "--overhead-autosave"
+        "--overhead",
+        *FIVE,
+        "--overhead-fail-above=5",
+        "--overhead-autosave",
+        "--overhead-json=s.json",
+        "--overhead-md=s.md",
     )
     slowed.assert_outcomes(failed=1)
+    # the change is made once, where the result is, and every reader reads it from there
+    (carried,) = json.loads((fake_clock_project.path / "s.json").read_text())["results"]
+    assert carried["stored"]["run"] == "0001_base.json" and carried["stored"]["change"]["between"]["runs"] == 0
+    assert carried["stored"]["change"]["new"] == pytest.approx(1.3, rel=0.01)
+    markdown = (fake_clock_project.path / "s.md").read_text()
+    assert markdown.startswith("# Overhead report\n\n## Gate\n\n**❌ 1 regressed")
+    assert "## Against the stored run 0001_base.json" in markdown and "_Separate sessions, not paired:" in markdown
+    stored_rows = [line for line in markdown.splitlines() if line.startswith("| `") and "% sd (prior)" in line]
+    assert len(stored_rows) == 1 and stored_rows[0].endswith("| regressed |")
     assert slowed.ret == pytest.ExitCode.TESTS_FAILED
     slowed.stdout.fnmatch_lines(
         [

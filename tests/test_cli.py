@@ -16,6 +16,8 @@ import pytest
 
 from overheadbench.cli import main
 from overheadbench.core.vocabulary import Role
+from overheadbench.engine.changes import StoredChange
+from overheadbench.history.pair_changes import compare_runs
 from overheadbench.history.runs import read_run
 from overheadbench.pairs.results import PlaceResult
 from overheadbench.report.plots import distributions, plotted
@@ -79,6 +81,23 @@ def test_compare_reads_an_unknown_change_as_the_session_does(storage: Path, caps
     assert "UNKNOWN tests/test_mw.py::test_retry: overhead 12.0% -> 31.5% (+17.4%" in err
     assert "cannot tell whether more than 17%" in err and "REGRESSION" not in err
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "17", "--unknown", "fail"]) == 1
+
+
+def test_compare_of_one_run_reads_the_changes_it_carries_against_its_stored_run(storage: Path, capsys) -> None:
+    """A run made with --overhead-compare carries each change, computed once: the CLI reads it."""
+    old, new = read_run(storage / "0001_old.json"), read_run(storage / "0002_new.json")
+    changes = {change.what: change for change in compare_runs(old.results, new.results)}
+    data = json.loads((storage / "0002_new.json").read_text())
+    for result in data["results"]:
+        if result["nodeid"] in changes:
+            result["stored"] = StoredChange("0001_old.json", changes[result["nodeid"]]).to_json()
+    (storage / "0003_carried.json").write_text(json.dumps(data))
+    assert main(["--storage", str(storage), "compare", "carried", "--fail-above", "5"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("separate sessions, not paired") and "old (0001_old.json)" in out
+    assert "REGRESSION tests/test_mw.py::test_retry: overhead 12.0% -> 31.5%" in err
+    assert main(["--storage", str(storage), "compare", "new"]) == 0  # nothing carried: says what to name
+    assert "name two runs to compare" in capsys.readouterr().out
 
 
 def test_csv_cells_a_spreadsheet_would_run_as_formulas_are_written_as_text(storage: Path, capsys) -> None:

@@ -136,17 +136,29 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Th
 
 def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
     """One run measured with ``--overhead-against`` or ``--overhead-env``: its pairs' and
-    transport figures' change at each other place of its session."""
+    transport figures' change at each other place of its session; or one measured with
+    ``--overhead-compare``: the changes it carries against the stored run it was compared with."""
     run = read_run(path)
     results = [r for r in run.measured() if r.places]
     figures = [f for f in run.measured_figures() if f.places]
-    if not (results or figures):
-        print(f"{plain(path.name)} was measured without --overhead-against or --overhead-env: name two runs to compare")
+    stored = [pair_shown(r.stored.change) for r in run.measured() if r.stored]
+    stored += [figure_shown(f, f.stored.change) for f in run.measured_figures() if f.stored]
+    if not (results or figures or stored):
+        print(
+            f"{plain(path.name)} was measured without --overhead-against, --overhead-env or --overhead-compare: "
+            "name two runs to compare"
+        )
         return 0
-    print("\n".join(render_places(results, fail_above, figures)))
+    runs = [r.stored.run for r in run.measured() if r.stored] + [
+        f.stored.run for f in run.measured_figures() if f.stored
+    ]
+    against = runs[0] if runs else ""
+    lines = render_places(results, fail_above, figures) if results or figures else []
+    lines += [*([""] if lines and stored else []), *(render_changes(stored, against, fail_above) if stored else [])]
+    print("\n".join(lines))
     changes = [pair_shown(place.change) for r in results for place in r.places if place.change is not None]
     changes += [shown for _, rows in figure_places(figures).values() for shown in rows]
-    return _regressions(changes, fail_above, unknown)
+    return _regressions([*changes, *stored], fail_above, unknown)
 
 
 def _regressions(changes: Sequence[Shown], fail_above: Thresholds, unknown: Policy) -> int:

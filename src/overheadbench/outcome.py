@@ -122,18 +122,17 @@ def pair_outcome(
     result: OverheadResult,
     policy: Policy,
     subtract_harness: bool,
-    change: Change | None = None,
     gate: Gate | None = None,
     servers_elsewhere: Sequence[int] = (),
 ) -> Outcome:
-    """A measured pair's outcome (:func:`decide`): its verdict; its ``change`` against the stored
-    run, or each change the result carries against another place of the session (the base
-    tree, each environment), of framework / baseline; and its own warnings: a harness that costs
+    """A measured pair's outcome (:func:`decide`): its verdict; each change the result carries,
+    against the stored run or another place of the session (the base tree, each environment), of
+    framework / baseline; and its own warnings: a harness that costs
     more than ``HARNESS_WARN_SHARE`` of the baseline, a count of this process while servers ran
     in other processes (``servers_elsewhere``: their process ids), counts that time disagrees with."""
     if not result.measured:
         return Outcome()
-    changes = [] if change is None else [_gated("the framework path", change)]
+    changes = [] if result.stored is None else [_gated("the framework path", result.stored.change)]
     for place in result.places:
         if place.change is not None:
             changes.append(_gated(f"the framework path{place.role.under(place.name)}", place.change))

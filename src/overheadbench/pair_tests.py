@@ -15,7 +15,7 @@ import pytest
 
 from .core.jsonio import strict
 from .core.tables import plain
-from .engine.changes import Change, Gate, Looks
+from .engine.changes import Gate, Looks, StoredChange
 from .engine.settings import Mode, Settings
 from .http.fixtures import servers_elsewhere
 from .outcome import conclude, pair_outcome
@@ -33,7 +33,7 @@ class Stored(Protocol):
     @property
     def gate(self) -> Gate: ...
 
-    def change(self, result: OverheadResult) -> Change | None: ...
+    def stored_change(self, result: OverheadResult) -> StoredChange | None: ...
 
 
 class Fixture(Protocol):
@@ -103,10 +103,10 @@ class PairTests:
             )
         if not result.measured:
             return
+        if stored:  # the change against the stored run, once, here: the result carries it to every reader
+            result.stored = stored.stored_change(result)
         item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
-        change, gate = (stored.change(result), stored.gate) if stored else (None, self.gate)
+        gate = stored.gate if stored else self.gate
         settings = self.settings
-        outcome = pair_outcome(
-            result, settings.inconclusive, settings.subtract_harness, change, gate, servers_elsewhere()
-        )
+        outcome = pair_outcome(result, settings.inconclusive, settings.subtract_harness, gate, servers_elsewhere())
         conclude(item, outcome)

@@ -232,8 +232,8 @@ class OverheadSession:
         stored, gathered = self.stored, self.gathered
         compared = stored and StoredComparison(
             stored.compared_name,
-            stored.changes(gathered.results),
-            stored.figure_changes(gathered.figures),
+            [result.stored.change for result in gathered.results if result.stored],
+            [(figure, figure.stored.change) for figure in gathered.figures if figure.stored],
             stored.saved,
             stored.thresholds,
         )

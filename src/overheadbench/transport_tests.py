@@ -63,7 +63,7 @@ class Stored(Protocol):
 
     def session_sd(self, key: FigureKey) -> float | None: ...
 
-    def figure_changes(self, figures: Sequence[FigureResult]) -> list[Any]: ...
+    def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]: ...
 
 
 class TransportTests:
@@ -119,9 +119,11 @@ class TransportTests:
         if self.places is not None and fixture.measuring:  # the test at every place, in rounds
             rounds = self.places.transport(fixture.nodeid, self.settings, fixture.rng, self.rounds)
             figures = with_places(figures, *rounds)
+        if stored:  # each figure's change against the stored run, once, here: the figure carries it
+            figures = stored.with_changes(figures)
         if fixture.measuring:
             item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
-        changes = stored.figure_changes(figures) if stored else []
+        changes = [(figure, figure.stored.change) for figure in figures if figure.stored]
         gate = stored.figure_gate if stored else self.gate
         policy = self.settings.inconclusive
         conclude(item, figures_outcome(fixture.nodeid, figures, policy, changes, gate))

@@ -315,3 +315,23 @@ class Gate:
     def warns(self, change: Change) -> bool:
         """Unknown, where the policy says an unknown warns."""
         return self.finding(change) == Finding.UNKNOWN and self.unknown == Policy.WARN
+
+
+@dataclass(frozen=True)
+class StoredChange:
+    """A pair's or a transport figure's change against a stored run of this machine: separate sessions, not paired (the
+    interval carries the spread between them, :attr:`~overheadbench.engine.changes.Change.between`)."""
+
+    run: str
+    """The stored run's file name."""
+    change: Change
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "change": self.change.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Any, path: str, what: str) -> StoredChange:
+        fields = Fields(data, path)
+        change = fields.obj("change")
+        assert change is not None
+        return cls(fields.text("run"), Change.from_json(change.data, change.path, what))

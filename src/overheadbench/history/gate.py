@@ -7,6 +7,7 @@ whether it fails the test, see :func:`overheadbench.outcome.pair_outcome`), prin
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,14 +15,14 @@ from typing import Any
 
 from ..core.errors import StorageError
 from ..core.thresholds import Thresholds
-from ..engine.changes import Change, Gate
+from ..engine.changes import Change, Gate, StoredChange
 from ..engine.settings import Policy
 from ..pairs.results import OverheadResult
 from ..transport.metrics import FigureKey
 from ..transport.results import FigureResult
 from .environment import differences, recorded_fingerprint, same_machine
 from .figure_changes import compare_figures, learned_session_sd
-from .pair_changes import comparable, compare_result, compare_runs
+from .pair_changes import comparable, compare_result
 from .runs import Run, Storage, check_name, read_run
 
 
@@ -118,14 +119,27 @@ class StoredRuns:
             return None
         return compare_result(old, result, self.history)
 
-    def changes(self, results: Sequence[OverheadResult]) -> list[Change]:
-        """Every test of this session that the stored run has too."""
-        return compare_runs(list(self.old.values()), results, self.history) if self.compare_with is not None else []
+    def stored_change(self, result: OverheadResult) -> StoredChange | None:
+        """The change :meth:`change` finds, named by the stored run: what the result carries."""
+        change = self.change(result)
+        return None if change is None else StoredChange(self.compared_name, change)
 
     def session_sd(self, key: FigureKey) -> float | None:
         """How far a transport figure moves between sessions on this machine, learned from its
         stored runs (None without enough of them: the figure's prior applies)."""
         return learned_session_sd(key, self.figure_history)
+
+    def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]:
+        """The figures, each carrying its change against the stored run where the run has it."""
+        if self.compare_with is None:
+            return list(figures)
+        found = {id(figure): change for figure, change in self.figure_changes(figures)}
+        return [
+            dataclasses.replace(figure, stored=StoredChange(self.compared_name, found[id(figure)]))
+            if id(figure) in found
+            else figure
+            for figure in figures
+        ]
 
     def figure_changes(self, figures: Sequence[FigureResult]) -> list[tuple[FigureResult, Change]]:
         if self.compare_with is None:

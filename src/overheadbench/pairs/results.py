@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
 from ..core.vocabulary import Role
-from ..engine.changes import Change
+from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Status
 from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
@@ -69,6 +69,9 @@ class OverheadResult:
     places: list[PlaceResult] = field(default_factory=list)
     """The same pair at every other place of this session (``--overhead-against``'s base tree,
     each ``--overhead-env``), measured interleaved with this one, and each change."""
+    stored: StoredChange | None = None
+    """Its change against the stored run the session compared with (``--overhead-compare``):
+    computed once, where the result is made, and read by the gate, the terminal and the reports."""
 
     @property
     def nodeid(self) -> str:
@@ -171,6 +174,7 @@ class OverheadResult:
             "counts": self.counts.to_json() if self.counts else None,
             "time_ratio": self.time_ratio,
             "places": [place.to_json() for place in self.places],
+            "stored": self.stored.to_json() if self.stored else None,
         }
 
     @classmethod
@@ -226,6 +230,9 @@ class OverheadResult:
             if len(clock) != 3:
                 raise ShapeError(f"{path}.other_ratio: expected [ratio, low, high], got {len(clock)} values")
             result.other_ratio = (clock[0], clock[1], clock[2])
+        stored = fields.obj("stored", optional=True) if "stored" in fields.data else None
+        if stored is not None:
+            result.stored = StoredChange.from_json(stored.data, stored.path, nodeid)
         if "places" in fields.data:  # schema 12
             result.places = fields.items("places", lambda item, at: PlaceResult.from_json(item, at, nodeid))
         elif (against := fields.obj("against", optional=True)) is not None:  # schemas 5 to 11: a base tree only

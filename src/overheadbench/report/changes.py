@@ -218,10 +218,13 @@ GATE_ICON = {Finding.REGRESSED: "❌", Finding.UNKNOWN: "⚠", Finding.IMPROVED:
 
 
 def gate_findings(results: Sequence[OverheadResult], threshold: float) -> dict[str, Finding]:
-    """Each gated pair's outcome at ``threshold``: the worst over its other places."""
+    """Each gated pair's outcome at ``threshold``: the worst over its other places (or its change
+    against the stored run)."""
     found: dict[str, Finding] = {}
     for result in results:
-        findings = [place.change.finding(threshold) for place in result.places if place.change is not None]
+        changes = [place.change for place in result.places if place.change is not None]
+        changes += [result.stored.change] if result.stored else []
+        findings = [change.finding(threshold) for change in changes]
         if findings:
             found[result.nodeid] = min(findings, key=GATE_ORDER.index)
     return found
@@ -293,3 +296,24 @@ def markdown_figure_places(figures: Sequence[FigureResult], threshold: float | N
         note = "_Each test run in rounds at both places, interleaved; each figure's change paired by round._"
         sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
     return "\n".join(sections)
+
+
+def markdown_stored(results: Sequence[OverheadResult], threshold: float | None = None) -> str:
+    """The markdown section of the comparison with a stored run (``--overhead-compare``): per
+    pair, its overhead in both runs, the change with its interval, the spread between sessions it
+    carries, and its outcome; labelled as what it is, two sessions, not paired."""
+    compared = [result for result in results if result.stored]
+    if not compared:
+        return ""
+    outcome = ("Outcome",) if threshold is not None else ()
+    rows = [("Test", "Stored overhead", "This run", "Change", "95% CI", "Between sessions", "Detects", *outcome)]
+    for result in compared:
+        assert result.stored is not None
+        change = result.stored.change
+        old, new = format_overheads(change.old - 1, change.new - 1)
+        between = change.between.describe() if change.between else ""
+        found = (change.finding(threshold).value,) if threshold is not None else ()
+        rows.append((result.nodeid, old, new, change.moved(), change.evidence, between, detects(change), *found))
+    run = markdown_cell(compared[0].stored.run if compared[0].stored else "")
+    note = f"_Separate sessions, not paired: {SEPARATE_SESSIONS.split(': ', 1)[1]}_"
+    return "\n".join([f"## Against the stored run {run}", "", *markdown_table(rows), "", note]) + "\n"

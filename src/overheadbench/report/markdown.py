@@ -14,7 +14,7 @@ from ..engine.checks import Status
 from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .budgets import markdown_budgets
-from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places
+from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places, markdown_stored
 from .pair_notes import interval_notes
 from .pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
 from .transport import markdown_figures
@@ -48,6 +48,7 @@ def render_markdown(
     first = (
         markdown_gate(results, gated) if gated is not None else "",
         markdown_places(results, gated),
+        markdown_stored(results, gated),
         markdown_figure_places(figures, thresholds.transport),
     )
     rest = (

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
 from ..core.vocabulary import Role
-from ..engine.changes import Change
+from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Status, Unit
 from .metrics import COMPARED, SPECS, FigureKey, Measure, Metric
 
@@ -70,6 +70,9 @@ class FigureResult:
     reading: Reading
     check: Check
     places: tuple[FigurePlace, ...] = ()
+    stored: StoredChange | None = None
+    """Its change against the stored run the session compared with: computed once, where the
+    figure is judged, and read by the gate, the terminal and the JSON."""
 
     @property
     def row(self) -> str:
@@ -127,6 +130,7 @@ class FigureResult:
             "note": reading.note,
             "check": self.check.to_json(),
             "places": [place.to_json() for place in self.places],
+            "stored": self.stored.to_json() if self.stored else None,
         }
 
     @classmethod
@@ -151,7 +155,9 @@ class FigureResult:
         places = (
             fields.items("places", lambda item, at: FigurePlace.from_json(item, at, what)) if "places" in data else []
         )
-        return cls(nodeid, reading, check, tuple(places))
+        stored = fields.obj("stored", optional=True) if "stored" in fields.data else None
+        against = StoredChange.from_json(stored.data, stored.path, what) if stored else None
+        return cls(nodeid, reading, check, tuple(places), against)
 
 
 def compared_values(figure: FigureResult) -> tuple[float, float, float]:
