@@ -103,7 +103,17 @@ def test_every_module_sits_in_a_layer_folder_or_at_the_top() -> None:
     top = sorted(name for name, path in MODULES.items() if name.count(".") == 1 and path.name != "__init__.py")
     assert top == [
         f"overheadbench.{name}"
-        for name in ("cli", "gate_options", "options", "outcome", "pair_tests", "plugin", "session", "transport_tests")
+        for name in (
+            "cli",
+            "gate_options",
+            "hookspecs",
+            "options",
+            "outcome",
+            "pair_tests",
+            "plugin",
+            "session",
+            "transport_tests",
+        )
     ]
 
 

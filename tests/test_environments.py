@@ -76,6 +76,38 @@ def test_an_environment_whose_framework_path_is_slower_fails_the_test(project: p
     )
 
 
+PLUGIN_PLACES = """
+from overheadbench.core.vocabulary import Role
+from overheadbench.replicas.places import Place
+
+def pytest_overheadbench_places(config):
+    return [Place("container", Role.ENVIRONMENT, config.getoption("--slow-python"))]
+
+def pytest_overheadbench_machine_info(config, machine_info):
+    machine_info["accelerator"] = "none"
+
+def pytest_addoption(parser):
+    parser.addoption("--slow-python")
+"""
+
+
+def test_a_plugin_adds_a_place_and_machine_facts_through_the_hooks(project: pytest.Pytester) -> None:
+    """No seam for a place kind: a container or another machine meant editing 15 files. A plugin's
+    place is measured and gated as an environment is, and its machine facts are recorded."""
+    conftest = project.path / "conftest.py"  # the fake clock's, and the plugin's hooks beside it
+    conftest.write_text(conftest.read_text() + PLUGIN_PLACES)
+    slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
+    done = project.runpytest_subprocess(
+        f"--slow-python={slow}", "--overhead", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
+    )
+    done.assert_outcomes(failed=1)
+    done.stdout.fnmatch_lines(["*::test_middleware: the framework path under container regressed*"])
+    data = json.loads((project.path / "o.json").read_text())
+    (place,) = data["results"][0]["places"]
+    assert (place["name"], place["role"]) == ("container", "environment")
+    assert data["environment"]["machine_info"]["accelerator"] == "none"
+
+
 def test_each_of_several_environments_is_measured_and_named_by_what_differs(project: pytest.Pytester) -> None:
     slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
     fast = interpreter(project.path, "fastpython", FRAMEWORK_NS="1050")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,6 +125,9 @@ class GateOptions:
     against: BaseTree | None = None
     envs: tuple[Environment, ...] = ()
     """``--overhead-env``: the other interpreters every pair is measured under too."""
+    added: tuple[Any, ...] = ()
+    """Places a plugin adds (``pytest_overheadbench_places``: each a
+    :class:`~overheadbench.replicas.places.Where`), gated as the environments are."""
 
     @property
     def reference(self) -> str:
@@ -132,7 +136,7 @@ class GateOptions:
 
     @property
     def uses_storage(self) -> bool:
-        gated_stored = self.against is None and not self.envs and self.thresholds.given
+        gated_stored = self.against is None and not self.envs and not self.added and self.thresholds.given
         return bool(self.save or self.autosave or self.compare is not None or gated_stored)
 
 
@@ -183,16 +187,22 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
             envs = resolve_environments(env_specs, Path(config.invocation_params.dir), config.rootpath)
     except (TreeError, EnvError) as exc:
         raise pytest.UsageError(f"overheadbench: {exc}") from None
+    added = (
+        ()
+        if in_replica
+        else tuple(p for found in config.hook.pytest_overheadbench_places(config=config) for p in found)
+    )
     options = GateOptions(
         storage=storage,
         save=save,
         autosave=bool(option("--overhead-autosave")),
         compare=compare,
-        thresholds=_thresholds(config, places=against is not None or bool(env_specs)),
+        thresholds=_thresholds(config, places=against is not None or bool(env_specs) or bool(added)),
         unknown=_policy(option("--overhead-compare-unknown") or config.getini("overhead_compare_unknown")),
         force=bool(option("--overhead-compare-force")),
         against=base,
         envs=tuple(envs),
+        added=added,
     )
     if not named and options.uses_storage:
         _refuse_a_default_storage_elsewhere(storage.root, config.rootpath)
@@ -263,3 +273,8 @@ def _policy(raw: str | None) -> Policy:
         return Policy(str(raw).strip())
     except ValueError:
         raise pytest.UsageError(f"overheadbench: overhead_compare_unknown={raw!r}: must be warn or fail") from None
+
+
+def _added_places(config: pytest.Config) -> tuple[Any, ...]:
+    """The places plugins add through ``pytest_overheadbench_places`` (:mod:`overheadbench.hookspecs`)."""
+    return tuple(place for found in config.hook.pytest_overheadbench_places(config=config) for place in found)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from . import hookspecs
 from .core.option_paths import misread_paths
 from .core.scratch import remove_orphans
 from .core.termination import install_sigterm, uninstall_sigterm
@@ -22,6 +23,10 @@ from .replicas.launch import ReplicaRequest
 from .replicas.replica import ReplicaPlugin
 from .session import OverheadSession
 from .transport.limits import MARKER_HELP as TRANSPORT_HELP
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -32,7 +32,7 @@ from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_NAME
 from .pairs.pair import Pair
 from .replicas.failures import ReplicaError, WrongTree
-from .replicas.places import Places, places, under_callgrind
+from .replicas.places import Places, Where, places, under_callgrind
 from .replicas.pool import ReplicaPool
 from .replicas.relaunch import Invocation
 from .replicas.replica import ReplicaPlugin
@@ -75,7 +75,8 @@ class OverheadSession:
         self.settings = options.settings
         self.gathered = Gathered()
         self.marked: list[pytest.Item] = []
-        self.places = places(gate.against, gate.envs)  # --overhead-against's base tree, or each --overhead-env
+        # --overhead-against's base tree, or each --overhead-env; and those a plugin adds
+        self.places: list[Where] = [*places(gate.against, gate.envs), *gate.added]
         self.replicas = Places(self._make_pool, self.places)
         valgrind = self.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
         self.counting = self.replicas.under(under_callgrind) if valgrind else None
@@ -268,8 +269,8 @@ class OverheadSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         for pools in (self.replicas, self.counting or self.replicas):  # closing twice is safe
             pools.close()
-        if self.gate.against:
-            self.gate.against.close()
+        for place in self.places:
+            place.close()
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[WORKER_REPLICAS] = self.started  # to the controller's pytest_testnodedown

@@ -58,6 +58,8 @@ def environment(config: Any) -> dict[str, Any]:
         commit = hook.pytest_benchmark_generate_commit_info(config=config)
     else:
         machine, commit = machine_info(), commit_info(Path(config.rootpath))
+    if hasattr(hook, "pytest_overheadbench_machine_info"):
+        hook.pytest_overheadbench_machine_info(config=config, machine_info=machine)
     return {
         "machine_info": machine,
         "commit_info": commit,

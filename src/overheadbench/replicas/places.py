@@ -15,7 +15,7 @@ import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..core.vocabulary import Role
 from ..engine.samples import Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples
@@ -32,9 +32,30 @@ TransportRounds = tuple[list[list[Any]], list[PlaceFigures]]
 NOT_COMPARED = "not compared: measured in this process only (processes=1); other places are measured in replicas"
 
 
+class Where(Protocol):
+    """The seam a place kind implements: a place other than the session's own where every pair
+    is measured too (a base tree, another interpreter today; a container image or another machine
+    a plugin may add through ``pytest_overheadbench_places``, :mod:`overheadbench.hookspecs`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def role(self) -> Role: ...
+
+    def pool(self, own: ReplicaPool) -> ReplicaPool:
+        """Its replica processes, made from the session's own pool (the same nodeids and timeout)."""
+        ...
+
+    def close(self) -> None:
+        """Give back what it holds (a worktree, a container) at the end of the session."""
+        ...
+
+
 @dataclass(frozen=True)
 class Place:
-    """A place other than the session's own where every pair is measured too."""
+    """A place other than the session's own where every pair is measured too: a base tree
+    (``--overhead-against``) or an interpreter (``--overhead-env``)."""
 
     name: str
     """How reports name it (a revision and its commit, a folder, an environment's name)."""
@@ -56,6 +77,10 @@ class Place:
         trees = (str(self.tree.head_root), str(root))
         return ReplicaPool(invocation, own.nodeids, own.timeout_s, trees=trees, place=f"the base tree {root}")
 
+    def close(self) -> None:
+        if self.tree is not None:
+            self.tree.close()
+
 
 def places(against: BaseTree | None, envs: Sequence[Environment]) -> list[Place]:
     """The places other than the session's own where every pair is measured too: the base tree
@@ -72,7 +97,7 @@ class Places:
 
     in_replica = False
 
-    def __init__(self, make_pool: Callable[[], ReplicaPool] | None = None, places: Sequence[Place] = ()) -> None:
+    def __init__(self, make_pool: Callable[[], ReplicaPool] | None = None, places: Sequence[Where] = ()) -> None:
         self._make_pool = make_pool
         self.places = tuple(places)
         self._pools: list[ReplicaPool] = []
@@ -143,7 +168,7 @@ def places_plan(
     rng: random.Random,
     clock_ns: Clock,
     pools: Sequence[ReplicaPool],
-    places: Sequence[Place],
+    places: Sequence[Where],
     nodeid: str,
     stop: Stopping,
 ) -> PairPlan:
@@ -218,7 +243,7 @@ def transport_rounds(
     settings: Settings,
     rng: random.Random,
     pools: Sequence[ReplicaPool],
-    places: Sequence[Place],
+    places: Sequence[Where],
     nodeid: str,
     rounds: int,
 ) -> TransportRounds:
@@ -239,7 +264,7 @@ def transport_rounds(
 
 
 def _moved(
-    pools: Sequence[ReplicaPool], places: Sequence[Place], count: int, nodeid: str
+    pools: Sequence[ReplicaPool], places: Sequence[Where], count: int, nodeid: str
 ) -> tuple[list[ReplicaPool], list[bool]]:
     """``count`` replicas of every place moved to the test, the other places' first (a place
     without the test is found before anything is timed, and left out; one where it does not
