@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -212,17 +213,22 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("overhead_github", "see --overhead-github (default true)", default=None)
 
 
+QUICK_SHARE = 4
+"""The quick profile's share of the default time per pair: a quarter (pyperf's ``--fast`` derives
+its runs from the defaults alike), so the two cannot drift apart."""
+QUICK_WIDER = 3
+"""How much wider an interval the quick profile aims at (fewer processes cannot narrow it further)."""
 QUICK: dict[str, Any] = {
-    "processes": 3,
-    "max_processes": 3,
-    "time_budget_s": 0.5,
-    "target_halfwidth": 0.03,
+    "processes": math.ceil(Settings.processes / QUICK_SHARE),
+    "max_processes": math.ceil(Settings.processes / QUICK_SHARE),
+    "time_budget_s": Settings.time_budget_s / QUICK_SHARE,
+    "target_halfwidth": Settings.target_halfwidth * QUICK_WIDER,
     "inconclusive": Policy.WARN,
 }
-"""``--overhead-quick``: a CI profile, about a quarter of the default time per pair, with
-wider intervals (3 processes: the interval is the mean ± t, see measurement.md). Its
-intervals are too wide to settle close calls, so an inconclusive verdict warns instead of
-failing; a pair clearly over budget still fails."""
+"""``--overhead-quick``: a CI profile, derived from the defaults: a quarter of the time per pair
+and of the processes (3: the interval is the mean ± t, see measurement.md), three times the
+interval's target width. Its intervals are too wide to settle close calls, so an inconclusive
+verdict warns instead of failing; a pair clearly over budget still fails."""
 QUICK_AGAINST: dict[str, Any] = {"processes": 6, "max_processes": 6}
 """The quick profile under ``--overhead-against`` or ``--overhead-env``: 6 processes per place. With 3 the change has
 2-4 degrees of freedom (t up to 4.3) and one stray process makes its interval ±20%: a 10%

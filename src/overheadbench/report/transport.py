@@ -13,12 +13,11 @@ import textwrap
 from collections.abc import Sequence
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
-from ..transport.metrics import Measure, Metric
+from ..transport.metrics import LOAD_FIGURES, STREAM_FIGURES, Measure, Metric
 from ..transport.results import FigureResult
 from .budgets import budget_rows, judged
 
-LOAD = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU, Metric.ERRORS)
-STREAM = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
+LOAD = (*LOAD_FIGURES, Metric.ERRORS)
 HEADERS = {
     Metric.RPS: "req/s",
     Metric.P50: "p50",
@@ -76,7 +75,7 @@ def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH)
     lines: list[str] = []
     for title, table in (
         ("load", _table(figures, (*LOAD, Metric.SCALING))),
-        ("streams", _table(figures, STREAM)),
+        ("streams", _table(figures, STREAM_FIGURES)),
         ("budgets", budget_rows(judged(figures))),
     ):
         if table:
@@ -90,7 +89,7 @@ def markdown_figures(figures: Sequence[FigureResult]) -> str:
     sections = []
     for title, table in (
         ("Transport", _table(figures, (*LOAD, Metric.SCALING))),
-        ("Streams", _table(figures, STREAM)),
+        ("Streams", _table(figures, STREAM_FIGURES)),
     ):
         if table:
             sections.append(f"## {title}\n\n" + "\n".join(markdown_table(table)))

@@ -37,8 +37,19 @@ if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
 from .limits import parse_limits
-from .metrics import DEFAULT_ERRORS, KEYWORDS, PAIR_KEYWORDS, FigureKey, Limits, Measure, Metric
-from .pairing import LOAD_FIGURES, STREAM_FIGURES, SideFigures, compared, load_figures, schedule, stream_figures
+from .metrics import (
+    DEFAULT_ERRORS,
+    KEYWORDS,
+    LOAD_FIGURES,
+    PAIR_KEYWORDS,
+    QUANTILES,
+    STREAM_FIGURES,
+    FigureKey,
+    Limits,
+    Measure,
+    Metric,
+)
+from .pairing import SideFigures, compared, load_figures, schedule, stream_figures
 from .results import FigureResult, Reading
 from .verdict import judge
 
@@ -290,7 +301,7 @@ class TransportFixture:
             rps = Reading(label, Metric.RPS, rate, rate, rate, "", note=result.shortfall)
         self._add(rps, limits)
         if result.latency is not None and result.latency_ns:
-            for metric, q in ((Metric.P50, 0.50), (Metric.P95, 0.95), (Metric.P99, 0.99)):
+            for metric, q in QUANTILES.items():
                 value, low, high = quantile_interval(result.latency_ns, q, confidence)
                 interval = f"{confidence:.0%} CI, order statistics of {result.requests:,} requests"
                 self._add(Reading(label, metric, value / 1e9, low / 1e9, high / 1e9, interval), limits)

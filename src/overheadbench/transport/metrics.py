@@ -141,6 +141,13 @@ PAIRED = (
 )
 """The figures a transport pair compares (failed requests are counted on both sides together)."""
 
+LOAD_FIGURES = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU)
+"""A load row's figures (its failed requests aside: a count, judged by its own limit)."""
+STREAM_FIGURES = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
+"""A stream row's figures."""
+QUANTILES = {Metric.P50: 0.50, Metric.P95: 0.95, Metric.P99: 0.99}
+"""The latency percentiles a load row reports, by the quantile each is."""
+
 Limits = dict[tuple[Metric, Measure], float]
 """A budget per figure and measure: ``(P95, FIGURE)``: p95 at most; ``(P95, CHANGE)``: p95 at
 most that much above the baseline's; a floor's limit is its lowest allowed value (a pair's

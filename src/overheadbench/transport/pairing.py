@@ -28,12 +28,8 @@ import numpy as np
 from ..engine.stats import t_quantile
 from ..http.load import Throughput
 from ..http.streaming import StreamStats
-from .metrics import Measure, Metric
+from .metrics import QUANTILES, Measure, Metric
 from .results import Reading
-
-LOAD_FIGURES = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CPU, Metric.SERVER_CPU)
-STREAM_FIGURES = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
-QUANTILES = {Metric.P50: 0.50, Metric.P95: 0.95, Metric.P99: 0.99}
 
 
 def schedule(rounds: int, rng: random.Random) -> list[int]:
