@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .core.errors import StorageError
+from .core.errors import StorageError, deprecated
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.settings import Policy
 from .history.runs import Storage, check_name
@@ -225,11 +225,7 @@ def _refuse_a_default_storage_elsewhere(root: Path, rootdir: Path) -> None:
 
 def gate_deprecations(config: pytest.Config) -> list[str]:
     """The replaced gate flags this session was given, and what replaces each."""
-    return [
-        f"{flag}: deprecated since overheadbench 0.2.0, to be removed in 0.3: {spelling}"
-        for flag, spelling in REPLACED.items()
-        if config.getoption(flag) is not None
-    ]
+    return [deprecated(flag, spelling) for flag, spelling in REPLACED.items() if config.getoption(flag) is not None]
 
 
 def _compared(name: str | None, root: Path) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from .core.errors import deprecated
 from .core.units import DurationError, parse_duration
 from .core.vocabulary import MAX_PROCESSES, Counter
 from .engine.settings import Mode, Policy, Settings, shown_default
@@ -348,7 +349,7 @@ def deprecations(config: pytest.Config) -> list[str]:
     """What this session asked for by a setting's option or ini key deprecated in 0.2.0, and what
     replaces it (the gate's: :func:`overheadbench.gate_options.gate_deprecations`)."""
     return [
-        f"{where}: deprecated since overheadbench 0.2.0, to be removed in 0.3: {knob.replaced}"
+        deprecated(where, knob.replaced)
         for knob in KNOBS.values()
         if knob.replaced
         for where, given in ((knob.flag, config.getoption(knob.flag)), (knob.ini, config.getini(knob.ini)))

@@ -78,3 +78,9 @@ class OverheadTimedPathWarning(UserWarning):
     """Something sits in a pair's timed path that production does not have and that cannot be
     taken out while it is timed (a ``sys.monitoring`` tool's per-code events); see
     :mod:`overheadbench.engine.timed_path`."""
+
+
+def deprecated(where: str, replacement: str) -> str:
+    """The one sentence every deprecated option or ini key is reported with (options and gate
+    options alike), naming what replaces it."""
+    return f"{where}: deprecated since overheadbench 0.2.0, to be removed in 0.3: {replacement}"
