@@ -133,13 +133,10 @@ class StoredRuns:
         """The figures, each carrying its change against the stored run where the run has it."""
         if self.compare_with is None:
             return list(figures)
-        found = {id(figure): change for figure, change in self.figure_changes(figures)}
-        return [
-            dataclasses.replace(figure, stored=StoredChange(self.compared_name, found[id(figure)]))
-            if id(figure) in found
-            else figure
-            for figure in figures
-        ]
+        found = {
+            figure.key: StoredChange(self.compared_name, change) for figure, change in self.figure_changes(figures)
+        }
+        return [dataclasses.replace(figure, stored=found.get(figure.key)) for figure in figures]
 
     def figure_changes(self, figures: Sequence[FigureResult]) -> list[tuple[FigureResult, Change]]:
         if self.compare_with is None:

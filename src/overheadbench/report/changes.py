@@ -55,11 +55,13 @@ def figure_shown(figure: FigureResult, change: Change) -> Shown:
     return Shown(figure.nodeid, f"{figure.row} {spec.what}", spec.show(change.old), spec.show(change.new), change)
 
 
-SEPARATE_SESSIONS = (
-    "separate sessions, not paired: each interval adds twice this machine's spread between sessions (between "
+SESSION_TERM = (
+    "each interval adds twice this machine's spread between sessions (between "
     "sessions: learned from its stored runs of the test, or before there are 3 a prior measured under load; "
     "docs/baselines.md). One session measuring both sides (--overhead-against, --overhead-env) needs no such term."
 )
+"""What a comparison of separate sessions carries, said under the terminal's table and the markdown's alike."""
+SEPARATE_SESSIONS = f"separate sessions, not paired: {SESSION_TERM}"
 
 CLOCKS_DIFFER = (
     "clocks wall->cpu (or cpu->wall): the two runs read the test on different clocks; on a busy machine the wall "
@@ -315,5 +317,5 @@ def markdown_stored(results: Sequence[OverheadResult], threshold: float | None =
         found = (change.finding(threshold).value,) if threshold is not None else ()
         rows.append((result.nodeid, old, new, change.moved(), change.evidence, between, detects(change), *found))
     run = markdown_cell(compared[0].stored.run if compared[0].stored else "")
-    note = f"_Separate sessions, not paired: {SEPARATE_SESSIONS.split(': ', 1)[1]}_"
+    note = f"_Separate sessions, not paired: {SESSION_TERM}_"
     return "\n".join([f"## Against the stored run {run}", "", *markdown_table(rows), "", note]) + "\n"
