@@ -91,6 +91,34 @@ def test_the_plugin_and_the_cli_judge_a_change_by_the_one_regression_check() -> 
     assert "def fails(" in MODULES["overheadbench.engine.changes"].read_text(encoding="utf-8")
 
 
+MODE_HOMES = {"overheadbench.engine.settings", "overheadbench.pairs.strategy"}
+"""Where a mode may be tested: the enum (what a mode is: ``counted``, ``unit``) and the strategy's factory."""
+
+
+def mode_tests(name: str) -> list[int]:
+    """Lines of ``name`` that compare something with a ``Mode.`` member (a default is not a test)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(
+            isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name) and side.value.id == "Mode"
+            for side in (node.left, *node.comparators)
+        )
+    ]
+
+
+def test_no_mode_is_tested_outside_the_strategy_and_the_enum() -> None:
+    """``Mode.COUNT``/``Mode.TIME`` was tested 26 times in 10 files: the fixture chose its instruments,
+    plans and result by the mode, and reports and checks chose their words by it."""
+    tested = {name: lines for name in MODULES if name not in MODE_HOMES and (lines := mode_tests(name))}
+    assert not tested, tested
+    assert mode_tests("overheadbench.pairs.strategy"), "the factory chooses by the mode"
+    fixture = MODULES["overheadbench.pairs.fixture"].read_text(encoding="utf-8")
+    assert "Mode" not in fixture and "isinstance" not in fixture
+
+
 def layer(name: str) -> int:
     """A module's layer: its folder's place in ``LAYERS`` (a top-level module: above them all)."""
     parts = name.split(".")

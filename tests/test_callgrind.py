@@ -14,6 +14,7 @@ from overheadbench.core.vocabulary import Counter
 from overheadbench.engine import valgrind
 from overheadbench.engine.counting import disagreement
 from overheadbench.engine.samples import CountSamples, Figure
+from overheadbench.engine.settings import Mode
 from overheadbench.history.pair_changes import comparable
 from overheadbench.instruments import callgrind
 from overheadbench.instruments.callgrind import MachineInstructionCount
@@ -131,7 +132,7 @@ def test_the_counter_travels_with_the_counts_and_old_files_counted_bytecode() ->
 
 class _Counted:
     def __init__(self, counter: Counter) -> None:
-        self.nodeid, self.mode, self.concurrency, self.ratio = "t.py::x", "count", 1, 2.0
+        self.nodeid, self.mode, self.concurrency, self.ratio = "t.py::x", Mode.COUNT, 1, 2.0
         self.counts = CountSamples(16, counter=counter)
 
 

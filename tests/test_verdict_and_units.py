@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from random import Random
+
 import pytest
 
 from overheadbench.core.jsonio import Fields
@@ -21,7 +24,10 @@ from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.outcome import pair_outcome as outcome
+from overheadbench.pairs.measuring import Measurement
 from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult
+from overheadbench.pairs.strategy import strategy_for
 from overheadbench.pairs.verdict import judge_time
 
 PASS, FAIL, INCONCLUSIVE = Status.PASS, Status.FAIL, Status.INCONCLUSIVE
@@ -113,27 +119,29 @@ def test_concurrent_callers_machinery_over_a_tenth_of_the_baseline_warns_and_one
 
     from overheadbench.core.errors import OverheadHarnessWarning
     from overheadbench.engine.samples import ReplicaSamples
-    from overheadbench.engine.sampling import Sampled
+    from overheadbench.engine.sampling import InProcess, Sampled
     from overheadbench.engine.settings import Settings
-    from overheadbench.pairs.fixture import OverheadFixture
 
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
-    alone = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1), measuring=True)
-    alone._sampled = Sampled([samples])
-    result = alone._conclude(Kind.SYNC, 0.0)
+
+    def measured(measured_pair: Pair, settings: Settings) -> OverheadResult:
+        run = Measurement(
+            measured_pair, measured_pair.applied_to(settings), InProcess(), time.perf_counter_ns, Random(), None
+        )
+        strategy = strategy_for(run, elsewhere=None, places=None)
+        strategy.sampled = Sampled([samples])
+        return strategy.result(Kind.SYNC, 0.0)
+
+    result = measured(pair(Budget(max_overhead=0.5)), Settings(processes=1))
     assert result.harness_s == pytest.approx(30e-9)
     assert outcome(result, Policy.FAIL, subtract_harness=False).warnings == ()
     crew = dataclasses.replace(pair(Budget(max_overhead=0.5)), concurrency=4)
-    fixture = OverheadFixture(crew, Settings(processes=1), measuring=True)
-    fixture._sampled = Sampled([samples])
-    (warning,) = outcome(fixture._conclude(Kind.SYNC, 0.0), Policy.FAIL, subtract_harness=False).warnings
+    (warning,) = outcome(measured(crew, Settings(processes=1)), Policy.FAIL, subtract_harness=False).warnings
     assert isinstance(warning, OverheadHarnessWarning)
     assert str(warning).startswith(
         "t.py::test_tiny: releasing and gathering the 4 concurrent callers costs 30 ns/call, 30%"
     )
-    quiet = OverheadFixture(pair(Budget(max_overhead=0.5)), Settings(processes=1, subtract_harness=True), True)
-    quiet._sampled = Sampled([samples])
-    subtracted = quiet._conclude(Kind.SYNC, 0.0)
+    subtracted = measured(pair(Budget(max_overhead=0.5)), Settings(processes=1, subtract_harness=True))
     assert subtracted.overhead == pytest.approx(1000 / 7000)
     assert subtracted.baseline_s == pytest.approx(70e-9)
     assert outcome(subtracted, Policy.FAIL, subtract_harness=True).warnings == ()

@@ -22,7 +22,7 @@ import pytest
 
 from .core.errors import deprecated
 from .core.units import DurationError, parse_duration
-from .core.vocabulary import MAX_PROCESSES, Counter
+from .core.vocabulary import MAX_PROCESSES, Counter, Word
 from .engine.settings import Mode, Policy, Settings, shown_default
 from .engine.valgrind import unavailable
 from .report.pairs import COLUMN_KEYS, TERMINAL_COLUMNS
@@ -52,6 +52,12 @@ def _choice(*allowed: str) -> Callable[[str], Any]:
         return text
 
     return parse
+
+
+def _word(kind: type[Word]) -> Callable[[str], Any]:
+    """One of an enum's words, as the enum (the settings hold :class:`Mode`, not its text)."""
+    choose = _choice(*kind)
+    return lambda text: kind(choose(text))
 
 
 def _boolean(text: str) -> bool:
@@ -118,23 +124,21 @@ KNOBS: dict[str, Knob] = {
     "confidence": Knob("confidence", _fraction, "LEVEL", "confidence level of the intervals"),
     "mode": Knob(
         "mode",
-        _choice(*Mode),
+        _word(Mode),
         "time|count",
         "what a pair is measured in: time (wall clock) or count (executed "
         "instructions and allocations, the same on every run)",
     ),
     "counter": Knob(
         "counter",
-        _choice(*Counter),
+        _word(Counter),
         "auto|callgrind|bytecode",
         "count mode's instructions: callgrind (machine "
         "instructions, compiled code included; needs valgrind), bytecode (Python bytecode only), or auto (callgrind "
         "where valgrind runs, else bytecode)",
     ),
     "backend": Knob("backend", _choice("asyncio", "trio"), "asyncio|trio", "event loop for async callables"),
-    "inconclusive": Knob(
-        "inconclusive", _choice(*Policy), "fail|warn", "what an inconclusive verdict does to its test"
-    ),
+    "inconclusive": Knob("inconclusive", _word(Policy), "fail|warn", "what an inconclusive verdict does to its test"),
     "allocations": Knob(
         "allocations", _boolean, "BOOL", "in time mode, count allocations per call too, in a short pass after timing"
     ),

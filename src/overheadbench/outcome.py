@@ -28,7 +28,7 @@ from .core.units import format_fraction, format_overhead, format_overheads
 from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
 from .engine.checks import Status
 from .engine.counting import disagreement
-from .engine.settings import Counter, Mode, Policy
+from .engine.settings import Counter, Policy
 from .pairs.results import OverheadResult
 from .transport.metrics import SPECS
 from .transport.results import FigureResult
@@ -137,7 +137,7 @@ def pair_outcome(
         if place.change is not None:
             changes.append(_gated(f"the framework path{place.role.under(place.name)}", place.change))
     warned: list[Warning] = []
-    if result.mode == Mode.COUNT and servers_elsewhere:
+    if result.mode.counted and servers_elsewhere:
         warned.append(
             OverheadCountingWarning(
                 f"{result.nodeid}: count mode counted this process only, while server process(es) "
@@ -148,7 +148,7 @@ def pair_outcome(
             )
         )
     counter = result.counts.counter if result.counts is not None else Counter.BYTECODE
-    if result.mode == Mode.COUNT and (why := disagreement(result.nodeid, result.ratio, result.time_ratio, counter)):
+    if result.mode.counted and (why := disagreement(result.nodeid, result.ratio, result.time_ratio, counter)):
         warned.append(OverheadCountingWarning(why))
     if hint := percent_hint(result):
         warned.append(hint)
@@ -168,7 +168,7 @@ def harness_dilutes(result: OverheadResult, subtract_harness: bool) -> bool:
     """Whether the plugin's own machinery (concurrent callers' release and gathering) is a large
     share of the baseline's time per call, left in (see :data:`HARNESS_WARN_SHARE`)."""
     share = result.harness_s > HARNESS_WARN_SHARE * result.baseline_s
-    return result.mode == Mode.TIME and result.concurrency > 1 and not subtract_harness and share
+    return not result.mode.counted and result.concurrency > 1 and not subtract_harness and share
 
 
 def _gated(what: str, change: Change) -> Gated:

@@ -16,7 +16,7 @@ import pytest
 from .core.jsonio import strict
 from .core.tables import plain
 from .engine.changes import Gate, Looks, StoredChange
-from .engine.settings import Mode, Settings
+from .engine.settings import Settings
 from .http.fixtures import servers_elsewhere
 from .outcome import conclude, pair_outcome
 from .pairs.marker import MARKER_NAME, pair_for
@@ -68,7 +68,7 @@ class PairTests:
             pair = pair_for(item, self.settings)
         except (pytest.fail.Exception, pytest.skip.Exception):
             return False
-        return pair is not None and (pair.replicated or (self.counted_elsewhere and pair.mode == Mode.COUNT))
+        return pair is not None and (pair.replicated or (self.counted_elsewhere and pair.mode.counted))
 
     def gated_pairs(self) -> int:
         """The session's pairs a gate reads at other places (the family of :class:`Looks`)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Generator
+from functools import partial
 from typing import Any, Protocol, cast
 
 import pytest
@@ -31,6 +32,7 @@ from .pair_tests import FIXTURE_NAME, RESULT_KEY, PairTests
 from .pairs.fixture import OverheadFixture
 from .pairs.marker import MARKER_NAME
 from .pairs.pair import Pair
+from .pairs.strategy import strategy_for
 from .replicas.failures import ReplicaError, WrongTree
 from .replicas.places import Places, Where, places, under_callgrind
 from .replicas.pool import ReplicaPool
@@ -87,16 +89,13 @@ class OverheadSession:
 
         def make_pair(pair: Pair, looks: Looks | None) -> OverheadFixture:
             counting, elsewhere = self.counting, bool(self.places)
+            choose = partial(
+                strategy_for,
+                elsewhere=counting.count if counting else None,
+                places=(counting or self.replicas).count_places if elsewhere else None,
+            )
             return OverheadFixture(
-                pair,
-                self.settings,
-                options.measuring,
-                self.replication,
-                self.app_logging,
-                harness,
-                count_elsewhere=counting.count if counting else None,
-                count_places=(counting or self.replicas).count_places if elsewhere else None,
-                looks=looks,
+                pair, self.settings, options.measuring, choose, self.replication, self.app_logging, harness, looks=looks
             )
 
         counted_elsewhere = bool(self.places or self.counting)

@@ -25,6 +25,18 @@ class Mode(Word):
     COUNT = "count"
     """Executed instructions (see :class:`Counter`) and allocations: exact counts."""
 
+    @property
+    def counted(self) -> bool:
+        """Exact counts: one process is the whole answer, one caller, no interval and no time
+        budget. What a report or a check asks of a mode; only this enum and the measuring
+        strategy's factory (:mod:`overheadbench.pairs.strategy`) name a mode to test it."""
+        return self is Mode.COUNT
+
+    @property
+    def unit(self) -> str:
+        """What a budget's overhead is of, as the report prints it (``≤25% instr``)."""
+        return " instr" if self.counted else ""
+
 
 class Policy(Word):
     """What an inconclusive verdict does to its test."""

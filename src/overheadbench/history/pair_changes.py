@@ -56,12 +56,12 @@ def comparable(old: Compared, new: Compared) -> bool:
 
 
 def _counter(result: Compared) -> Counter | None:
-    return result.counts.counter if result.mode == Mode.COUNT and result.counts is not None else None
+    return result.counts.counter if result.mode.counted and result.counts is not None else None
 
 
 def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = ()) -> Change:
     """``new`` against a stored ``old`` run of the same machine."""
-    if new.mode == Mode.COUNT:
+    if new.mode.counted:
         return exact_change(new.nodeid, old.ratio, new.ratio)
     session = session_sd(history, new.nodeid, new.mode, max(process_log_sd(old), process_log_sd(new)))
     found = change(new.nodeid, reading(old), reading(new), session)

@@ -34,6 +34,12 @@ class Instrument(Protocol):
         """Whether the counted plan measures an empty callable once, to subtract from every block."""
         ...
 
+    @property
+    def paced(self) -> bool:
+        """Whether its blocks are sized by the calls' pace on the wall clock first (the allocation
+        tracer slows every call: its blocks hold as many calls as a set time allows)."""
+        ...
+
     def block(self, fn: Callable[[], Any], kind: Kind) -> Block:
         """A block running ``fn`` (sync or async, as ``kind`` says)."""
         ...

@@ -155,6 +155,8 @@ class AllocationTrace:
     figures: tuple[Figure, ...] = (Figure.PEAK_BYTES, Figure.KEPT_BLOCKS, Figure.KEPT_BYTES)
     subtract_harness: bool = True
     """tracemalloc's own bookkeeping per call is measured with an empty callable and removed."""
+    paced: bool = True
+    """tracemalloc slows every call: its blocks are sized by the calls' pace on the wall clock."""
 
     def block(
         self, fn: Callable[[], Any], kind: Kind

@@ -150,6 +150,7 @@ class MachineInstructionCount:
     figures: tuple[Figure, ...] = (Figure.INSTRUCTIONS,)
     subtract_harness: bool = False
     """The meter takes the block's fixed cost off already; the loop and the call stay, as in time mode."""
+    paced: bool = False
 
     def __init__(self, folder: Path) -> None:
         self.meter = CallgrindMeter(folder)

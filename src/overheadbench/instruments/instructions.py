@@ -155,6 +155,7 @@ class InstructionCount:
     figures: tuple[Figure, ...] = (Figure.INSTRUCTIONS,)
     subtract_harness: bool = False
     """The counter leaves the harness's own code out already."""
+    paced: bool = False
 
     def __init__(self) -> None:
         self.counter = InstructionCounter()

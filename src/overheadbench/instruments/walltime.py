@@ -135,6 +135,7 @@ class WallClock:
     concurrency: int = 1
     figures: tuple[Figure, ...] = field(default=(), init=False)
     subtract_harness: bool = field(default=False, init=False)
+    paced: bool = field(default=False, init=False)
     _crew: Crew | None = field(default=None, init=False, repr=False)
 
     def block(self, fn: Callable[[], Any], kind: Kind) -> SyncBlock | AsyncBlock:

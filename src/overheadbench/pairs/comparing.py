@@ -166,7 +166,7 @@ def rounds_change(
 
 def paired_change(old: Compared, new: Compared, confidence: float = CONFIDENCE) -> Change:
     """Two places measured in one session, interleaved by round: no between-session term."""
-    if new.mode == Mode.COUNT:
+    if new.mode.counted:
         return exact_change(new.nodeid, old.ratio, new.ratio)
     return rounds_change(new.nodeid, old.samples, new.samples, (old.ratio, new.ratio), confidence)
 

@@ -104,7 +104,7 @@ def pair_from_marker(
         max_alloc_bytes=value.get("max_alloc_bytes", parse_size),
         max_factor=max_factor,
     )
-    if mode == Mode.COUNT and kwargs.get("mode") and budget == Budget(max_abs_s=budget.max_abs_s):
+    if mode.counted and kwargs.get("mode") and budget == Budget(max_abs_s=budget.max_abs_s):
         raise MarkerError(
             f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
             f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'"
@@ -113,7 +113,7 @@ def pair_from_marker(
     if work_s is not None and work_s <= 0:
         raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
     levels = value.get("concurrency", concurrency_levels) or (1,)
-    if mode == Mode.COUNT and max(levels) > 1:
+    if mode.counted and max(levels) > 1:
         error = MarkerError if kwargs.get("mode") else NotCountable
         raise error(
             f"{where}: count mode counts one caller's instructions; concurrency is a time measurement"

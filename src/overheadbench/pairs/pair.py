@@ -48,8 +48,8 @@ class Budget:
             limit = (
                 f"{1 + self.max_overhead:,g}x" if self.as_factor(self.max_overhead) else f"{self.max_overhead * 100:g}%"
             )
-            parts.append(f"≤{limit}" + (" instr" if mode == Mode.COUNT else ""))
-        if self.max_abs_s is not None and mode == Mode.TIME:
+            parts.append(f"≤{limit}{mode.unit}")
+        if self.max_abs_s is not None and not mode.counted:
             parts.append(f"≤{format_seconds(self.max_abs_s)}/call")
         if self.max_alloc is not None:
             parts.append(f"≤{format_count(self.max_alloc)} blocks kept")
@@ -106,7 +106,7 @@ class Pair:
     @property
     def replicated(self) -> bool:
         """Whether the pair is measured in replica processes (time mode, more than one process)."""
-        return self.mode == Mode.TIME and self.processes > 1
+        return not self.mode.counted and self.processes > 1
 
     def applied_to(self, settings: Settings) -> Settings:
         """The session's settings with this pair's own choices: what the engine and the replicas use."""

@@ -11,7 +11,6 @@ from typing import Any
 from ..core.errors import OverheadPairWarning, OverheadUsageError
 from ..core.vocabulary import MAX_CONCURRENCY
 from ..engine.samples import Kind, Side
-from ..engine.settings import Mode
 from .pair import Pair
 
 
@@ -42,7 +41,7 @@ def with_callers(pair: Pair, concurrency: Any) -> Pair:
             f"{nodeid}: the marker's concurrency levels set this row to {pair.concurrency} callers; "
             f"compare() asked for {concurrency}: give the callers in one place"
         )
-    if pair.mode == Mode.COUNT and concurrency > 1:
+    if pair.mode.counted and concurrency > 1:
         raise OverheadUsageError(
             f"{nodeid}: count mode counts one caller's instructions; concurrency={concurrency} is a time measurement"
         )

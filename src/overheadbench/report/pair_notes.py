@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from ..core.tables import plain
 from ..core.units import as_factor, format_overhead
 from ..engine.samples import Timer
-from ..engine.settings import Mode
 from ..engine.stats import SESSION_SD
 from ..pairs.results import OverheadResult
 
@@ -18,7 +17,7 @@ from ..pairs.results import OverheadResult
 def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
     """What the time intervals account for, as measured: their confidence, the processes and block
     pairs behind them, the spread between processes seen, the between-session prior, the clocks."""
-    timed = [r for r in results if r.mode == Mode.TIME and r.measured]
+    timed = [r for r in results if not r.mode.counted and r.measured]
     if not timed:
         return []
     confidences = sorted({f"{r.pair.confidence * 100:g}%" for r in timed})

@@ -26,7 +26,6 @@ from ..core.vocabulary import Counter
 from ..engine.checks import Status
 from ..engine.counting import KEPT_SLACK_BLOCKS
 from ..engine.samples import Figure, Side
-from ..engine.settings import Mode
 from ..engine.stats import Method
 from ..pairs.results import OverheadResult
 
@@ -70,7 +69,7 @@ class Column:
 
 
 def _timed(result: OverheadResult) -> bool:
-    return result.mode == Mode.TIME
+    return not result.mode.counted
 
 
 def _counted(figure: Figure) -> Callable[[OverheadResult], bool]:
@@ -218,7 +217,7 @@ def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KE
     """What the count columns mean, when the report shows them (terminal and markdown alike)."""
     lines = []
     shown = {column.key for column in shown_columns(results, keys)}
-    counters = sorted({r.counts.counter for r in results if r.mode != Mode.TIME and r.counts is not None})
+    counters = sorted({r.counts.counter for r in results if r.mode.counted and r.counts is not None})
     if counters:
         lines.append(COUNT_FOOTNOTE.format(counter="; ".join(COUNTERS[counter] for counter in counters)))
     if {"peak", "kept"} & shown:
@@ -253,7 +252,7 @@ def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:
     intervals, as independent estimates)."""
     tests: dict[str, dict[int, OverheadResult]] = {}
     for result in results:
-        if result.pair.levelled and result.measured and result.mode == Mode.TIME:
+        if result.pair.levelled and result.measured and not result.mode.counted:
             tests.setdefault(_unlevelled(result.nodeid, result.pair.concurrency), {})[result.pair.concurrency] = result
     levels = sorted({level for rows in tests.values() for level in rows})
     if not tests:
