@@ -119,6 +119,27 @@ def test_no_mode_is_tested_outside_the_strategy_and_the_enum() -> None:
     assert "Mode" not in fixture and "isinstance" not in fixture
 
 
+def test_numbers_are_parsed_and_ranges_checked_in_one_place() -> None:
+    """Two number parsers (a marker's, a transport budget's) and the processes' and confidence's
+    ranges checked once for options and once for markers, in two wordings."""
+    for name in ("options", "pairs.marker", "core.thresholds", "transport.metrics"):
+        assert "overheadbench.core.numbers" in imports(f"overheadbench.{name}"), name
+    for name, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if name != "overheadbench.core.numbers":
+            assert "<= MAX_PROCESSES" not in text and "<= MAX_CONCURRENCY" not in text, name
+            assert "0 < value < 1" not in text, name
+
+
+def test_a_replica_is_reached_through_its_channel() -> None:
+    """``ReplicaPool._start`` hard-coded three ``os.pipe``s and ``pass_fds``: a place kind that starts
+    replicas elsewhere brings a :class:`~overheadbench.replicas.channel.Channel` instead."""
+    replicas = {name: path.read_text(encoding="utf-8") for name, path in MODULES.items() if ".replicas." in name}
+    opened = {name for name, text in replicas.items() if "os.pipe(" in text or "pass_fds" in text}
+    assert opened == {"overheadbench.replicas.channel"}, opened
+    assert "channel" in MODULES["overheadbench.replicas.pool"].read_text(encoding="utf-8")
+
+
 def layer(name: str) -> int:
     """A module's layer: its folder's place in ``LAYERS`` (a top-level module: above them all)."""
     parts = name.split(".")

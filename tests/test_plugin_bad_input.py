@@ -188,12 +188,21 @@ def test_a_callable_that_raises_is_the_tests_error_not_an_overhead(pytester: pyt
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("--overhead-confidence=95", "*--overhead-confidence='95': must be between 0 and 1*"),
+        ("--overhead-confidence=95", "*--overhead-confidence='95': must be a number between 0 and 1 (e.g. 0.95)*"),
         ("--overhead-time-budget=soon", "*--overhead-time-budget='soon': 'soon' is not a duration*"),
         ("--overhead-backend=curio", "*--overhead-backend='curio': must be one of asyncio, trio*"),
-        ("--overhead-processes=0", "*--overhead-processes='0': must be between 1 and 32*"),
-        ("--overhead-processes=500", "*--overhead-processes='500': must be between 1 and 32*"),
-        ("--overhead-max-processes=64", "*--overhead-max-processes='64': must be between 1 and 32*"),
+        (
+            "--overhead-processes=0",
+            "*--overhead-processes='0': must be a whole number from 1 to 32 (1 = measured in this process only)*",
+        ),
+        (
+            "--overhead-processes=500",
+            "*--overhead-processes='500': must be a whole number from 1 to 32 (1 = measured in this process only)*",
+        ),
+        (
+            "--overhead-max-processes=64",
+            "*--overhead-max-processes='64': must be a whole number from 1 to 32 (1 = measured in this process only)*",
+        ),
         (
             "--overhead-processes=2.5",
             "*--overhead-processes='2.5': '2.5' is not a whole number of processes (1 to 32)*",

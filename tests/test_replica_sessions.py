@@ -557,7 +557,9 @@ def test_processes_beyond_the_bound_are_a_usage_error(pytester: pytest.Pytester)
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
     result = pytester.runpytest("--overhead", "--overhead-processes=100")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--overhead-processes='100': must be between 1 and 32*"])
+    result.stderr.fnmatch_lines(
+        ["*--overhead-processes='100': must be a whole number from 1 to 32 (1 = measured in this process only)*"]
+    )
 
 
 XDIST_PAIRS = """

@@ -219,3 +219,55 @@ def test_a_budget_keeps_the_form_it_was_written_in() -> None:
     assert stored["max"] == 4.0 and Budget.from_json(Fields(stored, "budget")) == factor
     del stored["max_factor"]  # a run stored before budgets could be factors
     assert Budget.from_json(Fields(stored, "budget")) == Budget(max_overhead=4.0)
+
+
+@pytest.mark.parametrize(
+    ("given", "minimum", "text", "expected"),
+    [
+        (1000, None, True, 1000.0),
+        ("1,000", 0, True, 1000.0),
+        ("1_000", 0, True, 1000.0),
+        ("1e3", None, True, 1000.0),
+        (-2.5, None, False, -2.5),
+    ],
+)
+def test_one_number_parser_reads_what_users_write(
+    given: object, minimum: float | None, text: bool, expected: float
+) -> None:
+    from overheadbench.core.numbers import parse_number
+
+    assert parse_number(given, minimum=minimum, text=text) == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "minimum", "text", "message"),
+    [
+        (True, None, True, "True is not a number"),
+        ("12", None, False, "'12' is not a number"),
+        ("twelve", None, True, "'twelve' is not a number"),
+        (float("inf"), None, True, "inf is not a finite number"),
+        (-1, 0, True, "-1 is not a number >= 0"),
+        ("nan", 0, True, "'nan' is not a number >= 0"),
+    ],
+)
+def test_one_number_parser_says_what_it_was_given(
+    given: object, minimum: float | None, text: bool, message: str
+) -> None:
+    from overheadbench.core.numbers import parse_number
+
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        parse_number(given, minimum=minimum, text=text)
+
+
+def test_a_range_is_checked_in_one_wording_for_options_and_markers() -> None:
+    from overheadbench.core.numbers import check_fraction, check_processes
+
+    for bad in (0, 33, 2.5, True):
+        with pytest.raises(
+            ValueError, match=r"^must be a whole number from 1 to 32 \(1 = measured in this process only\)$"
+        ):
+            check_processes(bad)
+    for bad in (0, 1, 95, True):
+        with pytest.raises(ValueError, match=r"^must be a number between 0 and 1 \(e\.g\. 0\.95\)$"):
+            check_fraction(bad)
+    assert check_processes(32) == 32 and check_fraction(0.95) == 0.95

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from .core.errors import deprecated
+from .core.numbers import check_fraction, check_processes, parse_number
 from .core.units import DurationError, parse_duration
 from .core.vocabulary import MAX_PROCESSES, Counter, Word
 from .engine.settings import Mode, Policy, Settings, shown_default
@@ -33,16 +34,11 @@ def _process_count(text: str) -> int:
         value = int(text)
     except ValueError:  # int()'s own words ("invalid literal for int() with base 10") name neither
         raise ValueError(f"{text!r} is not a whole number of processes (1 to {MAX_PROCESSES})") from None
-    if not 1 <= value <= MAX_PROCESSES:
-        raise ValueError(f"must be between 1 and {MAX_PROCESSES}")
-    return value
+    return check_processes(value)
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise ValueError("must be between 0 and 1")
-    return value
+    return check_fraction(parse_number(text))
 
 
 def _choice(*allowed: str) -> Callable[[str], Any]:

@@ -10,8 +10,9 @@ team that wants transport figures gated only past a larger change.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from .numbers import parse_number
 
 KINDS = ("pairs", "transport")
 EXAMPLE = "5% (pairs and transport figures), or pairs:5%,transport:30%"
@@ -61,12 +62,9 @@ def parse_thresholds(text: str) -> Thresholds:
 
 def _percent(value: str, text: str) -> float:
     try:
-        number = float(value.strip().removesuffix("%"))
+        return parse_number(value.strip().removesuffix("%"), minimum=0)
     except ValueError:
-        number = math.nan
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"{text!r}: give a number of percent, 0 or more; e.g. {EXAMPLE}")
-    return number
+        raise ValueError(f"{text!r}: give a number of percent, 0 or more; e.g. {EXAMPLE}") from None
 
 
 UNGATED = Thresholds()

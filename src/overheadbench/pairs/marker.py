@@ -6,7 +6,6 @@ mistake, so everything a user can get wrong is checked here, before any measurin
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -14,9 +13,10 @@ import pytest
 
 from ..core.errors import MarkerError, NotCountable
 from ..core.keywords import Keyword, marker_help, names
+from ..core.numbers import callers, check_fraction, check_processes, parse_number
 from ..core.tables import plain
 from ..core.units import BudgetError, DurationError, SizeError, parse_duration, parse_overhead_budget, parse_size
-from ..core.vocabulary import MAX_CONCURRENCY, MAX_PROCESSES
+from ..core.vocabulary import MAX_CONCURRENCY
 from ..core.xdist import original_nodeid
 from ..engine.settings import Mode, Settings
 from .pair import Budget, Pair
@@ -129,10 +129,10 @@ def pair_from_marker(
         nodeid=nodeid,
         budget=budget,
         mode=mode,
-        confidence=value.get("confidence", check_confidence) or settings.confidence,
+        confidence=value.get("confidence", check_fraction) or settings.confidence,
         group=value.get("group", _group) or group,
         work_s=work_s,
-        processes=value.get("processes", _processes) or settings.processes,
+        processes=value.get("processes", check_processes) or settings.processes,
         concurrency=level if listed and level in levels else levels[0],
         levels=levels if listed else (),
     )
@@ -185,9 +185,7 @@ def listed_levels(kwargs: Mapping[str, Any]) -> tuple[int, ...]:
 def concurrency_levels(value: Any) -> tuple[int, ...]:
     """``concurrency=8`` or ``concurrency=[1, 8, 64]``: whole numbers of callers, each once."""
     levels = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not levels or any(
-        isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_CONCURRENCY for level in levels
-    ):
+    if not levels or not all(callers(level) for level in levels):
         raise ValueError(
             f"must be a number of callers from 1 to {MAX_CONCURRENCY}, or a list of them (e.g. [1, 8, 64])"
         )
@@ -215,15 +213,9 @@ class _Reader:
             raise MarkerError(f"{self.where}: {key} {exc}, got {raw!r}") from None
 
 
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError("must be a finite number")
-    return float(value)
-
-
 def _blocks(value: Any) -> float:
     try:
-        return _number(value)
+        return parse_number(value, text=False)
     except ValueError:
         raise ValueError("must be a number of memory blocks per call (e.g. 0)") from None
 
@@ -238,19 +230,6 @@ def _group(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("must be a string")
     return value
-
-
-def _processes(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PROCESSES:
-        raise ValueError(f"must be a whole number from 1 to {MAX_PROCESSES} (1 = measured in this process only)")
-    return value
-
-
-def check_confidence(value: Any) -> float:
-    """A confidence level is a number strictly between 0 and 1 (0.95, not 95)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ValueError("must be a number between 0 and 1 (e.g. 0.95)")
-    return float(value)
 
 
 LEVEL_FIXTURE = "overhead_concurrency"

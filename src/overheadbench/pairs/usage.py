@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 from ..core.errors import OverheadPairWarning, OverheadUsageError
+from ..core.numbers import callers
 from ..core.vocabulary import MAX_CONCURRENCY
 from ..engine.samples import Kind, Side
 from .pair import Pair
@@ -31,7 +32,7 @@ def sides_kind(nodeid: str, baseline: Any, framework: Any) -> Kind:
 def with_callers(pair: Pair, concurrency: Any) -> Pair:
     """``compare(concurrency=N)``: checked, and made the pair's (unless the marker gave levels)."""
     nodeid = pair.nodeid
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= MAX_CONCURRENCY:
+    if not callers(concurrency):
         raise OverheadUsageError(
             f"{nodeid}: concurrency must be a whole number of callers from 1 to {MAX_CONCURRENCY}, "
             f"got {concurrency!r} (for one row per level, give the marker a list: concurrency=[1, 8, 64])"

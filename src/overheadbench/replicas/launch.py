@@ -1,10 +1,8 @@
-"""Starting one replica process: its pipes, its environment, its output file (the one place a
+"""Starting one replica process: its channel, its environment, its output file (the one place a
 replica is spawned, as pyperf's ``Manager.spawn_worker`` is; a new place kind starts here).
 
-Three pipes per replica: its messages to the controller, the controller's commands to it, and
-its lifeline (never written: when the controller closes it or dies, the replica's watchdog
-ends the replica, :mod:`.lifeline`). The replica finds its ends by the descriptor numbers in
-its :class:`~.replica.ReplicaRequest`.
+The channel (:mod:`.channel`: pipes today) is opened first; the replica finds its ends by what
+its :class:`ReplicaRequest` names, and the controller keeps the other ends.
 """
 
 from __future__ import annotations
@@ -13,11 +11,12 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..engine.valgrind import SCRATCH_ENV
+from .channel import Channel, Pipes, ReplicaEnds
 from .lifeline import REPLICA_ENV
 from .process import ReplicaProcess
 from .relaunch import Invocation
@@ -40,6 +39,8 @@ class ReplicaRequest:
     messages_fd: int
     commands_fd: int
     lifeline_fd: int
+    """The replica's ends of its channel (:class:`~.channel.ReplicaEnds`), flat in the JSON: the
+    lifeline's watchdog reads its end before the replica's plugin starts (:mod:`.lifeline`)."""
     head_root: str = ""
     """In a replica of the base tree (``--overhead-against``): the head tree, whose project
     modules this replica must not import; its own tree is ``own_root``."""
@@ -53,6 +54,10 @@ class ReplicaRequest:
         raw = environ.get(REPLICA_ENV)
         return cls(**json.loads(raw)) if raw else None
 
+    @property
+    def ends(self) -> ReplicaEnds:
+        return ReplicaEnds(self.messages_fd, self.commands_fd, self.lifeline_fd)
+
     def nodeids(self) -> tuple[str, ...]:
         """The tests this replica may run, the first one first."""
         return tuple(json.loads(Path(self.work).read_text(encoding="utf-8"))[self.first :])
@@ -65,16 +70,22 @@ def write_work(folder: Path, nodeids: tuple[str, ...]) -> Path:
     return path
 
 
-def launch(invocation: Invocation, folder: Path, work: Path, position: int, trees: tuple[str, str]) -> ReplicaProcess:
+def launch(
+    invocation: Invocation,
+    folder: Path,
+    work: Path,
+    position: int,
+    trees: tuple[str, str],
+    channel: Callable[[], Channel] = Pipes.open,
+) -> ReplicaProcess:
     """Start one replica of ``invocation`` (its scratch ``folder``, the ``work`` file of node ids,
-    the test to go to first; ``trees``: (head, own) for a base tree's replica, else empty)."""
-    messages_read, messages_write = os.pipe()
-    commands_read, commands_write = os.pipe()
-    lifeline_read, lifeline_write = os.pipe()
-    request = ReplicaRequest(str(work), position, messages_write, commands_read, lifeline_read, *trees)
+    the test to go to first; ``trees``: (head, own) for a base tree's replica, else empty) on a
+    ``channel`` opened for it."""
+    opened = channel()
+    ends = opened.replica
+    request = ReplicaRequest(str(work), position, ends.messages_fd, ends.commands_fd, ends.lifeline_fd, *trees)
     extra = {REPLICA_ENV: request.to_env(), SCRATCH_ENV: str(folder)}
     log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
-    child_ends = (messages_write, commands_read, lifeline_read)
     try:
         process = subprocess.Popen(
             invocation.command(folder / "cache"),
@@ -82,19 +93,15 @@ def launch(invocation: Invocation, folder: Path, work: Path, position: int, tree
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            pass_fds=child_ends,
             env=invocation.environ(os.environ, extra),
             start_new_session=True,  # a process group of its own, ended with it (ReplicaProcess.end_group)
+            **opened.spawn,
         )
     except BaseException:
-        for fd in (messages_read, commands_write, lifeline_write):
-            os.close(fd)
+        opened.close()
         log.close()
         raise
-    finally:
-        for fd in child_ends:
-            os.close(fd)
-    return ReplicaProcess(process, log, messages_read, os.fdopen(commands_write, "wb"), lifeline_write, position)
+    return ReplicaProcess(process, log, opened.started(), position)
 
 
 def start_batch() -> int:

@@ -37,6 +37,7 @@ from ..core.scratch import owned_folder, remove_folder
 from ..core.timeouts import PairTimeout, not_counted, waiting_on
 from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
+from .channel import Channel, Pipes
 from .failures import SAMPLING_SILENCE, SLOW_FIXTURES, SLOW_START, ReplicaError, missed_error, missed_story, which
 from .launch import launch, start_batch, write_work
 from .messages import (
@@ -92,6 +93,9 @@ class ReplicaPool:
     _work: Path = Path()
     trees: tuple[str, str] | None = None
     """For the base tree's replicas: (the head tree, the base tree): they check their imports."""
+    channel: Callable[[], Channel] = Pipes.open
+    """What each replica is started with and talked to through (:mod:`.channel`: pipes; a place
+    kind that starts its replicas elsewhere brings its own)."""
     place: str = ""
     """Which replicas these are, in messages (``the base tree /ci/base``, ``the environment
     py313``); empty: the session's own."""
@@ -258,7 +262,7 @@ class ReplicaPool:
             self._folder = owned_folder("replicas")
             self._work = write_work(self._folder, self.nodeids)
         head_root, own_root = self.trees or ("", "")
-        replica = launch(self.invocation, self._folder, self._work, position, (head_root, own_root))
+        replica = launch(self.invocation, self._folder, self._work, position, (head_root, own_root), self.channel)
         self.started += 1
         self._replicas.append(replica)
         return replica

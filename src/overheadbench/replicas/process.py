@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import IO
 
+from .channel import ControllerEnds
+
 
 class State(Enum):
     STARTING = "starting (importing Python, pytest, the session's plugins and conftest files)"
@@ -30,16 +32,24 @@ class ReplicaProcess:
 
     process: subprocess.Popen[bytes]
     log: IO[bytes]
-    messages_fd: int
-    commands: IO[bytes]
-    lifeline_fd: int
-    """The write end of the lifeline pipe: never written, closed when the replica must die."""
+    ends: ControllerEnds
+    """The controller's ends of its channel (:mod:`.channel`)."""
     position: int
     """Index (in the pool's node ids) of the test it was last sent to."""
     state: State = State.STARTING
     log_from: int = 0
     """Where its output for the current test starts in ``log``."""
     buffer: bytes = b""
+    _lifeline_cut: bool = False
+    """The lifeline's end is never written: closed (once) when the replica must die."""
+
+    @property
+    def messages_fd(self) -> int:
+        return self.ends.messages_fd
+
+    @property
+    def commands(self) -> IO[bytes]:
+        return self.ends.commands
 
     def end_group(self) -> None:
         """Kill what is left of the replica's process group once it has ended: a fixture's
@@ -53,6 +63,6 @@ class ReplicaProcess:
 
     def cut_lifeline(self) -> None:
         """Close the replica's lifeline (its watchdog interrupts it, then ends it); safe twice."""
-        if self.lifeline_fd >= 0:
-            os.close(self.lifeline_fd)
-            self.lifeline_fd = -1
+        if not self._lifeline_cut:
+            os.close(self.ends.lifeline_fd)
+            self._lifeline_cut = True

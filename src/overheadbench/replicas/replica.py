@@ -27,6 +27,7 @@ import pytest
 from ..engine.samples import CountSamples
 from ..engine.sampling import Request, Sampled, replica_plan
 from . import messages
+from .channel import ReplicaEnds
 from .launch import ReplicaRequest
 from .messages import Collected, Counted, Done, Figured, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
 from .relaunch import absolute_nodeid
@@ -40,11 +41,11 @@ class ControllerGone(Exception):
 
 
 class ReplicaChannel:
-    """The replica's end of the two pipes."""
+    """The replica's end of its channel: messages out, commands in."""
 
-    def __init__(self, request: ReplicaRequest) -> None:
-        self._out = os.fdopen(request.messages_fd, "wb")
-        self._in = os.fdopen(request.commands_fd, "rb")
+    def __init__(self, ends: ReplicaEnds) -> None:
+        self._out = os.fdopen(ends.messages_fd, "wb")
+        self._in = os.fdopen(ends.commands_fd, "rb")
 
     def send(self, message: Message) -> None:
         try:
@@ -76,7 +77,7 @@ class ReplicaPlugin:
 
     def __init__(self, config: pytest.Config, request: ReplicaRequest) -> None:
         self.nodeids = request.nodeids()
-        self.channel = ReplicaChannel(request)
+        self.channel = ReplicaChannel(request.ends)
         self.target: str | None = self.nodeids[0]
         """The test to run next; None: wait for the controller to name one."""
         self.parked_at: str | None = None

@@ -9,9 +9,9 @@ and server CPU per request (each server's, when the test runs several) and faile
 own client). ``transport.compare`` (lean load on two targets), ``acompare`` (two request
 callables) and ``acompare_streams`` (two streams) measure a transport pair: both sides in one
 session, their windows interleaved (:mod:`overheadbench.transport.pairing`), each figure as
-the framework side's change over the baseline side's, and each side's own row. The test's
-figures are judged when it ends, against ``@pytest.mark.transport(...)`` and each call's own
-budgets.
+the framework side's change over the baseline side's, and each side's own row. The rows are
+its :class:`~overheadbench.transport.recording.Recorder`'s, judged when the test ends against
+``@pytest.mark.transport(...)`` and each call's own budgets.
 
 Without ``--overhead`` every call still runs (briefly, once) so a broken test fails, and
 nothing is judged, as the ``overhead`` fixture does.
@@ -19,43 +19,26 @@ nothing is judged, as the ``overhead`` fixture does.
 
 from __future__ import annotations
 
-import math
 import random
-import statistics
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
-from ..core.errors import MarkerError, OverheadUsageError
+from ..core.errors import OverheadUsageError
 from ..engine.settings import Settings
-from ..engine.stats import mean_interval, median_interval, quantile_interval, ratio_interval
+from ..engine.stats import ratio_interval
 from ..http.load import Throughput
-from ..http.streaming import REQUEST_KEYS, StreamSide, StreamStats
+from ..http.streaming import StreamSide, StreamStats
 
 if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
-from .limits import parse_limits
-from .metrics import (
-    DEFAULT_ERRORS,
-    KEYWORDS,
-    LOAD_FIGURES,
-    PAIR_KEYWORDS,
-    QUANTILES,
-    STREAM_FIGURES,
-    FigureKey,
-    Limits,
-    Measure,
-    Metric,
-)
+from .metrics import DEFAULT_ERRORS, LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
 from .pairing import SideFigures, compared, load_figures, schedule, stream_figures
+from .recording import Recorder
 from .results import FigureResult, Reading
 from .verdict import judge
 
 T = TypeVar("T")
-LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
-"""What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 STREAM_RUNS = 21
 """Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""
 QUICK_STREAM_RUNS = 7
@@ -71,21 +54,17 @@ REQUEST_OPTIONS = ("method", "path", "body", "headers")
 """What ``compare`` sends to a side given as a server (a :class:`~overheadbench.http.loadrun.Target` has its own)."""
 
 
-class TransportFixture:
-    """Records the test's transport rows; :meth:`judged` gives their verdicts."""
+class TransportFixture(Recorder):
+    """Measures the test's transport rows into its :class:`~.recording.Recorder`; :meth:`judged`
+    gives their verdicts."""
 
     def __init__(self, nodeid: str, limits: Limits, settings: Settings, measuring: bool, quick: bool) -> None:
-        self.nodeid = nodeid
-        self.limits = limits
-        self.confidence = settings.confidence
-        self.measuring = measuring
+        super().__init__(nodeid, limits, settings, measuring)
         self.duration_s = settings.time_budget_s if measuring else SMOKE_DURATION_S
         self.stream_runs = (QUICK_STREAM_RUNS if quick else STREAM_RUNS) if measuring else 1
         self.rounds = (QUICK_PAIR_ROUNDS if quick else PAIR_ROUNDS) if measuring else 1
         self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
         self.rng = random.Random()
-        self.readings: list[tuple[Reading, Limits]] = []
-        self._rows: set[str] = set()
 
     # --- measuring ------------------------------------------------------------------------
 
@@ -179,9 +158,15 @@ class TransportFixture:
     # --- transport pairs ------------------------------------------------------------------
 
     def compare(
-        self, baseline: Server | Target, framework: Server | Target, *, concurrency: int = 1,
-        label: str | None = None, rounds: int | None = None, **options: Any,
-    ) -> tuple[Throughput, Throughput]:  # fmt: skip
+        self,
+        baseline: Server | Target,
+        framework: Server | Target,
+        *,
+        concurrency: int = 1,
+        label: str | None = None,
+        rounds: int | None = None,
+        **options: Any,
+    ) -> tuple[Throughput, Throughput]:
         """A transport pair by the lean load: ``concurrency`` requests in flight against each side
         (a server, with this call's ``path``/``body``/``method``/``headers``, or a
         :class:`~overheadbench.http.loadrun.Target` with its own) in interleaved windows, from
@@ -205,9 +190,15 @@ class TransportFixture:
         return self._load_pair(self._row(name), windows, limits)
 
     async def acompare(
-        self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]], *,
-        concurrency: int = 1, label: str = "framework vs baseline", rounds: int | None = None, **budgets: Any,
-    ) -> tuple[Throughput, Throughput]:  # fmt: skip
+        self,
+        baseline: Callable[[], Awaitable[Any]],
+        framework: Callable[[], Awaitable[Any]],
+        *,
+        concurrency: int = 1,
+        label: str = "framework vs baseline",
+        rounds: int | None = None,
+        **budgets: Any,
+    ) -> tuple[Throughput, Throughput]:
         """A transport pair of two request callables (two clients: ``lambda: bare.get("/")``
         and ``lambda: stacked.get("/")``), by :func:`~overheadbench.http.load.throughput` in
         interleaved windows; the servers' CPU is every running server's together."""
@@ -221,14 +212,26 @@ class TransportFixture:
         sends = (baseline, framework)
         for side in schedule(self._rounds(rounds), self.rng):
             warm = 10 if not windows[side] else 0
-            windows[side].append(await throughput(sends[side], concurrency=concurrency, duration_s=self.window_s,
-                                                  warmup=warm, server_cpu_s=servers_cpu_s))  # fmt: skip
+            windows[side].append(
+                await throughput(
+                    sends[side],
+                    concurrency=concurrency,
+                    duration_s=self.window_s,
+                    warmup=warm,
+                    server_cpu_s=servers_cpu_s,
+                )
+            )
         return self._load_pair(self._row(label), windows, limits)
 
     async def acompare_streams(
-        self, baseline: StreamSide, framework: StreamSide, *, label: str = "framework vs baseline",
-        rounds: int | None = None, **budgets: Any,
-    ) -> tuple[list[StreamStats], list[StreamStats]]:  # fmt: skip
+        self,
+        baseline: StreamSide,
+        framework: StreamSide,
+        *,
+        label: str = "framework vs baseline",
+        rounds: int | None = None,
+        **budgets: Any,
+    ) -> tuple[list[StreamStats], list[StreamStats]]:
         """A transport pair of two streams, each ``(async httpx client, url)``, ``(client, url,
         {"method": "POST", "json": ...})`` or an SDK's stream (a callable, as :meth:`aevents`):
         ``PAIR_STREAMS`` streams of each side per round, rounds interleaved; time to first event,
@@ -282,92 +285,6 @@ class TransportFixture:
             if (metric, Measure.ADDED) in limits or (metric, Measure.ADDED) in self.limits:
                 self._add(compared(row, metric, Measure.ADDED, sides[0], sides[1], self.confidence), limits)
 
-    # --- recording ------------------------------------------------------------------------
-
-    def record(self, label: str, result: Throughput, **budgets: Any) -> None:
-        """Record a :class:`~overheadbench.http.load.Throughput` as row ``label`` (from
-        :func:`load`, or from ``throughput()`` with any client)."""
-        self._record(self._row(label), result, self._budgets(budgets, "record"))
-
-    def _record(self, label: str, result: Throughput, limits: Limits) -> None:
-        confidence = self.confidence
-        if result.window_rates:
-            value, low, high = mean_interval(result.window_rates, confidence)
-            interval = f"{confidence:.0%} CI over {len(result.window_rates)} windows"
-            rates = result.window_rates
-            rps = Reading(label, Metric.RPS, result.requests_per_s, low, high, interval, rates, note=result.shortfall)
-        else:
-            rate = result.requests_per_s
-            rps = Reading(label, Metric.RPS, rate, rate, rate, "", note=result.shortfall)
-        self._add(rps, limits)
-        if result.latency is not None and result.latency_ns:
-            for metric, q in QUANTILES.items():
-                value, low, high = quantile_interval(result.latency_ns, q, confidence)
-                interval = f"{confidence:.0%} CI, order statistics of {result.requests:,} requests"
-                self._add(Reading(label, metric, value / 1e9, low / 1e9, high / 1e9, interval), limits)
-        for metric, value in (
-            (Metric.CLIENT_CPU, result.client_cpu_s_per_request),
-            (Metric.SERVER_CPU, result.server_cpu_s_per_request),
-        ):
-            self._add(Reading(label, metric, value, value, value, ""), limits)
-        for server, value in result.server_cpu_by_server:
-            self._add(Reading(f"{label} · {server}", Metric.SERVER_CPU, value, value, value, ""), limits)
-        note = f"the first: {result.first_error}" if result.first_error else ""
-        self._add(Reading(label, Metric.ERRORS, result.errors, result.errors, result.errors, "", note=note), limits)
-
-    def _streams(self, label: str, runs: list[StreamStats], limits: Limits) -> StreamStats:
-        interval = f"{self.confidence:.0%} CI of the median of {len(runs)} streams"
-        for metric, values in (
-            (Metric.TTFE, [run.first_event_s for run in runs]),
-            (Metric.EVENTS_PER_S, [run.events_per_s for run in runs]),
-            (Metric.TOTAL, [run.total_s for run in runs]),
-        ):
-            value, low, high = (
-                median_interval(np.asarray(values), self.confidence) if len(values) > 1 else (values[0],) * 3
-            )
-            measured = tuple(v for v in values if math.isfinite(v))  # a stream with no event has no first one
-            self._add(Reading(label, metric, value, low, high, interval if len(values) > 1 else "", measured), limits)
-        middle = statistics.median(run.total_s for run in runs)
-        return min(runs, key=lambda run: abs(run.total_s - middle))
-
-    def _budgets(self, options: dict[str, Any], call: str) -> Limits:
-        """Take this call's budget keywords out of ``options``; what is left must be options of
-        the load (``load`` and ``sweep`` only), else the test fails naming the keyword."""
-        where = f"{self.nodeid}: transport.{call}()"
-        mine = {key: options.pop(key) for key in list(options) if key in KEYWORDS or key in PAIR_KEYWORDS}
-        passed_on = {
-            "load": LOAD_OPTIONS,
-            "sweep": LOAD_OPTIONS | {"verify"},
-            "compare": LOAD_OPTIONS,
-            "stream": set(REQUEST_KEYS),
-            "astream": set(REQUEST_KEYS),
-        }.get(call, set())
-        unknown = sorted(set(options) - passed_on)
-        if unknown:
-            accepted = sorted(passed_on | set(KEYWORDS))
-            raise OverheadUsageError(
-                f"{where} got unknown keyword(s) {', '.join(unknown)}; it accepts {', '.join(accepted)}"
-            )
-        try:
-            return parse_limits(mine, where)
-        except MarkerError as exc:
-            raise OverheadUsageError(str(exc)) from None
-
-    def _add(self, reading: Reading, limits: Limits) -> None:
-        self.readings.append((reading, limits))
-
-    def _row(self, label: str) -> str:
-        """``label``, or ``label (2)``... when an earlier call of the test took it (a load and a
-        sweep's first level are both ``http1 c=1``): one row per call, never two merged."""
-        row, count = label, 1
-        while row in self._rows:
-            count += 1
-            row = f"{label} ({count})"
-        self._rows.add(row)
-        return row
-
-    # --- judging --------------------------------------------------------------------------
-
     def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]:
         """Every recorded figure against its limit: the call's, else the marker's (failed
         requests: at most ``DEFAULT_ERRORS`` unless a limit is given); ``session_sd`` says how
@@ -379,8 +296,9 @@ class TransportFixture:
             if limit is None and reading.metric == Metric.ERRORS:
                 limit = DEFAULT_ERRORS
             sd = session_sd((self.nodeid, reading.row, *key)) if session_sd else None
-            results.append(judge(self.nodeid, reading, limit, self.measuring, session_sd=sd,
-                                 confidence=self.confidence))  # fmt: skip
+            results.append(
+                judge(self.nodeid, reading, limit, self.measuring, session_sd=sd, confidence=self.confidence)
+            )
         return results
 
 

@@ -17,10 +17,10 @@ The readings and their results are :mod:`overheadbench.transport.results`; the v
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.numbers import parse_number
 from ..core.units import parse_duration
 from ..core.vocabulary import Word
 from ..engine.checks import Unit, show
@@ -58,12 +58,7 @@ class Measure(Word):
 
 def figure_number(value: object) -> float:
     """A figure's number as a budget gives it: 1000, 1e3, "1,000" or "1_000", finite, 0 or more."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{value!r} is not a number")
-    number = float(str(value).replace(",", "").replace("_", "")) if isinstance(value, str) else float(value)
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"{value!r} is not a number >= 0")
-    return number
+    return parse_number(value, minimum=0)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,123 @@
+"""A transport test's rows: each call's figures recorded as readings with their budgets.
+
+The ``transport`` fixture (:mod:`overheadbench.transport.fixture`) measures; this is what it
+records into and what the session reads when the test ends: a load's req/s (a confidence
+interval over its windows), latency quantiles (order statistics), CPU per request and failed
+requests; a stream row's time to first event, events/s and total; a row name per call, never
+two merged; and each call's budget keywords, told apart from the load's own options.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import MarkerError, OverheadUsageError
+from ..engine.settings import Settings
+from ..engine.stats import mean_interval, median_interval, quantile_interval
+from ..http.load import Throughput
+from ..http.streaming import REQUEST_KEYS, StreamStats
+from .limits import parse_limits
+from .metrics import KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric
+from .results import Reading
+
+LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
+"""What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
+
+
+class Recorder:
+    """The test's transport rows and their budgets (the fixture judges them when the test ends)."""
+
+    def __init__(self, nodeid: str, limits: Limits, settings: Settings, measuring: bool) -> None:
+        self.nodeid = nodeid
+        self.limits = limits
+        """The marker's budgets (a call's own come with each reading)."""
+        self.confidence = settings.confidence
+        self.measuring = measuring
+        self.readings: list[tuple[Reading, Limits]] = []
+        self._rows: set[str] = set()
+
+    def record(self, label: str, result: Throughput, **budgets: Any) -> None:
+        """Record a :class:`~overheadbench.http.load.Throughput` as row ``label`` (from
+        :func:`load`, or from ``throughput()`` with any client)."""
+        self._record(self._row(label), result, self._budgets(budgets, "record"))
+
+    def _record(self, label: str, result: Throughput, limits: Limits) -> None:
+        confidence = self.confidence
+        if result.window_rates:
+            value, low, high = mean_interval(result.window_rates, confidence)
+            interval = f"{confidence:.0%} CI over {len(result.window_rates)} windows"
+            rates = result.window_rates
+            rps = Reading(label, Metric.RPS, result.requests_per_s, low, high, interval, rates, note=result.shortfall)
+        else:
+            rate = result.requests_per_s
+            rps = Reading(label, Metric.RPS, rate, rate, rate, "", note=result.shortfall)
+        self._add(rps, limits)
+        if result.latency is not None and result.latency_ns:
+            for metric, q in QUANTILES.items():
+                value, low, high = quantile_interval(result.latency_ns, q, confidence)
+                interval = f"{confidence:.0%} CI, order statistics of {result.requests:,} requests"
+                self._add(Reading(label, metric, value / 1e9, low / 1e9, high / 1e9, interval), limits)
+        for metric, value in (
+            (Metric.CLIENT_CPU, result.client_cpu_s_per_request),
+            (Metric.SERVER_CPU, result.server_cpu_s_per_request),
+        ):
+            self._add(Reading(label, metric, value, value, value, ""), limits)
+        for server, value in result.server_cpu_by_server:
+            self._add(Reading(f"{label} · {server}", Metric.SERVER_CPU, value, value, value, ""), limits)
+        note = f"the first: {result.first_error}" if result.first_error else ""
+        self._add(Reading(label, Metric.ERRORS, result.errors, result.errors, result.errors, "", note=note), limits)
+
+    def _streams(self, label: str, runs: list[StreamStats], limits: Limits) -> StreamStats:
+        interval = f"{self.confidence:.0%} CI of the median of {len(runs)} streams"
+        for metric, values in (
+            (Metric.TTFE, [run.first_event_s for run in runs]),
+            (Metric.EVENTS_PER_S, [run.events_per_s for run in runs]),
+            (Metric.TOTAL, [run.total_s for run in runs]),
+        ):
+            value, low, high = (
+                median_interval(np.asarray(values), self.confidence) if len(values) > 1 else (values[0],) * 3
+            )
+            measured = tuple(v for v in values if math.isfinite(v))  # a stream with no event has no first one
+            self._add(Reading(label, metric, value, low, high, interval if len(values) > 1 else "", measured), limits)
+        middle = statistics.median(run.total_s for run in runs)
+        return min(runs, key=lambda run: abs(run.total_s - middle))
+
+    def _budgets(self, options: dict[str, Any], call: str) -> Limits:
+        """Take this call's budget keywords out of ``options``; what is left must be options of
+        the load (``load`` and ``sweep`` only), else the test fails naming the keyword."""
+        where = f"{self.nodeid}: transport.{call}()"
+        mine = {key: options.pop(key) for key in list(options) if key in KEYWORDS or key in PAIR_KEYWORDS}
+        passed_on = {
+            "load": LOAD_OPTIONS,
+            "sweep": LOAD_OPTIONS | {"verify"},
+            "compare": LOAD_OPTIONS,
+            "stream": set(REQUEST_KEYS),
+            "astream": set(REQUEST_KEYS),
+        }.get(call, set())
+        unknown = sorted(set(options) - passed_on)
+        if unknown:
+            accepted = sorted(passed_on | set(KEYWORDS))
+            raise OverheadUsageError(
+                f"{where} got unknown keyword(s) {', '.join(unknown)}; it accepts {', '.join(accepted)}"
+            )
+        try:
+            return parse_limits(mine, where)
+        except MarkerError as exc:
+            raise OverheadUsageError(str(exc)) from None
+
+    def _add(self, reading: Reading, limits: Limits) -> None:
+        self.readings.append((reading, limits))
+
+    def _row(self, label: str) -> str:
+        """``label``, or ``label (2)``... when an earlier call of the test took it (a load and a
+        sweep's first level are both ``http1 c=1``): one row per call, never two merged."""
+        row, count = label, 1
+        while row in self._rows:
+            count += 1
+            row = f"{label} ({count})"
+        self._rows.add(row)
+        return row
