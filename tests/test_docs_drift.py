@@ -24,11 +24,10 @@ import pytest
 import overheadbench
 from overheadbench.cli import build_parser
 from overheadbench.core.keywords import keyword_table, names
-from overheadbench.engine.settings import Settings
+from overheadbench.engine.settings import QUICK, QUICK_AGAINST, Settings
 from overheadbench.history.runs import SCHEMA_VERSION
 from overheadbench.http.loadrun import Target, load
 from overheadbench.http.server import Server, start_server
-from overheadbench.options import QUICK, QUICK_AGAINST
 from overheadbench.outcome import HARNESS_WARN_SHARE
 from overheadbench.pairs.fixture import OverheadFixture
 from overheadbench.pairs.marker import KEYWORDS

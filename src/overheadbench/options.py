@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from .core.errors import deprecated
 from .core.numbers import check_fraction, check_processes, parse_number
 from .core.units import DurationError, parse_duration
 from .core.vocabulary import MAX_PROCESSES, Counter, Word
-from .engine.settings import Mode, Policy, Settings, shown_default
+from .engine.settings import QUICK, QUICK_AGAINST, Mode, Policy, Settings, shown_default
 from .engine.valgrind import unavailable
 from .report.pairs import COLUMN_KEYS, TERMINAL_COLUMNS
 
@@ -212,28 +211,21 @@ def add_options(parser: pytest.Parser) -> None:
         "(default true)",
     )
     parser.addini("overhead_github", "see --overhead-github (default true)", default=None)
+    reports.addoption(
+        "--overhead-explain",
+        action="store_true",
+        default=False,
+        help="explain every pair: where its overhead goes, function by function (a failing pair is explained "
+        "anyway; about a second per pair)",
+    )
+    reports.addoption(
+        "--overhead-flame",
+        metavar="DIR",
+        default=None,
+        help="write each explained pair's added cost to DIR as folded stacks (flamegraph.pl, speedscope, inferno)",
+    )
 
 
-QUICK_SHARE = 4
-"""The quick profile's share of the default time per pair: a quarter (pyperf's ``--fast`` derives
-its runs from the defaults alike), so the two cannot drift apart."""
-QUICK_WIDER = 3
-"""How much wider an interval the quick profile aims at (fewer processes cannot narrow it further)."""
-QUICK: dict[str, Any] = {
-    "processes": math.ceil(Settings.processes / QUICK_SHARE),
-    "max_processes": math.ceil(Settings.processes / QUICK_SHARE),
-    "time_budget_s": Settings.time_budget_s / QUICK_SHARE,
-    "target_halfwidth": Settings.target_halfwidth * QUICK_WIDER,
-    "inconclusive": Policy.WARN,
-}
-"""``--overhead-quick``: a CI profile, derived from the defaults: a quarter of the time per pair
-and of the processes (3: the interval is the mean ± t, see measurement.md), three times the
-interval's target width. Its intervals are too wide to settle close calls, so an inconclusive
-verdict warns instead of failing; a pair clearly over budget still fails."""
-QUICK_AGAINST: dict[str, Any] = {"processes": 6, "max_processes": 6}
-"""The quick profile under ``--overhead-against`` or ``--overhead-env``: 6 processes per place. With 3 the change has
-2-4 degrees of freedom (t up to 4.3) and one stray process makes its interval ±20%: a 10%
-regression was left "unknown" in 3 of 8 sessions (benchmarks/validation/AB_GATE.md)."""
 IMPLYING = (
     "--overhead-quick",
     "--overhead-json",
@@ -246,6 +238,8 @@ IMPLYING = (
     "--overhead-compare-fail-percent",
     "--overhead-against",
     "--overhead-env",
+    "--overhead-explain",
+    "--overhead-flame",
 )
 """Options that only mean something while measuring: each implies ``--overhead``."""
 
@@ -306,7 +300,12 @@ def settings_from_config(config: pytest.Config) -> Settings:
             values[field] = parse(str(raw))
         except ValueError as exc:
             raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
-    settings = Settings(**values)
+    flame = config.getoption("--overhead-flame")
+    settings = dataclasses.replace(
+        Settings(**values),
+        explain=bool(config.getoption("--overhead-explain")),
+        flame=str(Path(flame).resolve()) if flame else "",
+    )
     return dataclasses.replace(settings, counter=_counter(settings.counter))
 
 

@@ -161,7 +161,8 @@ def pair_outcome(
                 f"overhead_subtract_harness=true"
             )
         )
-    return decide(result.nodeid, [(result.verdict, result.message)], policy, changes, gate, warned)
+    told = f"{result.message}\n{result.explain.told()}" if result.explain is not None else result.message
+    return decide(result.nodeid, [(result.verdict, told)], policy, changes, gate, warned)
 
 
 def harness_dilutes(result: OverheadResult, subtract_harness: bool) -> bool:

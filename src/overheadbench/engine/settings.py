@@ -8,6 +8,7 @@ no pytest, so the engine does not either.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +92,10 @@ class Settings:
     """Callers of each side at once while it is timed (a pair's own: its marker or ``compare()``)."""
     counter: Counter = Counter.AUTO
     """Count mode's instruction counter (resolved from ``auto`` when the session starts)."""
+    explain: bool = False
+    """Explain every pair's overhead function by function (a failing pair is explained anyway)."""
+    flame: str = ""
+    """A folder to write each explained pair's added cost in, as folded stacks (empty: none written)."""
 
     @property
     def ceiling_s(self) -> float:
@@ -123,3 +128,25 @@ def shown_default(name: str, value: Any) -> str:
     if name.endswith("_s"):
         return f"{value:g}s"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+QUICK_SHARE = 4
+"""The quick profile's share of the default time per pair: a quarter (pyperf's ``--fast`` derives
+its runs from the defaults alike), so the two cannot drift apart."""
+QUICK_WIDER = 3
+"""How much wider an interval the quick profile aims at (fewer processes cannot narrow it further)."""
+QUICK: dict[str, Any] = {
+    "processes": math.ceil(Settings.processes / QUICK_SHARE),
+    "max_processes": math.ceil(Settings.processes / QUICK_SHARE),
+    "time_budget_s": Settings.time_budget_s / QUICK_SHARE,
+    "target_halfwidth": Settings.target_halfwidth * QUICK_WIDER,
+    "inconclusive": Policy.WARN,
+}
+"""``--overhead-quick``: a CI profile, derived from the defaults: a quarter of the time per pair
+and of the processes (3: the interval is the mean ± t, see measurement.md), three times the
+interval's target width. Its intervals are too wide to settle close calls, so an inconclusive
+verdict warns instead of failing; a pair clearly over budget still fails."""
+QUICK_AGAINST: dict[str, Any] = {"processes": 6, "max_processes": 6}
+"""The quick profile under ``--overhead-against`` or ``--overhead-env``: 6 processes per place. With 3 the change has
+2-4 degrees of freedom (t up to 4.3) and one stray process makes its interval ±20%: a 10%
+regression was left "unknown" in 3 of 8 sessions (benchmarks/validation/AB_GATE.md)."""

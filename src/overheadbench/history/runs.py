@@ -25,7 +25,7 @@ from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -43,7 +43,8 @@ an interval widened by its spread between sessions); 11 each side's own block si
 older files kept one base tree in ``against``) and the environment's ``distributions``; 13 the clock a
 result was judged on (a sample's ``timer``, and its blocks on the other clock: ``other_baseline_ns``,
 ``other_framework_ns``; older files read the wall clock only), a result's ``timer``, ``other_ratio``,
-``between_sd``, ``disagree`` and ``start_s``. Versions 1 to 12 still load."""
+``between_sd``, ``disagree`` and ``start_s``; 14 a result's ``explain`` (where its overhead goes,
+function by function). Versions 1 to 13 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

@@ -29,6 +29,7 @@ from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
+from .explaining import EXPLAIN_S, explained, wanted, write_flame
 from .measuring import Measurement, Stage, Strategy
 from .pair import Pair
 from .results import OverheadResult
@@ -173,7 +174,13 @@ class OverheadFixture:
         with timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid), closing(strategy):
             for stage in self._stages(Kind.SYNC, baseline, framework, strategy):
                 stage.keep(drive_sync(stage.plan, stage.blocks))
-        return self._conclude(Kind.SYNC, started, strategy)
+            result = self._conclude(Kind.SYNC, started, strategy)
+            if wanted(result, self.settings):
+                profiler = strategy.profiler
+                result = explained(
+                    result, profiler, (profiler.sync(baseline, EXPLAIN_S), profiler.sync(framework, EXPLAIN_S))
+                )
+        return self._record(result)
 
     async def _measure_async(
         self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]
@@ -191,7 +198,15 @@ class OverheadFixture:
         with conditions, loop_out_of_debug(), closing(strategy):
             for stage in self._stages(Kind.ASYNC, baseline, framework, strategy):
                 stage.keep(await drive_async(stage.plan, stage.blocks))
-        return self._conclude(Kind.ASYNC, started, strategy)
+            result = self._conclude(Kind.ASYNC, started, strategy)
+            if wanted(result, self.settings):
+                profiler = strategy.profiler
+                profiles = (
+                    await profiler.asynchronous(baseline, EXPLAIN_S),
+                    await profiler.asynchronous(framework, EXPLAIN_S),
+                )
+                result = explained(result, profiler, profiles)
+        return self._record(result)
 
     @contextmanager
     def _first_call(self) -> Iterator[None]:
@@ -214,10 +229,11 @@ class OverheadFixture:
         if self.replication.in_replica:
             strategy.deliver()
             pytest.skip("overheadbench replica process: samples sent to the controller")
-        return self._record(strategy.result(kind, time.perf_counter() - started))
+        return strategy.result(kind, time.perf_counter() - started)
 
     def _record(self, result: OverheadResult) -> OverheadResult:
         self.result = result
+        write_flame(self.settings.flame, result)
         return result
 
 

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from ..core.vocabulary import Counter
+from ..engine.attribution import Profiler
 from ..engine.changes import Looks
 from ..engine.counting import ALLOCATION_REPEATS, allocation_calls, count_calls, count_plan, pace_plan
 from ..engine.samples import Clock, CountSamples, Kind, Side
@@ -57,7 +58,10 @@ class Measurement:
 
 
 class Strategy(ABC):
-    """How a pair is measured: its instruments, each one's stage, and the result they make."""
+    """How a pair is measured: its instruments, each one's stage, the result they make, and the
+    profiler that explains it (:mod:`overheadbench.instruments.functions`)."""
+
+    profiler: Profiler
 
     def __init__(self, run: Measurement) -> None:
         self.run = run

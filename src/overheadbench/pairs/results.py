@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.jsonio import Fields, ShapeError
 from ..core.vocabulary import Role
+from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Status
 from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
@@ -72,6 +73,9 @@ class OverheadResult:
     stored: StoredChange | None = None
     """Its change against the stored run the session compared with (``--overhead-compare``):
     computed once, where the result is made, and read by the gate, the terminal and the reports."""
+    explain: Explanation | None = None
+    """Where the overhead goes, function by function (a failing pair, or every pair with
+    ``--overhead-explain``): :mod:`overheadbench.engine.attribution`."""
 
     @property
     def nodeid(self) -> str:
@@ -175,6 +179,7 @@ class OverheadResult:
             "time_ratio": self.time_ratio,
             "places": [place.to_json() for place in self.places],
             "stored": self.stored.to_json() if self.stored else None,
+            "explain": self.explain.to_json() if self.explain else None,
         }
 
     @classmethod
@@ -233,6 +238,8 @@ class OverheadResult:
         stored = fields.obj("stored", optional=True) if "stored" in fields.data else None
         if stored is not None:
             result.stored = StoredChange.from_json(stored.data, stored.path, nodeid)
+        if (explained := fields.obj("explain", optional=True)) is not None:  # schema 14
+            result.explain = Explanation.from_json(explained)
         if "places" in fields.data:  # schema 12
             result.places = fields.items("places", lambda item, at: PlaceResult.from_json(item, at, nodeid))
         elif (against := fields.obj("against", optional=True)) is not None:  # schemas 5 to 11: a base tree only

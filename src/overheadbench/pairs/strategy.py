@@ -42,7 +42,8 @@ from ..engine.valgrind import in_counting_replica
 from ..instruments import Instrument
 from ..instruments.allocations import AllocationTrace
 from ..instruments.callgrind import MachineInstructionCount
-from ..instruments.instructions import InstructionCount
+from ..instruments.functions import SelfTimeByFunction
+from ..instruments.instructions import InstructionCount, InstructionsByFunction
 from ..instruments.walltime import WallClock
 from ..replicas.replica import ReplicaPlugin
 from .measuring import Measurement, Strategy
@@ -86,7 +87,10 @@ class _Judged(Strategy):
 
 class Timed(_Judged):
     """Time mode: wall time on the replication's plan, then, in the user's session, allocations
-    (unless turned off and the marker has no allocation budget); replicas only time."""
+    (unless turned off and the marker has no allocation budget); replicas only time. Explained
+    by self time per function (approximate)."""
+
+    profiler = SelfTimeByFunction()
 
     def instruments(self) -> list[Instrument]:
         run, budget = self.run, self.run.pair.budget
@@ -113,7 +117,10 @@ class Timed(_Judged):
 class Counted(_Judged):
     """Count mode in the user's session: bytecode counted here, or machine instructions counted in
     a replica under callgrind (``elsewhere``), then allocations and a short wall-clock probe here,
-    where calls run at full speed; every other place counts in one replica (``places``)."""
+    where calls run at full speed; every other place counts in one replica (``places``).
+    Explained by bytecode instructions per function (exact)."""
+
+    profiler = InstructionsByFunction()
 
     def __init__(self, run: Measurement, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> None:
         super().__init__(run)
@@ -150,6 +157,8 @@ class CountedInReplica(Strategy):
     """Count mode in a replica: it counts when the controller says so, with the controller's
     block size, and sends the counts back. Under callgrind it counts machine instructions and
     nothing else (allocations and the probe stay in the user's session)."""
+
+    profiler = InstructionsByFunction()
 
     def __init__(self, run: Measurement, replica: ReplicaPlugin) -> None:
         super().__init__(run)

@@ -15,6 +15,7 @@ from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .budgets import markdown_budgets
 from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places, markdown_stored
+from .explanations import markdown_explanations
 from .pair_notes import interval_notes
 from .pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
 from .transport import markdown_figures
@@ -52,6 +53,7 @@ def render_markdown(
         markdown_figure_places(figures, thresholds.transport),
     )
     rest = (
+        markdown_explanations(results),
         markdown_figures(figures),
         markdown_budgets(results, figures, regressed=regressed),
         markdown_purposes(purposes or {}),

@@ -1,0 +1,173 @@
+"""Where an overhead goes: two function-by-function profiles of a pair, framework minus baseline.
+
+A profile (:mod:`overheadbench.instruments.functions`) is each function's cost over ``calls``
+calls of one side: its executed instructions (exact) or its self time (approximate). The
+explanation is, per function, what the framework path spends there per call beyond what the
+baseline spends, ranked by its *share*: that function's added cost over the sum of every
+function's added cost (so the shares of the functions that add cost sum to 1). A function the
+framework path spends less in (the baseline's own work, moved or skipped) has no share; the
+net added cost per call is kept beside the rows.
+
+Functions are named ``module:qualname`` (``framework:make_layer.<locals>.run``), so a layer's
+inner functions stay apart from another layer's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..core.jsonio import Fields, ShapeError
+from ..core.units import format_count, format_seconds
+
+SHOWN_ROWS = 3
+"""Rows a failure message quotes."""
+MIN_SHOWN_SHARE = 0.005
+"""A failure message leaves out a function that adds less than this share (a first call's warm-up, spread thin)."""
+KEPT_ROWS = 20
+"""Rows a result keeps (the JSON and the markdown): the rest are summed in ``rest``."""
+
+
+@dataclass(frozen=True)
+class FunctionCost:
+    """One function's cost over a profile's calls: how often it ran and what it cost in all."""
+
+    calls: int
+    cost: float
+
+
+Profile = Mapping[str, FunctionCost]
+"""A side's profile: each function (``module:qualname``) and its cost over all the calls run."""
+
+
+class Profiler(Protocol):
+    @property
+    def unit(self) -> str: ...
+
+    @property
+    def exact(self) -> bool: ...
+
+    @property
+    def note(self) -> str:
+        """How the figures were made, for the reader."""
+        ...
+
+    def sync(self, fn: Callable[[], Any], budget_s: float) -> tuple[Profile, int]: ...
+
+    async def asynchronous(self, fn: Callable[[], Awaitable[Any]], budget_s: float) -> tuple[Profile, int]: ...
+
+
+@dataclass(frozen=True)
+class ExplainRow:
+    where: str
+    """The function, ``module:qualname``."""
+    share: float
+    """Its share of the added cost, 0 to 1."""
+    added: float
+    """What the framework path spends there per call beyond the baseline (instructions or seconds)."""
+    calls: float
+    """How often the framework path runs it per call (fractions: once every few calls)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"where": self.where, "share": self.share, "added": self.added, "calls": self.calls}
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> ExplainRow:
+        return cls(fields.text("where"), fields.number("share"), fields.number("added"), fields.number("calls"))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Where a pair's overhead goes, function by function (see the module docstring)."""
+
+    unit: str
+    """``instructions`` (exact: counted) or ``seconds`` (approximate: self time under a profiler)."""
+    exact: bool
+    calls: tuple[int, int]
+    """The calls profiled: the baseline's, the framework's."""
+    net: float
+    """The framework path's added cost per call, all functions together (added minus saved)."""
+    rows: tuple[ExplainRow, ...] = ()
+    rest: float = 0.0
+    """The share of the functions beyond ``KEPT_ROWS``."""
+    note: str = ""
+    """How the figures were made (the profiler's cost taken off, the counter)."""
+    stacks: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    """The added cost per call by ``module;function`` path, for a flame graph (not stored)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit,
+            "exact": self.exact,
+            "calls": list(self.calls),
+            "net": self.net,
+            "rows": [row.to_json() for row in self.rows],
+            "rest": self.rest,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> Explanation:
+        calls = fields.numbers("calls")
+        if len(calls) != 2:
+            raise ShapeError(f"{fields.path}.calls: expected the two sides' calls, got {len(calls)} numbers")
+        return cls(
+            fields.text("unit"),
+            fields.flag("exact"),
+            (int(calls[0]), int(calls[1])),
+            fields.number("net"),
+            tuple(fields.items("rows", lambda item, path: ExplainRow.from_json(Fields(item, path)))),
+            fields.number("rest"),
+            fields.text("note"),
+        )
+
+    def per_call(self, value: float, signed: bool = True) -> str:
+        """A cost per call in the explanation's unit (``+1.20 µs``, ``+412 instr``)."""
+        if self.exact:
+            return format_count(value, signed=signed) + " bytecode instr"
+        return format_seconds(value, signed=signed)
+
+    @property
+    def kind(self) -> str:
+        """How exact the rows are, in words."""
+        return "exact: bytecode counted per function" if self.exact else "approximate: self time under cProfile"
+
+    def told(self, rows: int = SHOWN_ROWS) -> str:
+        """The top ``rows`` as a failure message quotes them, one function a line."""
+        head = f"where the overhead goes ({self.kind}; net {self.per_call(self.net)}/call):"
+        shown = [row for row in self.rows[:rows] if row.share >= MIN_SHOWN_SHARE]
+        lines = [f"  {row.share:4.0%}  {self.per_call(row.added)}/call  {row.where}" for row in shown]
+        return "\n".join([head, *lines] if lines else [f"{head} no function adds cost"])
+
+    def folded(self) -> str:
+        """The added cost as folded stacks (``module;function count``), what flame graph tools read
+        (``flamegraph.pl``, speedscope, inferno); counts in instructions, or nanoseconds."""
+        scale = 1.0 if self.exact else 1e9
+        lines = [f"{path} {round(cost * scale)}" for path, cost in self.stacks if round(cost * scale) > 0]
+        return "\n".join(lines) + ("\n" if lines else "")
+
+
+def explain(
+    baseline: Profile, framework: Profile, calls: tuple[int, int], unit: str, exact: bool, note: str = ""
+) -> Explanation:
+    """The framework path's profile against the baseline's, per call (``calls``: each side's)."""
+    per_call = {}
+    for where in {*baseline, *framework}:
+        old, new = baseline.get(where), framework.get(where)
+        added = (new.cost if new else 0.0) / calls[1] - (old.cost if old else 0.0) / calls[0]
+        per_call[where] = (added, (new.calls if new else 0) / calls[1])
+    net = sum(added for added, _ in per_call.values())
+    total = sum(added for added, _ in per_call.values() if added > 0)
+    ranked = sorted(((added, where) for where, (added, _) in per_call.items() if added > 0), reverse=True)
+    rows = tuple(ExplainRow(where, added / total, added, per_call[where][1]) for added, where in ranked[:KEPT_ROWS])
+    rest = sum(added for added, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
+    stacks = tuple((_folded_path(where), added) for added, where in ranked)
+    return Explanation(unit, exact, calls, net, rows, rest, note, stacks)
+
+
+def _folded_path(where: str) -> str:
+    """``module:qual.name`` as a folded stack's frames: the module, then the function (``;`` and
+    spaces, which the format uses, taken out of names)."""
+    module, _, qualname = where.partition(":")
+    return ";".join(part.replace(";", ",").replace(" ", "_") for part in (module, qualname))

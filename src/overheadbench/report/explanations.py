@@ -1,0 +1,34 @@
+"""Where each explained pair's overhead goes, as the markdown report and the job summary show it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.tables import markdown_cell, markdown_table
+from ..engine.attribution import Explanation
+from ..pairs.results import OverheadResult
+
+
+def markdown_explanations(results: Sequence[OverheadResult]) -> str:
+    """A section per explained pair: each function's share of the added cost, what it adds per
+    call and how often the framework path runs it, most first; what the figures are under it."""
+    explained = [result for result in results if result.explain is not None]
+    if not explained:
+        return ""
+    lines = ["## Where the overhead goes"]
+    for result in explained:
+        explanation = result.explain
+        assert explanation is not None
+        lines += ["", f"### `{markdown_cell(result.nodeid)}`", "", *markdown_table(_rows(explanation))]
+        lines += ["", f"_{explanation.kind}; net {explanation.per_call(explanation.net)}/call; {explanation.note}_"]
+    return "\n".join(lines) + "\n"
+
+
+def _rows(explanation: Explanation) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [("Function", "Share", "Added per call", "Runs per call")]
+    for row in explanation.rows:
+        runs = f"{row.calls:.3g}" if row.calls == row.calls and not explanation.exact else ""
+        rows.append((f"`{markdown_cell(row.where)}`", f"{row.share:.0%}", explanation.per_call(row.added), runs))
+    if explanation.rest:
+        rows.append(("(the rest)", f"{explanation.rest:.0%}", "", ""))
+    return rows

@@ -1,0 +1,199 @@
+"""Where an overhead goes: the differential profile (exact in count mode, profiled in time mode),
+its JSON, the failure message's top rows, the markdown section and the folded stacks."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import BYTECODE, LOOP_SCOPE
+
+from overheadbench.core.jsonio import Fields
+from overheadbench.engine.attribution import Explanation, FunctionCost, explain
+from overheadbench.instruments.functions import SelfTimeByFunction, function_name, loaded_modules
+from overheadbench.instruments.instructions import InstructionsByFunction
+
+
+def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> None:
+    baseline = {"app:handle": FunctionCost(10, 1000.0), "app:parse": FunctionCost(10, 400.0)}
+    framework = {
+        "app:handle": FunctionCost(20, 2000.0),  # the same per call
+        "app:parse": FunctionCost(20, 400.0),  # half the baseline's per call: saved
+        "mw:metrics_layer.<locals>.run": FunctionCost(20, 3000.0),
+        "mw:retry_layer.<locals>.run": FunctionCost(20, 1000.0),
+    }
+    explained = explain(baseline, framework, (10, 20), "instructions", exact=True)
+    assert [row.where for row in explained.rows] == ["mw:metrics_layer.<locals>.run", "mw:retry_layer.<locals>.run"]
+    assert [row.share for row in explained.rows] == [0.75, 0.25]
+    assert [row.added for row in explained.rows] == [150.0, 50.0]
+    assert explained.net == pytest.approx(150 + 50 - 20)  # parse: 20 per call saved
+    assert explained.folded() == "mw;metrics_layer.<locals>.run 150\nmw;retry_layer.<locals>.run 50\n"
+
+
+def test_an_explanation_survives_its_json() -> None:
+    framework = {"mw:run": FunctionCost(4, 4e-6), "app:x": FunctionCost(4, 1e-6)}
+    explained = explain({"app:x": FunctionCost(2, 1e-6)}, framework, (2, 4), "seconds", exact=False, note="n")
+    back = Explanation.from_json(Fields(json.loads(json.dumps(explained.to_json())), "explain"))
+    assert back == explained  # the stacks are not stored
+    assert back.rows[0].where == "mw:run" and back.rows[0].share == 1.0 and back.rows[0].calls == 1.0
+
+
+def test_a_failure_message_quotes_the_top_rows() -> None:
+    framework = {f"mw:layer{index}": FunctionCost(1, float(index)) for index in range(1, 6)}
+    told = explain({}, framework, (1, 1), "seconds", exact=False).told()
+    assert told.splitlines()[0] == "where the overhead goes (approximate: self time under cProfile; net +15.0 s/call):"
+    assert [line.split()[-1] for line in told.splitlines()[1:]] == ["mw:layer5", "mw:layer4", "mw:layer3"]
+
+
+def _bare(x: int) -> int:
+    return x * 2
+
+
+def _layer(x: int) -> int:
+    total = 0
+    for index in range(10):
+        total += index
+    return _bare(x) + total - total
+
+
+def test_the_counted_profile_names_each_function_and_is_the_same_every_time() -> None:
+    profiler = InstructionsByFunction()
+    runs = []
+    for _ in range(2):
+        baseline, baseline_calls = profiler.sync(lambda: _bare(3), 0.01)
+        framework, framework_calls = profiler.sync(lambda: _layer(3), 0.01)
+        runs.append(explain(baseline, framework, (baseline_calls, framework_calls), profiler.unit, profiler.exact))
+    first, second = (run.rows[0] for run in runs)
+    assert first.where == f"{__name__}:_layer" and first.share > 0.9
+    assert first.added == second.added and first.added == math.floor(first.added)  # whole instructions per call
+
+
+def test_the_profiled_profile_takes_the_profilers_cost_off() -> None:
+    profiler = SelfTimeByFunction()
+    baseline, baseline_calls = profiler.sync(lambda: _bare(3), 0.02)
+    framework, framework_calls = profiler.sync(lambda: _layer(3), 0.02)
+    explained = explain(baseline, framework, (baseline_calls, framework_calls), profiler.unit, profiler.exact)
+    assert explained.rows[0].where == f"{__name__}:_layer"
+    assert "ns per call received" in profiler.note and not explained.exact
+
+
+def test_a_lambda_keeps_its_line_and_a_builtin_its_name() -> None:
+    def pair() -> tuple[object, object]:
+        baseline = lambda: 1  # noqa: E731
+        framework = lambda: 2  # noqa: E731
+        return baseline, framework
+
+    first, second = pair()
+    modules = loaded_modules()
+    names = {function_name(fn.__code__, modules) for fn in (first, second)}  # type: ignore[attr-defined]
+    assert len(names) == 2 and all("<lambda>@" in name for name in names)
+    assert function_name("<built-in method builtins.sorted>", modules) == "builtins:builtins.sorted"
+
+
+STACK = """
+import pytest
+from conftest import BYTECODE, LOOP_SCOPE
+
+def bare(x):
+    return x * 2
+
+def metrics_layer(inner):
+    seen = {}
+    def run(x):
+        seen[x] = seen.get(x, 0) + 1
+        for _ in range(30):
+            pass
+        return inner(x)
+    return run
+
+def retry_layer(inner):
+    def run(x):
+        for attempt in range(1):
+            return inner(x)
+    return run
+
+stacked = retry_layer(metrics_layer(bare))
+
+@pytest.mark.overhead(max=0.1, mode="count")
+def test_stack(overhead):
+    overhead.compare(lambda: bare(3), lambda: stacked(3))
+
+@pytest.mark.overhead(max=100.0, mode="count")
+def test_generous(overhead):
+    overhead.compare(lambda: bare(3), lambda: stacked(3))
+"""
+
+
+def test_a_failing_pair_is_explained_in_its_message_the_json_and_the_markdown(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_stack=STACK)
+    result = pytester.runpytest(
+        "--overhead", "--overhead-counter=bytecode", "--overhead-json=out.json", "--overhead-md=out.md"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "where the overhead goes (exact: bytecode counted per function; net +* bytecode instr/call):",
+            "*%  +* bytecode instr/call  test_stack:metrics_layer.<locals>.run",
+            "*%  +* bytecode instr/call  test_stack:retry_layer.<locals>.run",
+        ]
+    )
+    results = {r["nodeid"].split("::")[-1]: r for r in json.loads((pytester.path / "out.json").read_text())["results"]}
+    assert results["test_generous"]["explain"] is None  # passing, not asked
+    rows = results["test_stack"]["explain"]["rows"]
+    assert rows[0]["where"] == "test_stack:metrics_layer.<locals>.run" and 0 < rows[0]["share"] <= 1
+    assert sum(row["share"] for row in rows) == pytest.approx(1.0)
+    markdown = (pytester.path / "out.md").read_text()
+    assert "## Where the overhead goes" in markdown and "### `test_stack.py::test_stack`" in markdown
+
+
+def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_stack=STACK)
+    flame = pytester.path / "flame"
+    result = pytester.runpytest(
+        "--overhead-explain", "--overhead-counter=bytecode", f"--overhead-flame={flame}", "--overhead-json=out.json"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    results = json.loads((pytester.path / "out.json").read_text())["results"]
+    assert all(r["explain"] is not None for r in results)
+    folded = (flame / "test_stack.py_test_generous.folded").read_text().splitlines()
+    assert folded[0].startswith("test_stack;metrics_layer.<locals>.run ") and int(folded[0].split()[-1]) > 0
+
+
+ASYNC_PAIRS = """
+import asyncio
+import pytest
+from conftest import BYTECODE, LOOP_SCOPE
+
+async def bare():
+    return 1
+
+async def audited():
+    log = []
+    for index in range(20):
+        log.append(str(index))
+    return await bare()
+
+@pytest.mark.overhead(max=0.1, mode="count")
+def test_sync_side(overhead):
+    overhead.compare(bare, audited)
+
+@pytest.mark.asyncio
+@pytest.mark.overhead(max=0.1, processes=1)
+async def test_in_loop(overhead):
+    await overhead.acompare(bare, audited)
+"""
+
+
+def test_async_pairs_are_explained_in_both_modes(pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"{LOOP_SCOPE}{BYTECODE}")
+    pytester.makepyfile(test_async=ASYNC_PAIRS)
+    result = pytester.runpytest("--overhead", "--overhead-time-budget=0.2s", "--overhead-json=out.json")
+    result.assert_outcomes(failed=2)
+    explained = {
+        r["nodeid"].split("::")[-1]: r["explain"]
+        for r in json.loads((pytester.path / "out.json").read_text())["results"]
+    }
+    assert explained["test_sync_side"]["exact"] and not explained["test_in_loop"]["exact"]
+    for explanation in explained.values():
+        assert explanation["rows"][0]["where"] == "test_async:audited", explanation
