@@ -197,3 +197,57 @@ def test_async_pairs_are_explained_in_both_modes(pytester: pytest.Pytester) -> N
     assert explained["test_sync_side"]["exact"] and not explained["test_in_loop"]["exact"]
     for explanation in explained.values():
         assert explanation["rows"][0]["where"] == "test_async:audited", explanation
+
+
+def _precision_warnings(outcome: object) -> list[str]:
+    from overheadbench.core.errors import OverheadPrecisionWarning
+
+    return [str(w) for w in outcome.warnings if isinstance(w, OverheadPrecisionWarning)]  # type: ignore[attr-defined]
+
+
+def test_a_budget_tighter_than_the_pair_can_detect_says_so_once() -> None:
+    from overheadbench.engine.checks import Status
+    from overheadbench.engine.samples import Kind
+    from overheadbench.engine.settings import Policy
+    from overheadbench.outcome import pair_outcome
+    from overheadbench.pairs.pair import Budget, Pair
+    from overheadbench.pairs.results import OverheadResult
+
+    def result(limit: float, verdict: Status) -> OverheadResult:
+        pair = Pair("t.py::test_x", Budget(max_overhead=limit))
+        return OverheadResult(pair, Kind.SYNC, ratio=1.005, ci=(-0.04, 0.05), verdict=verdict, message="m")
+
+    (warning,) = _precision_warnings(pair_outcome(result(0.01, Status.INCONCLUSIVE), Policy.WARN, False))
+    assert warning.startswith("t.py::test_x: its budget (1.0%) is tighter than what it can detect here (±")
+    assert "--overhead-time-budget" in warning and "mode='count'" in warning
+    assert _precision_warnings(pair_outcome(result(0.10, Status.INCONCLUSIVE), Policy.WARN, False)) == []
+    assert _precision_warnings(pair_outcome(result(0.01, Status.FAIL), Policy.WARN, False)) == []
+
+
+def test_a_gate_threshold_within_what_a_change_can_detect_says_so() -> None:
+    import dataclasses
+
+    from overheadbench.core.vocabulary import Role
+    from overheadbench.engine.changes import Change, Gate
+    from overheadbench.engine.checks import Status
+    from overheadbench.engine.samples import Kind
+    from overheadbench.engine.settings import Policy
+    from overheadbench.outcome import pair_outcome
+    from overheadbench.pairs.pair import Budget, Pair
+    from overheadbench.pairs.results import OverheadResult, PlaceResult
+
+    pair = Pair("t.py::test_x", Budget(max_overhead=1.0))
+    own = OverheadResult(pair, Kind.SYNC, ratio=1.3, ci=(0.28, 0.32), verdict=Status.PASS, message="m")
+    wide = Change("t.py::test_x", 1.3, 1.3 * 1.03, se=0.05, df=20)  # +3%, ±10%: contains 5%
+    narrow = dataclasses.replace(wide, se=0.005)  # ±1%: regressed at 5%? no: +3% < 5%, same
+    gate = Gate("main", threshold=5.0)
+    for change, warned in ((wide, 1), (narrow, 0)):
+        result = dataclasses.replace(own, places=[PlaceResult("main", Role.BASE, None, change)])
+        warnings = _precision_warnings(pair_outcome(result, Policy.FAIL, False, gate))
+        assert len(warnings) == warned
+    (text,) = _precision_warnings(
+        pair_outcome(
+            dataclasses.replace(own, places=[PlaceResult("main", Role.BASE, None, wide)]), Policy.FAIL, False, gate
+        )
+    )
+    assert "the gate's threshold (5%) is within what the framework path" in text

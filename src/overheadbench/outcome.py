@@ -22,6 +22,7 @@ from .core.errors import (
     OverheadHarnessWarning,
     OverheadInconclusiveWarning,
     OverheadMarkerWarning,
+    OverheadPrecisionWarning,
 )
 from .core.tables import plain, plain_warning
 from .core.units import format_fraction, format_overhead, format_overheads
@@ -161,8 +162,39 @@ def pair_outcome(
                 f"overhead_subtract_harness=true"
             )
         )
+    if tight := too_tight(result, changes, gate):
+        warned.append(tight)
     told = f"{result.message}\n{result.explain.told()}" if result.explain is not None else result.message
     return decide(result.nodeid, [(result.verdict, told)], policy, changes, gate, warned)
+
+
+PRECISION = (
+    "precision is bought with a longer time budget (--overhead-time-budget, the marker's work), more processes "
+    "(--overhead-processes, the marker's processes) or exact counts (mode='count')"
+)
+
+
+def too_tight(result: OverheadResult, changes: Sequence[Gated], gate: Gate | None) -> OverheadPrecisionWarning | None:
+    """One warning where the pair cannot resolve its own line: an inconclusive verdict whose
+    budget is narrower than the interval's half-width (even a zero overhead could not pass it),
+    or an unknown change whose gate threshold is within what the change can detect (a change of
+    zero reads unknown)."""
+    half = result.detectable / 2
+    limit = result.pair.budget.max_overhead
+    if result.verdict == Status.INCONCLUSIVE and limit is not None and 0 <= limit < half:
+        return OverheadPrecisionWarning(
+            f"{result.nodeid}: its budget ({format_fraction(limit)}) is tighter than what it can detect here "
+            f"(±{format_fraction(half)}): its verdict will stay inconclusive; {PRECISION}"
+        )
+    threshold = gate.threshold if gate is not None else None
+    for gated in changes:
+        if threshold is not None and gate is not None and gate.finding(gated.change) == Finding.UNKNOWN:
+            if gated.change.detectable >= threshold:
+                return OverheadPrecisionWarning(
+                    f"{result.nodeid}: the gate's threshold ({threshold:g}%) is within what {gated.what} can "
+                    f"detect here (±{gated.change.detectable:.1f}%): its change will read unknown; {PRECISION}"
+                )
+    return None
 
 
 def harness_dilutes(result: OverheadResult, subtract_harness: bool) -> bool:

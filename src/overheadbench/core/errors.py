@@ -47,6 +47,11 @@ class OverheadInconclusiveWarning(UserWarning):
     """An inconclusive verdict, reported as a warning because ``overhead_inconclusive=warn``."""
 
 
+class OverheadPrecisionWarning(UserWarning):
+    """A pair's budget or gate threshold is tighter than what it can detect here: its verdicts
+    near the line read inconclusive or unknown however often it runs, until precision is bought."""
+
+
 class OverheadHarnessWarning(UserWarning):
     """The measuring loop's own cost is a large share of the baseline's time per call."""
 

@@ -1,9 +1,8 @@
 """A callable's cost function by function: the profiles an explanation is made of.
 
 Two profilers with one shape (:class:`~overheadbench.engine.attribution.Profiler`): each runs
-one side's callable for about a time budget, in chunks of doubling size, and returns what every
-function cost over all those calls (:data:`~overheadbench.engine.attribution.Profile`) and how
-many calls ran.
+one side's callable for about a time budget and returns what every function cost over all those
+calls (:data:`~overheadbench.engine.attribution.Profile`) and how many calls ran.
 
 * :class:`~.instructions.InstructionsByFunction`: executed bytecode instructions per function,
   counted as count mode counts them (the harness left out): exact, the same on every run, and
@@ -24,7 +23,7 @@ import cProfile
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from functools import cache
 from pathlib import Path
 from types import CodeType
@@ -32,7 +31,6 @@ from typing import Any
 
 from ..engine.attribution import FunctionCost, Profile
 
-FIRST_CHUNK = 1
 MAX_CALLS = 1_000_000
 """At most this many calls of a side, however fast."""
 CALIBRATION_CALLS = 20_000
@@ -57,23 +55,21 @@ def loaded_modules() -> dict[str, str]:
     }
 
 
-def chunks(run: Callable[[int], Any], budget_s: float) -> int:
-    """Run ``run(n)`` in doubling chunks until ``budget_s`` has passed (at least one call)."""
-    started, calls, chunk = time.perf_counter(), 0, FIRST_CHUNK
-    while calls == 0 or (time.perf_counter() - started < budget_s and calls < MAX_CALLS):
-        run(chunk)
-        calls += chunk
-        chunk *= 2
-    return calls
+class Doubling:
+    """A side's calls in blocks of 1, 2, 4... until ``budget_s`` has passed since the first (at least
+    one call, at most ``MAX_CALLS``): the one stopping rule of a profile, sync or async. ``calls``: how
+    many were handed out."""
 
+    def __init__(self, budget_s: float) -> None:
+        self.budget_s = budget_s
+        self.calls = 0
 
-async def achunks(run: Callable[[int], Awaitable[Any]], budget_s: float) -> int:
-    started, calls, chunk = time.perf_counter(), 0, FIRST_CHUNK
-    while calls == 0 or (time.perf_counter() - started < budget_s and calls < MAX_CALLS):
-        await run(chunk)
-        calls += chunk
-        chunk *= 2
-    return calls
+    def __iter__(self) -> Iterator[int]:
+        started, block = time.perf_counter(), 1
+        while self.calls == 0 or (time.perf_counter() - started < self.budget_s and self.calls < MAX_CALLS):
+            yield block
+            self.calls += block
+            block *= 2
 
 
 class SelfTimeByFunction:
@@ -99,8 +95,10 @@ class SelfTimeByFunction:
                 fn()
             profiler.disable()
 
-        calls = chunks(run, budget_s)
-        return _self_times(profiler, {run.__code__}), calls
+        blocks = Doubling(budget_s)
+        for calls in blocks:
+            run(calls)
+        return _self_times(profiler, {run.__code__}), blocks.calls
 
     async def asynchronous(self, fn: Callable[[], Awaitable[Any]], budget_s: float) -> tuple[Profile, int]:
         profiler = cProfile.Profile()
@@ -111,8 +109,10 @@ class SelfTimeByFunction:
                 await fn()
             profiler.disable()
 
-        calls = await achunks(run, budget_s)
-        return _self_times(profiler, {run.__code__}), calls
+        blocks = Doubling(budget_s)
+        for calls in blocks:
+            await run(calls)
+        return _self_times(profiler, {run.__code__}), blocks.calls
 
 
 def _self_times(profiler: cProfile.Profile, harness: set[CodeType]) -> Profile:
