@@ -1,22 +1,25 @@
-"""The ``overheadbench`` command: compare stored runs, print reports, draw plots.
+"""The ``overheadbench`` command: compare stored runs, print reports, draw plots, bisect commits.
 
     overheadbench compare OLD NEW [--fail-above PCT]    (pairs and transport figures; PCT as pytest's
                                                          --overhead-fail-above takes it)
     overheadbench report RUN [RUN ...] [--format markdown|csv|checks|json] [-o FILE]
     overheadbench plot RUN [RUN ...] -o FILE.svg|png (per-pair ratio distributions)
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
+    overheadbench bisect GOOD BAD [--fail-above PCT] [--json FILE] [-- PYTEST_ARGS]
+                                                    (the first commit regressed over GOOD)
 
 RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--storage,
 default baselines/). Several runs are read as one report: shards of one suite merged, runs of
 other environments (another Python, other package versions) a column each
-(:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above,
-2 bad input.
+(:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above
+(bisect: no first regressed commit found), 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +29,9 @@ from .core.tables import plain
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.changes import Finding, Gate
 from .engine.settings import Policy
+from .history.bisect import bisect
 from .history.combined import Column, combine
+from .history.commits import BisectError, CommitSessions, commits_between
 from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
 from .history.pair_changes import compare_runs
@@ -39,9 +44,14 @@ from .report.plots import PlotUnavailable, distributions, trend as trend_plot
 from .report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 from .report.spreadsheet import csv_text
 
+BISECT_THRESHOLD = 5.0
+"""``bisect``'s threshold, percent, where none is given: the CI templates' gate."""
+BISECT_ROUNDS = 3
+"""Sessions of a commit whose change stays unknown before it is skipped."""
+
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``compare``, ``report`` and ``plot``."""
+    """The command line: ``compare``, ``report``, ``plot`` and ``bisect``."""
     parser = argparse.ArgumentParser(prog="overheadbench", description="Compare, report and plot overheadbench runs.")
     storage_help = "folder of stored runs (default baselines/); before or after the command"
     parser.add_argument("--storage", type=Path, default=Path("baselines"), help=storage_help)
@@ -92,19 +102,37 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("run", nargs="*")
     plot.add_argument("--trend", action="store_true", help="overhead of each test across every stored run")
     plot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
+    bisect = commands.add_parser(
+        "bisect",
+        help="find the first commit between GOOD and BAD whose change over GOOD, measured in one session "
+        "against GOOD's tree, is regressed (pytest arguments after --)",
+    )
+    bisect.add_argument("good")
+    bisect.add_argument("bad")
+    bisect.add_argument(
+        "--fail-above", type=float, default=BISECT_THRESHOLD, metavar="PCT", help="the gate's threshold, percent"
+    )
+    bisect.add_argument(
+        "--rounds", type=int, default=BISECT_ROUNDS, help="sessions for a commit whose change stays unknown"
+    )
+    bisect.add_argument("--json", type=Path, default=None, help="write the steps and first_bad to FILE")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    ours, pytest_args = (given[: given.index("--")], given[given.index("--") + 1 :]) if "--" in given else (given, [])
+    args = build_parser().parse_args(ours)
     storage = Storage(args.storage)
     try:
         if args.command == "compare":
             return _compare(storage, args.old, args.new, args.fail_above, args.unknown)
         if args.command == "report":
             return _report(storage, args.run, args.format, args.output)
+        if args.command == "bisect":
+            return _bisect(args.good, args.bad, args.fail_above, args.rounds, args.json, pytest_args)
         return _plot(storage, args.run, args.trend, args.output)
-    except (StorageError, PlotUnavailable) as exc:
+    except (StorageError, PlotUnavailable, BisectError) as exc:
         print(f"overheadbench: {plain(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # an output file that cannot be written
@@ -176,6 +204,28 @@ def _regressions(changes: Sequence[Shown], fail_above: Thresholds, unknown: Poli
         story = shown.change.describe((shown.old, shown.new))
         print(f"{word} {plain(shown.test)}: {plain(shown.figure)} {story}, {kind} {gate.threshold:g}%", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | None, pytest_args: list[str]) -> int:
+    """``overheadbench bisect``: each step printed as it ends, then the first regressed commit (or
+    why there is none); 0 when one was found, 1 otherwise."""
+    repository = Path.cwd()
+    good_id, commits = commits_between(repository, good, bad)
+    with tempfile.TemporaryDirectory(prefix="overheadbench-bisect-") as scratch:
+        sessions = CommitSessions(repository, Path(scratch), threshold, pytest_args)
+        try:
+            found = bisect(good_id, commits, sessions, max(1, rounds))
+        finally:
+            sessions.close()
+    subjects = dict(commits)
+    if found.first_bad:
+        print(f"first regressed: {found.first_bad} {subjects[found.first_bad]}")
+    if found.note:
+        print(found.note)
+    print(f"{len(found.steps)} steps, {sessions.sessions} sessions")
+    if output is not None:
+        write_text_atomic(output, dumps(found.to_json()) + "\n")
+    return 0 if found.first_bad else 1
 
 
 def _columns(storage: Storage, references: Sequence[str]) -> list[Column]:

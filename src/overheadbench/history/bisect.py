@@ -1,0 +1,169 @@
+"""Which commit did it: a bisection of the commits between GOOD and BAD on measured changes.
+
+Each step measures one commit against GOOD's tree in one session, as ``--overhead-against``
+does (:mod:`overheadbench.history.commits`), and reads the gate's finding at the threshold:
+*regressed* (some pair's change over GOOD is above it with confidence) makes the commit bad;
+*same* or *improved* (every pair) good; *unknown* is measured again, up to ``rounds`` sessions, and
+then skipped as ``git bisect skip`` skips: never guessed. BAD is measured first: a BAD that is
+not regressed over GOOD has nothing to find.
+
+The first bad commit found is then measured against its own parent: where it is not regressed
+there, the regression is made of several smaller steps (each below the threshold, together above
+it) and is reported as such, each measured step's change beside it, not as one culprit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.changes import Finding
+
+SKIPPED = "skipped"
+"""A commit still unknown after its rounds: left out of the search, as ``git bisect skip`` does."""
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One pair's change over the reference tree, as a step reads it."""
+
+    test: str
+    percent: float
+    low: float
+    high: float
+    finding: Finding
+
+    def told(self) -> str:
+        return f"{self.percent:+.1f}% ({self.low:+.1f}..{self.high:+.1f}%) {self.finding}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "percent": self.percent, "low": self.low, "high": self.high, "finding": self.finding}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A commit measured once against a reference: every pair's change."""
+
+    changes: tuple[Moved, ...]
+
+    @property
+    def finding(self) -> Finding:
+        """Regressed if any pair regressed; else unknown if any is unknown; else same."""
+        found = {moved.finding for moved in self.changes}
+        for finding in (Finding.REGRESSED, Finding.UNKNOWN):
+            if finding in found:
+                return finding
+        return Finding.SAME
+
+    @property
+    def worst(self) -> Moved | None:
+        """The pair that decides the step: the largest change among those of its finding."""
+        deciding = [moved for moved in self.changes if moved.finding == self.finding] or list(self.changes)
+        return max(deciding, key=lambda moved: moved.percent, default=None)
+
+
+@dataclass(frozen=True)
+class Step:
+    commit: str
+    subject: str
+    outcome: str
+    """``bad``, ``good`` or ``skipped``."""
+    rounds: int
+    measured: Measured
+
+    def told(self, number: int) -> str:
+        worst = self.measured.worst
+        change = f"{worst.told()} ({worst.test})" if worst else "no pair measured"
+        return f"step {number}: {self.commit[:12]} {self.subject[:50]}: {change} -> {self.outcome}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "subject": self.subject,
+            "outcome": self.outcome,
+            "rounds": self.rounds,
+            "changes": [moved.to_json() for moved in self.measured.changes],
+        }
+
+
+@dataclass
+class Bisection:
+    good: str
+    bad: str
+    steps: list[Step] = field(default_factory=list)
+    first_bad: str | None = None
+    unsplit: tuple[str, ...] = ()
+    """Where skipped commits left a range it could not split: the commits the first bad one is among."""
+    alone: Measured | None = None
+    """The first bad commit against its own parent (None: not measured)."""
+    note: str = ""
+
+    @property
+    def gradual(self) -> bool:
+        """The first bad commit is not regressed against its parent: several smaller steps did it."""
+        return self.alone is not None and self.alone.finding != Finding.REGRESSED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "good": self.good,
+            "bad": self.bad,
+            "first_bad": self.first_bad,
+            "unsplit": list(self.unsplit),
+            "gradual": self.gradual,
+            "alone": [moved.to_json() for moved in self.alone.changes] if self.alone else None,
+            "note": self.note,
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+
+Measure = Callable[[str, str], Measured]
+"""Measure a commit against a reference commit (both full ids)."""
+
+
+def bisect(
+    good: str, commits: Sequence[tuple[str, str]], measure: Measure, rounds: int, said: Callable[[str], Any] = print
+) -> Bisection:
+    """Search ``commits`` (oldest first, each ``(id, subject)``, BAD last; GOOD not among them) for the
+    first whose change over ``good`` is regressed; ``said`` gets each step as it ends."""
+    bad, _ = commits[-1]
+    found = Bisection(good, bad)
+
+    def step(index: int) -> str:
+        commit, subject = commits[index]
+        measured, tries = measure(commit, good), 1
+        while measured.finding == Finding.UNKNOWN and tries < rounds:
+            measured, tries = measure(commit, good), tries + 1
+        outcome = {Finding.REGRESSED: "bad", Finding.UNKNOWN: SKIPPED}.get(measured.finding, "good")
+        found.steps.append(Step(commit, subject, outcome, tries, measured))
+        said(found.steps[-1].told(len(found.steps)))
+        return outcome
+
+    if step(len(commits) - 1) != "bad":
+        found.note = f"{bad[:12]} is not regressed over {good[:12]}: nothing to find"
+        return found
+    low, high, skipped = -1, len(commits) - 1, set[int]()
+    while untested := [index for index in range(low + 1, high) if index not in skipped]:
+        middle = min(untested, key=lambda index: (abs(index - (low + high) / 2), index))
+        outcome = step(middle)
+        if outcome == "bad":
+            high = middle
+        elif outcome == "good":
+            low = middle
+        else:
+            skipped.add(middle)
+    between = [commits[index][0] for index in range(low + 1, high + 1)]
+    if len(between) > 1:
+        found.unsplit = tuple(between)
+        found.note = f"skipped commits left {len(between)} candidates: the first regressed is one of them"
+        return found
+    found.first_bad = commits[high][0]
+    parent = commits[high - 1][0] if high > 0 else good
+    found.alone = measure(found.first_bad, parent)
+    if found.gradual:
+        alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
+        found.note = (
+            f"{found.first_bad[:12]} alone is not regressed over its parent ({alone}): the regression is made of "
+            f"several smaller steps; each measured step's change over {good[:12]} is above"
+        )
+    return found

@@ -1,0 +1,128 @@
+"""Which commit did it: the bisection's search on injected measurements, and a real bisection of a
+small project's history in count mode (exact, so the test cannot flake)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from overheadbench.cli import main
+from overheadbench.engine.changes import Finding
+from overheadbench.history.bisect import Measured, Moved, bisect
+
+
+def _history(count: int) -> list[tuple[str, str]]:
+    return [(f"{index:040x}", f"commit {index}") for index in range(1, count + 1)]
+
+
+def _measure(changes: dict[str, list[Finding]]) -> tuple[list[str], object]:
+    asked: list[str] = []
+
+    def measure(commit: str, reference: str) -> Measured:
+        asked.append(commit)
+        finding = changes[commit].pop(0) if len(changes[commit]) > 1 else changes[commit][0]
+        return Measured((Moved("t.py::test_x", 8.0 if finding == Finding.REGRESSED else 0.0, 0, 0, finding),))
+
+    return asked, measure
+
+
+def test_one_regressed_commit_among_sixteen_is_found_in_log2_plus_two_steps() -> None:
+    commits = _history(16)
+    for culprit in range(16):
+        findings = {c: [Finding.REGRESSED if i >= culprit else Finding.SAME] for i, (c, _) in enumerate(commits)}
+        asked, measure = _measure(findings)
+        found = bisect("0" * 40, commits, measure, rounds=3, said=lambda line: None)  # type: ignore[arg-type]
+        assert found.first_bad == commits[culprit][0]
+        assert len(found.steps) <= 4 + 2 and not found.gradual
+
+
+def test_an_unknown_commit_is_measured_again_then_skipped_never_guessed() -> None:
+    commits = _history(4)
+    findings = {
+        commits[0][0]: [Finding.SAME],
+        commits[1][0]: [Finding.UNKNOWN],  # stays unknown: skipped
+        commits[2][0]: [Finding.REGRESSED],
+        commits[3][0]: [Finding.REGRESSED],
+    }
+    _, measure = _measure(findings)
+    found = bisect("0" * 40, commits, measure, rounds=2, said=lambda line: None)  # type: ignore[arg-type]
+    skipped = [step for step in found.steps if step.outcome == "skipped"]
+    assert len(skipped) == 1 and skipped[0].rounds == 2
+    assert found.first_bad is None and found.unsplit == (commits[1][0], commits[2][0])
+    assert "skipped commits left 2 candidates" in found.note
+
+
+def test_a_bad_that_is_not_regressed_has_nothing_to_find() -> None:
+    commits = _history(3)
+    _, measure = _measure({commit: [Finding.SAME] for commit, _ in commits})
+    found = bisect("0" * 40, commits, measure, rounds=1, said=lambda line: None)  # type: ignore[arg-type]
+    assert found.first_bad is None and len(found.steps) == 1 and "nothing to find" in found.note
+
+
+def test_a_regression_of_several_small_steps_is_told_as_such() -> None:
+    commits = _history(4)
+    findings = {
+        commit: [Finding.REGRESSED if index >= 2 else Finding.SAME] for index, (commit, _) in enumerate(commits)
+    }
+    asked, measure = _measure(findings)
+
+    def against_parent_too(commit: str, reference: str) -> Measured:
+        if reference != "0" * 40:  # the first bad one against its parent: each step alone is small
+            return Measured((Moved("t.py::test_x", 3.0, 2.0, 4.0, Finding.SAME),))
+        return measure(commit, reference)  # type: ignore[operator]
+
+    found = bisect("0" * 40, commits, against_parent_too, rounds=1, said=lambda line: None)
+    assert found.first_bad == commits[2][0] and found.gradual
+    assert "made of several smaller steps" in found.note
+
+
+AGENT = """
+import pytest
+
+WORK = {work}
+
+def bare(x):
+    return x * 2
+
+def framework(x):
+    total = 0
+    for index in range(WORK):
+        total += index
+    return bare(x)
+
+@pytest.mark.overhead(max=1000.0, mode="count")
+def test_framework(overhead):
+    overhead.compare(lambda: bare(3), lambda: framework(3))
+"""
+
+
+def _git(folder: Path, *args: str) -> str:
+    environ = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    environ["GIT_COMMITTER_EMAIL"] = "t@t"
+    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True, env=environ).stdout
+
+
+def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "pytest.ini").write_text("[pytest]\noverhead_counter = bytecode\n")
+    for index, work in enumerate((10, 10, 10, 10, 30, 30, 30, 30)):  # the fifth commit slows the framework
+        (tmp_path / "test_agent.py").write_text(AGENT.format(work=work))
+        (tmp_path / "notes.txt").write_text(f"commit {index}\n")
+        _git(tmp_path, "add", "-A")
+        _git(tmp_path, "commit", "-q", "-m", f"step {index}" + (" slows the loop" if index == 4 else ""))
+    log = _git(tmp_path, "log", "--reverse", "--format=%H").split()
+    monkeypatch.chdir(tmp_path)
+    assert main(["bisect", log[0], log[-1], "--json", "out.json", "--", "-p", "no:randomly"]) == 0
+    said = capsys.readouterr().out
+    assert f"first regressed: {log[4]} step 4 slows the loop" in said
+    found = json.loads((tmp_path / "out.json").read_text())
+    assert found["first_bad"] == log[4] and not found["gradual"]
+    assert found["steps"][0]["commit"] == log[-1] and found["steps"][0]["outcome"] == "bad"
+    assert len(found["steps"]) <= 3 + 2
+    assert len(_git(tmp_path, "worktree", "list").splitlines()) == 1  # the steps' worktree is gone
