@@ -11,7 +11,7 @@ from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.engine.attribution import Explanation, FunctionCost, explain
-from overheadbench.instruments.functions import SelfTimeByFunction, function_name, loaded_modules
+from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionsByFunction
 
 
@@ -42,7 +42,7 @@ def test_an_explanation_survives_its_json() -> None:
 def test_a_failure_message_quotes_the_top_rows() -> None:
     framework = {f"mw:layer{index}": FunctionCost(1, float(index)) for index in range(1, 6)}
     told = explain({}, framework, (1, 1), "seconds", exact=False).told()
-    assert told.splitlines()[0] == "where the overhead goes (approximate: self time under cProfile; net +15.0 s/call):"
+    assert told.splitlines()[0] == "where the overhead goes (approximate: sampled time; net +15.0 s/call):"
     assert [line.split()[-1] for line in told.splitlines()[1:]] == ["mw:layer5", "mw:layer4", "mw:layer3"]
 
 
@@ -69,13 +69,14 @@ def test_the_counted_profile_names_each_function_and_is_the_same_every_time() ->
     assert first.added == second.added and first.added == math.floor(first.added)  # whole instructions per call
 
 
-def test_the_profiled_profile_takes_the_profilers_cost_off() -> None:
-    profiler = SelfTimeByFunction()
-    baseline, baseline_calls = profiler.sync(lambda: _bare(3), 0.02)
-    framework, framework_calls = profiler.sync(lambda: _layer(3), 0.02)
+def test_the_sampled_profile_charges_the_function_running() -> None:
+    profiler = SampledTime()
+    assert SampledTime.available()  # the tests run in the main thread, on Linux
+    baseline, baseline_calls = profiler.sync(lambda: _bare(3), 0.05)
+    framework, framework_calls = profiler.sync(lambda: _layer(3), 0.05)
     explained = explain(baseline, framework, (baseline_calls, framework_calls), profiler.unit, profiler.exact)
-    assert explained.rows[0].where == f"{__name__}:_layer"
-    assert "ns per call received" in profiler.note and not explained.exact
+    assert explained.rows[0].where == f"{__name__}:_layer" and not explained.exact
+    assert "sampled every 100 µs" in profiler.note
 
 
 def test_a_lambda_keeps_its_line_and_a_builtin_its_name() -> None:

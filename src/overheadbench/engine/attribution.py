@@ -1,7 +1,7 @@
 """Where an overhead goes: two function-by-function profiles of a pair, framework minus baseline.
 
 A profile (:mod:`overheadbench.instruments.functions`) is each function's cost over ``calls``
-calls of one side: its executed instructions (exact) or its self time (approximate). The
+calls of one side: its executed instructions (exact) or its sampled time (approximate). The
 explanation is, per function, what the framework path spends there per call beyond what the
 baseline spends, ranked by its *share*: that function's added cost over the sum of every
 function's added cost (so the shares of the functions that add cost sum to 1). A function the
@@ -82,7 +82,7 @@ class Explanation:
     """Where a pair's overhead goes, function by function (see the module docstring)."""
 
     unit: str
-    """``instructions`` (exact: counted) or ``seconds`` (approximate: self time under a profiler)."""
+    """``instructions`` (exact: counted) or ``seconds`` (approximate: sampled time)."""
     exact: bool
     calls: tuple[int, int]
     """The calls profiled: the baseline's, the framework's."""
@@ -131,7 +131,7 @@ class Explanation:
     @property
     def kind(self) -> str:
         """How exact the rows are, in words."""
-        return "exact: bytecode counted per function" if self.exact else "approximate: self time under cProfile"
+        return "exact: bytecode counted per function" if self.exact else "approximate: sampled time"
 
     def told(self, rows: int = SHOWN_ROWS) -> str:
         """The top ``rows`` as a failure message quotes them, one function a line."""

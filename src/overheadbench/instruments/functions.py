@@ -7,34 +7,37 @@ calls (:data:`~overheadbench.engine.attribution.Profile`) and how many calls ran
 * :class:`~.instructions.InstructionsByFunction`: executed bytecode instructions per function,
   counted as count mode counts them (the harness left out): exact, the same on every run, and
   blind to compiled code.
-* :class:`SelfTimeByFunction`: self time per function under ``cProfile`` (its "inline" time).
-  A deterministic profiler pays a cost at every call and return, which lands on small functions
-  most: it is measured once per process on an empty function (:func:`profiler_cost`) and taken
-  off every function, per call it received and per call it made; what remains is approximate.
+* :class:`SampledTime`: time per function, sampled (a signal every ``SAMPLE_S``). A
+  deterministic profiler was tried first: ``cProfile`` pays at every call and return, and even
+  with that cost measured on an empty function and taken off, the five-layer stack's explained
+  net read 2.6 times its measured overhead and a layer of many small calls 4 times its own pair's
+  (benchmarks/validation/EXPLAIN.md). Sampling costs each call nothing; a sample lands where
+  the interpreter next looks for signals, so time spent in C is charged to the Python function
+  running then. Where signals cannot be used (Windows, a thread other than the main one) the
+  time-mode explanation is the counted one.
 
 A function is named ``module:qualname`` (``framework:make_layer.<locals>.run``); a lambda
 keeps its line (``tests.test_x:test_pair.<locals>.<lambda>@12``), since a pair's two sides are
-often two lambdas of one test; a built-in is ``builtins:`` and what the profiler calls it.
+often two lambdas of one test; a built-in is ``builtins:`` and its name.
 """
 
 from __future__ import annotations
 
-import cProfile
-import statistics
+import signal
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from functools import cache
 from pathlib import Path
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any
 
 from ..engine.attribution import FunctionCost, Profile
 
 MAX_CALLS = 1_000_000
 """At most this many calls of a side, however fast."""
-CALIBRATION_CALLS = 20_000
-CALIBRATION_REPEATS = 5
+SAMPLE_S = 100e-6
+"""Time between two samples: 2,500 samples in a side's 0.25 s, a function's share read to about 1%."""
 
 
 def function_name(code: CodeType | str, modules: dict[str, str]) -> str:
@@ -72,92 +75,87 @@ class Doubling:
             block *= 2
 
 
-class SelfTimeByFunction:
-    """Approximate: each function's self time under cProfile, its cost taken off (see the module docstring)."""
+class SampledTime:
+    """Approximate: each function's time, sampled (see the module docstring)."""
 
     unit = "seconds"
     exact = False
+    note = (
+        f"time per function, sampled every {SAMPLE_S * 1e6:.0f} µs (a sample lands where the interpreter next "
+        f"looks for signals: time in C goes to the Python function running then): approximate"
+    )
 
-    @property
-    def note(self) -> str:
-        callee, caller = profiler_cost()
-        return (
-            f"self time per function under cProfile, its cost taken off ({callee * 1e9:.0f} ns per call received, "
-            f"{caller * 1e9:.0f} ns per call made, measured on an empty function): approximate"
-        )
+    @staticmethod
+    def available() -> bool:
+        """Sampling needs ``setitimer`` (not on Windows) and this process's main thread (signals go there)."""
+        return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
     def sync(self, fn: Callable[[], Any], budget_s: float) -> tuple[Profile, int]:
-        profiler = cProfile.Profile()
-
         def run(n: int) -> None:
-            profiler.enable()
             for _ in range(n):
                 fn()
-            profiler.disable()
 
         blocks = Doubling(budget_s)
-        for calls in blocks:
-            run(calls)
-        return _self_times(profiler, {run.__code__}), blocks.calls
+        with _Sampling() as sampling:
+            for calls in blocks:
+                run(calls)
+        return sampling.profile({run.__code__}), blocks.calls
 
     async def asynchronous(self, fn: Callable[[], Awaitable[Any]], budget_s: float) -> tuple[Profile, int]:
-        profiler = cProfile.Profile()
-
         async def run(n: int) -> None:
-            profiler.enable()
             for _ in range(n):
                 await fn()
-            profiler.disable()
 
         blocks = Doubling(budget_s)
-        for calls in blocks:
-            await run(calls)
-        return _self_times(profiler, {run.__code__}), blocks.calls
+        with _Sampling() as sampling:
+            for calls in blocks:
+                await run(calls)
+        return sampling.profile({run.__code__}), blocks.calls
 
 
-def _self_times(profiler: cProfile.Profile, harness: set[CodeType]) -> Profile:
-    """Each function's inline time, the profiler's cost per call received and made taken off
-    (never below zero); the harness's loop and the profiler's own switches left out."""
-    callee, caller = profiler_cost()
-    modules, profile = loaded_modules(), dict[str, FunctionCost]()
-    for entry in profiler.getstats():
-        code = entry.code
-        if code in harness or (isinstance(code, str) and "_lsprof" in code):
-            continue
-        made = sum(sub.callcount for sub in entry.calls or ())
-        cost = max(0.0, entry.inlinetime - callee * entry.callcount - caller * made)
-        where = function_name(code, modules)
-        known = profile.get(where)
-        profile[where] = FunctionCost(
-            entry.callcount + (known.calls if known else 0), cost + (known.cost if known else 0)
-        )
-    return profile
+class _Sampling:
+    """A wall-clock timer (``SIGALRM`` every ``SAMPLE_S``: the process's CPU-time timer ticks only every
+    few milliseconds, 124 samples in 0.5 s here, against 4,995) while entered; each signal counts one
+    sample for the function the main thread is running when its handler runs. A pair's time limit is
+    a ``SIGALRM`` timer too (:mod:`overheadbench.core.timeouts`): it is taken down while sampling and
+    set again, with what was left of it, after."""
 
+    def __init__(self) -> None:
+        self.samples: dict[CodeType, int] = {}
+        self.elapsed_s = 0.0
+        self._previous: Any = None
+        self._limit: tuple[float, float] = (0.0, 0.0)
+        self._started = 0.0
 
-def _empty() -> None:
-    """Calibration's callee: its body costs next to nothing."""
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if frame is not None:
+            self.samples[frame.f_code] = self.samples.get(frame.f_code, 0) + 1
 
+    def __enter__(self) -> _Sampling:
+        self._limit = signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        self._previous = signal.signal(signal.SIGALRM, self._on_signal)
+        self._started = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, SAMPLE_S, SAMPLE_S)
+        return self
 
-def _calls(n: int) -> None:
-    for _ in range(n):
-        _empty()
+    def __exit__(self, *exc: object) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        self.elapsed_s = time.perf_counter() - self._started
+        signal.signal(signal.SIGALRM, self._previous)
+        left, interval = self._limit
+        if left:  # the time limit goes on, and strikes at once if it ran out meanwhile
+            signal.setitimer(signal.ITIMER_REAL, max(left - self.elapsed_s, 1e-6), interval)
 
-
-@cache
-def profiler_cost() -> tuple[float, float]:
-    """cProfile's cost per call in seconds, as it lands in the profile: on the function called
-    (an empty function's inline time per call) and on its caller (the calling loop's inline time
-    per call beyond the whole loop's unprofiled time per call); medians of a few repeats."""
-    callee, caller = [], []
-    for _ in range(CALIBRATION_REPEATS):
-        started = time.perf_counter()
-        _calls(CALIBRATION_CALLS)
-        plain = (time.perf_counter() - started) / CALIBRATION_CALLS
-        profiler = cProfile.Profile()
-        profiler.enable()
-        _calls(CALIBRATION_CALLS)
-        profiler.disable()
-        inline = {entry.code: entry.inlinetime for entry in profiler.getstats()}
-        callee.append(inline.get(_empty.__code__, 0.0) / CALIBRATION_CALLS)
-        caller.append(inline.get(_calls.__code__, 0.0) / CALIBRATION_CALLS - plain)
-    return max(0.0, statistics.median(callee)), max(0.0, statistics.median(caller))
+    def profile(self, harness: set[CodeType]) -> Profile:
+        """Each function's share of the samples as a share of the time sampled (seconds), the
+        harness's loop and the sampler's own code left out (their time stays in the whole)."""
+        own = {*harness, Doubling.__iter__.__code__, _Sampling.__enter__.__code__, _Sampling.__exit__.__code__}
+        total = sum(self.samples.values()) or 1
+        modules, profile = loaded_modules(), dict[str, FunctionCost]()
+        for code, count in self.samples.items():
+            if code in own:
+                continue
+            where = function_name(code, modules)
+            known = profile.get(where)
+            profile[where] = FunctionCost(0, count / total * self.elapsed_s + (known.cost if known else 0))
+        return profile

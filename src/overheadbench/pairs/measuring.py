@@ -61,7 +61,10 @@ class Strategy(ABC):
     """How a pair is measured: its instruments, each one's stage, the result they make, and the
     profiler that explains it (:mod:`overheadbench.instruments.functions`)."""
 
-    profiler: Profiler
+    @property
+    @abstractmethod
+    def profiler(self) -> Profiler:
+        """What explains the pair: sampled time, or counted bytecode."""
 
     def __init__(self, run: Measurement) -> None:
         self.run = run

@@ -29,6 +29,7 @@ from collections.abc import Callable, Generator
 import numpy as np
 
 from ..core.vocabulary import Counter
+from ..engine.attribution import Profiler
 from ..engine.counting import (
     CALLGRIND_MAX_CALLS,
     TIME_PROBE_S,
@@ -42,7 +43,7 @@ from ..engine.valgrind import in_counting_replica
 from ..instruments import Instrument
 from ..instruments.allocations import AllocationTrace
 from ..instruments.callgrind import MachineInstructionCount
-from ..instruments.functions import SelfTimeByFunction
+from ..instruments.functions import SampledTime
 from ..instruments.instructions import InstructionCount, InstructionsByFunction
 from ..instruments.walltime import WallClock
 from ..replicas.replica import ReplicaPlugin
@@ -88,9 +89,12 @@ class _Judged(Strategy):
 class Timed(_Judged):
     """Time mode: wall time on the replication's plan, then, in the user's session, allocations
     (unless turned off and the marker has no allocation budget); replicas only time. Explained
-    by self time per function (approximate)."""
+    by sampled CPU time per function (approximate), or, where signals cannot be used, by counted
+    bytecode (exact)."""
 
-    profiler = SelfTimeByFunction()
+    @property
+    def profiler(self) -> Profiler:
+        return SampledTime() if SampledTime.available() else InstructionsByFunction()
 
     def instruments(self) -> list[Instrument]:
         run, budget = self.run, self.run.pair.budget
