@@ -39,7 +39,9 @@ def run(out: Path, mode: str) -> tuple[dict, float]:
     started = time.monotonic()
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "benchmarks/test_middleware_overhead.py"]
     command += ["-k", SELECTION, "--overhead-explain", f"--overhead-json={path}", *MODES[mode]]
-    subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True, timeout=1800)
+    if not path.is_file():
+        raise SystemExit(f"the {mode} session wrote no results:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return json.loads(path.read_text()), time.monotonic() - started
 
 

@@ -133,11 +133,23 @@ class Explanation:
         """How exact the rows are, in words."""
         return "exact: bytecode counted per function" if self.exact else "approximate: sampled time"
 
+    def modules(self) -> list[tuple[str, float]]:
+        """Each module's share (the sum of its functions' kept rows), largest first: for a stack of
+        libraries, which library; for a middleware module of layers, that module."""
+        shares: dict[str, float] = {}
+        for row in self.rows:
+            module = row.where.partition(":")[0]
+            shares[module] = shares.get(module, 0.0) + row.share
+        return sorted(shares.items(), key=lambda item: -item[1])
+
     def told(self, rows: int = SHOWN_ROWS) -> str:
         """The top ``rows`` as a failure message quotes them, one function a line."""
         head = f"where the overhead goes ({self.kind}; net {self.per_call(self.net)}/call):"
         shown = [row for row in self.rows[:rows] if row.share >= MIN_SHOWN_SHARE]
         lines = [f"  {row.share:4.0%}  {self.per_call(row.added)}/call  {row.where}" for row in shown]
+        modules = [f"{module} {share:.0%}" for module, share in self.modules()[:rows] if share >= MIN_SHOWN_SHARE]
+        if len(modules) > 1:
+            lines.append(f"  by module: {', '.join(modules)}")
         return "\n".join([head, *lines] if lines else [f"{head} no function adds cost"])
 
     def folded(self) -> str:

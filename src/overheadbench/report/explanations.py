@@ -20,6 +20,8 @@ def markdown_explanations(results: Sequence[OverheadResult]) -> str:
         explanation = result.explain
         assert explanation is not None
         lines += ["", f"### `{markdown_cell(result.nodeid)}`", "", *markdown_table(_rows(explanation))]
+        modules = ", ".join(f"{module} {share:.0%}" for module, share in explanation.modules())
+        lines += ["", f"By module: {markdown_cell(modules)}." if modules else "No function adds cost."]
         lines += ["", f"_{explanation.kind}; net {explanation.per_call(explanation.net)}/call; {explanation.note}_"]
     return "\n".join(lines) + "\n"
 
