@@ -123,6 +123,9 @@ def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
     assert f"first regressed: {log[4]} step 4 slows the loop" in said
     found = json.loads((tmp_path / "out.json").read_text())
     assert found["first_bad"] == log[4] and not found["gradual"]
+    (explained,) = found["explained"].values()  # the commit's own change, function by function (exact)
+    assert explained["rows"][0]["where"] == "test_agent:framework" and explained["rows"][0]["added"] > 0
+    assert "what it added over its parent" in said
     assert found["steps"][0]["commit"] == log[-1] and found["steps"][0]["outcome"] == "bad"
     assert len(found["steps"]) <= 3 + 2
     assert len(_git(tmp_path, "worktree", "list").splitlines()) == 1  # the steps' worktree is gone

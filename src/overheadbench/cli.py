@@ -214,12 +214,14 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
     with tempfile.TemporaryDirectory(prefix="overheadbench-bisect-") as scratch:
         sessions = CommitSessions(repository, Path(scratch), threshold, pytest_args)
         try:
-            found = bisect(good_id, commits, sessions, max(1, rounds))
+            found = bisect(good_id, commits, sessions, max(1, rounds), explain=sessions.explained)
         finally:
             sessions.close()
     subjects = dict(commits)
     if found.first_bad:
         print(f"first regressed: {found.first_bad} {subjects[found.first_bad]}")
+    for test, explanation in found.explained.items():
+        print(f"{test}: what it added over its parent\n{explanation.told()}")
     if found.note:
         print(found.note)
     print(f"{len(found.steps)} steps, {sessions.sessions} sessions")

@@ -178,6 +178,18 @@ def explain(
     return Explanation(unit, exact, calls, net, rows, rest, note, stacks)
 
 
+def changed(old: Explanation, new: Explanation) -> Explanation:
+    """What ``new``'s framework path adds per call beyond ``old``'s, function by function: a pair's
+    explanation at one commit against the same pair's at another (their kept rows: a function in
+    neither's top rows reads 0)."""
+
+    def kept(explanation: Explanation) -> Profile:
+        return {row.where: FunctionCost(0, row.added) for row in explanation.rows}
+
+    note = f"one explanation less the other; {new.note}"
+    return explain(kept(old), kept(new), (1, 1), new.unit, new.exact and old.exact, note)
+
+
 def _folded_path(where: str) -> str:
     """``module:qual.name`` as a folded stack's frames: the module, then the function (``;`` and
     spaces, which the format uses, taken out of names)."""

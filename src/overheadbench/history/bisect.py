@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.attribution import Explanation, changed
 from ..engine.changes import Finding
 
 SKIPPED = "skipped"
@@ -97,6 +98,9 @@ class Bisection:
     """Where skipped commits left a range it could not split: the commits the first bad one is among."""
     alone: Measured | None = None
     """The first bad commit against its own parent (None: not measured)."""
+    explained: dict[str, Explanation] = field(default_factory=dict)
+    """Each pair the first bad commit regressed: what its framework path adds there, function by
+    function, beyond the parent's (one ``--overhead-explain`` session at each)."""
     note: str = ""
 
     @property
@@ -113,19 +117,28 @@ class Bisection:
             "gradual": self.gradual,
             "alone": [moved.to_json() for moved in self.alone.changes] if self.alone else None,
             "note": self.note,
+            "explained": {test: explanation.to_json() for test, explanation in self.explained.items()},
             "steps": [step.to_json() for step in self.steps],
         }
 
 
 Measure = Callable[[str, str], Measured]
 """Measure a commit against a reference commit (both full ids)."""
+Explain = Callable[[str], dict[str, Explanation]]
+"""Every pair's explanation at a commit, by test."""
 
 
 def bisect(
-    good: str, commits: Sequence[tuple[str, str]], measure: Measure, rounds: int, said: Callable[[str], Any] = print
+    good: str,
+    commits: Sequence[tuple[str, str]],
+    measure: Measure,
+    rounds: int,
+    said: Callable[[str], Any] = print,
+    explain: Explain | None = None,
 ) -> Bisection:
     """Search ``commits`` (oldest first, each ``(id, subject)``, BAD last; GOOD not among them) for the
-    first whose change over ``good`` is regressed; ``said`` gets each step as it ends."""
+    first whose change over ``good`` is regressed; ``said`` gets each step as it ends; ``explain``,
+    where given, explains the first bad commit's pairs against its parent's."""
     bad, _ = commits[-1]
     found = Bisection(good, bad)
 
@@ -160,6 +173,18 @@ def bisect(
     found.first_bad = commits[high][0]
     parent = commits[high - 1][0] if high > 0 else good
     found.alone = measure(found.first_bad, parent)
+    if explain is not None:
+        before, after = explain(parent), explain(found.first_bad)
+        regressed = {
+            moved.test
+            for step in found.steps
+            if step.commit == found.first_bad
+            for moved in step.measured.changes
+            if moved.finding == Finding.REGRESSED
+        }
+        found.explained = {
+            test: changed(before[test], after[test]) for test in sorted(regressed) if test in before and test in after
+        }
     if found.gradual:
         alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
         found.note = (

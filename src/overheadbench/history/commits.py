@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from ..core.git import git
+from ..core.jsonio import Fields
+from ..engine.attribution import Explanation
 from ..engine.changes import Change, Gate
 from .bisect import Measured, Moved
 
@@ -53,11 +55,24 @@ class CommitSessions:
         self.sessions = 0
 
     def __call__(self, commit: str, reference: str) -> Measured:
+        against = [f"--overhead-against={reference}", f"--overhead-fail-above={self.threshold:g}%"]
+        return self._read(self._session(commit, against))
+
+    def explained(self, commit: str) -> dict[str, Explanation]:
+        """Every pair's explanation at ``commit``: one quick session with ``--overhead-explain``."""
+        results = json.loads(self._session(commit, ["--overhead-quick", "--overhead-explain"]).read_text("utf-8"))
+        return {
+            data["nodeid"]: Explanation.from_json(Fields(data["explain"], "explain"))
+            for data in results["results"]
+            if data.get("explain")
+        }
+
+    def _session(self, commit: str, options: list[str]) -> Path:
+        """Run a session at ``commit`` with ``options`` and the user's arguments: its JSON's path."""
         self._checkout(commit)
         self.sessions += 1
         output = self.scratch / f"session-{self.sessions}.json"
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead"]
-        command += [f"--overhead-against={reference}", f"--overhead-fail-above={self.threshold:g}%"]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead", *options]
         command += [f"--overhead-json={output}", *self.pytest_args]
         done = subprocess.run(
             command, cwd=self.tree, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S, check=False
@@ -65,7 +80,7 @@ class CommitSessions:
         if not output.is_file():
             said = "\n".join((done.stdout + done.stderr).strip().splitlines()[-QUOTED_LINES:])
             raise BisectError(f"the session at {commit[:12]} wrote no results; it said:\n{said}")
-        return self._read(output)
+        return output
 
     def _checkout(self, commit: str) -> None:
         if self.tree.is_dir():
