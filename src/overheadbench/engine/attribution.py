@@ -122,11 +122,11 @@ class Explanation:
             fields.text("note"),
         )
 
-    def per_call(self, value: float, signed: bool = True) -> str:
-        """A cost per call in the explanation's unit (``+1.20 µs``, ``+412 instr``)."""
+    def per_call(self, value: float) -> str:
+        """A cost per call in the explanation's unit, signed (``+1.20 µs``, ``+412 bytecode instr``)."""
         if self.exact:
-            return format_count(value, signed=signed) + " bytecode instr"
-        return format_seconds(value, signed=signed)
+            return format_count(value, signed=True) + " bytecode instr"
+        return format_seconds(value, signed=True)
 
     @property
     def kind(self) -> str:

@@ -196,7 +196,12 @@ class InstructionsByFunction:
         started = time.perf_counter()
         block(1)  # the first counted call runs the code as instrumented for the first time
         calls = _calls_within(budget_s, time.perf_counter() - started)
-        return _difference(by_code, lambda: block(calls), lambda: block(2 * calls)), calls
+        by_code.clear()
+        block(calls)
+        once = dict(by_code)
+        by_code.clear()
+        block(2 * calls)
+        return _counted(by_code, once), calls
 
     async def asynchronous(self, fn: Callable[[], Awaitable[Any]], budget_s: float) -> tuple[Profile, int]:
         by_code: dict[CodeType, int] = {}
@@ -215,15 +220,6 @@ class InstructionsByFunction:
 def _calls_within(budget_s: float, one_s: float) -> int:
     """Calls per block: the two blocks (``n`` and ``2n`` calls) last about ``budget_s``."""
     return max(1, min(MAX_PROFILED_CALLS, int(budget_s / 3 / max(one_s, 1e-9))))
-
-
-def _difference(by_code: dict[CodeType, int], once: Callable[[], Any], twice: Callable[[], Any]) -> Profile:
-    by_code.clear()
-    once()
-    first = dict(by_code)
-    by_code.clear()
-    twice()
-    return _counted(by_code, first)
 
 
 def _counted(twice: dict[CodeType, int], once: dict[CodeType, int]) -> Profile:
