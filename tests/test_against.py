@@ -6,6 +6,7 @@ is the head; their pairs run on the fake clock (deterministic costs), so a chang
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -138,6 +139,73 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     grew = pytester.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     grew.assert_outcomes(failed=1)
     grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts)*"])
+
+
+LAYERED = """
+import pytest
+from costs import extra
+
+def check(value):
+    return value
+
+def bare():
+    return check(1)
+
+def framework():
+    return check(1) + extra()
+
+@pytest.mark.overhead(max=1e6, mode="{mode}")
+def test_layered(overhead):
+    overhead.compare(bare, framework)
+"""
+EXTRA = "def extra():\n    total = 0\n    for i in range({loops}):\n        total += i\n    return total\n"
+
+
+def layered(pytester: pytest.Pytester, mode: str, base: int, head: int) -> pytest.Pytester:
+    """A project whose base commit's ``costs.extra`` loops ``base`` times, and whose head's ``head`` times."""
+    pytester.makepyfile(costs=EXTRA.format(loops=base), test_layered=LAYERED.format(mode=mode))
+    git(pytester.path, "init", "-q")
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-qm", "base")
+    pytester.makepyfile(costs=EXTRA.format(loops=head))
+    return pytester
+
+
+def test_a_regressed_change_is_explained_function_by_function_head_less_base(pytester: pytest.Pytester) -> None:
+    project = layered(pytester, "count", 2, 2000)
+    args = ("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider", "--overhead-json=run.json")
+    done = project.runpytest_subprocess(*args)
+    done.assert_outcomes(failed=1)
+    done.stdout.fnmatch_lines(
+        [
+            "*test_layered: the framework path regressed against HEAD (*exact counts)*",
+            "what the change added (exact: bytecode counted per function; net +*/call):",
+            "  100%  +* bytecode instr/call  costs:extra",
+        ]
+    )
+    (place,) = json.loads((project.path / "run.json").read_text())["results"][0]["places"]
+    explained = place["explain"]
+    assert explained["exact"] and [row["where"] for row in explained["rows"]] == ["costs:extra"]
+    assert 1998 * 4 <= explained["rows"][0]["added"] <= 1998 * 12  # the loop's bytecode, per added pass
+    same = project.runpytest_subprocess(*args, "--overhead-fail-above=1e6")  # not regressed: not explained
+    same.assert_outcomes(passed=1)
+    (place,) = json.loads((project.path / "run.json").read_text())["results"][0]["places"]
+    assert place["change"] is not None and place["explain"] is None
+
+
+def test_with_explain_every_change_is_explained_in_time_too(pytester: pytest.Pytester) -> None:
+    project = layered(pytester, "time", 10, 60)
+    against = ("--overhead-against=HEAD", "--overhead-explain", "--overhead-quick", "-o", "overhead_processes=2")
+    done = project.runpytest_subprocess(
+        *against, "-p", "no:cacheprovider", "--overhead-json=run.json", "--overhead-md=run.md"
+    )
+    done.assert_outcomes(passed=1)
+    (result,) = json.loads((project.path / "run.json").read_text())["results"]
+    (place,) = result["places"]
+    assert place["explain"]["unit"] == "seconds" and place["explain"]["rows"][0]["where"] == "costs:extra"
+    assert result["explain"]["rows"][0]["where"] == "costs:extra"  # the pair's own, beside it
+    report = (project.path / "run.md").read_text()
+    assert "### Against HEAD (" in report and "`test_layered.py::test_layered`, what the change added" in report
 
 
 @pytest.mark.parametrize(("policy", "fails"), [(Policy.WARN, False), (Policy.FAIL, True)])

@@ -10,9 +10,10 @@ import pytest
 from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
-from overheadbench.engine.attribution import Explanation, FunctionCost, explain
+from overheadbench.engine.attribution import Explanation, FunctionCost, Profiled, explain, explain_change
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionsByFunction
+from overheadbench.replicas.messages import Explained, decode, encode
 
 
 def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> None:
@@ -23,7 +24,7 @@ def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> Non
         "mw:metrics_layer.<locals>.run": FunctionCost(20, 3000.0),
         "mw:retry_layer.<locals>.run": FunctionCost(20, 1000.0),
     }
-    explained = explain(baseline, framework, (10, 20), "instructions", exact=True)
+    explained = explain(Profiled(baseline, 10, framework, 20), "instructions", exact=True)
     assert [row.where for row in explained.rows] == ["mw:metrics_layer.<locals>.run", "mw:retry_layer.<locals>.run"]
     assert [row.share for row in explained.rows] == [0.75, 0.25]
     assert [row.added for row in explained.rows] == [150.0, 50.0]
@@ -33,7 +34,7 @@ def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> Non
 
 def test_an_explanation_survives_its_json() -> None:
     framework = {"mw:run": FunctionCost(4, 4e-6), "app:x": FunctionCost(4, 1e-6)}
-    explained = explain({"app:x": FunctionCost(2, 1e-6)}, framework, (2, 4), "seconds", exact=False, note="n")
+    explained = explain(Profiled({"app:x": FunctionCost(2, 1e-6)}, 2, framework, 4), "seconds", exact=False, note="n")
     back = Explanation.from_json(Fields(json.loads(json.dumps(explained.to_json())), "explain"))
     assert back == explained  # the stacks are not stored
     assert back.rows[0].where == "mw:run" and back.rows[0].share == 1.0 and back.rows[0].calls == 1.0
@@ -41,7 +42,7 @@ def test_an_explanation_survives_its_json() -> None:
 
 def test_a_failure_message_quotes_the_top_rows() -> None:
     framework = {f"mw:layer{index}": FunctionCost(1, float(index)) for index in range(1, 6)}
-    told = explain({}, framework, (1, 1), "seconds", exact=False).told()
+    told = explain(Profiled({}, 1, framework, 1), "seconds", exact=False).told()
     assert told.splitlines()[0] == "where the overhead goes (approximate: sampled time; net +15.0 s/call):"
     assert [line.split()[-1] for line in told.splitlines()[1:]] == ["mw:layer5", "mw:layer4", "mw:layer3"]
 
@@ -63,7 +64,9 @@ def test_the_counted_profile_names_each_function_and_is_the_same_every_time() ->
     for _ in range(2):
         baseline, baseline_calls = profiler.sync(lambda: _bare(3), 0.01)
         framework, framework_calls = profiler.sync(lambda: _layer(3), 0.01)
-        runs.append(explain(baseline, framework, (baseline_calls, framework_calls), profiler.unit, profiler.exact))
+        runs.append(
+            explain(Profiled(baseline, baseline_calls, framework, framework_calls), profiler.unit, profiler.exact)
+        )
     first, second = (run.rows[0] for run in runs)
     assert first.where == f"{__name__}:_layer" and first.share > 0.9
     assert first.added == second.added and first.added == math.floor(first.added)  # whole instructions per call
@@ -74,7 +77,7 @@ def test_the_sampled_profile_charges_the_function_running() -> None:
     assert SampledTime.available()  # the tests run in the main thread, on Linux
     baseline, baseline_calls = profiler.sync(lambda: _bare(3), 0.05)
     framework, framework_calls = profiler.sync(lambda: _layer(3), 0.05)
-    explained = explain(baseline, framework, (baseline_calls, framework_calls), profiler.unit, profiler.exact)
+    explained = explain(Profiled(baseline, baseline_calls, framework, framework_calls), profiler.unit, profiler.exact)
     assert explained.rows[0].where == f"{__name__}:_layer" and not explained.exact
     assert "sampled every 100 µs" in profiler.note
 
@@ -252,3 +255,25 @@ def test_a_gate_threshold_within_what_a_change_can_detect_says_so() -> None:
         )
     )
     assert "the gate's threshold (5%) is within what the framework path" in text
+
+
+def test_a_change_between_places_is_what_each_function_adds_there_less_what_it_adds_here() -> None:
+    def side(**costs: float) -> dict[str, FunctionCost]:
+        return {f"mw:{name}": FunctionCost(1, cost) for name, cost in costs.items()}
+
+    old = Profiled(side(x=10), 1, side(x=10, a=5, b=5), 1)
+    new = Profiled(side(x=40), 2, side(x=40, a=10, b=30, c=4), 2)  # per call: x 20 on both sides, a 5, b 15, c 2
+    explained = explain_change(old, new, "instructions", exact=True)
+    assert [(row.where, row.added, row.share) for row in explained.rows] == [
+        ("mw:b", 10.0, 10 / 12),
+        ("mw:c", 2.0, 2 / 12),
+    ]
+    assert explained.net == 12.0 and explained.calls == (1, 2)
+    assert explain_change(new, old, "instructions", exact=True).net == -12.0  # the other way round: saved, no rows
+
+
+def test_a_replicas_profiles_survive_the_channel() -> None:
+    profiled = Profiled(
+        {"a:f": FunctionCost(3, 1.5e-6)}, 3, {"a:f": FunctionCost(6, 3e-6), "b:g": FunctionCost(6, 1.0)}, 6
+    )
+    assert decode(encode(Explained(profiled))) == Explained(profiled)

@@ -34,6 +34,8 @@ from .pairs.results import OverheadResult
 from .transport.metrics import SPECS
 from .transport.results import FigureResult
 
+CHANGE_HEAD = "what the change added"
+"""How a change's explanation is headed (a pair's own reads "where the overhead goes")."""
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when concurrent callers' own machinery costs more than this share of
 the baseline. One caller's harness (an empty callable through the loop) is what calling any
@@ -63,6 +65,8 @@ class Gated:
     what: str
     story: str
     change: Change
+    explained: str = ""
+    """What the change added, function by function, as its failure or warning quotes it (empty: not explained)."""
 
 
 def conclude(item: pytest.Item, decided: Outcome) -> None:
@@ -107,11 +111,13 @@ def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warn
         return
     limit = f"--overhead-fail-above={gate.threshold:g}%"
     if finding == Finding.REGRESSED:
-        failures.append(f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}")
+        failure = f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}"
+        failures.append(failure + gated.explained)
         return
     message = (
         f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
         f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
+        + gated.explained
     )
     if gate.fails(gated.change):
         failures.append(message)
@@ -136,7 +142,8 @@ def pair_outcome(
     changes = [] if result.stored is None else [_gated("the framework path", result.stored.change)]
     for place in result.places:
         if place.change is not None:
-            changes.append(_gated(f"the framework path{place.role.under(place.name)}", place.change))
+            explained = f"\n{place.explain.told(head=CHANGE_HEAD)}" if place.explain is not None else ""
+            changes.append(_gated(f"the framework path{place.role.under(place.name)}", place.change, explained))
     warned: list[Warning] = []
     if result.mode.counted and servers_elsewhere:
         warned.append(
@@ -204,10 +211,10 @@ def harness_dilutes(result: OverheadResult, subtract_harness: bool) -> bool:
     return not result.mode.counted and result.concurrency > 1 and not subtract_harness and share
 
 
-def _gated(what: str, change: Change) -> Gated:
+def _gated(what: str, change: Change, explained: str = "") -> Gated:
     """A pair's change as the gate tells it: its overhead on both sides, the change of framework / baseline."""
     story = f"overhead {change.describe(format_overheads(change.old - 1, change.new - 1))}"
-    return Gated(what, f"{story} (the change: of framework / baseline)", change)
+    return Gated(what, f"{story} (the change: of framework / baseline)", change, explained)
 
 
 def percent_hint(result: OverheadResult) -> Warning | None:

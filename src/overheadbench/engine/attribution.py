@@ -41,6 +41,48 @@ Profile = Mapping[str, FunctionCost]
 """A side's profile: each function (``module:qualname``) and its cost over all the calls run."""
 
 
+@dataclass(frozen=True)
+class Profiled:
+    """A pair's two profiles, each over its own calls: what a place's replica sends back when the
+    controller explains a change between places (:mod:`overheadbench.replicas.messages`)."""
+
+    baseline: Profile
+    baseline_calls: int
+    framework: Profile
+    framework_calls: int
+
+    @property
+    def calls(self) -> tuple[int, int]:
+        return self.baseline_calls, self.framework_calls
+
+    def per_call(self, where: str) -> tuple[float, float]:
+        """What the framework path adds at ``where`` per call beyond the baseline, and how often it runs it per call."""
+        old, new = self.baseline.get(where), self.framework.get(where)
+        added = (new.cost if new else 0.0) / self.framework_calls - (old.cost if old else 0.0) / self.baseline_calls
+        return added, (new.calls if new else 0) / self.framework_calls
+
+    def functions(self) -> set[str]:
+        return {*self.baseline, *self.framework}
+
+    def to_json(self) -> dict[str, Any]:
+        def side(profile: Profile) -> dict[str, list[float]]:
+            return {where: [cost.calls, cost.cost] for where, cost in profile.items()}
+
+        return {
+            "baseline": side(self.baseline),
+            "baseline_calls": self.baseline_calls,
+            "framework": side(self.framework),
+            "framework_calls": self.framework_calls,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Profiled:
+        def side(name: str) -> Profile:
+            return {where: FunctionCost(int(calls), float(cost)) for where, (calls, cost) in data[name].items()}
+
+        return cls(side("baseline"), int(data["baseline_calls"]), side("framework"), int(data["framework_calls"]))
+
+
 class Profiler(Protocol):
     @property
     def unit(self) -> str: ...
@@ -142,9 +184,9 @@ class Explanation:
             shares[module] = shares.get(module, 0.0) + row.share
         return sorted(shares.items(), key=lambda item: -item[1])
 
-    def told(self, rows: int = SHOWN_ROWS) -> str:
-        """The top ``rows`` as a failure message quotes them, one function a line."""
-        head = f"where the overhead goes ({self.kind}; net {self.per_call(self.net)}/call):"
+    def told(self, rows: int = SHOWN_ROWS, head: str = "where the overhead goes") -> str:
+        """The top ``rows`` as a failure message quotes them, one function a line, under ``head``."""
+        head = f"{head} ({self.kind}; net {self.per_call(self.net)}/call):"
         shown = [row for row in self.rows[:rows] if row.share >= MIN_SHOWN_SHARE]
         lines = [f"  {row.share:4.0%}  {self.per_call(row.added)}/call  {row.where}" for row in shown]
         modules = [f"{module} {share:.0%}" for module, share in self.modules()[:rows] if share >= MIN_SHOWN_SHARE]
@@ -160,15 +202,28 @@ class Explanation:
         return "\n".join(lines) + ("\n" if lines else "")
 
 
-def explain(
-    baseline: Profile, framework: Profile, calls: tuple[int, int], unit: str, exact: bool, note: str = ""
+def explain(profiled: Profiled, unit: str, exact: bool, note: str = "") -> Explanation:
+    """The framework path's profile against the baseline's, per call."""
+    added = {where: profiled.per_call(where) for where in profiled.functions()}
+    return _ranked(added, profiled.calls, unit, exact, note)
+
+
+def explain_change(old: Profiled, new: Profiled, unit: str, exact: bool, note: str = "") -> Explanation:
+    """What the framework path adds per call at ``new`` beyond what it adds at ``old`` (two places of
+    one session: a base tree and the head, two interpreters), function by function: each one's
+    added cost there less its added cost here, ranked as a pair's explanation is. ``calls``: the
+    framework path's calls profiled at ``old``, then at ``new``."""
+    added = {}
+    for where in old.functions() | new.functions():
+        (before, _), (after, calls) = old.per_call(where), new.per_call(where)
+        added[where] = (after - before, calls)
+    return _ranked(added, (old.framework_calls, new.framework_calls), unit, exact, note)
+
+
+def _ranked(
+    per_call: Mapping[str, tuple[float, float]], calls: tuple[int, int], unit: str, exact: bool, note: str
 ) -> Explanation:
-    """The framework path's profile against the baseline's, per call (``calls``: each side's)."""
-    per_call = {}
-    for where in {*baseline, *framework}:
-        old, new = baseline.get(where), framework.get(where)
-        added = (new.cost if new else 0.0) / calls[1] - (old.cost if old else 0.0) / calls[0]
-        per_call[where] = (added, (new.calls if new else 0) / calls[1])
+    """Each function's added cost per call (and how often it runs) ranked into an explanation."""
     net = sum(added for added, _ in per_call.values())
     total = sum(added for added, _ in per_call.values() if added > 0)
     ranked = sorted(((added, where) for where, (added, _) in per_call.items() if added > 0), reverse=True)
@@ -187,7 +242,7 @@ def changed(old: Explanation, new: Explanation) -> Explanation:
         return {row.where: FunctionCost(0, row.added) for row in explanation.rows}
 
     note = f"one explanation less the other; {new.note}"
-    return explain(kept(old), kept(new), (1, 1), new.unit, new.exact and old.exact, note)
+    return explain(Profiled(kept(old), 1, kept(new), 1), new.unit, new.exact and old.exact, note)
 
 
 def _folded_path(where: str) -> str:

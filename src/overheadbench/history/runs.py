@@ -25,7 +25,7 @@ from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -44,7 +44,8 @@ older files kept one base tree in ``against``) and the environment's ``distribut
 result was judged on (a sample's ``timer``, and its blocks on the other clock: ``other_baseline_ns``,
 ``other_framework_ns``; older files read the wall clock only), a result's ``timer``, ``other_ratio``,
 ``between_sd``, ``disagree`` and ``start_s``; 14 a result's ``explain`` (where its overhead goes,
-function by function). Versions 1 to 13 still load."""
+function by function); 15 a place's ``explain`` (what a change between places added, function by
+function). Versions 1 to 14 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

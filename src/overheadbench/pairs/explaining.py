@@ -3,44 +3,95 @@
 A failing or inconclusive pair is explained without being asked (what a person reads next is
 *where* the overhead goes); with ``--overhead-explain`` every measured pair is. Explaining
 runs each side once more, in this process, under its strategy's profiler for about
-:data:`EXPLAIN_S` (:mod:`overheadbench.instruments.functions`): no replica is started. The
-explanation is the result's ``explain`` (:mod:`overheadbench.engine.attribution`); with
-``--overhead-flame DIR`` its added cost is also written to ``DIR/<test>.folded``.
+:data:`EXPLAIN_S` (:mod:`overheadbench.instruments.functions`): one more stage of the pair
+(:func:`profile_stage`). The explanation is the result's ``explain``
+(:mod:`overheadbench.engine.attribution`); with ``--overhead-flame DIR`` its added cost is also
+written to ``DIR/<test>.folded``.
+
+A change between places (``--overhead-against``, ``--overhead-env``) that the gate reads as
+regressed or unknown (every one, with ``--overhead-explain``) is explained too: one new replica
+of that place profiles the pair the same way and sends both profiles back; what each function
+adds there is taken from what it adds here (:func:`~overheadbench.engine.attribution.explain_change`),
+and the place's result carries it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..core.jsonio import write_text_atomic
-from ..engine.attribution import Profile, Profiler, explain
+from ..engine.attribution import Profiled, Profiler, explain, explain_change
+from ..engine.changes import Finding
 from ..engine.checks import Status
+from ..engine.samples import Kind, Side
+from ..engine.sampling import Request
 from ..engine.settings import Settings
+from ..instruments import Block
+from .measuring import Stage
 from .results import OverheadResult
 
 EXPLAIN_S = 0.25
 """Each side's profiled calls last about this long (doubling chunks: at most about twice)."""
 EXPLAINED = (Status.FAIL, Status.INCONCLUSIVE)
 """Verdicts explained without ``--overhead-explain``."""
+EXPLAINED_CHANGES = (Finding.REGRESSED, Finding.UNKNOWN)
+"""Changes between places explained without ``--overhead-explain``."""
 
 
-def wanted(result: OverheadResult, settings: Settings) -> bool:
+def unsettled(result: OverheadResult, settings: Settings, threshold: float | None) -> list[str]:
+    """The other places whose change ``result`` explains: every one with ``--overhead-explain``,
+    else those regressed or unknown at the gate's ``threshold`` (None: no gate, none)."""
+    return [
+        place.name
+        for place in result.places
+        if place.change is not None
+        and (settings.explain or (threshold is not None and place.change.finding(threshold) in EXPLAINED_CHANGES))
+    ]
+
+
+def wanted(result: OverheadResult, settings: Settings, threshold: float | None) -> bool:
     """Whether ``result`` is explained: every measured pair with ``--overhead-explain``, else a failing or
-    inconclusive one."""
-    return result.measured and (settings.explain or result.verdict in EXPLAINED)
+    inconclusive one, or one whose change at another place the gate reads as regressed or unknown."""
+    explained = settings.explain or result.verdict in EXPLAINED or bool(unsettled(result, settings, threshold))
+    return result.measured and explained
+
+
+def profile_stage(profiler: Profiler, kind: Kind, baseline: Any, framework: Any, keep: Callable[[Any], None]) -> Stage:
+    """The pair's last stage when explained: each side run under ``profiler`` for about ``EXPLAIN_S``,
+    by the same drivers as every other stage; ``keep`` gets the two profiles."""
+
+    def block(fn: Callable[[], Any]) -> Block:
+        if kind == Kind.ASYNC:
+            return lambda calls: profiler.asynchronous(fn, EXPLAIN_S)
+        return lambda calls: profiler.sync(fn, EXPLAIN_S)
+
+    def plan() -> Generator[Request, Any, Profiled]:
+        return Profiled(*(yield Side.BASELINE, 1), *(yield Side.FRAMEWORK, 1))
+
+    return Stage(plan(), {Side.BASELINE: block(baseline), Side.FRAMEWORK: block(framework)}, keep)
 
 
 def explained(
-    result: OverheadResult, profiler: Profiler, profiles: tuple[tuple[Profile, int], tuple[Profile, int]]
+    result: OverheadResult, profiler: Profiler, own: Profiled, places: Mapping[str, Profiled]
 ) -> OverheadResult:
-    """``result`` with its explanation: the framework side's profile against the baseline's."""
-    (baseline, baseline_calls), (framework, framework_calls) = profiles
-    explanation = explain(
-        baseline, framework, (baseline_calls, framework_calls), profiler.unit, profiler.exact, profiler.note
-    )
-    return dataclasses.replace(result, explain=explanation)
+    """``result`` with its explanation (the framework side's profile against the baseline's), and
+    each of ``places``'s change explained: what the new side's framework path adds per function
+    beyond the old side's (the base tree then the head; this environment then that one)."""
+    unit, exact = profiler.unit, profiler.exact
+    changes = [
+        dataclasses.replace(
+            place,
+            explain=explain_change(*place.role.old_new(own, places[place.name]), unit, exact, profiler.note),
+        )
+        if place.name in places
+        else place
+        for place in result.places
+    ]
+    return dataclasses.replace(result, explain=explain(own, unit, exact, profiler.note), places=changes)
 
 
 def flame_path(folder: str, nodeid: str) -> Path:

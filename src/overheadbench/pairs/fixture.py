@@ -13,6 +13,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import closing, contextmanager
+from functools import partial
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from ..core import event_loop
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
+from ..engine.attribution import Profiled, Profiler
 from ..engine.changes import Looks
 from ..engine.harness import Harness
 from ..engine.samples import Kind, Side
@@ -29,7 +31,7 @@ from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
-from .explaining import EXPLAIN_S, explained, wanted, write_flame
+from .explaining import explained, profile_stage, unsettled, wanted, write_flame
 from .measuring import Measurement, Stage, Strategy
 from .pair import Pair
 from .results import OverheadResult
@@ -172,15 +174,9 @@ class OverheadFixture:
             return self._record(OverheadResult(self.pair, Kind.SYNC))
         strategy = self._strategy()
         with timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid), closing(strategy):
-            for stage in self._stages(Kind.SYNC, baseline, framework, strategy):
+            for stage in self._stages(Kind.SYNC, baseline, framework, strategy, started):
                 stage.keep(drive_sync(stage.plan, stage.blocks))
-            result = self._conclude(Kind.SYNC, started, strategy)
-            if wanted(result, self.settings):
-                profiler = strategy.profiler
-                result = explained(
-                    result, profiler, (profiler.sync(baseline, EXPLAIN_S), profiler.sync(framework, EXPLAIN_S))
-                )
-        return self._record(result)
+        return self._record()
 
     async def _measure_async(
         self, baseline: Callable[[], Awaitable[Any]], framework: Callable[[], Awaitable[Any]]
@@ -196,17 +192,9 @@ class OverheadFixture:
         strategy = self._strategy()
         conditions = timing_conditions(self.settings, self.app_logging, self.harness, self.nodeid)
         with conditions, loop_out_of_debug(), closing(strategy):
-            for stage in self._stages(Kind.ASYNC, baseline, framework, strategy):
+            for stage in self._stages(Kind.ASYNC, baseline, framework, strategy, started):
                 stage.keep(await drive_async(stage.plan, stage.blocks))
-            result = self._conclude(Kind.ASYNC, started, strategy)
-            if wanted(result, self.settings):
-                profiler = strategy.profiler
-                profiles = (
-                    await profiler.asynchronous(baseline, EXPLAIN_S),
-                    await profiler.asynchronous(framework, EXPLAIN_S),
-                )
-                result = explained(result, profiler, profiles)
-        return self._record(result)
+        return self._record()
 
     @contextmanager
     def _first_call(self) -> Iterator[None]:
@@ -220,19 +208,34 @@ class OverheadFixture:
         run = Measurement(self.pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks)
         return self.choose(run)
 
-    def _stages(self, kind: Kind, baseline: Any, framework: Any, strategy: Strategy) -> Iterator[Stage]:
+    def _stages(self, kind: Kind, baseline: Any, framework: Any, strategy: Strategy, started: float) -> Iterator[Stage]:
+        """The pair's stages: its strategy's, then, once the result is made, the explanation's when
+        one is wanted (:mod:`.explaining`). A replica sends what it measured and ends the test; or,
+        asked for the pair's profiles, profiles it instead and sends them."""
         empty = empty_sync if kind == Kind.SYNC else empty_async
         sides = ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
-        return strategy.stages(kind, sides, self._slowest_call_s)
-
-    def _conclude(self, kind: Kind, started: float, strategy: Strategy) -> OverheadResult:
+        yield from strategy.stages(kind, sides, self._slowest_call_s)
         if self.replication.in_replica:
             strategy.deliver()
+            if (send := self.replication.asked_to_explain(self.nodeid)) is not None:
+                yield profile_stage(strategy.profiler, kind, baseline, framework, send)
             pytest.skip("overheadbench replica process: samples sent to the controller")
-        return strategy.result(kind, time.perf_counter() - started)
+        self.result = strategy.result(kind, time.perf_counter() - started)
+        threshold = self.looks.threshold if self.looks is not None else None
+        if wanted(self.result, self.settings, threshold):
+            explain = partial(self._explain, strategy.profiler, unsettled(self.result, self.settings, threshold))
+            yield profile_stage(strategy.profiler, kind, baseline, framework, explain)
 
-    def _record(self, result: OverheadResult) -> OverheadResult:
-        self.result = result
+    def _explain(self, profiler: Profiler, places: list[str], own: Profiled) -> None:
+        """The result explained by this process's profiles, and its changes at ``places`` by theirs."""
+        assert self.result is not None
+        elsewhere = self.replication.explain_places(self.nodeid, places)
+        self.result = explained(self.result, profiler, own, elsewhere)
+
+    def _record(self, result: OverheadResult | None = None) -> OverheadResult:
+        """The test's result (given, or the one the stages made), its flame graph written."""
+        self.result = result = result or self.result
+        assert result is not None
         write_flame(self.settings.flame, result)
         return result
 

@@ -261,6 +261,10 @@ class PlaceResult:
     result: OverheadResult | None = None
     change: Change | None = None
     note: str = ""
+    explain: Explanation | None = None
+    """What the change added, function by function: the new side's framework path against the
+    old side's (a regressed or unknown change, or every one with ``--overhead-explain``;
+    :mod:`overheadbench.pairs.explaining`)."""
 
     @property
     def sides(self) -> tuple[str, str]:
@@ -274,16 +278,19 @@ class PlaceResult:
             "note": self.note,
             "result": self.result.to_json() if self.result else None,
             "change": self.change.to_json() if self.change else None,
+            "explain": self.explain.to_json() if self.explain else None,
         }
 
     @classmethod
     def from_json(cls, data: Any, path: str, nodeid: str) -> PlaceResult:
         fields = Fields(data, path)
         result, change = fields.obj("result", optional=True), fields.obj("change", optional=True)
+        explained = fields.obj("explain", optional=True)  # schema 15
         return cls(
             fields.text("name"),
             fields.choice("role", Role),
             None if result is None else OverheadResult.from_json(result.data, result.path),
             None if change is None else Change.from_json(change.data, change.path, nodeid),
             fields.text("note"),
+            None if explained is None else Explanation.from_json(explained),
         )

@@ -8,6 +8,7 @@ Replica to controller:
 * :class:`Samples`: the pair's samples, after :class:`Go`;
 * :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
 * :class:`Figured`: a transport test's judged figures, after :class:`Go` (its rounds at every place);
+* :class:`Explained`: the pair's two profiles, after :class:`Explain`;
 * :class:`Missed`: the test it was sent to ended (failed, skipped) before reaching ``compare``;
   carries that test's own report, which the controller quotes;
 * :class:`Idle`: between tests, holding no test's fixtures, waiting for :class:`Next`.
@@ -16,6 +17,7 @@ Controller to replica:
 
 * :class:`Next`: run on to this test (skipping the ones before it) and park at its ``compare``;
 * :class:`Go`: sample the pair now, in blocks of these many calls;
+* :class:`Explain`: profile the pair's two sides instead (a change between places is explained);
 * :class:`Done`: the pair is finished: end the test and wait (:class:`Idle`) for the next.
 
 End of file on either pipe means the other side has gone.
@@ -27,6 +29,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..engine.attribution import Profiled
 from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples, Timer
 from ..engine.settings import Settings
 
@@ -88,6 +91,13 @@ class Figured:
 
 
 @dataclass(frozen=True)
+class Explained:
+    """Replica: the pair's two profiles, function by function, after :class:`Explain`."""
+
+    profiled: Profiled
+
+
+@dataclass(frozen=True)
 class Idle:
     """Replica: between tests, holding no test's fixtures, waiting for :class:`Next`."""
 
@@ -115,15 +125,25 @@ class Go:
 
 
 @dataclass(frozen=True)
+class Explain:
+    """Controller: profile each side of the pair (instead of measuring it) and send them
+    (:class:`Explained`): the head's profiles less this place's explain a change between them."""
+
+
+@dataclass(frozen=True)
 class Next:
     """Controller: run on to this test (skipping the ones before it) and park at its ``compare``."""
 
     nodeid: str
 
 
-Message = Configured | Collected | Ready | Samples | Counted | Figured | Missed | Idle | Next | Go | Done
+FromReplica = Configured | Collected | Ready | Samples | Counted | Figured | Explained | Missed | Idle
+FromController = Next | Go | Explain | Done
+Message = FromReplica | FromController
 _TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Missed, Idle, Next, Go, Done)
+    cls.__name__: cls
+    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Explained, Missed, Idle)
+    + (Next, Go, Explain, Done)
 }
 
 
@@ -131,7 +151,12 @@ class ProtocolError(Exception):
     """A line that is not a message: the other side is not an overheadbench of this version."""
 
 
-_NESTED: dict[str, type] = {"samples": ReplicaSamples, "counts": CountSamples, "settings": Settings}
+_NESTED: dict[str, type] = {
+    "samples": ReplicaSamples,
+    "counts": CountSamples,
+    "settings": Settings,
+    "profiled": Profiled,
+}
 """Fields whose values are objects with their own JSON form (``to_json``/``from_json``)."""
 
 

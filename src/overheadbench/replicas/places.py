@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..core.timeouts import PairTimeout
 from ..core.vocabulary import Role
+from ..engine.attribution import Profiled
 from ..engine.samples import Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples
 from ..engine.sampling import InProcess, PairPlan, Sampled, Stopping, calibrate
 from ..engine.settings import Settings
 from .environments import Environment
 from .failures import NotInTree
-from .pool import ReplicaPool, affordable, one_pair
+from .pool import ReplicaPool
 from .trees import BaseTree
 
 T = TypeVar("T")
@@ -117,6 +120,17 @@ class Places:
     ) -> PairPlan:
         sampled = yield from InProcess().plan(nodeid, settings, rng, clock_ns, stop)
         return Sampled(sampled.samples, [PlaceSamples(p.name, p.role, note=NOT_COMPARED) for p in self.places])
+
+    def asked_to_explain(self, nodeid: str) -> None:
+        return None
+
+    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, Profiled]:
+        """The pair's two profiles from one new replica of each named place (its replicas of the pair
+        have moved on): what the head's profiles are read against to explain a change there."""
+        if not self._pools:  # measured in this process only: no place measured it
+            return {}
+        pools = zip(self.places, self._pools[1:], strict=True)
+        return {place.name: pool.explain(nodeid) for place, pool in pools if place.name in names}
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> TransportRounds:
         """A transport test's rounds at every place (:func:`transport_rounds`)."""
@@ -306,3 +320,31 @@ def under_callgrind(pool: ReplicaPool) -> ReplicaPool:
     """``pool`` with its replicas started under callgrind, to count
     (see :meth:`.relaunch.Invocation.under_callgrind`)."""
     return dataclasses.replace(pool, invocation=pool.invocation.under_callgrind())
+
+
+@contextmanager
+def one_pair(pools: Sequence[ReplicaPool]) -> Iterator[None]:
+    """The pools' replicas through one pair's plan: released when it ends; when the pair's time
+    is up, those still owing an answer are ended first (not waited for); when the session
+    ends (Ctrl-C, SIGTERM), all are, since nobody will wait on them."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit):
+        for pool in pools:
+            pool.close(grace_s=0.0)
+        raise
+    except PairTimeout:
+        for pool in pools:
+            pool.abandon()
+        raise
+    finally:
+        for pool in pools:
+            pool.release()
+
+
+def affordable(
+    elapsed_ns: float, sampling_ns: float, pools: Sequence[ReplicaPool], more: int, budget_ns: float
+) -> bool:
+    """Whether ``more`` processes per pool fit the pair's budget: what it took so far, their
+    sampling, and the predicted time to bring them to the pair (start-up or set-up)."""
+    return elapsed_ns + sampling_ns + sum(pool.round_ns(more) for pool in pools) <= budget_ns

@@ -26,15 +26,15 @@ import os
 import select
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
-from ..core.timeouts import PairTimeout, not_counted, waiting_on
+from ..core.timeouts import not_counted, waiting_on
+from ..engine.attribution import Profiled
 from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
 from .channel import Channel, Pipes
@@ -45,6 +45,8 @@ from .messages import (
     Configured,
     Counted,
     Done,
+    Explain,
+    Explained,
     Figured,
     Go,
     Idle,
@@ -65,7 +67,7 @@ OWING = (State.STARTING, State.COLLECTING, State.MOVING, State.SAMPLING)
 """The states in which a replica owes the controller an answer."""
 SILENCES = {State.SAMPLING: SAMPLING_SILENCE, State.STARTING: SLOW_START, State.COLLECTING: SLOW_START}
 """Why a replica may be silent so long, by what it was doing (else: slow fixtures)."""
-_Answer = TypeVar("_Answer", Samples, Counted, Figured)
+_Answer = TypeVar("_Answer", Samples, Counted, Figured, Explained)
 QUOTED_LINES = 40
 
 
@@ -182,7 +184,15 @@ class ReplicaPool:
         finally:
             self.release()
 
-    def _go(self, index: int, order: Go, answer: type[_Answer]) -> _Answer:
+    def explain(self, nodeid: str) -> Profiled:
+        """The pair's two profiles, from one replica (the head's less these explain a change between places)."""
+        try:
+            self.ensure(1, nodeid)
+            return self._go(0, Explain(), Explained).profiled
+        finally:
+            self.release()
+
+    def _go(self, index: int, order: Go | Explain, answer: type[_Answer]) -> _Answer:
         replica = self._parked[index]
         replica.state = State.SAMPLING
         self._send(replica, order)
@@ -296,7 +306,7 @@ class ReplicaPool:
             message = self._receive(replica, quiet=True, deadline=deadline)
             if isinstance(message, Idle):
                 replica.state = State.IDLE
-            elif isinstance(message, (Ready, Samples, Counted)):
+            elif isinstance(message, (Ready, Samples, Counted, Explained)):
                 replica.state = State.PARKED
             elif isinstance(message, Missed):
                 replica.state = State.LEAVING
@@ -370,31 +380,3 @@ class ReplicaPool:
                 pass
         os.close(replica.messages_fd)
         replica.log.close()
-
-
-@contextmanager
-def one_pair(pools: Sequence[ReplicaPool]) -> Iterator[None]:
-    """The pools' replicas through one pair's plan: released when it ends; when the pair's time
-    is up, those still owing an answer are ended first (not waited for); when the session
-    ends (Ctrl-C, SIGTERM), all are, since nobody will wait on them."""
-    try:
-        yield
-    except (KeyboardInterrupt, SystemExit):
-        for pool in pools:
-            pool.close(grace_s=0.0)
-        raise
-    except PairTimeout:
-        for pool in pools:
-            pool.abandon()
-        raise
-    finally:
-        for pool in pools:
-            pool.release()
-
-
-def affordable(
-    elapsed_ns: float, sampling_ns: float, pools: Sequence[ReplicaPool], more: int, budget_ns: float
-) -> bool:
-    """Whether ``more`` processes per pool fit the pair's budget: what it took so far, their
-    sampling, and the predicted time to bring them to the pair (start-up or set-up)."""
-    return elapsed_ns + sampling_ns + sum(pool.round_ns(more) for pool in pools) <= budget_ns

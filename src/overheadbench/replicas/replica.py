@@ -18,18 +18,35 @@ from __future__ import annotations
 import os
 import random
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Collection, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..engine.attribution import Profiled
 from ..engine.samples import CountSamples
 from ..engine.sampling import Request, Sampled, replica_plan
 from . import messages
 from .channel import ReplicaEnds
 from .launch import ReplicaRequest
-from .messages import Collected, Counted, Done, Figured, Go, Idle, Message, Missed, Next, Ready, Samples, decode, encode
+from .messages import (
+    Collected,
+    Counted,
+    Done,
+    Explain,
+    Explained,
+    Figured,
+    Go,
+    Idle,
+    Message,
+    Missed,
+    Next,
+    Ready,
+    Samples,
+    decode,
+    encode,
+)
 from .relaunch import absolute_nodeid
 from .trees import foreign_modules
 
@@ -84,6 +101,8 @@ class ReplicaPlugin:
         """The test whose ``compare`` this replica reached (its outcome is then ours)."""
         self.sampling = False
         """Between :class:`~.messages.Go` and sending the samples: a failure now is the pair's."""
+        self.explaining: str | None = None
+        """The test whose profiles the controller asked for (:class:`~.messages.Explain`), until sent."""
         self.trees = (Path(request.head_root), Path(request.own_root)) if request.head_root else None
         self.collected: set[str] = set()
         self.collect_errors: list[pytest.CollectReport] = []
@@ -182,24 +201,37 @@ class ReplicaPlugin:
 
     def park(self, nodeid: str) -> Go | None:
         """Park at the pair's ``compare`` and wait: the controller's :class:`~.messages.Go` (its
-        block size and settings), or None when it ends the pair unmeasured. A replica of the base
-        tree first checks where its project's modules came from."""
+        block size and settings), or None when it ends the pair unmeasured or asks for its profiles
+        instead (:meth:`asked_to_explain`). A replica of the base tree first checks where its
+        project's modules came from."""
         self.parked_at = nodeid
         if self.trees is not None and (story := _imported_from_head(*self.trees)):
             self.channel.send(Missed(nodeid, "imports", "failed", story))
             return None
         self.channel.send(Ready(nodeid))
         command = self.channel.receive()
+        if isinstance(command, Explain):
+            self.sampling, self.explaining = True, nodeid
         if not isinstance(command, Go):
             return None
         self.sampling = True
         return command
 
+    def asked_to_explain(self, nodeid: str) -> Callable[[Profiled], None] | None:
+        return self._explained if self.explaining == nodeid else None
+
+    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, Profiled]:
+        return {}  # a replica explains its own place only
+
+    def _explained(self, profiled: Profiled) -> None:
+        self.explaining = None
+        self.finish(Explained(profiled))
+
     def deliver_counts(self, counts: CountSamples) -> None:
         """A replica of the base tree, in count mode: send the pair's counts (see :meth:`park`)."""
         self.finish(Counted(counts))
 
-    def finish(self, result: Samples | Counted | Figured) -> None:
+    def finish(self, result: Samples | Counted | Figured | Explained) -> None:
         """Send the pair's samples or counts and park until the controller ends the pair."""
         self.sampling = False
         self.channel.send(result)

@@ -1,4 +1,5 @@
-"""Where each explained pair's overhead goes, as the markdown report and the job summary show it."""
+"""Where each explained pair's overhead goes, and what each explained change between places added, as
+the markdown report and the job summary show them."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ from ..pairs.results import OverheadResult
 
 
 def markdown_explanations(results: Sequence[OverheadResult]) -> str:
-    """A section per explained pair: each function's share of the added cost, what it adds per
-    call and how often the framework path runs it, most first; what the figures are under it."""
-    explained = [result for result in results if result.explain is not None]
+    """A section per explained pair, and one per explained change at another place: each function's
+    share of the added cost, what it adds per call and how often the framework path runs it, most
+    first; what the figures are under it."""
+    explained = [(f"`{markdown_cell(r.nodeid)}`", r.explain) for r in results if r.explain is not None]
+    for result in results:
+        for place in result.places:
+            if place.explain is not None:
+                where = markdown_cell(place.role.section(place.name))
+                explained.append((f"{where}: `{markdown_cell(result.nodeid)}`, what the change added", place.explain))
     if not explained:
         return ""
     lines = ["## Where the overhead goes"]
-    for result in explained:
-        explanation = result.explain
-        assert explanation is not None
-        lines += ["", f"### `{markdown_cell(result.nodeid)}`", "", *markdown_table(_rows(explanation))]
+    for title, explanation in explained:
+        lines += ["", f"### {title}", "", *markdown_table(_rows(explanation))]
         modules = ", ".join(f"{module} {share:.0%}" for module, share in explanation.modules())
         lines += ["", f"By module: {markdown_cell(modules)}." if modules else "No function adds cost."]
         lines += ["", f"_{explanation.kind}; net {explanation.per_call(explanation.net)}/call; {explanation.note}_"]
