@@ -125,7 +125,7 @@ def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
     assert found["first_bad"] == log[4] and not found["gradual"]
     (explained,) = found["explained"].values()  # the commit's own change, function by function (exact)
     assert explained["rows"][0]["where"] == "test_agent:framework" and explained["rows"][0]["added"] > 0
-    assert "what it added over its parent" in said
+    assert "test_agent.py::test_framework, against its parent: what the change added (exact" in said
     assert found["steps"][0]["commit"] == log[-1] and found["steps"][0]["outcome"] == "bad"
     assert len(found["steps"]) <= 3 + 2
     assert len(_git(tmp_path, "worktree", "list").splitlines()) == 1  # the steps' worktree is gone

@@ -11,8 +11,10 @@ from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.engine.attribution import Explanation, FunctionCost, Profiled, explain, explain_change
+from overheadbench.engine.samples import Kind
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
-from overheadbench.instruments.instructions import InstructionsByFunction
+from overheadbench.instruments.instructions import InstructionCount, InstructionsByFunction, _calls_within
+from overheadbench.instruments.walltime import PRIMED_BELOW
 from overheadbench.replicas.messages import Explained, decode, encode
 
 
@@ -277,3 +279,21 @@ def test_a_replicas_profiles_survive_the_channel() -> None:
         {"a:f": FunctionCost(3, 1.5e-6)}, 3, {"a:f": FunctionCost(6, 3e-6), "b:g": FunctionCost(6, 1.0)}, 6
     )
     assert decode(encode(Explained(profiled))) == Explained(profiled)
+
+
+def test_the_counted_profiles_two_blocks_are_both_primed_or_neither() -> None:
+    """A block of fewer than PRIMED_BELOW calls makes one more call first (counted per function): the
+    profile's n-call and 2n-call blocks must make it alike, or one call's instructions stay in."""
+    for one_s in (1.0, 0.04, 0.02, 0.012, 0.01, 0.008, 0.005, 0.003, 1e-3, 1e-6):
+        calls = _calls_within(0.25, one_s)
+        assert (calls < PRIMED_BELOW) == (2 * calls < PRIMED_BELOW), (one_s, calls)
+
+
+def test_the_counted_profile_sums_to_what_count_mode_counts() -> None:
+    def slow() -> int:
+        return sum(range(3)) + _layer(2)
+
+    counter = InstructionCount().block(slow, Kind.SYNC)
+    per_call = counter(10) / 10  # type: ignore[operator]
+    profile, calls = InstructionsByFunction().sync(slow, 0.0)  # one call's time: the fewest calls
+    assert calls == 1 and sum(cost.cost for cost in profile.values()) == per_call

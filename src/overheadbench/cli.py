@@ -27,6 +27,7 @@ from .core.errors import StorageError
 from .core.jsonio import dumps, write_text_atomic
 from .core.tables import plain
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
+from .engine.attribution import CHANGE_HEAD
 from .engine.changes import Finding, Gate
 from .engine.settings import Policy
 from .history.bisect import bisect
@@ -214,14 +215,14 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
     with tempfile.TemporaryDirectory(prefix="overheadbench-bisect-") as scratch:
         sessions = CommitSessions(repository, Path(scratch), threshold, pytest_args)
         try:
-            found = bisect(good_id, commits, sessions, max(1, rounds), explain=sessions.explained)
+            found = bisect(good_id, commits, sessions, max(1, rounds))
         finally:
             sessions.close()
     subjects = dict(commits)
     if found.first_bad:
         print(f"first regressed: {found.first_bad} {subjects[found.first_bad]}")
     for test, explanation in found.explained.items():
-        print(f"{test}: what it added over its parent\n{explanation.told()}")
+        print(f"{test}, against its parent: {explanation.told(head=CHANGE_HEAD)}")
     if found.note:
         print(found.note)
     print(f"{len(found.steps)} steps, {sessions.sessions} sessions")

@@ -215,8 +215,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--overhead-explain",
         action="store_true",
         default=False,
-        help="explain every pair: where its overhead goes, function by function (a failing pair is explained "
-        "anyway; about a second per pair)",
+        help="explain every pair: where its overhead goes, function by function, and every change between "
+        "places (a failing pair and a regressed change are explained anyway; about a second per pair)",
     )
     reports.addoption(
         "--overhead-flame",

@@ -26,6 +26,7 @@ from .core.errors import (
 )
 from .core.tables import plain, plain_warning
 from .core.units import format_fraction, format_overhead, format_overheads
+from .engine.attribution import CHANGE_HEAD
 from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
 from .engine.checks import Status
 from .engine.counting import disagreement
@@ -34,8 +35,6 @@ from .pairs.results import OverheadResult
 from .transport.metrics import SPECS
 from .transport.results import FigureResult
 
-CHANGE_HEAD = "what the change added"
-"""How a change's explanation is headed (a pair's own reads "where the overhead goes")."""
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when concurrent callers' own machinery costs more than this share of
 the baseline. One caller's harness (an empty callable through the loop) is what calling any

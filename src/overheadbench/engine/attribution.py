@@ -25,6 +25,8 @@ SHOWN_ROWS = 3
 """Rows a failure message quotes."""
 MIN_SHOWN_SHARE = 0.005
 """A failure message leaves out a function that adds less than this share (a first call's warm-up, spread thin)."""
+CHANGE_HEAD = "what the change added"
+"""How a change's explanation is headed (:func:`explain_change`; a pair's own reads "where the overhead goes")."""
 KEPT_ROWS = 20
 """Rows a result keeps (the JSON and the markdown): the rest are summed in ``rest``."""
 
@@ -231,18 +233,6 @@ def _ranked(
     rest = sum(added for added, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
     stacks = tuple((_folded_path(where), added) for added, where in ranked)
     return Explanation(unit, exact, calls, net, rows, rest, note, stacks)
-
-
-def changed(old: Explanation, new: Explanation) -> Explanation:
-    """What ``new``'s framework path adds per call beyond ``old``'s, function by function: a pair's
-    explanation at one commit against the same pair's at another (their kept rows: a function in
-    neither's top rows reads 0)."""
-
-    def kept(explanation: Explanation) -> Profile:
-        return {row.where: FunctionCost(0, row.added) for row in explanation.rows}
-
-    note = f"one explanation less the other; {new.note}"
-    return explain(Profiled(kept(old), 1, kept(new), 1), new.unit, new.exact and old.exact, note)
 
 
 def _folded_path(where: str) -> str:

@@ -114,8 +114,9 @@ class Replication(Protocol):
         they go (None: it was not asked, or this is no replica)."""
         ...
 
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, Profiled]:
-        """The pair's profiles at each of these other places (none: no other place)."""
+    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
+        """The pair's profiles at each of these other places, each beside the session's own place's
+        (none: no other place)."""
         ...
 
 
@@ -127,7 +128,7 @@ class InProcess:
     def asked_to_explain(self, nodeid: str) -> None:
         return None
 
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, Profiled]:
+    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
         return {}
 
     def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, stop: Stopping) -> PairPlan:

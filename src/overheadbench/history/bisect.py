@@ -9,7 +9,9 @@ not regressed over GOOD has nothing to find.
 
 The first bad commit found is then measured against its own parent: where it is not regressed
 there, the regression is made of several smaller steps (each below the threshold, together above
-it) and is reported as such, each measured step's change beside it, not as one culprit.
+it) and is reported as such, each measured step's change beside it, not as one culprit. Where it is
+regressed there, that session has explained its change (head less parent, function by function:
+:mod:`overheadbench.pairs.explaining`), and the bisection carries it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.attribution import Explanation, changed
+from ..engine.attribution import Explanation
 from ..engine.changes import Finding
 
 SKIPPED = "skipped"
@@ -34,6 +36,8 @@ class Moved:
     low: float
     high: float
     finding: Finding
+    explained: Explanation | None = field(default=None, compare=False)
+    """What the change added, function by function, where the session explained it (regressed or unknown)."""
 
     def told(self) -> str:
         return f"{self.percent:+.1f}% ({self.low:+.1f}..{self.high:+.1f}%) {self.finding}"
@@ -98,10 +102,18 @@ class Bisection:
     """Where skipped commits left a range it could not split: the commits the first bad one is among."""
     alone: Measured | None = None
     """The first bad commit against its own parent (None: not measured)."""
-    explained: dict[str, Explanation] = field(default_factory=dict)
-    """Each pair the first bad commit regressed: what its framework path adds there, function by
-    function, beyond the parent's (one ``--overhead-explain`` session at each)."""
     note: str = ""
+
+    @property
+    def explained(self) -> dict[str, Explanation]:
+        """Each pair the first bad commit regressed against its parent: what its framework path adds
+        there, function by function, beyond the parent's (that session's own explanation)."""
+        changes = self.alone.changes if self.alone is not None else ()
+        return {
+            moved.test: moved.explained
+            for moved in changes
+            if moved.finding == Finding.REGRESSED and moved.explained is not None
+        }
 
     @property
     def gradual(self) -> bool:
@@ -124,8 +136,6 @@ class Bisection:
 
 Measure = Callable[[str, str], Measured]
 """Measure a commit against a reference commit (both full ids)."""
-Explain = Callable[[str], dict[str, Explanation]]
-"""Every pair's explanation at a commit, by test."""
 
 
 def bisect(
@@ -134,11 +144,9 @@ def bisect(
     measure: Measure,
     rounds: int,
     said: Callable[[str], Any] = print,
-    explain: Explain | None = None,
 ) -> Bisection:
     """Search ``commits`` (oldest first, each ``(id, subject)``, BAD last; GOOD not among them) for the
-    first whose change over ``good`` is regressed; ``said`` gets each step as it ends; ``explain``,
-    where given, explains the first bad commit's pairs against its parent's."""
+    first whose change over ``good`` is regressed; ``said`` gets each step as it ends."""
     bad, _ = commits[-1]
     found = Bisection(good, bad)
 
@@ -173,18 +181,6 @@ def bisect(
     found.first_bad = commits[high][0]
     parent = commits[high - 1][0] if high > 0 else good
     found.alone = measure(found.first_bad, parent)
-    if explain is not None:
-        before, after = explain(parent), explain(found.first_bad)
-        regressed = {
-            moved.test
-            for step in found.steps
-            if step.commit == found.first_bad
-            for moved in step.measured.changes
-            if moved.finding == Finding.REGRESSED
-        }
-        found.explained = {
-            test: changed(before[test], after[test]) for test in sorted(regressed) if test in before and test in after
-        }
     if found.gradual:
         alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
         found.note = (

@@ -3,7 +3,8 @@
 The commit is checked out in one worktree that every step reuses (a fresh checkout each step
 costs the whole tree's files), and a session runs there with ``--overhead-against`` the
 reference commit, ``--overhead-fail-above`` the threshold and the user's own pytest arguments;
-its JSON gives each pair's change over the reference and the gate's finding.
+its JSON gives each pair's change over the reference, the gate's finding and, for a regressed or
+unknown change, its explanation.
 """
 
 from __future__ import annotations
@@ -58,15 +59,6 @@ class CommitSessions:
         against = [f"--overhead-against={reference}", f"--overhead-fail-above={self.threshold:g}%"]
         return self._read(self._session(commit, against))
 
-    def explained(self, commit: str) -> dict[str, Explanation]:
-        """Every pair's explanation at ``commit``: one quick session with ``--overhead-explain``."""
-        results = json.loads(self._session(commit, ["--overhead-quick", "--overhead-explain"]).read_text("utf-8"))
-        return {
-            data["nodeid"]: Explanation.from_json(Fields(data["explain"], "explain"))
-            for data in results["results"]
-            if data.get("explain")
-        }
-
     def _session(self, commit: str, options: list[str]) -> Path:
         """Run a session at ``commit`` with ``options`` and the user's arguments: its JSON's path."""
         self._checkout(commit)
@@ -101,7 +93,8 @@ class CommitSessions:
                 finding = gate.finding(change)
                 assert finding is not None
                 low, high = change.interval
-                moved.append(Moved(data["nodeid"], change.percent, low, high, finding))
+                explained = Explanation.from_json(Fields(place["explain"], "explain")) if place.get("explain") else None
+                moved.append(Moved(data["nodeid"], change.percent, low, high, finding, explained))
         return Measured(tuple(moved))
 
     def close(self) -> None:

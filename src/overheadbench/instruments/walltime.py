@@ -28,12 +28,12 @@ from .callers import Crew, crew_block, tasks_block
 SyncBlock = Callable[[int], int]
 AsyncBlock = Callable[[int], Awaitable[int]]
 RUSAGE_THREAD: int | None = getattr(resource, "RUSAGE_THREAD", None)
+"""Linux's per-thread usage; elsewhere no second clock is read (the wall clock alone)."""
 PRIMED_BELOW = 8
 """A block of fewer calls (a millisecond framework call) is primed by one untimed call first: a
 lone call right after the other side's block runs with that side's caches, and a busy machine's
 neighbours evict them in between (a 1 ms workflow call read +40% beside four busy loops, +10% in
 a loop of its own). Longer blocks are their own warm-up, as in timeit's loop."""
-"""Linux's per-thread usage; elsewhere no second clock is read (the wall clock alone)."""
 
 
 def waits() -> int:

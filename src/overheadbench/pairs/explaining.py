@@ -10,9 +10,10 @@ written to ``DIR/<test>.folded``.
 
 A change between places (``--overhead-against``, ``--overhead-env``) that the gate reads as
 regressed or unknown (every one, with ``--overhead-explain``) is explained too: one new replica
-of that place profiles the pair the same way and sends both profiles back; what each function
-adds there is taken from what it adds here (:func:`~overheadbench.engine.attribution.explain_change`),
-and the place's result carries it.
+of that place and one of the session's own profile the pair the same way and send their profiles
+back; what each function adds at the new place less what it adds at the old
+(:func:`~overheadbench.engine.attribution.explain_change`) is the change's explanation, which the
+place's result carries.
 """
 
 from __future__ import annotations
@@ -76,16 +77,17 @@ def profile_stage(profiler: Profiler, kind: Kind, baseline: Any, framework: Any,
 
 
 def explained(
-    result: OverheadResult, profiler: Profiler, own: Profiled, places: Mapping[str, Profiled]
+    result: OverheadResult, profiler: Profiler, own: Profiled, places: Mapping[str, tuple[Profiled, Profiled]]
 ) -> OverheadResult:
-    """``result`` with its explanation (the framework side's profile against the baseline's), and
-    each of ``places``'s change explained: what the new side's framework path adds per function
-    beyond the old side's (the base tree then the head; this environment then that one)."""
+    """``result`` with its explanation (this process's profiles: the framework side's against the
+    baseline's), and each of ``places``'s change explained by its pair of profiles (the session's own
+    place's, the other place's): what the new side's framework path adds per function beyond the old
+    side's (the base tree then the head; this environment then that one)."""
     unit, exact = profiler.unit, profiler.exact
     changes = [
         dataclasses.replace(
             place,
-            explain=explain_change(*place.role.old_new(own, places[place.name]), unit, exact, profiler.note),
+            explain=explain_change(*place.role.old_new(*places[place.name]), unit, exact, profiler.note),
         )
         if place.name in places
         else place

@@ -124,13 +124,20 @@ class Places:
     def asked_to_explain(self, nodeid: str) -> None:
         return None
 
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, Profiled]:
+    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
         """The pair's two profiles from one new replica of each named place (its replicas of the pair
-        have moved on): what the head's profiles are read against to explain a change there."""
+        have moved on), each beside those of one new replica of the session's own: both sides of a
+        change profiled in processes started alike. (This process's own profiles, made after it ran
+        other pairs, read a stack's every function up to twice as slow as a new replica's did: the
+        injected function was outranked in 7 of 36 changes, benchmarks/validation/EXPLAIN.md.)"""
         if not self._pools:  # measured in this process only: no place measured it
             return {}
         pools = zip(self.places, self._pools[1:], strict=True)
-        return {place.name: pool.explain(nodeid) for place, pool in pools if place.name in names}
+        wanted = [(place, pool) for place, pool in pools if place.name in names]
+        if not wanted:
+            return {}
+        own = self._pools[0].explain(nodeid)
+        return {place.name: (own, pool.explain(nodeid)) for place, pool in wanted}
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> TransportRounds:
         """A transport test's rounds at every place (:func:`transport_rounds`)."""

@@ -220,7 +220,7 @@ class ReplicaPlugin:
     def asked_to_explain(self, nodeid: str) -> Callable[[Profiled], None] | None:
         return self._explained if self.explaining == nodeid else None
 
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, Profiled]:
+    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
         return {}  # a replica explains its own place only
 
     def _explained(self, profiled: Profiled) -> None:
