@@ -136,8 +136,14 @@ class Places:
         wanted = [(place, pool) for place, pool in pools if place.name in names]
         if not wanted:
             return {}
-        own = self._pools[0].explain(nodeid)
-        return {place.name: (own, pool.explain(nodeid)) for place, pool in wanted}
+
+        def profiled(pool: ReplicaPool) -> Profiled:
+            for each in self._pools:  # after the session's last pair its replicas are still ending
+                each.quiet()
+            return pool.explain(nodeid)
+
+        own = profiled(self._pools[0])
+        return {place.name: (own, profiled(pool)) for place, pool in wanted}
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> TransportRounds:
         """A transport test's rounds at every place (:func:`transport_rounds`)."""
