@@ -10,11 +10,15 @@ import pytest
 from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
+from overheadbench.core.vocabulary import Role
 from overheadbench.engine.attribution import Explanation, FunctionCost, Profiled, explain, explain_change
 from overheadbench.engine.samples import Kind
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionCount, InstructionsByFunction, _calls_within
 from overheadbench.instruments.walltime import PRIMED_BELOW
+from overheadbench.pairs.explaining import explained
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.replicas.messages import Explained, decode, encode
 
 
@@ -297,3 +301,21 @@ def test_the_counted_profile_sums_to_what_count_mode_counts() -> None:
     per_call = counter(10) / 10  # type: ignore[operator]
     profile, calls = InstructionsByFunction().sync(slow, 0.0)  # one call's time: the fewest calls
     assert calls == 1 and sum(cost.cost for cost in profile.values()) == per_call
+
+
+class _Profiler:
+    unit, exact, note = "instructions", True, "counted"
+
+
+@pytest.mark.parametrize(("role", "added"), [(Role.BASE, 30.0), (Role.ENVIRONMENT, -30.0)])
+def test_a_places_change_is_read_in_its_roles_direction(role: Role, added: float) -> None:
+    """Against a base tree the change is the session's tree (head) less the base; under another
+    environment it is that environment less the session's own."""
+    here = Profiled({}, 1, {"mw:a": FunctionCost(1, 50.0)}, 1)
+    there = Profiled({}, 1, {"mw:a": FunctionCost(1, 20.0)}, 1)
+    result = OverheadResult(Pair("t.py::test_x", Budget(max_overhead=1.0)), Kind.SYNC, ratio=2.0)
+    result.places = [PlaceResult("other", role)]
+    explained_result = explained(result, _Profiler(), here, {"other": (here, there)})  # type: ignore[arg-type]
+    (place,) = explained_result.places
+    assert place.explain is not None and place.explain.net == added
+    assert explained_result.explain is not None and explained_result.explain.net == 50.0  # the pair's own, from here

@@ -4,7 +4,7 @@ A failing or inconclusive pair is explained without being asked (what a person r
 *where* the overhead goes); with ``--overhead-explain`` every measured pair is. Explaining
 runs each side once more, in this process, under its strategy's profiler for about
 :data:`EXPLAIN_S` (:mod:`overheadbench.instruments.functions`): one more stage of the pair
-(:func:`profile_stage`). The explanation is the result's ``explain``
+(:func:`~.measuring.profile_stage`). The explanation is the result's ``explain``
 (:mod:`overheadbench.engine.attribution`); with ``--overhead-flame DIR`` its added cost is also
 written to ``DIR/<test>.folded``.
 
@@ -20,19 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..core.jsonio import write_text_atomic
 from ..engine.attribution import Profiled, Profiler, explain, explain_change
 from ..engine.changes import Finding
 from ..engine.checks import Status
-from ..engine.samples import Kind, Side
-from ..engine.sampling import Request
 from ..engine.settings import Settings
-from ..instruments import Block
-from .measuring import Stage
 from .results import OverheadResult
 
 EXPLAIN_S = 0.25
@@ -59,21 +54,6 @@ def wanted(result: OverheadResult, settings: Settings, threshold: float | None) 
     inconclusive one, or one whose change at another place the gate reads as regressed or unknown."""
     explained = settings.explain or result.verdict in EXPLAINED or bool(unsettled(result, settings, threshold))
     return result.measured and explained
-
-
-def profile_stage(profiler: Profiler, kind: Kind, baseline: Any, framework: Any, keep: Callable[[Any], None]) -> Stage:
-    """The pair's last stage when explained: each side run under ``profiler`` for about ``EXPLAIN_S``,
-    by the same drivers as every other stage; ``keep`` gets the two profiles."""
-
-    def block(fn: Callable[[], Any]) -> Block:
-        if kind == Kind.ASYNC:
-            return lambda calls: profiler.asynchronous(fn, EXPLAIN_S)
-        return lambda calls: profiler.sync(fn, EXPLAIN_S)
-
-    def plan() -> Generator[Request, Any, Profiled]:
-        return Profiled(*(yield Side.BASELINE, 1), *(yield Side.FRAMEWORK, 1))
-
-    return Stage(plan(), {Side.BASELINE: block(baseline), Side.FRAMEWORK: block(framework)}, keep)
 
 
 def explained(

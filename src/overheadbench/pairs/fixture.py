@@ -31,8 +31,8 @@ from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
-from .explaining import explained, profile_stage, unsettled, wanted, write_flame
-from .measuring import Measurement, Stage, Strategy
+from .explaining import EXPLAIN_S, explained, unsettled, wanted, write_flame
+from .measuring import Measurement, Stage, Strategy, profile_stage
 from .pair import Pair
 from .results import OverheadResult
 from .usage import sides_kind, warn_unlike, with_callers
@@ -218,13 +218,13 @@ class OverheadFixture:
         if self.replication.in_replica:
             strategy.deliver()
             if (send := self.replication.asked_to_explain(self.nodeid)) is not None:
-                yield profile_stage(strategy.profiler, kind, baseline, framework, send)
+                yield profile_stage(strategy.profiler, kind, (baseline, framework), EXPLAIN_S, send)
             pytest.skip("overheadbench replica process: samples sent to the controller")
         self.result = strategy.result(kind, time.perf_counter() - started)
         threshold = self.looks.threshold if self.looks is not None else None
         if wanted(self.result, self.settings, threshold):
             explain = partial(self._explain, strategy.profiler, unsettled(self.result, self.settings, threshold))
-            yield profile_stage(strategy.profiler, kind, baseline, framework, explain)
+            yield profile_stage(strategy.profiler, kind, (baseline, framework), EXPLAIN_S, explain)
 
     def _explain(self, profiler: Profiler, places: list[str], own: Profiled) -> None:
         """The result explained by this process's profiles, and its changes at ``places`` by theirs."""

@@ -5,7 +5,8 @@ and on which plan, and makes the result; the fixture (:mod:`overheadbench.pairs.
 drives the stages it gives and never tests the mode. This module is what both read: the
 pair's :class:`Measurement`, a :class:`Stage`, and the :class:`Strategy` base, whose
 :meth:`~Strategy.stages` run each instrument in turn: wall time on the strategy's plan, a
-counter (instructions, allocations) on the count plan, the allocation tracer paced first.
+counter (instructions, allocations) on the count plan, the allocation tracer paced first; and
+:func:`profile_stage`, the stage an explained pair ends with, whatever its strategy.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from ..core.vocabulary import Counter
-from ..engine.attribution import Profiler
+from ..engine.attribution import Profiled, Profiler
 from ..engine.changes import Looks
 from ..engine.counting import ALLOCATION_REPEATS, allocation_calls, count_calls, count_plan, pace_plan
 from ..engine.samples import Clock, CountSamples, Kind, Side
@@ -130,3 +131,22 @@ class Strategy(ABC):
 
     def _paced(self, call_s: float) -> None:
         self._call_s = call_s
+
+
+def profile_stage(
+    profiler: Profiler, kind: Kind, sides: tuple[Any, Any], budget_s: float, keep: Callable[[Profiled], None]
+) -> Stage:
+    """A pair's last stage when it is explained (:mod:`.explaining`): each side (the baseline, the
+    framework) run under ``profiler`` for about ``budget_s``, by the same drivers as every other
+    stage; ``keep`` gets the two profiles."""
+
+    def block(fn: Callable[[], Any]) -> Block:
+        if kind == Kind.ASYNC:
+            return lambda calls: profiler.asynchronous(fn, budget_s)
+        return lambda calls: profiler.sync(fn, budget_s)
+
+    def plan() -> Generator[Request, Any, Profiled]:
+        return Profiled(*(yield Side.BASELINE, 1), *(yield Side.FRAMEWORK, 1))
+
+    baseline, framework = sides
+    return Stage(plan(), {Side.BASELINE: block(baseline), Side.FRAMEWORK: block(framework)}, keep)
