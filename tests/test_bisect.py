@@ -129,3 +129,23 @@ def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
     assert found["steps"][0]["commit"] == log[-1] and found["steps"][0]["outcome"] == "bad"
     assert len(found["steps"]) <= 3 + 2
     assert len(_git(tmp_path, "worktree", "list").splitlines()) == 1  # the steps' worktree is gone
+
+
+def test_a_first_bad_commit_unknown_against_its_parent_is_measured_again_and_not_called_gradual() -> None:
+    commits = _history(4)
+    findings = {
+        commit: [Finding.REGRESSED if index >= 2 else Finding.SAME] for index, (commit, _) in enumerate(commits)
+    }
+    _, measure = _measure(findings)
+    against_parent: list[str] = []
+
+    def unknown_against_parent(commit: str, reference: str) -> Measured:
+        if reference != "0" * 40:  # the first bad one against its parent: +5.9% (+4.3..+7.4%) at a 5% gate
+            against_parent.append(commit)
+            return Measured((Moved("t.py::test_x", 5.9, 4.3, 7.4, Finding.UNKNOWN),))
+        return measure(commit, reference)  # type: ignore[operator]
+
+    found = bisect("0" * 40, commits, unknown_against_parent, rounds=3, said=lambda line: None)
+    assert found.first_bad == commits[2][0] and not found.gradual
+    assert against_parent == [commits[2][0]] * 3  # measured again while unknown, as a step is
+    assert "stayed unknown after 3 session(s)" in found.note and "cannot be told" in found.note

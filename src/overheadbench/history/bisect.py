@@ -7,9 +7,10 @@ does (:mod:`overheadbench.history.commits`), and reads the gate's finding at the
 then skipped as ``git bisect skip`` skips: never guessed. BAD is measured first: a BAD that is
 not regressed over GOOD has nothing to find.
 
-The first bad commit found is then measured against its own parent: where it is not regressed
-there, the regression is made of several smaller steps (each below the threshold, together above
-it) and is reported as such, each measured step's change beside it, not as one culprit. Where it is
+The first bad commit found is then measured against its own parent (again while unknown, as a step
+is): where it is the same there, the regression is made of several smaller steps (each below the
+threshold, together above it) and is reported as such, each measured step's change beside it, not
+as one culprit; where it stays unknown, that is said (it may be either). Where it is
 regressed there, that session has explained its change (head less parent, function by function:
 :mod:`overheadbench.pairs.explaining`), and the bisection carries it.
 """
@@ -106,19 +107,21 @@ class Bisection:
 
     @property
     def explained(self) -> dict[str, Explanation]:
-        """Each pair the first bad commit regressed against its parent: what its framework path adds
-        there, function by function, beyond the parent's (that session's own explanation)."""
+        """Each pair the first bad commit regressed (or left unknown) against its parent: what its
+        framework path adds there, function by function, beyond the parent's (that session's own
+        explanation)."""
         changes = self.alone.changes if self.alone is not None else ()
         return {
             moved.test: moved.explained
             for moved in changes
-            if moved.finding == Finding.REGRESSED and moved.explained is not None
+            if moved.finding in (Finding.REGRESSED, Finding.UNKNOWN) and moved.explained is not None
         }
 
     @property
     def gradual(self) -> bool:
-        """The first bad commit is not regressed against its parent: several smaller steps did it."""
-        return self.alone is not None and self.alone.finding != Finding.REGRESSED
+        """The first bad commit is the same as (or better than) its parent at the threshold: several
+        smaller steps did it. (Unknown against its parent is not this: it cannot be told.)"""
+        return self.alone is not None and self.alone.finding not in (Finding.REGRESSED, Finding.UNKNOWN)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,11 +153,16 @@ def bisect(
     bad, _ = commits[-1]
     found = Bisection(good, bad)
 
+    def known(commit: str, reference: str) -> tuple[Measured, int]:
+        """``commit`` against ``reference``, measured again while unknown (at most ``rounds`` sessions)."""
+        measured, tries = measure(commit, reference), 1
+        while measured.finding == Finding.UNKNOWN and tries < rounds:
+            measured, tries = measure(commit, reference), tries + 1
+        return measured, tries
+
     def step(index: int) -> str:
         commit, subject = commits[index]
-        measured, tries = measure(commit, good), 1
-        while measured.finding == Finding.UNKNOWN and tries < rounds:
-            measured, tries = measure(commit, good), tries + 1
+        measured, tries = known(commit, good)
         outcome = {Finding.REGRESSED: "bad", Finding.UNKNOWN: SKIPPED}.get(measured.finding, "good")
         found.steps.append(Step(commit, subject, outcome, tries, measured))
         said(found.steps[-1].told(len(found.steps)))
@@ -180,11 +188,16 @@ def bisect(
         return found
     found.first_bad = commits[high][0]
     parent = commits[high - 1][0] if high > 0 else good
-    found.alone = measure(found.first_bad, parent)
+    found.alone, tries = known(found.first_bad, parent)
+    alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
     if found.gradual:
-        alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
         found.note = (
             f"{found.first_bad[:12]} alone is not regressed over its parent ({alone}): the regression is made of "
             f"several smaller steps; each measured step's change over {good[:12]} is above"
+        )
+    elif found.alone.finding == Finding.UNKNOWN:
+        found.note = (
+            f"{found.first_bad[:12]} against its parent stayed unknown after {tries} session(s) ({alone}): "
+            f"whether it alone passes the threshold cannot be told (it is the first regressed over {good[:12]})"
         )
     return found
