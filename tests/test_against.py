@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from overheadbench.cli import main
 from overheadbench.engine.changes import Change, Gate, StoredChange
-from overheadbench.engine.checks import Status
+from overheadbench.engine.checks import Overall, Status
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
@@ -101,8 +102,18 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
             "more than --overhead-fail-above=5%",
         ]
     )
-    (result,) = read_run(project.path / "o.json").results  # the base's measurement travels with the head's
+    run = read_run(project.path / "o.json")
+    (result,) = run.results  # the base's measurement travels with the head's
     (base,) = result.places
+    # one verdict, carried: the budget passed, the test failed as regressed, and the JSON's top level says so
+    raw = json.loads((project.path / "o.json").read_text())["results"][0]
+    assert (raw["verdict"], raw["outcome"], raw["failed"]) == ("pass", "regressed", True)
+    assert run.gate.pairs == 5
+    # a report of the stored file shows what the session showed: the gate first, the pair as regressed
+    assert main(["report", str(project.path / "o.json")]) == 0
+    report = capsys.readouterr().out
+    assert "## Gate" in report and "❌ 1 regressed" in report
+    assert "| ❌ regressed |" in report
     assert base.result is not None and base.result.overhead == pytest.approx(0.10, abs=0.002)
     assert base.name.startswith("HEAD") and base.role == "base"
     assert base.change is not None and base.change.percent == pytest.approx(100 * (1.3 / 1.1 - 1), abs=0.3)
@@ -218,6 +229,29 @@ def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(po
     message = "t.py::test_x: cannot tell whether the framework path changed by more than --overhead-fail-above=5%"
     assert (decided.failure or "").startswith(message) if fails else str(decided.warnings[0]).startswith(message)
     assert outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", None, policy)).failure is None
+    assert decided.overall == Overall.UNKNOWN  # the budget passed; the one outcome is the gate's
+
+
+@pytest.mark.parametrize(
+    ("verdict", "new", "overall"),
+    [
+        (Status.PASS, 1.10, Overall.PASS),  # the same, within budget
+        (Status.PASS, 1.30, Overall.REGRESSED),  # +18%: the gate's finding outranks a passing budget
+        (Status.INCONCLUSIVE, 1.30, Overall.REGRESSED),
+        (Status.FAIL, 1.30, Overall.FAIL),  # a broken budget comes first
+        (Status.INCONCLUSIVE, 1.10, Overall.INCONCLUSIVE),
+        (Status.UNJUDGED, 1.10, Overall.UNJUDGED),
+    ],
+)
+def test_a_pairs_one_outcome_is_the_worst_of_its_verdict_and_its_changes(
+    verdict: Status, new: float, overall: Overall
+) -> None:
+    pair = Pair("t.py::test_x", Budget(max_overhead=1.0))
+    result = OverheadResult(pair, Kind.SYNC, ratio=new, verdict=verdict, baseline_s=1e-6, harness_s=0.0)
+    result.stored = StoredChange("HEAD (abc)", Change("t.py::test_x", 1.10, new, se=0.005))
+    decided = outcome(result, Policy.WARN, False, Gate("HEAD (abc)", 5.0))
+    assert decided.overall == overall
+    assert (decided.failure is not None) == (overall in (Overall.FAIL, Overall.REGRESSED))
 
 
 def test_a_test_the_base_does_not_have_is_new_and_one_it_cannot_collect_fails_alone(project: pytest.Pytester) -> None:

@@ -16,12 +16,14 @@ from overheadbench.cli import main
 from overheadbench.core.tables import markdown_code
 from overheadbench.core.thresholds import parse_thresholds
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.changes import Change
+from overheadbench.engine.changes import Change, Gate
 from overheadbench.engine.checks import Check, Status, Unit
 from overheadbench.engine.samples import Kind
+from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
 from overheadbench.history.environment import fingerprint
 from overheadbench.history.runs import Run, Storage
+from overheadbench.outcome import pair_outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.markdown import markdown_purposes, render_markdown
@@ -311,7 +313,10 @@ def _gated(nodeid: str, old: float, new: float) -> OverheadResult:
         )
 
     change = Change(nodeid, old, new, se=0.005, df=9)
-    return dataclasses.replace(result(new), places=[PlaceResult("HEAD~1", Role.BASE, result(old), change)])
+    gated = dataclasses.replace(result(new), places=[PlaceResult("HEAD~1", Role.BASE, result(old), change)])
+    decided = pair_outcome(gated, Policy.WARN, False, Gate("HEAD~1", 5.0))  # as the session decides the test
+    gated.outcome, gated.failed = decided.overall, decided.failure is not None
+    return gated
 
 
 def test_a_gated_reports_outcome_comes_first_and_no_regressed_pair_shows_a_tick() -> None:

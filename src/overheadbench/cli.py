@@ -263,7 +263,7 @@ def _side_by_side(columns: Sequence[Column], fmt: str) -> str:
 def _one_report(run: Run, fmt: str) -> str:
     results, figures = run.measured(), run.measured_figures()
     if fmt == "markdown":
-        text = render_markdown(results, run.environment, figures)
+        text = render_markdown(results, run.environment, figures, thresholds=run.gate)
     elif fmt in ("csv", "checks"):
         text = csv_text(csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures))
     else:

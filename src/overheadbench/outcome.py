@@ -28,7 +28,7 @@ from .core.tables import plain, plain_warning
 from .core.units import format_fraction, format_overhead, format_overheads
 from .engine.attribution import CHANGE_HEAD
 from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
-from .engine.checks import Status
+from .engine.checks import OVERALL_ORDER, Overall, Status
 from .engine.counting import disagreement
 from .engine.settings import Counter, Policy
 from .pairs.results import OverheadResult
@@ -54,6 +54,9 @@ class Outcome:
 
     failure: str | None = None
     warnings: tuple[Warning, ...] = ()
+    overall: Overall = Overall.UNMEASURED
+    """The test's one outcome, worst first over its verdicts and the gate's findings (what every
+    report shows; ``failure`` says whether the test failed for it)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ def decide(
     """The test's outcome from its verdicts (status, message), its changes and its own ``warnings``."""
     failures: list[str] = []
     warned: list[Warning] = []
+    found = [Overall.of(status) for status, _ in verdicts]
     for status, message in verdicts:
         if status == Status.FAIL:
             failures.append(message)
@@ -97,7 +101,10 @@ def decide(
     for gated in changes:
         if gate is not None:
             gate_effect(nodeid, gated, gate, failures, warned)
-    return Outcome("\n".join(failures) or None, (*warned, *warnings))
+            if gate.fails(gated.change) or gate.warns(gated.change):
+                found.append(Overall(gate.finding(gated.change)))
+    overall = min(found, key=OVERALL_ORDER.index) if found else Overall.UNMEASURED
+    return Outcome("\n".join(failures) or None, (*warned, *warnings), overall)
 
 
 def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warned: list[Warning]) -> None:

@@ -105,8 +105,9 @@ class PairTests:
             return
         if stored:  # the change against the stored run, once, here: the result carries it to every reader
             result.stored = stored.stored_change(result)
-        item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
         gate = stored.gate if stored else self.gate
         settings = self.settings
         outcome = pair_outcome(result, settings.inconclusive, settings.subtract_harness, gate, servers_elsewhere())
+        result.outcome, result.failed = outcome.overall, outcome.failure is not None
+        item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
         conclude(item, outcome)

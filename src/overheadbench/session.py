@@ -319,4 +319,6 @@ class OverheadSession:
 
     def run(self) -> Run:
         """This session as one run: what --overhead-json writes and a stored run holds."""
-        return Run(self.environment(), self.settings, self.gathered.results, self.gathered.figures)
+        return Run(
+            self.environment(), self.settings, self.gathered.results, self.gathered.figures, self.gate.thresholds
+        )

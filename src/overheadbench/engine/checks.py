@@ -35,6 +35,42 @@ class Status(Word):
     """Called once as a smoke test (no ``--overhead``)."""
 
 
+class Overall(Word):
+    """A measured test's one outcome: its budgets' verdict and every gate's finding, worst first
+    (a budget broken, then a change regressed past the gate, then either undecided). Decided once,
+    where the test is judged (:func:`overheadbench.outcome.decide`), and carried on the result to
+    the JSON's top level, the terminal table, the markdown, ``report`` and ``compare``."""
+
+    FAIL = "fail"
+    """A budget's whole interval is over it."""
+    REGRESSED = "regressed"
+    """A change against the base tree, an environment or the stored run is past the gate's threshold."""
+    UNKNOWN = "unknown"
+    """A gated change's interval contains the threshold (the gate could not tell)."""
+    INCONCLUSIVE = "inconclusive"
+    """A budget's interval contains its limit."""
+    UNJUDGED = "unjudged"
+    PASS = "pass"
+    UNMEASURED = "unmeasured"
+
+    @classmethod
+    def of(cls, status: Status) -> Overall:
+        """The outcome of a verdict alone (no gate; a stored run before schema 16)."""
+        return cls(status.value)
+
+
+OVERALL_ORDER = (
+    Overall.FAIL,
+    Overall.REGRESSED,
+    Overall.UNKNOWN,
+    Overall.INCONCLUSIVE,
+    Overall.UNJUDGED,
+    Overall.PASS,
+    Overall.UNMEASURED,
+)
+"""Worst first: a test's outcome is the first of these that any of its verdicts or findings is."""
+
+
 class Unit(Word):
     """How a check's numbers are printed (stored with the check, so a report of a stored run
     prints them as the session did)."""

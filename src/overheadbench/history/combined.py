@@ -51,7 +51,7 @@ def combine(runs: Sequence[tuple[Path, Run]]) -> list[Column]:
         key = interpreter_of(run.environment)
         if key not in keys:
             keys.append(key)
-            columns.append(Column("", run=Run(run.environment, run.settings)))
+            columns.append(Column("", run=Run(run.environment, run.settings, gate=run.gate)))
         column = columns[keys.index(key)]
         _merge(column, path, run)
     project = own_dependencies(*(run.environment for _, run in runs))

@@ -19,13 +19,14 @@ from typing import Any
 
 from ..core.errors import StorageError
 from ..core.jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
+from ..core.thresholds import UNGATED, Thresholds
 from ..engine.settings import Settings
 from ..pairs.comparing import place_change
 from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -45,7 +46,9 @@ result was judged on (a sample's ``timer``, and its blocks on the other clock: `
 ``other_framework_ns``; older files read the wall clock only), a result's ``timer``, ``other_ratio``,
 ``between_sd``, ``disagree`` and ``start_s``; 14 a result's ``explain`` (where its overhead goes,
 function by function); 15 a place's ``explain`` (what a change between places added, function by
-function). Versions 1 to 14 still load."""
+function); 16 a result's ``outcome`` and ``failed`` (its budgets' verdict and every gate's finding, as
+the test was decided) and the run's ``gate`` (the thresholds it was gated at, so a report of it
+shows what the session showed). Versions 1 to 15 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
@@ -66,11 +69,14 @@ class Run:
     settings: Settings = field(default_factory=Settings)
     results: list[OverheadResult] = field(default_factory=list)
     figures: list[FigureResult] = field(default_factory=list)
+    gate: Thresholds = UNGATED
+    """The thresholds the session gated its changes at (percent; none: shown, not gated)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "environment": self.environment,
+            "gate": {"pairs": self.gate.pairs, "transport": self.gate.transport},
             "settings": self.settings.to_json(),
             "results": [result.to_json() for result in self.results],
             "figures": [figure.to_json() for figure in self.figures],
@@ -92,8 +98,10 @@ class Run:
             known = Settings.from_json(settings.data) if settings else Settings()
         except (TypeError, ValueError) as exc:
             raise ShapeError(f"settings: {exc}") from None
+        gate = fields.obj("gate", optional=True)  # schema 16
         return cls(
             environment=environment.data if environment else {},
+            gate=UNGATED if gate is None else Thresholds(gate.maybe_number("pairs"), gate.maybe_number("transport")),
             settings=known,
             results=[_with_changes(r) for r in fields.items("results", OverheadResult.from_json)],
             figures=fields.items("figures", FigureResult.from_json) if version >= 4 else [],

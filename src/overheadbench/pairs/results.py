@@ -14,7 +14,7 @@ from ..core.jsonio import Fields, ShapeError
 from ..core.vocabulary import Role
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
-from ..engine.checks import Check, Status
+from ..engine.checks import Check, Overall, Status
 from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
 from ..engine.stats import Method
@@ -76,6 +76,11 @@ class OverheadResult:
     explain: Explanation | None = None
     """Where the overhead goes, function by function (a failing pair, or every pair with
     ``--overhead-explain``): :mod:`overheadbench.engine.attribution`."""
+    outcome: Overall | None = None
+    """The test's one outcome: its verdict and every gate's finding, worst first, as the test was
+    decided (:func:`overheadbench.outcome.decide`); None until then (its verdict's, read as such)."""
+    failed: bool | None = None
+    """Whether the test failed for it (an undecided outcome fails or warns by the session's policy)."""
 
     @property
     def nodeid(self) -> str:
@@ -141,6 +146,16 @@ class OverheadResult:
     def measured(self) -> bool:
         return self.verdict != Status.UNMEASURED
 
+    @property
+    def overall(self) -> Overall:
+        """The outcome every report shows: as decided, else the verdict's (a result not yet decided)."""
+        return self.outcome if self.outcome is not None else Overall.of(self.verdict)
+
+    @property
+    def test_failed(self) -> bool:
+        """Whether the test failed: as decided, else by its verdict alone."""
+        return self.failed if self.failed is not None else self.verdict == Status.FAIL
+
     def to_json(self) -> dict[str, Any]:
         return {
             "nodeid": self.nodeid,
@@ -163,6 +178,8 @@ class OverheadResult:
             "abs_overhead_s": self.abs_overhead_s,
             "harness_s": self.harness_s,
             "harness_subtracted": self.harness_subtracted,
+            "outcome": self.overall,
+            "failed": self.test_failed,
             "verdict": self.verdict,
             "message": self.message,
             "checks": [check.to_json() for check in self.checks],
@@ -230,6 +247,8 @@ class OverheadResult:
             between_sd=fields.number("between_sd", optional=True),
             disagree=bool(fields.flag("disagree", optional=True)),
         )
+        if "outcome" in fields.data:  # schema 16
+            result.outcome, result.failed = fields.choice("outcome", Overall), fields.flag("failed")
         if "other_ratio" in fields.data:
             clock = fields.numbers("other_ratio")
             if len(clock) != 3:

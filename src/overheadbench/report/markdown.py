@@ -4,30 +4,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.tables import markdown_cell, markdown_table
 from ..core.thresholds import UNGATED, Thresholds
-from ..engine.changes import Finding
-from ..engine.checks import Status
+from ..engine.checks import Overall
 from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .budgets import markdown_budgets
-from .changes import gate_findings, markdown_figure_places, markdown_gate, markdown_places, markdown_stored
+from .changes import markdown_figure_places, markdown_gate, markdown_places, markdown_stored
 from .explanations import markdown_explanations
 from .pair_notes import interval_notes
 from .pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
 from .transport import markdown_figures
 
 MARKDOWN_STATUS = {
-    Status.PASS: "✅",
-    Status.FAIL: "❌",
-    Status.INCONCLUSIVE: "⚠ inconclusive",
-    Status.UNJUDGED: "— (not judged)",
-    Status.UNMEASURED: "— (not measured)",
+    Overall.PASS: "✅",
+    Overall.FAIL: "❌",
+    Overall.REGRESSED: "❌ regressed",
+    Overall.UNKNOWN: "⚠ unknown (gate)",
+    Overall.INCONCLUSIVE: "⚠ inconclusive",
+    Overall.UNJUDGED: "— (not judged)",
+    Overall.UNMEASURED: "— (not measured)",
 }
-GATE_FAILED = "❌ regressed"
+"""A pair's status: its one outcome (a ✅ beside a test the gate failed misled its reviewer)."""
 
 
 def render_markdown(
@@ -44,8 +45,7 @@ def render_markdown(
     budget, and what the budgets are for. Ready for a PR comment or a CI step summary: what a
     reviewer decides on comes first."""
     gated = thresholds.pairs
-    findings = gate_findings(results, gated) if gated is not None else {}
-    regressed = [nodeid for nodeid, found in findings.items() if found == Finding.REGRESSED]
+    regressed = [result.nodeid for result in results if result.overall == Overall.REGRESSED]
     first = (
         markdown_gate(results, gated) if gated is not None else "",
         markdown_places(results, gated),
@@ -59,21 +59,12 @@ def render_markdown(
         markdown_purposes(purposes or {}),
     )
     head = "# Overhead report\n" + "".join(f"\n{part}" for part in first if part)
-    return (
-        head
-        + "\n"
-        + "\n".join(markdown_pairs(results, env, regressed))
-        + "\n"
-        + "".join(f"\n{part}" for part in rest if part)
-    )
+    return head + "\n" + "\n".join(markdown_pairs(results, env)) + "\n" + "".join(f"\n{part}" for part in rest if part)
 
 
-def markdown_pairs(
-    results: Sequence[OverheadResult], env: dict[str, Any], regressed: Collection[str] = ()
-) -> list[str]:
-    """The environment, one table per group of pairs, the scaling by callers, and the notes
-    (:func:`overheadbench.report.markdown.render_markdown` adds the rest). ``regressed``: the
-    pairs the gate failed, whose status says so whatever their budget said."""
+def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
+    """The environment, one table per group of pairs (each pair's status its one outcome), the
+    scaling by callers, and the notes (:func:`overheadbench.report.markdown.render_markdown` adds the rest)."""
     lines = [*environment_lines(env)]
     groups: dict[str | None, list[OverheadResult]] = {}
     for result in results:
@@ -81,7 +72,7 @@ def markdown_pairs(
     for group, members in groups.items():
         columns = shown_columns(members)
         rows = [("Test", *(c.markdown for c in columns), "Status")]
-        rows += [(r.nodeid, *(column_cell(c, r) for c in columns), _status(r, regressed)) for r in members]
+        rows += [(r.nodeid, *(column_cell(c, r) for c in columns), MARKDOWN_STATUS[r.overall]) for r in members]
         lines += ["", f"## {markdown_cell(group or 'Ungrouped')}", "", *markdown_table(rows)]
     scaling = scaling_rows(results)
     if scaling:
@@ -90,12 +81,6 @@ def markdown_pairs(
     if notes:
         lines += ["", *(f"_{note}_" + ("  " if index < len(notes) - 1 else "") for index, note in enumerate(notes))]
     return lines
-
-
-def _status(result: OverheadResult, regressed: Collection[str]) -> str:
-    """A pair's markdown status: its verdict's, or the gate's where the gate failed it (a ✅ beside a
-    test that failed as regressed misled its reviewer)."""
-    return GATE_FAILED if result.nodeid in regressed else MARKDOWN_STATUS[result.verdict]
 
 
 def markdown_purposes(purposes: dict[str, str]) -> str:

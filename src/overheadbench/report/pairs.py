@@ -23,19 +23,22 @@ from ..core.units import (
     format_seconds,
 )
 from ..core.vocabulary import Counter
-from ..engine.checks import Status
+from ..engine.checks import Overall
 from ..engine.counting import KEPT_SLACK_BLOCKS
 from ..engine.samples import Figure, Side
 from ..engine.stats import Method
 from ..pairs.results import OverheadResult
 
 STATUS_MARKS = {
-    Status.PASS: "PASS",
-    Status.FAIL: "FAIL",
-    Status.INCONCLUSIVE: "INCONCLUSIVE",
-    Status.UNJUDGED: "NOT JUDGED",
-    Status.UNMEASURED: "NOT MEASURED",
+    Overall.PASS: "PASS",
+    Overall.FAIL: "FAIL",
+    Overall.REGRESSED: "REGRESSED",
+    Overall.UNKNOWN: "UNKNOWN",
+    Overall.INCONCLUSIVE: "INCONCLUSIVE",
+    Overall.UNJUDGED: "NOT JUDGED",
+    Overall.UNMEASURED: "NOT MEASURED",
 }
+"""The terminal table's status: a pair's one outcome, its budgets' verdict and every gate's finding."""
 COUNT_FOOTNOTE = (
     "count mode: the overhead is in executed {counter} per call, median over the repeats; "
     '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
@@ -203,7 +206,7 @@ def table_rows(results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL
     """The header row, then one row per measured pair: test, the chosen columns that apply, status."""
     columns = shown_columns(results, keys)
     rows = [("test", *(c.header for c in columns), "status")]
-    rows += [(plain(r.nodeid), *(column_cell(c, r) for c in columns), STATUS_MARKS[r.verdict]) for r in results]
+    rows += [(plain(r.nodeid), *(column_cell(c, r) for c in columns), STATUS_MARKS[r.overall]) for r in results]
     return rows
 
 
