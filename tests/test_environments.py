@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+import overheadbench
 from overheadbench.cli import main
 from overheadbench.history.environment import differences, differences_heading, same_machine
+from overheadbench.replicas.build import this_build
 from overheadbench.replicas.environments import Interpreter, derived_name, package_differences, project_dependencies
 
 COSTS = "import os\nFRAMEWORK_NS = int(os.environ.get('FRAMEWORK_NS', '1100'))\n"
@@ -161,6 +164,22 @@ def test_an_unusable_environment_is_a_usage_error_before_anything_runs(
     done = project.runpytest(f"--overhead-env={spec.format(folder=project.path)}")
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines([expected])
+
+
+def test_an_environment_with_another_overheadbench_build_is_refused_naming_both(project: pytest.Pytester) -> None:
+    """A replica of another build failed a minute later on a message it could not read."""
+    other = project.path / "other" / "overheadbench"
+    shutil.copytree(Path(overheadbench.__file__).parent, other, ignore=shutil.ignore_patterns("__pycache__"))
+    with (other / "replicas" / "messages.py").open("a") as messages:
+        messages.write("\n# an older build: one line of its protocol differs\n")
+    older = interpreter(project.path, "older", PYTHONPATH=str(other.parent))
+    done = project.runpytest(f"--overhead-env={older}")
+    assert done.ret == pytest.ExitCode.USAGE_ERROR
+    ours = f"{overheadbench.__version__}, build {this_build()}"
+    done.stderr.fnmatch_lines(
+        [f"*--overhead-env=*/older: its overheadbench (*, build *) is not this session's ({ours})*"]
+    )
+    assert this_build() not in done.stderr.str().split("is not this")[0]
 
 
 def test_a_name_given_twice_and_a_base_tree_beside_environments_are_usage_errors(project: pytest.Pytester) -> None:

@@ -233,7 +233,6 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
         ini_addopts=("--import-mode=importlib", "--junitxml=j.xml"),
         env_addopts="-p myplug --overhead-md r.md",
         module_run=True,
-        xdist=True,
     )
     command = invocation.command(Path("/tmp/cache"))
     assert command[1] == "-c" and "lifeline.py')['boot'](module_run=True)" in command[2]
@@ -247,8 +246,8 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
         "--continue-on-collection-errors",
         "-o",
         "addopts=--import-mode=importlib",
-        "-n",
-        "0",
+        "-p",
+        "no:xdist",
     ]
     environ = invocation.environ({"HOME": "/root", "PYTEST_ADDOPTS": "unused"}, {"OVERHEADBENCH_REPLICA": "{}"})
     assert environ == {"HOME": "/root", "PYTEST_ADDOPTS": "-p myplug", "OVERHEADBENCH_REPLICA": "{}"}
@@ -258,6 +257,8 @@ def test_a_replica_runs_the_users_command_line_less_its_outputs() -> None:
         "-o",
         "cache_dir=/c",
         "--continue-on-collection-errors",
+        "-p",
+        "no:xdist",
     ]
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from . import build
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pytest's own dependency there
@@ -33,12 +35,14 @@ else:  # pytest's own dependency there
 
 PROBE_TIMEOUT_S = 120.0
 PROBE = (
-    "import json, platform, sys, pytest, overheadbench; from importlib import metadata; "
+    "import json, pathlib, platform, runpy, sys, pytest, overheadbench; from importlib import metadata; "
     "print(json.dumps({'python': platform.python_version(), 'executable': sys.executable, "
+    "'overheadbench': overheadbench.__version__, "
+    f"'build': runpy.run_path({build.__file__!r})['build_of'](pathlib.Path(overheadbench.__file__).parent), "
     "'packages': {d.metadata['Name'].lower(): d.version for d in metadata.distributions() if d.metadata['Name']}}))"
 )
-"""What an interpreter is asked: its version and every installed distribution's (importing
-pytest and overheadbench on the way: a replica needs both)."""
+"""What an interpreter is asked: its version, its overheadbench's version and build, and every
+installed distribution's (importing pytest and overheadbench on the way: a replica needs both)."""
 SHOWN_DIFFERENCES = 3
 """Packages named in an environment's derived name; more are counted."""
 TOOLING = frozenset({"pip", "setuptools", "wheel", "distribute"})
@@ -97,6 +101,13 @@ def probe(python: str, option: str, directory: Path) -> Interpreter:
             f"overheadbench in that environment"
         )
     answer = json.loads(done.stdout.strip().splitlines()[-1])
+    if answer["build"] != build.this_build():
+        ours = f"{metadata.version('overheadbench')}, build {build.this_build()}"
+        raise EnvError(
+            f"{option}: its overheadbench ({answer['overheadbench']}, build {answer['build']}) is not this "
+            f"session's ({ours}): a replica of another build cannot answer this one; install this "
+            f"overheadbench in that environment"
+        )
     return Interpreter(str(path), str(answer["python"]), dict(answer["packages"]))
 
 

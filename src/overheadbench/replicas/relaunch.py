@@ -15,8 +15,9 @@ replica's command line *is* the user's, from ``config.invocation_params``, with 
   ``config.args``; the user's paths stay on the command line, so the same initial conftests
   load);
 * the replica's own switches are appended: a throwaway cache directory (a replica must not
-  rewrite the user's last-failed list), ``-n 0`` where xdist is installed, so an
-  ``addopts = -n 4`` does not make every replica start four more processes, and the session's
+  rewrite the user's last-failed list), ``-p no:xdist``, so an ``addopts = -n 4`` does not make
+  every replica start four more processes (``-n 0`` was refused by an environment of
+  ``--overhead-env`` without xdist; ``-p`` is pytest's own and blocks nothing that is absent), and the session's
   rootdir, ini file and conftest cut-off, explicitly.
 
 Why the rootdir explicitly: pytest chooses it (and the ini file) from the paths on the command
@@ -166,8 +167,6 @@ class Invocation:
     module_run: bool = True
     """Started as ``python -m pytest`` (the working directory on ``sys.path``), not by the
     ``pytest`` script; the replica starts the same way, so imports resolve alike."""
-    xdist: bool = False
-    """pytest-xdist is loaded: the replica gets ``-n 0`` (its ``-n`` may hide in addopts)."""
     python: str = sys.executable
     """The replica's interpreter: this one, or the base tree's (``--overhead-against-python``)."""
     pythonpath: str | None = None
@@ -197,7 +196,6 @@ class Invocation:
             ini_addopts=tuple(config.getini("addopts")),
             env_addopts=os.environ.get("PYTEST_ADDOPTS"),
             module_run=str(main_argv[0]).endswith("__main__.py"),
-            xdist=config.pluginmanager.hasplugin("xdist"),
             coverage=config.pluginmanager.hasplugin("_cov"),
             rootdir=Path(config.rootpath),
             inifile=Path(config.inipath or os.devnull),
@@ -251,8 +249,7 @@ class Invocation:
         ini_addopts = without_dropped(self.ini_addopts)
         if ini_addopts != list(self.ini_addopts):
             switches += ["-o", f"addopts={shlex.join(ini_addopts)}"]
-        if self.xdist:
-            switches += ["-n", "0"]
+        switches += ["-p", "no:xdist"]  # understood with or without xdist installed (``-n 0`` is not)
         if self.coverage:
             switches += ["--no-cov"]
         switches += [f"--rootdir={self.rootdir}"] if self.rootdir else []
