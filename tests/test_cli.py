@@ -131,6 +131,15 @@ def test_plots_are_written_as_svg_and_png(storage: Path, tmp_path: Path) -> None
     assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_trend_leaves_an_unreadable_stored_run_out_and_says_so(storage: Path, tmp_path: Path, capsys) -> None:
+    """``plot --trend`` exited 2 on one bad file where ``compare`` and the gate warn and go on."""
+    pytest.importorskip("matplotlib")
+    (storage / "0003_broken.json").write_text('{"schema_version": 1, "res')
+    assert main(["--storage", str(storage), "plot", "--trend", "-o", str(tmp_path / "t.svg")]) == 0
+    assert "0003_broken.json: not a valid overheadbench run" in capsys.readouterr().err
+    assert "<svg" in (tmp_path / "t.svg").read_text()
+
+
 def test_a_plot_of_an_ab_run_draws_each_pair_on_both_trees(storage: Path, tmp_path: Path) -> None:
     """``plot`` of an A/B run drew the head alone."""
     run = read_run(storage / "0002_new.json")

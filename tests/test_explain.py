@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 from conftest import BYTECODE, LOOP_SCOPE
@@ -16,7 +17,7 @@ from overheadbench.engine.samples import Kind
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionCount, InstructionsByFunction, _calls_within
 from overheadbench.instruments.walltime import PRIMED_BELOW
-from overheadbench.pairs.explaining import explained
+from overheadbench.pairs.explaining import explained, flame_path
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.replicas.messages import Explained, decode, encode
@@ -166,8 +167,52 @@ def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester
     result.assert_outcomes(passed=1, failed=1)
     results = json.loads((pytester.path / "out.json").read_text())["results"]
     assert all(r["explain"] is not None for r in results)
-    folded = (flame / "test_stack.py_test_generous.folded").read_text().splitlines()
+    folded = flame_path(str(flame), "test_stack.py::test_generous").read_text().splitlines()
     assert folded[0].startswith("test_stack;metrics_layer.<locals>.run ") and int(folded[0].split()[-1]) > 0
+
+
+def test_each_test_has_a_flame_file_of_its_own_whatever_its_id() -> None:
+    ids = [
+        "t.py::test_x[a/b]",
+        "t.py::test_x[a_b]",
+        "t.py::test_x[" + "y" * 300 + "]",
+        "t.py::test_x[" + "y" * 301 + "]",
+    ]
+    names = [flame_path("/f", nodeid).name for nodeid in ids]
+    assert len(set(names)) == len(ids) and all(len(name.encode()) < 255 for name in names)
+    assert names[0].startswith("t.py_test_x_a_b-") and names[0].endswith(".folded")
+
+
+@pytest.mark.parametrize("make", ["file", "read-only"])
+def test_a_flame_folder_that_cannot_be_written_is_a_usage_error_before_anything_is_measured(
+    pytester: pytest.Pytester, make: str
+) -> None:
+    pytester.makepyfile(test_stack=STACK)
+    flame = pytester.path / "flame"
+    if make == "file":
+        flame.write_text("not a folder")
+    else:
+        flame.mkdir()
+        flame.chmod(0o500)
+    if make == "read-only" and os.access(flame, os.W_OK):  # root writes anywhere: the file case stands for it
+        pytest.skip("this user can write in a read-only folder")
+    result = pytester.runpytest("--overhead-explain", "--overhead-counter=bytecode", f"--overhead-flame={flame}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--overhead-flame={flame}: *"])
+
+
+def test_a_flame_file_that_cannot_be_written_warns_and_the_result_is_kept(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_stack=STACK)
+    flame = pytester.path / "flame"
+    flame_path(str(flame), "test_stack.py::test_generous").mkdir(parents=True)  # a folder where the file goes
+    result = pytester.runpytest(
+        "--overhead-explain", "--overhead-counter=bytecode", f"--overhead-flame={flame}", "--overhead-json=out.json"
+    )
+    result.assert_outcomes(passed=1, failed=1)  # as without the folder in the way
+    unwritten = "*OverheadOutputWarning: test_stack.py::test_generous: its flame graph file * could not be written*"
+    result.stdout.fnmatch_lines([unwritten])
+    results = json.loads((pytester.path / "out.json").read_text())["results"]
+    assert sorted(r["nodeid"] for r in results) == ["test_stack.py::test_generous", "test_stack.py::test_stack"]
 
 
 ASYNC_PAIRS = """

@@ -278,7 +278,15 @@ def _plot(storage: Storage, references: Sequence[str], over_runs: bool, output: 
         paths = storage.runs() or storage.runs(every_machine=True)  # this machine's history, else every run
         if not paths:
             raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
-        trend_plot([(path.name, read_run(path)) for path in paths], output)
+        readable = []
+        for path in paths:  # one unreadable run is left out with a warning, as the gate's history does
+            try:
+                readable.append((path.name, read_run(path)))
+            except StorageError as exc:
+                print(f"overheadbench: warning: {plain(str(exc))}; left out of the trend", file=sys.stderr)
+        if not readable:
+            raise StorageError(f"no readable stored run in {storage.folder}/ to plot a trend from")
+        trend_plot(readable, output)
     else:
         if not references:
             raise StorageError("plot needs a RUN (or --trend)")

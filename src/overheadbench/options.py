@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from .core.errors import deprecated
+from .core.jsonio import cannot_write
 from .core.numbers import check_fraction, check_processes, parse_number
 from .core.units import DurationError, parse_duration
 from .core.vocabulary import MAX_PROCESSES, Counter, Word
@@ -301,6 +301,8 @@ def settings_from_config(config: pytest.Config) -> Settings:
         except ValueError as exc:
             raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
     flame = config.getoption("--overhead-flame")
+    if flame and (why := cannot_write(Path(flame), folder=True)):
+        raise pytest.UsageError(f"overheadbench: --overhead-flame={flame}: {why}")
     settings = dataclasses.replace(
         Settings(**values),
         explain=bool(config.getoption("--overhead-explain")),
@@ -332,15 +334,8 @@ def _output(raw: str | None, option: str) -> Path | None:
     if not raw.strip():
         raise pytest.UsageError(f"overheadbench: {option} needs a file path")
     path = Path(raw)
-    if path.is_dir():
-        raise pytest.UsageError(f"overheadbench: {option}={raw}: is a folder; name a file")
-    folder = path.absolute().parent
-    while not folder.exists():
-        folder = folder.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise pytest.UsageError(f"overheadbench: {option}={raw}: cannot write in {folder}")
-    if path.exists() and not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
-        raise pytest.UsageError(f"overheadbench: {option}={raw}: cannot be written")
+    if why := cannot_write(path):
+        raise pytest.UsageError(f"overheadbench: {option}={raw}: {why}")
     return path
 
 

@@ -13,12 +13,14 @@ from typing import Any, Protocol
 
 import pytest
 
+from .core.errors import OverheadOutputWarning
 from .core.jsonio import strict
 from .core.tables import plain
 from .engine.changes import Gate, Looks, StoredChange
 from .engine.settings import Settings
 from .http.fixtures import servers_elsewhere
 from .outcome import conclude, pair_outcome
+from .pairs.explaining import write_flame
 from .pairs.marker import MARKER_NAME, pair_for
 from .pairs.pair import Pair
 from .pairs.results import OverheadResult
@@ -110,4 +112,6 @@ class PairTests:
         outcome = pair_outcome(result, settings.inconclusive, settings.subtract_harness, gate, servers_elsewhere())
         result.outcome, result.failed = outcome.overall, outcome.failure is not None
         item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
+        if unwritten := write_flame(settings.flame, result):  # an output's failure, never the test's
+            item.warn(OverheadOutputWarning(plain(unwritten)))
         conclude(item, outcome)

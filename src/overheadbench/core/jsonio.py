@@ -226,3 +226,21 @@ def _kind(value: Any) -> str:
     """What a JSON value is, for a message (short: a stored file's text is not echoed whole)."""
     text = repr(value)
     return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
+
+
+def cannot_write(path: Path, folder: bool = False) -> str | None:
+    """Why ``path`` cannot be written (None: it can), checked before anything is measured so that no
+    result is lost at the end: a file (``folder``: a folder to write files in) whose place exists or
+    can be made, in a folder this process may write."""
+    if folder and path.exists() and not path.is_dir():
+        return f"{path} is not a folder"
+    if not folder and path.is_dir():
+        return "is a folder; name a file"
+    nearest = path.absolute() if folder else path.absolute().parent
+    while not nearest.exists():
+        nearest = nearest.parent
+    if not nearest.is_dir() or not os.access(nearest, os.W_OK | os.X_OK):
+        return f"cannot write in {nearest}"
+    if not folder and path.exists() and not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
+        return "cannot be written"
+    return None

@@ -19,6 +19,7 @@ place's result carries.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,15 +77,27 @@ def explained(
     return dataclasses.replace(result, explain=explain(own, unit, exact, profiler.note), places=changes)
 
 
+FLAME_NAME_CHARS = 120
+"""A flame file's name keeps this much of its test id (a file name holds at most 255 bytes)."""
+
+
 def flame_path(folder: str, nodeid: str) -> Path:
-    """The folded-stacks file of a test: its node id with what a file name cannot hold replaced."""
-    return Path(folder) / (re.sub(r"[^A-Za-z0-9._=-]+", "_", nodeid).strip("_") + ".folded")
+    """The folded-stacks file of a test: its node id with what a file name cannot hold replaced,
+    cut to :data:`FLAME_NAME_CHARS`, and a digest of the whole id (``a/b`` and ``a_b`` read alike
+    once replaced, and two long ids alike once cut: each test keeps a file of its own)."""
+    readable = re.sub(r"[^A-Za-z0-9._=-]+", "_", nodeid).strip("_")[:FLAME_NAME_CHARS]
+    return Path(folder) / f"{readable}-{hashlib.sha256(nodeid.encode()).hexdigest()[:8]}.folded"
 
 
-def write_flame(folder: str, result: OverheadResult) -> Path | None:
-    """Write the explained pair's added cost as folded stacks (atomically), if a folder is given."""
+def write_flame(folder: str, result: OverheadResult) -> str | None:
+    """Write the explained pair's added cost as folded stacks (atomically), if a folder is given;
+    why it could not be written, if it could not (the test's result stands: see ``OverheadOutputWarning``)."""
     if not folder or result.explain is None:
         return None
     path = flame_path(folder, result.nodeid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(path, result.explain.folded())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, result.explain.folded())
+    except OSError as exc:
+        return f"{result.nodeid}: its flame graph file {path} could not be written ({exc.strerror or exc})"
+    return None

@@ -31,7 +31,7 @@ from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
-from .explaining import EXPLAIN_S, explained, unsettled, wanted, write_flame
+from .explaining import EXPLAIN_S, explained, unsettled, wanted
 from .measuring import Measurement, Stage, Strategy, profile_stage
 from .pair import Pair
 from .results import OverheadResult
@@ -233,10 +233,10 @@ class OverheadFixture:
         self.result = explained(self.result, profiler, own, elsewhere)
 
     def _record(self, result: OverheadResult | None = None) -> OverheadResult:
-        """The test's result (given, or the one the stages made), its flame graph written."""
+        """The test's result (given, or the one the stages made); its flame graph is written once the
+        result is carried (:meth:`overheadbench.pair_tests.PairTests.apply`), so no write can lose it."""
         self.result = result = result or self.result
         assert result is not None
-        write_flame(self.settings.flame, result)
         return result
 
 
