@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from overheadbench.cli import main
 from overheadbench.engine.changes import Finding
-from overheadbench.history.bisect import Measured, Moved, bisect
+from overheadbench.history.bisect import BisectError, Measured, Moved, bisect
 
 
 def _history(count: int) -> list[tuple[str, str]]:
@@ -149,3 +154,103 @@ def test_a_first_bad_commit_unknown_against_its_parent_is_measured_again_and_not
     assert found.first_bad == commits[2][0] and not found.gradual
     assert against_parent == [commits[2][0]] * 3  # measured again while unknown, as a step is
     assert "stayed unknown after 3 session(s)" in found.note and "cannot be told" in found.note
+
+
+def test_a_step_where_the_regressed_pair_raised_is_never_called_good() -> None:
+    """The culprit also made the pair raise once: read as "no pair measured -> good", bisect named the
+    next commit and exited 0."""
+    commits = _history(6)
+    raised = commits[2][0]  # the commit that slowed the pair, where it also raises
+
+    def measure(commit: str, reference: str) -> Measured:
+        if commit == raised:
+            return Measured((Moved("t.py::test_other", 0.0, -1.0, 1.0, Finding.SAME),))  # the pair itself: absent
+        index = [c for c, _ in commits].index(commit)
+        finding = Finding.REGRESSED if index >= 2 else Finding.SAME
+        return Measured((Moved("t.py::test_x", 8.0 if index >= 2 else 0.0, 0, 0, finding),))
+
+    lines: list[str] = []
+    found = bisect("0" * 40, commits, measure, rounds=3, said=lines.append)
+    (step,) = [step for step in found.steps if step.commit == raised]
+    assert step.outcome == "skipped" and step.rounds == 1  # not noise: not measured again
+    assert "t.py::test_x not compared (raised, renamed or not collected here): cannot be told" in step.told(1)
+    assert found.first_bad is None and found.unsplit == (commits[2][0], commits[3][0])  # never the wrong one
+
+
+def test_a_bad_that_compared_nothing_is_an_error_not_nothing_to_find() -> None:
+    commits = _history(3)
+    with pytest.raises(BisectError, match="no pair was compared at .* nothing to bisect on"):
+        bisect("0" * 40, commits, lambda commit, reference: Measured(()), rounds=2, said=lambda line: None)
+
+
+def test_bad_input_is_refused_before_the_first_session(tmp_path: Path, monkeypatch, capsys) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    for name in ("one", "two"):
+        (tmp_path / "f.txt").write_text(name)
+        _git(tmp_path, "add", "-A")
+        _git(tmp_path, "commit", "-q", "-m", name)
+    _git(tmp_path, "checkout", "-q", "-b", "side", "HEAD~1")
+    (tmp_path / "g.txt").write_text("side")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "side")
+    monkeypatch.chdir(tmp_path)
+    assert main(["bisect", "main", "side"]) == 2  # main is not an ancestor of side
+    assert "main is not an ancestor of side" in capsys.readouterr().err
+    (tmp_path / "a-file").write_text("")
+    assert main(["bisect", "HEAD~1", "HEAD", "--json", "a-file/out.json"]) == 2
+    assert "--json a-file/out.json: cannot write in" in capsys.readouterr().err
+    assert len(_git(tmp_path, "worktree", "list").splitlines()) == 1
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_bisection_leaves_no_process_and_no_worktree(tmp_path: Path, how: signal.Signals) -> None:
+    """SIGTERM or SIGKILL left the step's pytest running ~60 s and the worktree registered in the user's repository."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "pytest.ini").write_text("[pytest]\noverhead_counter = bytecode\n")
+    collecting = tmp_path.parent / f"{tmp_path.name}-collecting"
+    hang = f"\nimport pathlib, time\npathlib.Path({str(collecting)!r}).touch()\ntime.sleep(600)\n"
+    for index, work in enumerate((10, 30)):
+        (tmp_path / "test_agent.py").write_text(AGENT.format(work=work) + hang)
+        _git(tmp_path, "add", "-A")
+        _git(tmp_path, "commit", "-q", "-m", f"step {index}")
+    command = [sys.executable, "-m", "overheadbench.cli", "bisect", "HEAD~1", "HEAD"]
+    bisecting = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(collecting.exists, 120), "the first step's session never collected"
+        steps = _sessions_of(bisecting.pid)
+        assert steps and all(_alive(pid) for pid in steps)
+    finally:
+        bisecting.send_signal(how)
+        bisecting.wait(timeout=120)
+    # gone by themselves (within ~1 s here; the bound leaves a loaded machine room: no timing is asserted)
+    assert _wait_for(lambda: not any(_alive(pid) for pid in steps) and _registered(tmp_path) == 1, 60)
+
+
+def _wait_for(condition: Callable[[], Any], seconds: float) -> Any:
+    """``condition()`` once true (or its last value after ``seconds``), polled."""
+    deadline = time.monotonic() + seconds
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return value
+
+
+def _sessions_of(pid: int) -> list[int]:
+    """The pytest processes the bisection ``pid`` started (its children running pytest)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    found = []
+    for child in children.read_text().split() if children.exists() else []:
+        cmdline = Path(f"/proc/{child}/cmdline")
+        if cmdline.exists() and b"pytest" in cmdline.read_bytes():
+            found.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _registered(repository: Path) -> int:
+    return len(_git(repository, "worktree", "list").splitlines())

@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from .core.errors import StorageError
-from .core.jsonio import dumps, write_text_atomic
+from .core.jsonio import cannot_write, dumps, write_text_atomic
 from .core.tables import plain
+from .core.termination import install_sigterm, uninstall_sigterm
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.attribution import CHANGE_HEAD
 from .engine.changes import Finding, Gate
 from .engine.settings import Policy
-from .history.bisect import bisect
+from .history.bisect import BisectError, bisect
 from .history.combined import Column, combine
-from .history.commits import BisectError, CommitSessions, commits_between
+from .history.commits import CommitSessions, commits_between
 from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
 from .history.pair_changes import compare_runs
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bisect(args.good, args.bad, args.fail_above, args.rounds, args.json, pytest_args)
         return _plot(storage, args.run, args.trend, args.output)
     except (StorageError, PlotUnavailable, BisectError) as exc:
-        print(f"overheadbench: {plain(str(exc))}", file=sys.stderr)
+        print(f"overheadbench: {plain(str(exc), lines=True)}", file=sys.stderr)  # git's and pytest's own lines
         return 2
     except OSError as exc:  # an output file that cannot be written
         print(f"overheadbench: {exc.filename}: cannot be written ({exc.strerror or exc})", file=sys.stderr)
@@ -211,13 +211,16 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
     """``overheadbench bisect``: each step printed as it ends, then the first regressed commit (or
     why there is none); 0 when one was found, 1 otherwise."""
     repository = Path.cwd()
+    if output is not None and (why := cannot_write(output)):  # before the first session, not after the last
+        raise BisectError(f"--json {output}: {why}")
     good_id, commits = commits_between(repository, good, bad)
-    with tempfile.TemporaryDirectory(prefix="overheadbench-bisect-") as scratch:
-        sessions = CommitSessions(repository, Path(scratch), threshold, pytest_args)
-        try:
-            found = bisect(good_id, commits, sessions, max(1, rounds))
-        finally:
-            sessions.close()
+    install_sigterm()  # SIGTERM ends the bisection as Ctrl-C does: the step's session and worktree go too
+    sessions = CommitSessions(repository, threshold, pytest_args)
+    try:
+        found = bisect(good_id, commits, sessions, max(1, rounds))
+    finally:
+        sessions.close()
+        uninstall_sigterm()
     subjects = dict(commits)
     if found.first_bad:
         print(f"first regressed: {found.first_bad} {subjects[found.first_bad]}")

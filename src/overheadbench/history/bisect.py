@@ -17,6 +17,7 @@ regressed there, that session has explained its change (head less parent, functi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,15 +48,25 @@ class Moved:
         return {"test": self.test, "percent": self.percent, "low": self.low, "high": self.high, "finding": self.finding}
 
 
+class BisectError(Exception):
+    """A commit cannot be listed or checked out, or its session left no results; the message says which."""
+
+
 @dataclass(frozen=True)
 class Measured:
     """A commit measured once against a reference: every pair's change."""
 
     changes: tuple[Moved, ...]
+    missing: tuple[str, ...] = ()
+    """The pairs BAD regressed that this session did not compare (they raised, were renamed or did
+    not collect at the commit): the commit cannot be told, whatever the other pairs read."""
 
     @property
     def finding(self) -> Finding:
-        """Regressed if any pair regressed; else unknown if any is unknown; else same."""
+        """Unknown if a watched pair is missing or nothing was compared; else regressed if any pair
+        regressed; else unknown if any is unknown; else same."""
+        if self.missing or not self.changes:
+            return Finding.UNKNOWN
         found = {moved.finding for moved in self.changes}
         for finding in (Finding.REGRESSED, Finding.UNKNOWN):
             if finding in found:
@@ -79,8 +90,10 @@ class Step:
     measured: Measured
 
     def told(self, number: int) -> str:
-        worst = self.measured.worst
-        change = f"{worst.told()} ({worst.test})" if worst else "no pair measured"
+        worst, missing = self.measured.worst, self.measured.missing
+        change = f"{worst.told()} ({worst.test})" if worst else "no pair compared"
+        if missing:
+            change = f"{', '.join(missing)} not compared (raised, renamed or not collected here): cannot be told"
         return f"step {number}: {self.commit[:12]} {self.subject[:50]}: {change} -> {self.outcome}"
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +103,7 @@ class Step:
             "outcome": self.outcome,
             "rounds": self.rounds,
             "changes": [moved.to_json() for moved in self.measured.changes],
+            "missing": list(self.measured.missing),
         }
 
 
@@ -149,15 +163,25 @@ def bisect(
     said: Callable[[str], Any] = print,
 ) -> Bisection:
     """Search ``commits`` (oldest first, each ``(id, subject)``, BAD last; GOOD not among them) for the
-    first whose change over ``good`` is regressed; ``said`` gets each step as it ends."""
+    first whose change over ``good`` is regressed; ``said`` gets each step as it ends. A step that did
+    not compare every pair BAD regressed is never good: it cannot be told, and is skipped. A BAD that
+    compared nothing is a :class:`BisectError` (there is nothing to search on)."""
     bad, _ = commits[-1]
     found = Bisection(good, bad)
+    watched: set[str] = set()
+    """The pairs BAD regressed: each step must compare them all to be told."""
+
+    def once(commit: str, reference: str) -> Measured:
+        measured = measure(commit, reference)
+        compared = {moved.test for moved in measured.changes}
+        return dataclasses.replace(measured, missing=tuple(sorted(watched - compared)))
 
     def known(commit: str, reference: str) -> tuple[Measured, int]:
-        """``commit`` against ``reference``, measured again while unknown (at most ``rounds`` sessions)."""
-        measured, tries = measure(commit, reference), 1
-        while measured.finding == Finding.UNKNOWN and tries < rounds:
-            measured, tries = measure(commit, reference), tries + 1
+        """``commit`` against ``reference``, measured again while unknown (at most ``rounds``
+        sessions); a pair missing there is not noise, and is not measured again."""
+        measured, tries = once(commit, reference), 1
+        while measured.finding == Finding.UNKNOWN and not measured.missing and tries < rounds:
+            measured, tries = once(commit, reference), tries + 1
         return measured, tries
 
     def step(index: int) -> str:
@@ -169,8 +193,14 @@ def bisect(
         return outcome
 
     if step(len(commits) - 1) != "bad":
+        if not found.steps[-1].measured.changes:
+            raise BisectError(
+                f"no pair was compared at {bad[:12]} against {good[:12]} (each raised, was renamed, or was not "
+                f"collected at one of them): nothing to bisect on"
+            )
         found.note = f"{bad[:12]} is not regressed over {good[:12]}: nothing to find"
         return found
+    watched.update(moved.test for moved in found.steps[-1].measured.changes if moved.finding == Finding.REGRESSED)
     low, high, skipped = -1, len(commits) - 1, set[int]()
     while untested := [index for index in range(low + 1, high) if index not in skipped]:
         middle = min(untested, key=lambda index: (abs(index - (low + high) / 2), index))

@@ -5,29 +5,46 @@ costs the whole tree's files), and a session runs there with ``--overhead-agains
 reference commit, ``--overhead-fail-above`` the threshold and the user's own pytest arguments;
 its JSON gives each pair's change over the reference, the gate's finding and, for a regressed or
 unknown change, its explanation.
+
+Nothing outlives the bisection, however it ends. ``SIGTERM`` is an interrupt (as in a session):
+the step's session is sent ``SIGTERM`` in turn, so it tears its replicas and base tree down, and
+the worktree is removed. ``SIGKILL`` runs no cleanup, so two things do it for the dead process:
+the step's session is started to receive ``SIGTERM`` when its parent dies (Linux's
+``PR_SET_PDEATHSIG``), and a small reaper process, holding a pipe the bisection never writes,
+removes the worktree and its folder when that pipe closes (the kernel closes it at any death: the
+replicas' lifeline, :mod:`overheadbench.replicas.lifeline`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from ..core.git import git
 from ..core.jsonio import Fields
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, Gate
-from .bisect import Measured, Moved
+from .bisect import BisectError, Measured, Moved
 
 SESSION_TIMEOUT_S = 3600.0
 """One step's session may take at most this long."""
+STOP_GRACE_S = 20.0
+"""A step's session sent ``SIGTERM`` (the bisection was) gets this long to tear down before it is killed."""
+REAPER = (
+    "import shutil, subprocess, sys, time; repository, tree, folder = sys.argv[1:]; sys.stdin.buffer.read(); "
+    "git = ['git', '-C', repository, 'worktree']; "
+    "subprocess.run([*git, 'remove', '--force', tree], capture_output=True); "
+    "shutil.rmtree(folder, ignore_errors=True); subprocess.run([*git, 'prune'], capture_output=True)"
+)
+"""The reaper: waits for end of file on its standard input (the bisection's end, however it came),
+then removes the steps' worktree and scratch folder, and makes the repository forget it."""
 QUOTED_LINES = 20
 """The end of a session's output quoted when it wrote no results."""
-
-
-class BisectError(Exception):
-    """A commit cannot be listed or checked out, or its session left no results; the message says which."""
 
 
 def commits_between(repository: Path, good: str, bad: str) -> tuple[str, list[tuple[str, str]]]:
@@ -40,6 +57,9 @@ def commits_between(repository: Path, good: str, bad: str) -> tuple[str, list[tu
     if listed.returncode or resolved.returncode:
         why = (listed.stderr if listed.returncode else resolved.stderr).strip()
         raise BisectError(f"cannot list the commits from {good} to {bad}: {why}")
+    ancestor = git(repository, "merge-base", "--is-ancestor", good, bad)
+    if ancestor is not None and ancestor.returncode == 1:
+        raise BisectError(f"{good} is not an ancestor of {bad}: a bisection searches the history from GOOD to BAD")
     commits = [tuple(line.split("\0", 1)) for line in listed.stdout.splitlines() if "\0" in line]
     if not commits:
         raise BisectError(f"{bad} has no commit after {good} (is {good} an ancestor of {bad}?)")
@@ -47,13 +67,21 @@ def commits_between(repository: Path, good: str, bad: str) -> tuple[str, list[tu
 
 
 class CommitSessions:
-    """Each step's session, in one reused worktree of ``repository`` under ``scratch``."""
+    """Each step's session, in one reused worktree of ``repository`` in a scratch folder of its own,
+    which a reaper process removes if this one dies (see the module docstring)."""
 
-    def __init__(self, repository: Path, scratch: Path, threshold: float, pytest_args: list[str]) -> None:
-        self.repository, self.scratch = repository, scratch
+    def __init__(self, repository: Path, threshold: float, pytest_args: list[str]) -> None:
+        self.repository, self.scratch = repository, Path(tempfile.mkdtemp(prefix="overheadbench-bisect-"))
         self.threshold, self.pytest_args = threshold, pytest_args
-        self.tree = scratch / "tree"
+        self.tree = self.scratch / "tree"
         self.sessions = 0
+        self.reaper = subprocess.Popen(
+            [sys.executable, "-c", REAPER, str(repository), str(self.tree), str(self.scratch)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C to the terminal's process group must not end it first
+        )
 
     def __call__(self, commit: str, reference: str) -> Measured:
         against = [f"--overhead-against={reference}", f"--overhead-fail-above={self.threshold:g}%"]
@@ -66,12 +94,22 @@ class CommitSessions:
         output = self.scratch / f"session-{self.sessions}.json"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead", *options]
         command += [f"--overhead-json={output}", *self.pytest_args]
-        done = subprocess.run(
-            command, cwd=self.tree, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S, check=False
+        step = subprocess.Popen(
+            command,
+            cwd=self.tree,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=_ended_with_parent,
         )
+        try:
+            said, _ = step.communicate(timeout=SESSION_TIMEOUT_S)
+        except BaseException:  # interrupted (SIGTERM, Ctrl-C) or timed out: the session tears down first
+            _stop(step)
+            raise
         if not output.is_file():
-            said = "\n".join((done.stdout + done.stderr).strip().splitlines()[-QUOTED_LINES:])
-            raise BisectError(f"the session at {commit[:12]} wrote no results; it said:\n{said}")
+            tail = "\n".join(said.strip().splitlines()[-QUOTED_LINES:])
+            raise BisectError(f"the session at {commit[:12]} wrote no results; it said:\n{tail}")
         return output
 
     def _checkout(self, commit: str) -> None:
@@ -98,6 +136,25 @@ class CommitSessions:
         return Measured(tuple(moved))
 
     def close(self) -> None:
-        """Take the worktree away (the repository forgets it too)."""
-        if self.tree.is_dir():
-            git(self.repository, "worktree", "remove", "--force", str(self.tree))
+        """Take the worktree and the scratch folder away (the repository forgets it too): the
+        reaper does it, told by its pipe's end, and is waited for."""
+        if self.reaper.stdin is not None:
+            self.reaper.stdin.close()
+        self.reaper.wait(timeout=STOP_GRACE_S)
+
+
+def _stop(step: subprocess.Popen[str]) -> None:
+    """End a step's session: ``SIGTERM`` (it tears its replicas and base tree down), then a kill."""
+    step.terminate()
+    try:
+        step.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        step.kill()
+        step.wait()
+
+
+def _ended_with_parent() -> None:
+    """In the step's session, before it runs: receive ``SIGTERM`` when the bisection dies, however
+    it dies (Linux's ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing, and the reaper still cleans)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
