@@ -12,7 +12,7 @@ from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.attribution import Explanation, FunctionCost, Profiled, explain, explain_change
+from overheadbench.engine.attribution import Explanation, Profiled, explain, explain_change
 from overheadbench.engine.samples import Kind
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionCount, InstructionsByFunction, _calls_within
@@ -24,12 +24,12 @@ from overheadbench.replicas.messages import Explained, decode, encode
 
 
 def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> None:
-    baseline = {"app:handle": FunctionCost(10, 1000.0), "app:parse": FunctionCost(10, 400.0)}
+    baseline = {"app:handle": 1000.0, "app:parse": 400.0}
     framework = {
-        "app:handle": FunctionCost(20, 2000.0),  # the same per call
-        "app:parse": FunctionCost(20, 400.0),  # half the baseline's per call: saved
-        "mw:metrics_layer.<locals>.run": FunctionCost(20, 3000.0),
-        "mw:retry_layer.<locals>.run": FunctionCost(20, 1000.0),
+        "app:handle": 2000.0,  # the same per call
+        "app:parse": 400.0,  # half the baseline's per call: saved
+        "mw:metrics_layer.<locals>.run": 3000.0,
+        "mw:retry_layer.<locals>.run": 1000.0,
     }
     explained = explain(Profiled(baseline, 10, framework, 20), "instructions", exact=True)
     assert [row.where for row in explained.rows] == ["mw:metrics_layer.<locals>.run", "mw:retry_layer.<locals>.run"]
@@ -40,15 +40,15 @@ def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> Non
 
 
 def test_an_explanation_survives_its_json() -> None:
-    framework = {"mw:run": FunctionCost(4, 4e-6), "app:x": FunctionCost(4, 1e-6)}
-    explained = explain(Profiled({"app:x": FunctionCost(2, 1e-6)}, 2, framework, 4), "seconds", exact=False, note="n")
+    framework = {"mw:run": 4e-6, "app:x": 1e-6}
+    explained = explain(Profiled({"app:x": 1e-6}, 2, framework, 4), "seconds", exact=False, note="n")
     back = Explanation.from_json(Fields(json.loads(json.dumps(explained.to_json())), "explain"))
     assert back == explained  # the stacks are not stored
-    assert back.rows[0].where == "mw:run" and back.rows[0].share == 1.0 and back.rows[0].calls == 1.0
+    assert back.rows[0].where == "mw:run" and back.rows[0].share == 1.0
 
 
 def test_a_failure_message_quotes_the_top_rows() -> None:
-    framework = {f"mw:layer{index}": FunctionCost(1, float(index)) for index in range(1, 6)}
+    framework = {f"mw:layer{index}": float(index) for index in range(1, 6)}
     told = explain(Profiled({}, 1, framework, 1), "seconds", exact=False).told()
     assert told.splitlines()[0] == "where the overhead goes (approximate: sampled time; net +15.0 s/call):"
     assert [line.split()[-1] for line in told.splitlines()[1:]] == ["mw:layer5", "mw:layer4", "mw:layer3"]
@@ -309,8 +309,8 @@ def test_a_gate_threshold_within_what_a_change_can_detect_says_so() -> None:
 
 
 def test_a_change_between_places_is_what_each_function_adds_there_less_what_it_adds_here() -> None:
-    def side(**costs: float) -> dict[str, FunctionCost]:
-        return {f"mw:{name}": FunctionCost(1, cost) for name, cost in costs.items()}
+    def side(**costs: float) -> dict[str, float]:
+        return {f"mw:{name}": cost for name, cost in costs.items()}
 
     old = Profiled(side(x=10), 1, side(x=10, a=5, b=5), 1)
     new = Profiled(side(x=40), 2, side(x=40, a=10, b=30, c=4), 2)  # per call: x 20 on both sides, a 5, b 15, c 2
@@ -324,9 +324,7 @@ def test_a_change_between_places_is_what_each_function_adds_there_less_what_it_a
 
 
 def test_a_replicas_profiles_survive_the_channel() -> None:
-    profiled = Profiled(
-        {"a:f": FunctionCost(3, 1.5e-6)}, 3, {"a:f": FunctionCost(6, 3e-6), "b:g": FunctionCost(6, 1.0)}, 6
-    )
+    profiled = Profiled({"a:f": 1.5e-6}, 3, {"a:f": 3e-6, "b:g": 1.0}, 6)
     assert decode(encode(Explained(profiled))) == Explained(profiled)
 
 
@@ -345,7 +343,7 @@ def test_the_counted_profile_sums_to_what_count_mode_counts() -> None:
     counter = InstructionCount().block(slow, Kind.SYNC)
     per_call = counter(10) / 10  # type: ignore[operator]
     profile, calls = InstructionsByFunction().sync(slow, 0.0)  # one call's time: the fewest calls
-    assert calls == 1 and sum(cost.cost for cost in profile.values()) == per_call
+    assert calls == 1 and sum(profile.values()) == per_call
 
 
 class _Profiler:
@@ -356,8 +354,8 @@ class _Profiler:
 def test_a_places_change_is_read_in_its_roles_direction(role: Role, added: float) -> None:
     """Against a base tree the change is the session's tree (head) less the base; under another
     environment it is that environment less the session's own."""
-    here = Profiled({}, 1, {"mw:a": FunctionCost(1, 50.0)}, 1)
-    there = Profiled({}, 1, {"mw:a": FunctionCost(1, 20.0)}, 1)
+    here = Profiled({}, 1, {"mw:a": 50.0}, 1)
+    there = Profiled({}, 1, {"mw:a": 20.0}, 1)
     result = OverheadResult(Pair("t.py::test_x", Budget(max_overhead=1.0)), Kind.SYNC, ratio=2.0)
     result.places = [PlaceResult("other", role)]
     explained_result = explained(result, _Profiler(), here, {"other": (here, there)})  # type: ignore[arg-type]

@@ -65,6 +65,10 @@ CASES = {
         "@pytest.mark.overhead(max_alloc='two')",
         "*test_case: @pytest.mark.overhead: max_alloc must be a number of memory blocks per call*",
     ),
+    "negative_alloc_count": (
+        "@pytest.mark.overhead(max_alloc=-1)",
+        "*test_case: @pytest.mark.overhead: max_alloc must be a number of memory blocks per call, 0 or more*, got -1",
+    ),
     "bad_processes": (
         "@pytest.mark.overhead(max=0.2, processes=0)",
         "*test_case: @pytest.mark.overhead: processes must be a whole number from 1 to 32 (1 = measured "

@@ -31,16 +31,10 @@ KEPT_ROWS = 20
 """Rows a result keeps (the JSON and the markdown): the rest are summed in ``rest``."""
 
 
-@dataclass(frozen=True)
-class FunctionCost:
-    """One function's cost over a profile's calls: how often it ran and what it cost in all."""
-
-    calls: int
-    cost: float
-
-
-Profile = Mapping[str, FunctionCost]
-"""A side's profile: each function (``module:qualname``) and its cost over all the calls run."""
+Profile = Mapping[str, float]
+"""A side's profile: each function (``module:qualname``) and its cost over all the calls run
+(instructions or seconds). How often each ran is not kept: sampled time cannot know it, and the
+counted profile charges instructions to the function executing them, not calls to it."""
 
 
 @dataclass(frozen=True)
@@ -57,30 +51,27 @@ class Profiled:
     def calls(self) -> tuple[int, int]:
         return self.baseline_calls, self.framework_calls
 
-    def per_call(self, where: str) -> tuple[float, float]:
-        """What the framework path adds at ``where`` per call beyond the baseline, and how often it runs it per call."""
-        old, new = self.baseline.get(where), self.framework.get(where)
-        added = (new.cost if new else 0.0) / self.framework_calls - (old.cost if old else 0.0) / self.baseline_calls
-        return added, (new.calls if new else 0) / self.framework_calls
+    def per_call(self, where: str) -> float:
+        """What the framework path adds at ``where`` per call beyond the baseline."""
+        return (
+            self.framework.get(where, 0.0) / self.framework_calls - self.baseline.get(where, 0.0) / self.baseline_calls
+        )
 
     def functions(self) -> set[str]:
         return {*self.baseline, *self.framework}
 
     def to_json(self) -> dict[str, Any]:
-        def side(profile: Profile) -> dict[str, list[float]]:
-            return {where: [cost.calls, cost.cost] for where, cost in profile.items()}
-
         return {
-            "baseline": side(self.baseline),
+            "baseline": dict(self.baseline),
             "baseline_calls": self.baseline_calls,
-            "framework": side(self.framework),
+            "framework": dict(self.framework),
             "framework_calls": self.framework_calls,
         }
 
     @classmethod
     def from_json(cls, data: Any) -> Profiled:
         def side(name: str) -> Profile:
-            return {where: FunctionCost(int(calls), float(cost)) for where, (calls, cost) in data[name].items()}
+            return {where: float(cost) for where, cost in data[name].items()}
 
         return cls(side("baseline"), int(data["baseline_calls"]), side("framework"), int(data["framework_calls"]))
 
@@ -110,15 +101,14 @@ class ExplainRow:
     """Its share of the added cost, 0 to 1."""
     added: float
     """What the framework path spends there per call beyond the baseline (instructions or seconds)."""
-    calls: float
-    """How often the framework path runs it per call (fractions: once every few calls)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"where": self.where, "share": self.share, "added": self.added, "calls": self.calls}
+        return {"where": self.where, "share": self.share, "added": self.added}
 
     @classmethod
     def from_json(cls, fields: Fields) -> ExplainRow:
-        return cls(fields.text("where"), fields.number("share"), fields.number("added"), fields.number("calls"))
+        """A row back (a run before schema 16 also had ``calls``, always 0: left unread)."""
+        return cls(fields.text("where"), fields.number("share"), fields.number("added"))
 
 
 @dataclass(frozen=True)
@@ -215,21 +205,16 @@ def explain_change(old: Profiled, new: Profiled, unit: str, exact: bool, note: s
     one session: a base tree and the head, two interpreters), function by function: each one's
     added cost there less its added cost here, ranked as a pair's explanation is. ``calls``: the
     framework path's calls profiled at ``old``, then at ``new``."""
-    added = {}
-    for where in old.functions() | new.functions():
-        (before, _), (after, calls) = old.per_call(where), new.per_call(where)
-        added[where] = (after - before, calls)
+    added = {where: new.per_call(where) - old.per_call(where) for where in old.functions() | new.functions()}
     return _ranked(added, (old.framework_calls, new.framework_calls), unit, exact, note)
 
 
-def _ranked(
-    per_call: Mapping[str, tuple[float, float]], calls: tuple[int, int], unit: str, exact: bool, note: str
-) -> Explanation:
-    """Each function's added cost per call (and how often it runs) ranked into an explanation."""
-    net = sum(added for added, _ in per_call.values())
-    total = sum(added for added, _ in per_call.values() if added > 0)
-    ranked = sorted(((added, where) for where, (added, _) in per_call.items() if added > 0), reverse=True)
-    rows = tuple(ExplainRow(where, added / total, added, per_call[where][1]) for added, where in ranked[:KEPT_ROWS])
+def _ranked(per_call: Mapping[str, float], calls: tuple[int, int], unit: str, exact: bool, note: str) -> Explanation:
+    """Each function's added cost per call ranked into an explanation."""
+    net = sum(per_call.values())
+    total = sum(added for added in per_call.values() if added > 0)
+    ranked = sorted(((added, where) for where, added in per_call.items() if added > 0), reverse=True)
+    rows = tuple(ExplainRow(where, added / total, added) for added, where in ranked[:KEPT_ROWS])
     rest = sum(added for added, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
     stacks = tuple((_folded_path(where), added) for added, where in ranked)
     return Explanation(unit, exact, calls, net, rows, rest, note, stacks)

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
-from ..engine.attribution import FunctionCost, Profile
+from ..engine.attribution import Profile
 
 MAX_CALLS = 1_000_000
 """At most this many calls of a side, however fast."""
@@ -169,13 +169,13 @@ class _Sampling:
     def profile(self, harness: set[CodeType]) -> Profile:
         """Each function's share of the samples as a share of the time sampled (seconds), the
         harness's loop and the sampler's own code left out (their time stays in the whole)."""
-        own = {*harness, Doubling.__iter__.__code__, _Sampling.__enter__.__code__, _Sampling.__exit__.__code__}
+        sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal)  # a signal within its own handler
+        own = {*harness, Doubling.__iter__.__code__, *(method.__code__ for method in sampler)}
         total = sum(self.samples.values()) or 1
-        modules, profile = loaded_modules(), dict[str, FunctionCost]()
+        modules, profile = loaded_modules(), dict[str, float]()
         for code, count in self.samples.items():
             if code in own:
                 continue
             where = function_name(code, modules)
-            known = profile.get(where)
-            profile[where] = FunctionCost(0, count / total * self.elapsed_s + (known.cost if known else 0))
+            profile[where] = profile.get(where, 0.0) + count / total * self.elapsed_s
         return profile

@@ -28,7 +28,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 from ..core.errors import InstrumentError
-from ..engine.attribution import FunctionCost, Profile
+from ..engine.attribution import Profile
 from ..engine.samples import Figure, Kind
 from . import walltime
 from .functions import MAX_CALLS as MAX_PROFILED_CALLS, function_name, loaded_modules
@@ -229,10 +229,8 @@ def _calls_within(budget_s: float, one_s: float) -> int:
 
 def _counted(twice: dict[CodeType, int], once: dict[CodeType, int]) -> Profile:
     """Each function's instructions in the longer block beyond the shorter one, named."""
-    modules, profile = loaded_modules(), dict[str, FunctionCost]()
+    modules, profile = loaded_modules(), dict[str, float]()
     for code in {*twice, *once}:
         where = function_name(code, modules)
-        known = profile.get(where)
-        cost = max(0, twice.get(code, 0) - once.get(code, 0))
-        profile[where] = FunctionCost(0, cost + (known.cost if known else 0))
+        profile[where] = profile.get(where, 0.0) + max(0, twice.get(code, 0) - once.get(code, 0))
     return profile

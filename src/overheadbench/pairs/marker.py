@@ -214,10 +214,12 @@ class _Reader:
 
 
 def _blocks(value: Any) -> float:
+    """Blocks kept per call, 0 or more: the budget bounds a leak, and ``-1`` (keep fewer blocks than the
+    baseline) was accepted and failed every pair only after it was measured."""
     try:
-        return parse_number(value, text=False)
+        return parse_number(value, minimum=0, text=False)
     except ValueError:
-        raise ValueError("must be a number of memory blocks per call (e.g. 0)") from None
+        raise ValueError("must be a number of memory blocks per call, 0 or more (e.g. 0)") from None
 
 
 def _mode(value: Any) -> Mode:

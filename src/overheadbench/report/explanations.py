@@ -12,8 +12,7 @@ from ..pairs.results import OverheadResult
 
 def markdown_explanations(results: Sequence[OverheadResult]) -> str:
     """A section per explained pair, and one per explained change at another place: each function's
-    share of the added cost, what it adds per call and how often the framework path runs it, most
-    first; what the figures are under it."""
+    share of the added cost and what it adds per call, most first; what the figures are under it."""
     explained = [(f"`{markdown_cell(r.nodeid)}`", r.explain) for r in results if r.explain is not None]
     for result in results:
         for place in result.places:
@@ -32,10 +31,9 @@ def markdown_explanations(results: Sequence[OverheadResult]) -> str:
 
 
 def _rows(explanation: Explanation) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = [("Function", "Share", "Added per call", "Runs per call")]
+    rows: list[tuple[str, ...]] = [("Function", "Share", "Added per call")]
     for row in explanation.rows:
-        runs = f"{row.calls:.3g}" if row.calls == row.calls and not explanation.exact else ""
-        rows.append((f"`{markdown_cell(row.where)}`", f"{row.share:.0%}", explanation.per_call(row.added), runs))
+        rows.append((f"`{markdown_cell(row.where)}`", f"{row.share:.0%}", explanation.per_call(row.added)))
     if explanation.rest:
-        rows.append(("(the rest)", f"{explanation.rest:.0%}", "", ""))
+        rows.append(("(the rest)", f"{explanation.rest:.0%}", ""))
     return rows
