@@ -22,7 +22,7 @@ from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
 from overheadbench.history.runs import read_run
-from overheadbench.outcome import pair_outcome as outcome
+from overheadbench.outcome import Gated, pair_outcome as outcome, undecided_figures
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.replicas.trees import foreign_modules
@@ -230,6 +230,20 @@ def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(po
     assert (decided.failure or "").startswith(message) if fails else str(decided.warnings[0]).startswith(message)
     assert outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", None, policy)).failure is None
     assert decided.overall == Overall.UNKNOWN  # the budget passed; the one outcome is the gate's
+
+
+def test_a_transport_gate_that_decided_nothing_says_so_once() -> None:
+    """27 unknown figures exited 0 with no warning; each alone is only shown, so one warning says it."""
+    wide = Gated("h2c c=16 req/s", "story", Change("t.py::test_gateway", 100.0, 103.0, se=0.05))
+    clear = Gated("h2c c=16 p50 latency", "story", Change("t.py::test_gateway", 1.0, 1.001, se=0.001))
+    shown_only = Gate("HEAD (abc)", 5.0, None)
+    warning = undecided_figures("t.py::test_gateway", [wide, clear], shown_only)
+    assert warning is not None and str(warning).startswith(
+        "t.py::test_gateway: the gate cannot tell 1 of its 2 transport figures' changes from --overhead-fail-above=5% "
+        "(their intervals ±10..10%)"
+    )
+    assert undecided_figures("t.py::test_gateway", [clear], shown_only) is None
+    assert undecided_figures("t.py::test_gateway", [wide], Gate("HEAD (abc)", None, None)) is None  # not gated
 
 
 @pytest.mark.parametrize(

@@ -579,3 +579,19 @@ def test_the_lean_load_sends_its_headers_over_every_protocol(tmp_path: Path, mon
             assert other.first_error == "status 422", protocol
         finally:
             server.close()
+
+
+def test_an_app_on_a_pythonpath_of_its_own_is_served(tmp_path: Path) -> None:
+    """``env={"PYTHONPATH": ...}`` raised ``TypeError: dict() got multiple values for keyword argument``."""
+    (tmp_path / "own_app.py").write_text(
+        "async def app(scope, receive, send):\n"
+        "    if scope['type'] != 'http':\n"
+        "        return\n"
+        "    await send({'type': 'http.response.start', 'status': 200, 'headers': []})\n"
+        "    await send({'type': 'http.response.body', 'body': b'own'})\n"
+    )
+    server = start_server("own_app:app", env={"PYTHONPATH": str(tmp_path), "OWN_SETTING": "1"})
+    try:
+        assert httpx.get(f"{server.url}/").text == "own"
+    finally:
+        server.close()

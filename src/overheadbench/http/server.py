@@ -242,7 +242,8 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
     (one of :data:`PROTOCOLS`; the TLS ones with a certificate for 127.0.0.1 and localhost
     from :func:`authority`).
 
-    ``env`` is added to the server process's environment (a gateway's upstream URL).
+    ``env`` is added to the server process's environment (a gateway's upstream URL); a
+    ``PYTHONPATH`` there comes first on the server's path, this process's path after it.
     Returns once a first request has been answered over that protocol; raises
     :class:`ServerError` with the server's output if it cannot start within seconds.
     """
@@ -251,6 +252,9 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
     if not isinstance(app, str) or ":" not in app:
         raise ServerError(f"app must be given as 'module:attribute' (the server process imports it), not {app!r}")
     _check_extra(protocol)
+    extra = dict(env or {})
+    path = os.pathsep.join([*filter(None, [extra.pop("PYTHONPATH", "")]), *(entry for entry in sys.path if entry)])
+    environ = {**os.environ, **extra, "PYTHONPATH": path}
     sockets = [bound(socket.SOCK_STREAM)] + ([bound(socket.SOCK_DGRAM)] if protocol == "h3" else [])
     ports = [sock.getsockname()[1] for sock in sockets]
     fds = [sock.detach() for sock in sockets]  # the child owns them now; no socket object here may close a reused fd
@@ -263,7 +267,6 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
         paths, pem_fds, tls_folder = tls_files(pems)
         arguments += [*paths, ALPN[protocol], *map(str, fds[1:])]
     log = tempfile.TemporaryFile(prefix="overheadbench-server-")
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path), **(env or {}))
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "overheadbench.http.child", *arguments],
