@@ -342,8 +342,9 @@ def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester:
     pytester.makepyfile(PAIR_OF_CALLABLES)
     result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*stack vs bare: p50 latency added +2.* ms (95% CI, paired over 6 rounds, widened by *) exceeds "
-                                 "max_abs?p50? +500 µs*"])  # fmt: skip
+    # what a 2 ms sleep adds is at least 2 ms; how much more is the machine's (no figure asserted)
+    over = "*stack vs bare: p50 latency added +* ms (95% CI, paired over * rounds, widened by *) exceeds max_abs?p50? +500 µs*"
+    result.stdout.fnmatch_lines([over])
     figures = json.loads((pytester.path / "out.json").read_text())["figures"]
     within = [f for f in figures if f["nodeid"].endswith("test_within")]
     rows = {(f["row"], f["metric"], f["measure"]) for f in within}
