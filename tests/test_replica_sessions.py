@@ -324,11 +324,48 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(
         [
-            "*::test_hangs: the pair was still being measured after 5 s (overhead_pair_timeout): "
-            "does the baseline or the framework callable hang? (a first call never returned.)*"
+            "*::test_hangs: the pair made no progress for 5 s (overhead_pair_timeout, a limit on silence*): "
+            "does the baseline or the framework callable hang, here or only while profiled? (a first call never "
+            "returned.)*"
         ]
     )
     assert list(pairs) == ["test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout.py::test_after"]
+
+
+def test_a_callable_that_hangs_only_while_explained_fails_at_the_silence_limit(pytester: pytest.Pytester) -> None:
+    """Explaining had no limit: a callable that blocked only while profiled hung the session until it
+    was interrupted, and the interrupt was then reported as the pair timeout."""
+    pytester.makepyfile(
+        """
+        import signal
+        import time
+        import pytest
+
+        def profiled():  # the sampling profiler holds SIGALRM while it samples
+            return getattr(signal.getsignal(signal.SIGALRM), "__name__", "") == "_on_signal"
+
+        def framework():
+            if profiled():
+                time.sleep(3600)
+            return sum(range(300))
+
+        @pytest.mark.overhead(max=5.0, processes=1)
+        def test_hangs_when_explained(overhead):
+            overhead.compare(lambda: sum(range(200)), framework)
+
+        @pytest.mark.overhead(max=5.0, processes=1)
+        def test_after(overhead):
+            overhead.compare(lambda: sum(range(200)), lambda: sum(range(300)))
+        """
+    )
+    result, pairs = measure(
+        pytester, "--overhead-pair-timeout=5s", "--overhead-time-budget=300ms", "--overhead-explain"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        ["*::test_hangs_when_explained: the pair made no progress for 5 s (overhead_pair_timeout, a limit on silence*"]
+    )
+    assert [name.rpartition("::")[2] for name in pairs] == ["test_after"]
 
 
 STUBBORN = """
@@ -368,7 +405,7 @@ NEVER_CLOSES = (
     "*test_*.py:*: does it catch CancelledError and go on?); it was abandoned after 2 s*"
 )
 TIMED_OUT_THEN_NEVER_CLOSES = (
-    "*::test_leaks: the pair was still being measured after 8 s (overhead_pair_timeout)*; a task the callables "
+    "*::test_leaks: the pair made no progress for 8 s (overhead_pair_timeout, a limit on silence*)*; a task the callables "
     "left on the event loop would not end when cancelled (stubborn() at *"
 )
 
@@ -441,7 +478,7 @@ def test_a_hang_only_in_replicas_is_ended_at_the_pair_timeout_and_the_next_pair_
     result.assert_outcomes(failed=1, passed=2)
     result.stdout.fnmatch_lines(
         [
-            f"*::test_b_hangs: the pair was still being measured after 10 s (overhead_pair_timeout): a replica "
+            f"*::test_b_hangs: the pair made no progress for 10 s (overhead_pair_timeout, a limit on silence*): a replica "
             f"process (a fresh run of this test's session) was {where} and never answered; it was ended.*"
         ]
     )

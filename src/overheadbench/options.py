@@ -144,7 +144,12 @@ KNOBS: dict[str, Knob] = {
     "replica_timeout_s": Knob(
         "replica-timeout", _seconds, "DURATION", "longest a replica process may stay silent, e.g. 90s"
     ),
-    "pair_timeout_s": Knob("pair-timeout", _seconds, "DURATION", "longest a pair may take before its test fails"),
+    "pair_timeout_s": Knob(
+        "pair-timeout",
+        _seconds,
+        "DURATION",
+        "longest a pair may stay silent (no block timed, no replica's message) before its test fails",
+    ),
     "target_halfwidth": Knob("target", _fraction, "FRACTION", "", replaced=_PROFILE),
     "max_processes": Knob("max-processes", _process_count, "N", "", replaced=_PROFILE),
     "extra_processes": Knob("extra-processes", _process_count, "N", "", replaced=_PROFILE),

@@ -1,10 +1,21 @@
-"""A time limit on a pair: a hung callable, here or in a replica, must not hang the session.
+"""A pair's silence limit: a hung callable, here or in a replica, must not hang the session, and a
+slow but moving pair must not be ended for its length.
+
+The limit measures **silence, not length**: it strikes when the pair made no progress for its
+span (``overhead_pair_timeout``), where progress is a block timed here, a replica's message, or a
+block of a profile (:func:`progressed`). A fixed limit on the whole pair ended healthy pairs once
+pairs gathered blocks until enough were undisturbed (beside 4 busy loops the default 120 s ended an
+agent SDK's pair whose replicas were answering); a pair's length is bounded by its own ceiling
+(``max_time_s``, the stopping rule's), not by this.
 
 The limit is a ``SIGALRM`` timer, as pytest-timeout's signal method: it interrupts the main
 thread wherever it is, even blocked in a system call, and :class:`PairTimeout` unwinds from
 there. It derives from ``BaseException`` so that a framework's ``except Exception`` (a retry
 middleware, say) cannot swallow it. Where there is no ``SIGALRM`` (Windows), off the main
-thread, or when another plugin already handles the signal, no limit is set.
+thread, or when another plugin already handles the signal, no limit is set. Progress moves the
+timer on, at most every :data:`REARM_SHARE`-th of the span (a syscall per block would be paid by
+every pair). The sampling profiler takes ``SIGALRM`` for itself while it samples, so it asks
+:func:`check_silence` at each sample: a callable that blocks only while profiled is ended too.
 
 Why :func:`waiting_on`: the controller spends most of a replicated pair blocked on a replica's
 answer, so that is where the limit usually strikes; the message must then name what never
@@ -19,23 +30,47 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-_WAITING: list[str] = []
-"""What the main thread is blocked on now, innermost last (see :func:`waiting_on`)."""
-_RUNNING: list[bool] = []
-"""A limit of this module is armed (the timer is ours to pause)."""
+REARM_SHARE = 20
+"""Progress re-arms the timer once this share of the span has passed since it last did."""
 
 
 class PairTimeout(BaseException):
-    """The pair took longer than its time limit; the message names the test and the way out."""
+    """The pair was silent longer than its limit; the message names the test and the way out."""
+
+
+@dataclass
+class _Limit:
+    span_s: float
+    message: Callable[[str | None], str]
+    last: float
+    """When the pair last progressed (``time.monotonic``)."""
+    lent: bool = False
+    """``SIGALRM`` is lent to other code now (:func:`lent`): progress is counted, the timer left alone."""
+
+
+_WAITING: list[str] = []
+"""What the main thread is blocked on now, innermost last (see :func:`waiting_on`)."""
+_RUNNING: list[_Limit] = []
+"""The limit armed now (the timer is ours to pause and re-arm)."""
+
+
+def _ours() -> bool:
+    return bool(_RUNNING) and threading.current_thread() is threading.main_thread()
+
+
+def _expired() -> PairTimeout:
+    return PairTimeout(_RUNNING[-1].message(_WAITING[-1] if _WAITING else None))
 
 
 @contextmanager
 def time_limit(seconds: float, message: Callable[[str | None], str]) -> Iterator[None]:
-    """Raise :class:`PairTimeout` if the block runs longer than ``seconds``; its message is
+    """Raise :class:`PairTimeout` if the block makes no progress for ``seconds``; its message is
     ``message(waiting)``, made when the limit strikes, with what the block was then waiting
     on (:func:`waiting_on`), or None."""
     if (
@@ -47,17 +82,56 @@ def time_limit(seconds: float, message: Callable[[str | None], str]) -> Iterator
         return
 
     def expire(signum: int, frame: Any) -> None:
-        raise PairTimeout(message(_WAITING[-1] if _WAITING else None))
+        raise _expired()
 
     previous = signal.signal(signal.SIGALRM, expire)
+    _RUNNING.append(_Limit(seconds, message, time.monotonic()))
     signal.setitimer(signal.ITIMER_REAL, seconds)
-    _RUNNING.append(True)
     try:
         yield
     finally:
         _RUNNING.pop()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def progressed() -> None:
+    """The pair moved on (a block timed, a replica's message, a profile's block): its silence starts
+    again. Cheap where no limit runs, and between re-arms (a clock read)."""
+    if not _RUNNING:
+        return
+    limit, now = _RUNNING[-1], time.monotonic()
+    if now - limit.last < limit.span_s / REARM_SHARE or not _ours():
+        return
+    limit.last = now
+    if not limit.lent and signal.getitimer(signal.ITIMER_REAL)[0] > 0:  # not paused (:func:`not_counted`)
+        signal.setitimer(signal.ITIMER_REAL, limit.span_s)
+
+
+def check_silence() -> None:
+    """Raise :class:`PairTimeout` if the running limit's silence has passed its span: for code that
+    holds ``SIGALRM`` itself meanwhile (the sampling profiler asks at each sample)."""
+    if _RUNNING and time.monotonic() - _RUNNING[-1].last > _RUNNING[-1].span_s and _ours():
+        raise _expired()
+
+
+@contextmanager
+def lent() -> Iterator[None]:
+    """``SIGALRM`` lent to other code for the block (the sampling profiler's timer): the pair's timer
+    is taken down, progress still counted (:func:`check_silence` tells the borrower when to stop);
+    after, the timer is set to what is left of the silence (at once, if none is)."""
+    if not _ours():
+        yield
+        return
+    limit = _RUNNING[-1]
+    left_s, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+    limit.lent = True
+    try:
+        yield
+    finally:
+        limit.lent = False
+        if left_s > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(limit.span_s - (time.monotonic() - limit.last), 1e-6))
 
 
 @contextmanager
@@ -75,13 +149,15 @@ def waiting_on(what: str) -> Iterator[None]:
 def not_counted() -> Iterator[None]:
     """Time the running limit does not count: the timer is stopped, and restarted after with
     what was left of it (nothing happens where no limit of this module runs)."""
-    if not _RUNNING or threading.current_thread() is not threading.main_thread():
+    if not _ours():
         yield
         return
     left_s, _ = signal.getitimer(signal.ITIMER_REAL)
     signal.setitimer(signal.ITIMER_REAL, 0)
+    started = time.monotonic()
     try:
         yield
     finally:
+        _RUNNING[-1].last += time.monotonic() - started  # the paused time is not silence either
         if left_s > 0:
             signal.setitimer(signal.ITIMER_REAL, left_s)

@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from ..core.errors import CallableError, InstrumentError
+from ..core.timeouts import progressed
 from ..core.vocabulary import Role
 from .attribution import Profiled
 from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side, Timer, Timing
@@ -150,7 +151,7 @@ def replica_slice_s(settings: Settings) -> float:
 def replica_ceiling_s(settings: Settings) -> float:
     """Sampling time past which one process stops short of ``MIN_PAIRS`` (once it has
     ``MIN_TIMED_PAIRS``): its share of the pair's ceiling, never less than its slice."""
-    share = settings.ceiling_s * (1.0 if settings.processes == 1 else CEILING_SHARE / settings.processes)
+    share = settings.max_time_s * (1.0 if settings.processes == 1 else CEILING_SHARE / settings.processes)
     return max(share, replica_slice_s(settings))
 
 
@@ -303,6 +304,7 @@ def drive_sync(plan: Generator[Request, Any, T], blocks: dict[Side, Callable[[in
         while request is not None:
             with blame(request[0]):
                 cost = blocks[request[0]](request[1])
+            progressed()  # a block timed: the pair's silence limit starts again
             request, result = _advance(plan, cost)
     return cast(T, result)
 
@@ -314,6 +316,7 @@ async def drive_async(plan: Generator[Request, Any, T], blocks: dict[Side, Calla
         while request is not None:
             with blame(request[0]):
                 cost = await blocks[request[0]](request[1])
+            progressed()
             request, result = _advance(plan, cost)
     return cast(T, result)
 

@@ -74,7 +74,8 @@ class Settings:
     replica_timeout_s: float = 60.0
     """Longest a replica process may stay silent (starting, setting a test up, sampling)."""
     pair_timeout_s: float = 120.0
-    """Longest a pair may take in this process before it fails (a callable that hangs)."""
+    """Longest a pair may stay silent (no block timed here, no replica's message, no profile's block)
+    before it fails: a callable that hangs. A limit on silence, not length (:mod:`overheadbench.core.timeouts`)."""
     backend: str = "asyncio"
     gc_enabled: bool = False
     """Leave the garbage collector on while timing (off by default: it fires at random)."""
@@ -96,12 +97,6 @@ class Settings:
     """Explain every pair's overhead function by function (a failing pair is explained anyway)."""
     flame: str = ""
     """A folder to write each explained pair's added cost in, as folded stacks (empty: none written)."""
-
-    @property
-    def ceiling_s(self) -> float:
-        """The pair's ceiling as it applies: ``max_time_s``, within half the pair's time limit
-        (a pair stopped by its ceiling still finishes before its limit fails it)."""
-        return min(self.max_time_s, self.pair_timeout_s / 2)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
+from ..core.timeouts import check_silence, lent, progressed
 from ..engine.attribution import Profile
 
 MAX_CALLS = 1_000_000
@@ -75,6 +76,7 @@ class Doubling:
             yield block
             self.calls += block
             block *= 2
+            progressed()  # a block of the profile ran: the pair is not silent
 
 
 class SampledTime:
@@ -133,44 +135,44 @@ class _Sampling:
     sample for the function the main thread is running when its handler runs. The samples' shares
     are shares of the thread's CPU time, as a pair that never waits is read (beside two busy loops
     the wall clock charged the five-layer stack's functions 2-3 times their quiet figures), or of the
-    wall clock where the calls waited. A pair's time limit is
-    a ``SIGALRM`` timer too (:mod:`overheadbench.core.timeouts`): it is taken down while sampling and
-    set again, with what was left of it, after."""
+    wall clock where the calls waited. A pair's silence limit is
+    a ``SIGALRM`` timer too (:mod:`overheadbench.core.timeouts`): it is lent to the sampler, which asks
+    at each sample whether the pair has been silent too long (a callable that blocks only while
+    profiled ends there), and set again, with what is left of the silence, after."""
 
     def __init__(self) -> None:
         self.samples: dict[CodeType, int] = {}
         self.elapsed_s = 0.0
         self._previous: Any = None
-        self._limit: tuple[float, float] = (0.0, 0.0)
+        self._lent = lent()
         self._started = self._cpu = 0.0
         self._waits = 0
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if frame is not None:
             self.samples[frame.f_code] = self.samples.get(frame.f_code, 0) + 1
+        check_silence()
 
     def __enter__(self) -> _Sampling:
-        self._limit = signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        self._lent.__enter__()
         self._previous = signal.signal(signal.SIGALRM, self._on_signal)
         self._started, self._cpu, self._waits = time.perf_counter(), time.thread_time(), _waits()
         signal.setitimer(signal.ITIMER_REAL, SAMPLE_S, SAMPLE_S)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
         wall, cpu = time.perf_counter() - self._started, time.thread_time() - self._cpu
         waited = _waits() - self._waits > WAITS_PER_SAMPLE * sum(self.samples.values())
         self.elapsed_s = wall if waited else cpu  # the time per call the pair itself reads (engine.sampling)
         signal.signal(signal.SIGALRM, self._previous)
-        left, interval = self._limit
-        if left:  # the time limit goes on, and strikes at once if it ran out meanwhile
-            signal.setitimer(signal.ITIMER_REAL, max(left - self.elapsed_s, 1e-6), interval)
+        self._lent.__exit__(*exc)  # the silence limit goes on, and strikes at once if it ran out meanwhile
 
     def profile(self, harness: set[CodeType]) -> Profile:
         """Each function's share of the samples as a share of the time sampled (seconds), the
         harness's loop and the sampler's own code left out (their time stays in the whole)."""
-        sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal)  # a signal within its own handler
-        own = {*harness, Doubling.__iter__.__code__, *(method.__code__ for method in sampler)}
+        sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal, check_silence)  # its own handler too
+        own = {*harness, Doubling.__iter__.__code__, *(function.__code__ for function in sampler)}
         total = sum(self.samples.values()) or 1
         modules, profile = loaded_modules(), dict[str, float]()
         for code, count in self.samples.items():

@@ -129,12 +129,15 @@ class OverheadFixture:
         limit_s = self.settings.pair_timeout_s
 
         def message(waiting: str | None) -> str:
-            still = f"{self.nodeid}: the pair was still being measured after {limit_s:g} s (overhead_pair_timeout)"
+            still = (
+                f"{self.nodeid}: the pair made no progress for {limit_s:g} s (overhead_pair_timeout, a limit on "
+                f"silence: no block timed, no replica's message, no profile's block)"
+            )
             if waiting is not None:  # it hung there, not here: this process's first calls returned
                 return (
                     f"{still}: {waiting} and never answered; it was ended. Does a callable (or a fixture) hang "
-                    f"only in replicas (overheadbench.in_replica())? Raise --overhead-pair-timeout if the pair is "
-                    f"really that slow"
+                    f"only in replicas (overheadbench.in_replica())? Raise --overhead-pair-timeout if one block of "
+                    f"the pair really takes that long"
                 )
             slow = (
                 f"the slowest first call took {format_seconds(self._slowest_call_s)}"
@@ -142,8 +145,8 @@ class OverheadFixture:
                 else "a first call never returned"
             )
             return (
-                f"{still}: does the baseline or the framework callable hang? ({slow}.) Raise --overhead-pair-timeout "
-                f"if the pair is really that slow"
+                f"{still}: does the baseline or the framework callable hang, here or only while profiled? ({slow}.) "
+                f"Raise --overhead-pair-timeout if one block of the pair really takes that long"
             )
 
         return time_limit(limit_s, message)

@@ -243,7 +243,7 @@ def places_plan(
         _rounds(rng, taking, samples, settings.processes, sample)
         per_round_ns = (clock_ns() - sampling_from) / settings.processes
         budget_ns = len(taking) * settings.time_budget_s * 1e9
-        ceiling_ns = len(taking) * settings.ceiling_s * 1e9
+        ceiling_ns = len(taking) * settings.max_time_s * 1e9
         roles = [place.role for place, here in zip(places, present, strict=True) if here]
         gate = stop.gate
         while True:

@@ -33,7 +33,7 @@ from typing import Any, NoReturn, TypeVar
 
 from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
-from ..core.timeouts import not_counted, waiting_on
+from ..core.timeouts import not_counted, progressed, waiting_on
 from ..engine.attribution import Profiled
 from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
@@ -348,6 +348,7 @@ class ReplicaPool:
                     self._fail(replica, f"{story} while {replica.state.value}", quiet=quiet)
                 replica.buffer += chunk
         line, _, replica.buffer = replica.buffer.partition(b"\n")
+        progressed()  # a replica spoke: the pair is not silent
         try:
             return decode(line)
         except ProtocolError as exc:
