@@ -10,13 +10,27 @@ net added cost per call is kept beside the rows.
 
 Functions are named ``module:qualname`` (``framework:make_layer.<locals>.run``), so a layer's
 inner functions stay apart from another layer's.
+
+Sampled profiles are **paired**: the two sides are profiled in alternating rounds
+(:data:`~overheadbench.pairs.measuring.EXPLAIN_ROUNDS`), so a drift of the machine (its clock, its
+neighbours) falls on both alike. Beside two sequential windows, work both sides share (a handler's
+``json.dumps``) read +150 to +800 ns in one window pair and not in the next (sd 290 ns per function
+here, 80 ns paired), and outranked the thin layer a change had slowed. The rounds' spread gives each
+row its noise (``se``); rows are ranked by what they add *beyond* their noise (``added - 2 se``), so
+shared work that moves by chance does not come first, and an explanation whose rows all sit within
+their noise says that it cannot separate the change from shared work (:attr:`Explanation.separated`).
+A change between places is read with each place's profile normalised by its own baseline (the gate
+reads framework / baseline): a replica slower throughout does not move every function.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 from ..core.jsonio import Fields, ShapeError
 from ..core.units import format_count, format_seconds
@@ -27,6 +41,13 @@ MIN_SHOWN_SHARE = 0.005
 """A failure message leaves out a function that adds less than this share (a first call's warm-up, spread thin)."""
 CHANGE_HEAD = "what the change added"
 """How a change's explanation is headed (:func:`explain_change`; a pair's own reads "where the overhead goes")."""
+NOISE_Z = 2.0
+"""A row stands out of its noise when its added cost is more than this many standard errors."""
+UNSEPARATED = (
+    "~ within its noise: no function stands out of the sampling's noise, so this cannot tell the change "
+    "from work both sides share (a longer profile, or count mode, can)"
+)
+"""What an explanation whose rows all sit within their noise says under them."""
 KEPT_ROWS = 20
 """Rows a result keeps (the JSON and the markdown): the rest are summed in ``rest``."""
 
@@ -46,10 +67,51 @@ class Profiled:
     baseline_calls: int
     framework: Profile
     framework_calls: int
+    spread: Mapping[str, float] = field(default_factory=dict)
+    """Per function, the variance of its added cost per call (:meth:`per_call`) as a mean over the
+    profile's rounds (sampled time; empty: exact, or one round)."""
+
+    @classmethod
+    def merged(cls, rounds: Sequence[Profiled]) -> Profiled:
+        """The rounds of a paired profile as one: costs and calls summed, and each function's spread
+        over the rounds (the variance of the mean of its per-round added cost)."""
+        if len(rounds) == 1:
+            return rounds[0]
+
+        def summed(side: str) -> dict[str, float]:
+            total: dict[str, float] = {}
+            for profiled in rounds:
+                for where, cost in getattr(profiled, side).items():
+                    total[where] = total.get(where, 0.0) + cost
+            return total
+
+        functions = set().union(*(profiled.functions() for profiled in rounds))
+        spread = {
+            where: float(np.var([profiled.per_call(where) for profiled in rounds], ddof=1)) / len(rounds)
+            for where in functions
+        }
+        baseline_calls = sum(profiled.baseline_calls for profiled in rounds)
+        framework_calls = sum(profiled.framework_calls for profiled in rounds)
+        return cls(summed("baseline"), baseline_calls, summed("framework"), framework_calls, spread)
 
     @property
     def calls(self) -> tuple[int, int]:
         return self.baseline_calls, self.framework_calls
+
+    @property
+    def baseline_per_call(self) -> float:
+        """The baseline's whole profiled cost per call: what a place's profile is normalised by."""
+        return sum(self.baseline.values()) / self.baseline_calls
+
+    def scaled(self, factor: float) -> Profiled:
+        """Every cost times ``factor`` (its spread times its square)."""
+        return Profiled(
+            {where: cost * factor for where, cost in self.baseline.items()},
+            self.baseline_calls,
+            {where: cost * factor for where, cost in self.framework.items()},
+            self.framework_calls,
+            {where: variance * factor**2 for where, variance in self.spread.items()},
+        )
 
     def per_call(self, where: str) -> float:
         """What the framework path adds at ``where`` per call beyond the baseline."""
@@ -66,14 +128,21 @@ class Profiled:
             "baseline_calls": self.baseline_calls,
             "framework": dict(self.framework),
             "framework_calls": self.framework_calls,
+            "spread": dict(self.spread),
         }
 
     @classmethod
     def from_json(cls, data: Any) -> Profiled:
         def side(name: str) -> Profile:
-            return {where: float(cost) for where, cost in data[name].items()}
+            return {where: float(cost) for where, cost in data.get(name, {}).items()}
 
-        return cls(side("baseline"), int(data["baseline_calls"]), side("framework"), int(data["framework_calls"]))
+        return cls(
+            side("baseline"),
+            int(data["baseline_calls"]),
+            side("framework"),
+            int(data["framework_calls"]),
+            side("spread"),
+        )
 
 
 class Profiler(Protocol):
@@ -101,14 +170,23 @@ class ExplainRow:
     """Its share of the added cost, 0 to 1."""
     added: float
     """What the framework path spends there per call beyond the baseline (instructions or seconds)."""
+    se: float = 0.0
+    """Its standard error over the profile's rounds (0: exact, or not known)."""
+
+    @property
+    def clear(self) -> bool:
+        """Whether it stands out of its noise (:data:`NOISE_Z` standard errors above zero)."""
+        return self.added > NOISE_Z * self.se
 
     def to_json(self) -> dict[str, Any]:
-        return {"where": self.where, "share": self.share, "added": self.added}
+        return {"where": self.where, "share": self.share, "added": self.added, "se": self.se}
 
     @classmethod
     def from_json(cls, fields: Fields) -> ExplainRow:
-        """A row back (a run before schema 16 also had ``calls``, always 0: left unread)."""
-        return cls(fields.text("where"), fields.number("share"), fields.number("added"))
+        """A row back (a run before schema 16 had no ``se``, and a ``calls`` always 0: left unread)."""
+        return cls(
+            fields.text("where"), fields.number("share"), fields.number("added"), fields.maybe_number("se") or 0.0
+        )
 
 
 @dataclass(frozen=True)
@@ -176,15 +254,30 @@ class Explanation:
             shares[module] = shares.get(module, 0.0) + row.share
         return sorted(shares.items(), key=lambda item: -item[1])
 
+    @property
+    def separated(self) -> bool:
+        """Whether its first row stands out of its noise: where it does not, no row does (they are
+        ranked by what they add beyond it), and the explanation cannot tell the change from the work
+        both sides share, moved by chance."""
+        return not self.rows or self.rows[0].clear
+
     def told(self, rows: int = SHOWN_ROWS, head: str = "where the overhead goes") -> str:
-        """The top ``rows`` as a failure message quotes them, one function a line, under ``head``."""
+        """The top ``rows`` as a failure message quotes them, one function a line, under ``head``
+        (``~`` before a row within its noise)."""
         head = f"{head} ({self.kind}; net {self.per_call(self.net)}/call):"
         shown = [row for row in self.rows[:rows] if row.share >= MIN_SHOWN_SHARE]
-        lines = [f"  {row.share:4.0%}  {self.per_call(row.added)}/call  {row.where}" for row in shown]
+        lines = [f" {' ' if row.clear else '~'}{row.share:4.0%}  {self._added(row)}/call  {row.where}" for row in shown]
         modules = [f"{module} {share:.0%}" for module, share in self.modules()[:rows] if share >= MIN_SHOWN_SHARE]
         if len(modules) > 1:
             lines.append(f"  by module: {', '.join(modules)}")
+        if not self.separated:
+            lines.append(f"  {UNSEPARATED}")
         return "\n".join([head, *lines] if lines else [f"{head} no function adds cost"])
+
+    def _added(self, row: ExplainRow) -> str:
+        """A row's added cost per call, with its noise where it has one: ``+374 ns ±40 ns``."""
+        noise = f" ±{format_seconds(NOISE_Z * row.se)}" if row.se and not self.exact else ""
+        return self.per_call(row.added) + noise
 
     def folded(self) -> str:
         """The added cost as folded stacks (``module;function count``), what flame graph tools read
@@ -196,7 +289,7 @@ class Explanation:
 
 def explain(profiled: Profiled, unit: str, exact: bool, note: str = "") -> Explanation:
     """The framework path's profile against the baseline's, per call."""
-    added = {where: profiled.per_call(where) for where in profiled.functions()}
+    added = {where: (profiled.per_call(where), profiled.spread.get(where, 0.0)) for where in profiled.functions()}
     return _ranked(added, profiled.calls, unit, exact, note)
 
 
@@ -205,18 +298,33 @@ def explain_change(old: Profiled, new: Profiled, unit: str, exact: bool, note: s
     one session: a base tree and the head, two interpreters), function by function: each one's
     added cost there less its added cost here, ranked as a pair's explanation is. ``calls``: the
     framework path's calls profiled at ``old``, then at ``new``."""
-    added = {where: new.per_call(where) - old.per_call(where) for where in old.functions() | new.functions()}
+    if not exact and old.baseline_per_call > 0 and new.baseline_per_call > 0:
+        new = new.scaled(old.baseline_per_call / new.baseline_per_call)  # each place read against its own baseline
+    added = {
+        where: (new.per_call(where) - old.per_call(where), old.spread.get(where, 0.0) + new.spread.get(where, 0.0))
+        for where in old.functions() | new.functions()
+    }
     return _ranked(added, (old.framework_calls, new.framework_calls), unit, exact, note)
 
 
-def _ranked(per_call: Mapping[str, float], calls: tuple[int, int], unit: str, exact: bool, note: str) -> Explanation:
-    """Each function's added cost per call ranked into an explanation."""
-    net = sum(per_call.values())
-    total = sum(added for added in per_call.values() if added > 0)
-    ranked = sorted(((added, where) for where, added in per_call.items() if added > 0), reverse=True)
-    rows = tuple(ExplainRow(where, added / total, added) for added, where in ranked[:KEPT_ROWS])
-    rest = sum(added for added, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
-    stacks = tuple((_folded_path(where), added) for added, where in ranked)
+def _ranked(
+    per_call: Mapping[str, tuple[float, float]], calls: tuple[int, int], unit: str, exact: bool, note: str
+) -> Explanation:
+    """Each function's added cost per call (and its variance) ranked into an explanation: by what it
+    adds beyond its noise (``added - NOISE_Z se``; exact rows have none)."""
+    net = sum(added for added, _ in per_call.values())
+    total = sum(added for added, _ in per_call.values() if added > 0)
+    ranked = sorted(
+        (
+            (added - NOISE_Z * math.sqrt(variance), added, math.sqrt(variance), where)
+            for where, (added, variance) in per_call.items()
+            if added > 0
+        ),
+        reverse=True,
+    )
+    rows = tuple(ExplainRow(where, added / total, added, se) for _, added, se, where in ranked[:KEPT_ROWS])
+    rest = sum(added for _, added, _, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
+    stacks = tuple((_folded_path(where), added) for _, added, _, where in ranked)
     return Explanation(unit, exact, calls, net, rows, rest, note, stacks)
 
 

@@ -133,20 +133,30 @@ class Strategy(ABC):
         self._call_s = call_s
 
 
+EXPLAIN_ROUNDS = 8
+"""A sampled profile's rounds: each side profiled this many times, in turn, for its share of the time."""
+
+
 def profile_stage(
     profiler: Profiler, kind: Kind, sides: tuple[Any, Any], budget_s: float, keep: Callable[[Profiled], None]
 ) -> Stage:
     """A pair's last stage when it is explained (:mod:`.explaining`): each side (the baseline, the
     framework) run under ``profiler`` for about ``budget_s``, by the same drivers as every other
-    stage; ``keep`` gets the two profiles."""
+    stage, in alternating rounds where the profile is sampled (:data:`EXPLAIN_ROUNDS`: paired, as
+    the pair's blocks are; see :mod:`overheadbench.engine.attribution`); ``keep`` gets the two profiles."""
+    rounds = 1 if profiler.exact else EXPLAIN_ROUNDS
 
     def block(fn: Callable[[], Any]) -> Block:
         if kind == Kind.ASYNC:
-            return lambda calls: profiler.asynchronous(fn, budget_s)
-        return lambda calls: profiler.sync(fn, budget_s)
+            return lambda calls: profiler.asynchronous(fn, budget_s / rounds)
+        return lambda calls: profiler.sync(fn, budget_s / rounds)
 
     def plan() -> Generator[Request, Any, Profiled]:
-        return Profiled(*(yield Side.BASELINE, 1), *(yield Side.FRAMEWORK, 1))
+        profiles = []
+        for _ in range(rounds):
+            baseline = yield Side.BASELINE, 1
+            profiles.append(Profiled(*baseline, *(yield Side.FRAMEWORK, 1)))
+        return Profiled.merged(profiles)
 
     baseline, framework = sides
     return Stage(plan(), {Side.BASELINE: block(baseline), Side.FRAMEWORK: block(framework)}, keep)
