@@ -12,7 +12,14 @@ from conftest import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.attribution import Explanation, Profiled, explain, explain_change
+from overheadbench.engine.attribution import (
+    UNSEPARATED,
+    ExplainRow,
+    Explanation,
+    Profiled,
+    explain,
+    explain_change,
+)
 from overheadbench.engine.samples import Kind
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionCount, InstructionsByFunction, _calls_within
@@ -362,3 +369,44 @@ def test_a_places_change_is_read_in_its_roles_direction(role: Role, added: float
     (place,) = explained_result.places
     assert place.explain is not None and place.explain.net == added
     assert explained_result.explain is not None and explained_result.explain.net == 50.0  # the pair's own, from here
+
+
+def test_paired_rounds_give_each_row_its_noise_and_rank_what_stands_out_first() -> None:
+    """A thin layer (+300, steady) over shared work (+0 on average, but ±400 from round to round):
+    ranked by added cost alone, the shared work came first in half the rounds."""
+    rounds = [
+        Profiled({"json:iterencode": 4000.0}, 1, {"json:iterencode": 4000.0 + swing, "agent:layer": 300.0 + wobble}, 1)
+        for swing, wobble in ((400, 10), (-400, -10), (400, 0), (-350, 5), (450, -5), (-400, 0))
+    ]
+    merged = Profiled.merged(rounds)
+    assert merged.baseline_calls == merged.framework_calls == 6
+    explained = explain(merged, "seconds", exact=False)
+    layer, shared = explained.rows
+    assert layer.where == "agent:layer" and layer.clear and layer.se < 5
+    assert shared.where == "json:iterencode" and not shared.clear  # +16.7 ± 2 se of about 150
+    assert explained.separated and "~" in explained.told().splitlines()[2]
+
+
+def test_an_explanation_within_its_noise_says_it_cannot_separate_the_change() -> None:
+    rounds = [Profiled({"json:iterencode": 4000.0}, 1, {"json:iterencode": 4000.0 + swing}, 1) for swing in (300, -200)]
+    explained = explain(Profiled.merged(rounds), "seconds", exact=False)
+    assert not explained.separated
+    assert explained.told().splitlines()[-1].strip() == UNSEPARATED
+
+
+def test_a_change_between_places_reads_each_place_against_its_own_baseline() -> None:
+    """A replica slower throughout (1.25x) made every function of the change's head read slower."""
+    old = Profiled({"json:iterencode": 4000.0}, 1, {"json:iterencode": 4000.0, "agent:layer": 400.0}, 1)
+    new = Profiled({"json:iterencode": 5000.0}, 1, {"json:iterencode": 5000.0, "agent:layer": 625.0}, 1)
+    explained = explain_change(old, new, "seconds", exact=False)
+    (row,) = explained.rows
+    assert row.where == "agent:layer" and row.added == pytest.approx(100.0)  # 625 / 1.25 - 400
+    assert explain_change(old, new, "instructions", exact=True).rows[0].added == 225.0  # counts are not scaled
+
+
+def test_a_profile_with_its_spread_survives_the_channel_and_a_row_its_json() -> None:
+    rounds = [Profiled({"a:f": 1.0}, 1, {"a:f": 2.0 + swing}, 1) for swing in (0.1, -0.1)]
+    merged = Profiled.merged(rounds)
+    assert decode(encode(Explained(merged))) == Explained(merged) and merged.spread["a:f"] > 0
+    row = explain(merged, "seconds", exact=False).rows[0]
+    assert ExplainRow.from_json(Fields(json.loads(json.dumps(row.to_json())), "row")) == row

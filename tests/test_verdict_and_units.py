@@ -20,7 +20,8 @@ from overheadbench.core.units import (
     parse_overhead_budget,
     parse_size,
 )
-from overheadbench.engine.checks import Status
+from overheadbench.engine.checks import Check, Status
+from overheadbench.engine.contention import core_share
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.outcome import pair_outcome as outcome
@@ -271,3 +272,22 @@ def test_a_range_is_checked_in_one_wording_for_options_and_markers() -> None:
         with pytest.raises(ValueError, match=r"^must be a number between 0 and 1 \(e\.g\. 0\.95\)$"):
             check_fraction(bad)
     assert check_processes(32) == 32 and check_fraction(0.95) == 0.95
+
+
+def test_an_absolute_wall_clock_budget_broken_on_a_contended_machine_is_inconclusive_and_says_why() -> None:
+    """Beside four busy loops the benchmark suite failed 21 absolute budgets whose code had not changed."""
+    pair = Pair("t.py::test_http", Budget(max_overhead=1.0, max_abs_s=40e-6))
+    ci = (0.41, 0.44)  # +42 µs on a 100 µs baseline, the whole interval past 40 µs
+    quiet, busy = (judge_time(0.42, ci, 100e-6, pair, core_share=share) for share in (0.97, 0.41))
+    assert quiet.status == Status.FAIL
+    assert busy.status == Status.INCONCLUSIVE
+    (absolute,) = [check for check in busy.checks if check.name == "max_abs"]
+    assert "exceeds max_abs +40.0 µs, but this process got 41% of a core as it was judged" in absolute.sentence()
+    assert Check.from_json(absolute.to_json()) == absolute  # the share is stored: a report reads it alike
+    within = judge_time(0.10, (0.08, 0.12), 100e-6, pair, core_share=0.41)
+    assert within.status == Status.PASS  # contention never passes what broke, nor fails what held
+    assert judge_time(0.42, ci, 100e-6, pair).status == Status.FAIL  # not probed (a pair read on CPU time)
+
+
+def test_a_probe_reads_a_share_of_one_core() -> None:
+    assert 0.0 < core_share(0.005) <= 1.0

@@ -18,6 +18,7 @@ from typing import Any
 from ..core.jsonio import Fields, ShapeError
 from ..core.units import format_bytes, format_count, format_factor, format_fraction, format_seconds
 from ..core.vocabulary import Word
+from .contention import CONTENDED_BELOW
 
 
 class Status(Word):
@@ -143,6 +144,18 @@ class Check:
     limit_unit: Unit | None = None
     """How the limit prints, where not as the figure does: a budget of ``max=0.5`` stays
     ``50.0%`` beside a figure of ``172x``."""
+    core_share: float | None = None
+    """For an absolute figure read on the wall clock: the share of a core the judging process got
+    when it was judged (:mod:`overheadbench.engine.contention`); None: not probed (a relative figure,
+    a count, a pair read on CPU time)."""
+
+    @property
+    def contended(self) -> bool:
+        """Broken while the machine was contended: an absolute wall-clock figure past its budget while
+        the process got less than ``CONTENDED_BELOW`` of a core, which cannot be told from the code."""
+        if self.core_share is None or self.core_share >= CONTENDED_BELOW:
+            return False
+        return self._status() == Status.FAIL
 
     def show(self, value: float) -> str:
         return show(self.unit, value)
@@ -152,6 +165,11 @@ class Check:
 
     @property
     def status(self) -> Status:
+        """Pass, fail or inconclusive by the whole interval; inconclusive where a failure is the
+        contended machine's as much as the code's (:attr:`contended`)."""
+        return Status.INCONCLUSIVE if self.contended else self._status()
+
+    def _status(self) -> Status:
         if not self.measured:
             return Status.UNMEASURED
         if self.limit is None or math.isnan(self.value):
@@ -186,7 +204,14 @@ class Check:
         verbs = ("meets", "falls below") if self.floor else ("is within", "exceeds")
         verb = {Status.PASS: verbs[0], Status.FAIL: verbs[1], Status.INCONCLUSIVE: "straddles"}[status]
         spread = f"{self.spread}; {self.precision}" if self.precision else self.spread
-        return f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show_limit()}"
+        said = f"{self.what} {self.show(self.value)} ({spread}) {verb} {self.name} {self.show_limit()}"
+        if self.contended:
+            return (
+                f"{self.what} {self.show(self.value)} ({spread}) {verbs[1]} {self.name} {self.show_limit()}, but this "
+                f"process got {self.core_share:.0%} of a core as it was judged: on a contended machine an absolute "
+                f"figure is the machine's as much as the code's (judge it on a quiet runner, or as a change)"
+            )
+        return said
 
     def to_json(self) -> dict[str, Any]:
         """The whole check, its status and sentence included (for readers of the file)."""
@@ -203,6 +228,7 @@ class Check:
             "counted": self.counted,
             "precision": self.precision,
             "unjudged": self.unjudged,
+            "core_share": self.core_share,
             "status": self.status,
             "sentence": self.sentence(),
         }
@@ -229,4 +255,5 @@ class Check:
             precision=fields.text("precision", optional=True) or "",
             unjudged=fields.text("unjudged", optional=True) or cls.unjudged,
             measured=status != Status.UNMEASURED,
+            core_share=fields.maybe_number("core_share"),  # schema 16
         )

@@ -20,8 +20,9 @@ import numpy as np
 from ..core.units import format_bytes, format_count, format_seconds
 from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
+from ..engine.contention import core_share
 from ..engine.counting import kept_resolution
-from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side
+from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Counter, Settings
 from ..engine.stats import Method
 from .comparing import place_change
@@ -76,12 +77,18 @@ def overhead_units(overhead: float, budget: Budget) -> tuple[Unit, Unit]:
 
 
 def judge_time(
-    overhead: float, ci: tuple[float, float], baseline_s: float, pair: Pair, counts: CountSamples | None = None
+    overhead: float,
+    ci: tuple[float, float],
+    baseline_s: float,
+    pair: Pair,
+    counts: CountSamples | None = None,
+    core_share: float | None = None,
 ) -> Verdict:
     """Judge a timed overhead (a fraction, with its interval at the pair's confidence) against
     the time budgets, and the allocations counted after timing (``counts``) against theirs.
     The absolute overhead is the relative one times the baseline's time per call, so both
-    are judged on the same paired estimate."""
+    are judged on the same paired estimate; ``core_share`` (a pair read on the wall clock: the
+    judging process's share of a core) makes a ``max_abs`` broken on a contended machine inconclusive."""
     low, high = ci
     figures = (
         f"baseline {format_seconds(baseline_s)}/call, framework {format_seconds(baseline_s * (1 + overhead))}"
@@ -106,6 +113,7 @@ def judge_time(
                 Unit.SIGNED_SECONDS,
                 interval,
                 counted=False,
+                core_share=core_share,
             )
         )
     return judge(checks + allocation_checks(counts, budget), figures)
@@ -171,7 +179,10 @@ def summarise(
     found = estimate(pair, replicas, settings)
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
-    verdict = judge_time(found.overhead, found.overhead_ci, baseline_s, pair, counts)
+    on_the_wall = replicas[0].timer == Timer.WALL and pair.budget.max_abs_s is not None
+    verdict = judge_time(
+        found.overhead, found.overhead_ci, baseline_s, pair, counts, core_share() if on_the_wall else None
+    )
     return OverheadResult(
         pair=pair,
         kind=kind,

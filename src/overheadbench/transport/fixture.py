@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import OverheadUsageError
+from ..engine.contention import core_share
 from ..engine.settings import Settings
 from ..engine.stats import ratio_interval
 from ..http.load import Throughput
@@ -290,15 +291,17 @@ class TransportFixture(Recorder):
         requests: at most ``DEFAULT_ERRORS`` unless a limit is given); ``session_sd`` says how
         far a figure moves between sessions here, learned from stored runs (None: its prior)."""
         results = []
+        share = core_share() if self.measuring else None  # how contended the machine is, once per test
         for reading, own in self.readings:
             key = (reading.metric, reading.measure)
             limit = own.get(key, self.limits.get(key))
             if limit is None and reading.metric == Metric.ERRORS:
                 limit = DEFAULT_ERRORS
             sd = session_sd((self.nodeid, reading.row, *key)) if session_sd else None
-            results.append(
-                judge(self.nodeid, reading, limit, self.measuring, session_sd=sd, confidence=self.confidence)
+            judged = judge(
+                self.nodeid, reading, limit, self.measuring, session_sd=sd, confidence=self.confidence, core_share=share
             )
+            results.append(judged)
         return results
 
 

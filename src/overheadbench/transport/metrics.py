@@ -140,6 +140,9 @@ LOAD_FIGURES = (Metric.RPS, Metric.P50, Metric.P95, Metric.P99, Metric.CLIENT_CP
 """A load row's figures (its failed requests aside: a count, judged by its own limit)."""
 STREAM_FIGURES = (Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL)
 """A stream row's figures."""
+WALL_CLOCK = frozenset({Metric.P50, Metric.P95, Metric.P99, Metric.RPS, Metric.TTFE, Metric.EVENTS_PER_S, Metric.TOTAL})
+"""The figures read on the wall clock: as a figure or an added cost (not a change), a contended
+machine's as much as the code's (:mod:`overheadbench.engine.contention`); CPU per request is not."""
 QUANTILES = {Metric.P50: 0.50, Metric.P95: 0.95, Metric.P99: 0.99}
 """The latency percentiles a load row reports, by the quantile each is."""
 

@@ -18,7 +18,7 @@ from ..core.jsonio import Fields, ShapeError
 from ..core.vocabulary import Role
 from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Status, Unit
-from .metrics import COMPARED, SPECS, FigureKey, Measure, Metric
+from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
 
 
 @dataclass(frozen=True)
@@ -198,8 +198,9 @@ def _older_check(fields: Fields, row: str, metric: Metric) -> Check:
 CHANGE_UNIT = {Unit.SECONDS: Unit.SIGNED_SECONDS, Unit.COUNT: Unit.SIGNED_COUNT}
 
 
-def check_of(reading: Reading, limit: float | None, measured: bool) -> Check:
-    """The reading as a check against ``limit``, in the unit its measure prints in."""
+def check_of(reading: Reading, limit: float | None, measured: bool, core_share: float | None = None) -> Check:
+    """The reading as a check against ``limit``, in the unit its measure prints in; ``core_share``
+    (the judging process's share of a core) kept where the figure is absolute and on the wall clock."""
     spec, measure = SPECS[reading.metric], reading.measure
     unit = {Measure.FIGURE: spec.unit, Measure.CHANGE: Unit.SIGNED_FRACTION}.get(
         measure, CHANGE_UNIT.get(spec.unit, spec.unit)
@@ -219,4 +220,5 @@ def check_of(reading: Reading, limit: float | None, measured: bool) -> Check:
         counted=not reading.interval,
         floor=spec.floor,
         measured=measured,
+        core_share=core_share if reading.metric in WALL_CLOCK and measure != Measure.CHANGE else None,
     )
