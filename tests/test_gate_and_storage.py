@@ -18,9 +18,9 @@ from overheadbench.engine.changes import Finding
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind, ReplicaSamples
 from overheadbench.engine.settings import Mode
-from overheadbench.engine.stats import Method
+from overheadbench.engine.stats import SESSION_SD, Method
 from overheadbench.history.environment import fingerprint, recorded_fingerprint
-from overheadbench.history.pair_changes import SESSION_SD_PRIOR, compare_result, reading, session_sd
+from overheadbench.history.pair_changes import compare_result, reading, session_sd
 from overheadbench.history.runs import Run, Storage, read_run
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
@@ -88,7 +88,7 @@ def test_a_230_percent_pair_and_a_20_percent_pair_slowed_alike_are_gated_alike()
 
 
 def test_the_session_spread_comes_from_the_machines_history_when_it_has_enough() -> None:
-    assert session_sd([], "t.py::test_pair", Mode.TIME, 0.001) == (SESSION_SD_PRIOR, math.inf)
+    assert session_sd([], "t.py::test_pair", Mode.TIME, 0.001) == (SESSION_SD, math.inf)
     centres = (0.10, 0.14, 0.06, 0.12)
     history = [timed(processes(centre, 0.0001, 6)) for centre in centres]
     sd, df = session_sd(history, "t.py::test_pair", history[0].mode, 0.0001)

@@ -14,6 +14,17 @@ import pytest
 from overheadbench.http.load import LatencyStats, Throughput
 
 
+@pytest.fixture(autouse=True)
+def _made_up_rows_are_no_machines(request):
+    """Recorded rows here are made up: the machine's contention says nothing of them."""
+    if "transport" in request.fixturenames:
+        request.getfixturevalue("transport").probe = lambda: float(request.config.getini("core_share") or 1.0)
+
+
+def pytest_addoption(parser):
+    parser.addini("core_share", "the share of a core the transport fixture's probe reads", default="")
+
+
 def rows(rate, latency_ms=2.0, errors=0, spread=0.02):
     """A throughput whose 10 windows are rate * (1 +/- spread) and whose 1,000 latencies
     run evenly around latency_ms."""
@@ -94,6 +105,26 @@ def test_a_figure_over_its_budget_fails_the_test_naming_the_row(
         ]
     )
     assert "h2c c=1: req/s" not in result.stdout.str().split("budgets:")[0]
+
+
+def test_a_figure_over_its_budget_on_a_contended_machine_is_inconclusive_and_says_why(
+    transport_project: pytest.Pytester,
+) -> None:
+    transport_project.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.transport(rps=1000)
+        def test_gateway(transport, make):
+            transport.record("h2c c=100", make(500), p95="1ms")
+        """
+    )
+    busy = transport_project.runpytest("--overhead", "-o", "core_share=0.41", "--overhead-inconclusive=warn")
+    busy.assert_outcomes(passed=1)  # warned, as any inconclusive figure under this policy: never passed silently
+    said = "*inconclusive: *h2c c=100: req/s 500/s * falls below rps 1,000/s, but this process got 41% of a core as*"
+    busy.stdout.fnmatch_lines([said])
+    quiet = transport_project.runpytest("--overhead", "-o", "core_share=0.97", "--overhead-inconclusive=warn")
+    quiet.assert_outcomes(failed=1)
 
 
 def test_failed_requests_fail_by_default_and_inconclusive_figures_follow_the_policy(

@@ -9,12 +9,14 @@ import pytest
 
 from overheadbench.engine.stats import (
     HUBER_K,
+    SESSION_SD,
     Method,
     combine,
     huber_centre,
     median_interval,
     median_ranks,
     pair_ratios,
+    session_term,
     t_quantile,
     weighted_median,
 )
@@ -138,11 +140,26 @@ def test_a_between_session_shift_no_process_sees_is_covered_once_its_sd_is_added
         session_shift = rng.normal(0, 0.005)
         medians = 100 * np.exp(session_shift + rng.normal(0, 0.003, size=10))
         alone = combine([(m, m, m) for m in medians], 0.95)
-        with_session = combine([(m, m, m) for m in medians], 0.95, session_sd=0.005)
+        with_session = combine([(m, m, m) for m in medians], 0.95, session=True)
         covered_alone += alone.low <= 100 <= alone.high
         covered_with += with_session.low <= 100 <= with_session.high
     assert covered_alone / trials < 0.75
     assert covered_with / trials >= 0.93
+
+
+def test_a_session_whose_processes_spread_widely_carries_as_wide_a_term_between_sessions() -> None:
+    """A busy machine: processes 3% apart, sessions 3% apart. With the quiet machine's 0.5% alone an
+    agent SDK's intervals were ±3% while its estimates spread 7-14% between sessions."""
+    rng = np.random.default_rng(7)
+    trials, covered, quiet_term = 400, 0, 0
+    for _ in range(trials):
+        medians = 100 * np.exp(rng.normal(0, 0.03) + rng.normal(0, 0.03, size=10))
+        covered += (found := combine([(m, m, m) for m in medians], 0.95, session=True)).low <= 100 <= found.high
+        half = math.log(found.high / found.ratio)
+        quiet_term += half > 0.03  # wider than the processes' spread: the session term is in it
+    assert covered / trials >= 0.90 and quiet_term == trials
+    assert session_term(0.0) == SESSION_SD and session_term(0.02) == pytest.approx(0.025)
+    assert session_term(math.nan) == SESSION_SD
 
 
 def test_three_processes_that_happen_to_agree_still_carry_the_between_session_spread() -> None:
@@ -151,7 +168,7 @@ def test_three_processes_that_happen_to_agree_still_carry_the_between_session_sp
     medians = [1.2250, 1.2252, 1.2254]
     alone = combine([(m, m, m) for m in medians], 0.95)
     assert alone.high - alone.low < 0.002
-    estimate = combine([(m, m, m) for m in medians], 0.95, session_sd=0.005)
+    estimate = combine([(m, m, m) for m in medians], 0.95, session=True)  # their spread is tiny: the floor
     assert (estimate.high - estimate.low) / 2 == pytest.approx(
         4.3027 * math.hypot(0.0002 / math.sqrt(3), 1.2252 * 0.005), rel=1e-3
     )

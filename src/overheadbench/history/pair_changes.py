@@ -22,18 +22,8 @@ import numpy as np
 from ..core.vocabulary import Counter
 from ..engine.changes import Change, change, exact_change, session_log_sd
 from ..engine.settings import Mode
-from ..engine.stats import SESSION_SD
+from ..engine.stats import session_term
 from ..pairs.comparing import Compared, process_ratios, reading
-
-SESSION_SD_PRIOR = SESSION_SD
-"""Between-session standard deviation of a pair's log ratio when the machine has too little
-history for the pair: the one a pair's own interval carries (see docs/baselines.md)."""
-SESSION_SHARE_PRIOR = 1.25
-"""...or this multiple of the run's own between-process standard deviation, if larger: a pair
-that is noisy between processes is noisy between sessions too (gate.py, 8 sessions here: the
-between-session sd was 0 to 1.7 times the between-process sd, at most 1.3 for all pairs but one;
-cross_session.py, under load and load that came and went: 0 to 0.95, and 147 of 147 comparisons of
-identical code covered 0, benchmarks/validation/CROSS_SESSION.md)."""
 
 
 def process_log_sd(result: Compared) -> float:
@@ -43,9 +33,10 @@ def process_log_sd(result: Compared) -> float:
 
 def session_sd(history: Iterable[Compared], nodeid: str, mode: Mode, process_sd: float) -> tuple[float, float]:
     """The pair's between-session standard deviation of its log ratio on this machine, and its
-    degrees of freedom (learned from ``history``, else the prior)."""
+    degrees of freedom (learned from ``history``, else the prior: the rule a session's own interval
+    carries, :func:`~overheadbench.engine.stats.session_term`)."""
     past = [reading(r) for r in history if r.measured and r.nodeid == nodeid and r.mode == mode]
-    return session_log_sd(past, max(SESSION_SD_PRIOR, SESSION_SHARE_PRIOR * process_sd))
+    return session_log_sd(past, session_term(process_sd))
 
 
 def comparable(old: Compared, new: Compared) -> bool:

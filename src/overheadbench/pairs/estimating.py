@@ -9,7 +9,7 @@ import numpy as np
 
 from ..engine.samples import ReplicaSamples
 from ..engine.settings import Settings
-from ..engine.stats import SESSION_SD, Estimate, combine, replica_ratio
+from ..engine.stats import Estimate, combine, replica_ratio
 from .pair import Pair
 
 
@@ -18,14 +18,14 @@ def estimate(
 ) -> Estimate:
     """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
     cost taken off both sides first when ``subtract_harness``); ``session``: the interval
-    carries the between-session term (:data:`~overheadbench.engine.stats.SESSION_SD`) that no
+    carries the between-session term (:func:`~overheadbench.engine.stats.session_term`) that no
     process of one session can see; the stopping rule reads the width more processes can narrow.
     ``other``: on the clock the pair is not judged on (its blocks' other reading)."""
     offset_ns = harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness and not other else 0.0
     return combine(
         [replica_ratio(*_times(r, other), offset_ns, pair.confidence) for r in replicas],
         pair.confidence,
-        SESSION_SD if session else 0.0,
+        session,
     )
 
 

@@ -58,6 +58,10 @@ class OverheadResult:
     """The spread of the processes' log ratios beyond their own precision (time mode, several processes)."""
     disagree: bool = False
     """Whether the processes' medians disagreed beyond their own precision."""
+    session_sd: float = math.nan
+    """The between-session term its interval carries (1.25 times its processes' spread, at least the
+    machine kind's 0.5%: :func:`~overheadbench.engine.stats.session_term`; NaN: one process, or a
+    run stored before schema 16)."""
     other_ratio: tuple[float, float, float] = (math.nan, math.nan, math.nan)
     """The ratio and its interval on the clock the pair was not judged on (NaN: not read)."""
     samples: list[ReplicaSamples] = field(default_factory=list)
@@ -189,6 +193,7 @@ class OverheadResult:
             "start_s": self.start_s,
             "timer": self.timer,
             "between_sd": self.between_sd,
+            "session_sd": self.session_sd,
             "disagree": self.disagree,
             "other_ratio": list(self.other_ratio),
             "samples": [replica.to_json() for replica in self.samples],
@@ -245,6 +250,7 @@ class OverheadResult:
             time_ratio=fields.maybe_number("time_ratio") or math.nan,  # schema 6
             start_s=fields.maybe_number("start_s") or 0.0,  # schema 13, with the rest below
             between_sd=fields.number("between_sd", optional=True),
+            session_sd=fields.number("session_sd", optional=True),  # schema 16
             disagree=bool(fields.flag("disagree", optional=True)),
         )
         if "outcome" in fields.data:  # schema 16

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core.vocabulary import Counter
 from ..engine.attribution import Profiler
+from ..engine.contention import core_share
 from ..engine.counting import (
     CALLGRIND_MAX_CALLS,
     TIME_PROBE_S,
@@ -114,7 +115,8 @@ class Timed(_Judged):
 
     def _own(self, kind: Kind, wall_s: float) -> tuple[OverheadResult, list[PlaceSamples]]:
         run, sampled = self.run, self.sampled
-        own = summarise(run.pair, kind, sampled.samples, run.settings, wall_s, self.counts, sampled.start_s)
+        probe = core_share if run.clock_ns is time.perf_counter_ns else None  # an injected clock is no machine's
+        own = summarise(run.pair, kind, sampled.samples, run.settings, wall_s, self.counts, sampled.start_s, probe)
         return own, sampled.places
 
 

@@ -12,7 +12,7 @@ What the verdict does to the test is :mod:`overheadbench.outcome`'s.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +20,6 @@ import numpy as np
 from ..core.units import format_bytes, format_count, format_seconds
 from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
-from ..engine.contention import core_share
 from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Counter, Settings
@@ -169,20 +168,21 @@ def summarise(
     wall_s: float,
     counts: CountSamples | None = None,
     start_s: float = 0.0,
+    probe: Callable[[], float] | None = None,
 ) -> OverheadResult:
     """Estimate, interval, per-call figures and verdict for a pair measured in time mode
     (``counts``: its allocations, from the pass after timing, if any; ``start_s``: of
-    ``wall_s``, its new replicas' start-up)."""
+    ``wall_s``, its new replicas' start-up; ``probe``: how much of a core this process gets,
+    asked where a ``max_abs`` is judged on the wall clock, None where the pair's clock was injected)."""
     calls = replicas[0].calls_per_block
     loop_ns = harness_ns(replicas)
     offset_ns = loop_ns * calls if settings.subtract_harness else 0.0
     found = estimate(pair, replicas, settings)
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
-    on_the_wall = replicas[0].timer == Timer.WALL and pair.budget.max_abs_s is not None
-    verdict = judge_time(
-        found.overhead, found.overhead_ci, baseline_s, pair, counts, core_share() if on_the_wall else None
-    )
+    on_the_wall = probe is not None and replicas[0].timer == Timer.WALL and pair.budget.max_abs_s is not None
+    share = probe() if probe is not None and on_the_wall else None
+    verdict = judge_time(found.overhead, found.overhead_ci, baseline_s, pair, counts, share)
     return OverheadResult(
         pair=pair,
         kind=kind,
@@ -202,6 +202,7 @@ def summarise(
         counts=counts,
         start_s=start_s,
         between_sd=found.between_sd,
+        session_sd=found.session_sd if found.method == Method.BETWEEN_PROCESSES else math.nan,
         disagree=found.disagree,
         other_ratio=other_clock(pair, replicas, settings),
     )

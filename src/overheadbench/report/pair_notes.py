@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from ..core.tables import plain
 from ..core.units import as_factor, format_overhead
 from ..engine.samples import Timer
-from ..engine.stats import SESSION_SD
+from ..engine.stats import SESSION_SD, SESSION_SHARE
 from ..pairs.results import OverheadResult
 
 
@@ -26,11 +26,18 @@ def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
     blocks = "" if not pairs else f" of {_span(pairs[0], pairs[-1], '{:,}')} block pairs each"
     notes = [f"intervals: {', '.join(confidences)} confidence, over {most} fresh process(es) per pair at most{blocks}"]
     spreads = sorted(r.between_sd for r in timed if math.isfinite(r.between_sd))
+    terms = sorted(r.session_sd for r in timed if math.isfinite(r.session_sd))
     if most > 1 and spreads:
+        between = (
+            f"{_span(terms[0], terms[-1], '{:.1%}')} sd between sessions ({SESSION_SHARE:g}x each pair's spread "
+            f"between processes, at least this machine kind's {SESSION_SD:.1%}: a busy session's figure may sit that "
+            f"far from a quiet one's, docs/measurement.md)"
+            if terms
+            else f"{SESSION_SD:.1%} sd between sessions (this machine kind's, docs/measurement.md)"
+        )
         notes[0] += (
             f"; each process weighed by its own precision and the spread between processes (measured: "
-            f"{_span(spreads[0], spreads[-1], '{:.1%}')} sd), plus {SESSION_SD:.1%} sd between sessions "
-            f"(this machine kind's, docs/measurement.md)"
+            f"{_span(spreads[0], spreads[-1], '{:.1%}')} sd), plus {between}"
         )
     elif most > 1:  # a run stored before the spread was recorded
         notes[0] += f", with the spread between sessions ({SESSION_SD:.1%} sd)"
