@@ -9,6 +9,8 @@ import json
 import anyio
 import pytest
 
+from overheadbench.core.errors import OverheadConcurrencyWarning
+
 SYNTHETIC = '''
 import pytest
 from overheadbench.http.load import LatencyStats, Throughput
@@ -371,6 +373,7 @@ async def test_over(transport):
 
 def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(PAIR_OF_CALLABLES)
+    pytester.makeconftest(SYNTHETIC)  # a quiet machine's judgement, however busy this one is (its probe pinned)
     result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
     result.assert_outcomes(passed=1, failed=1)
     # what a 2 ms sleep adds is at least 2 ms; how much more is the machine's (no figure asserted)
@@ -543,3 +546,68 @@ def test_an_sdk_stream_is_timed_event_by_event_as_its_iterator_yields() -> None:
     assert (stats.events, stats.first_event_s, stats.total_s) == (3, 0.001, 0.004)
     with pytest.raises(ValueError, match="a stream's request takes method, headers, json, content; got body"):
         stream_opener((object(), "/s", {"body": b"x"}))
+
+
+def test_windows_are_never_shorter_than_the_requests_they_count() -> None:
+    """A gateway at 16 in flight, its requests 0.2-0.6 s, counted 0 or 1 request in most 0.25 s windows."""
+    from overheadbench.http.load import Throughput
+    from overheadbench.transport.windows import MAX_WINDOW_S, MIN_PER_SLOT, short_of, sized
+
+    def window(requests: int) -> Throughput:
+        return Throughput(16, requests, 0, 0.25, None, 1e-4)
+
+    assert sized(0.25, [window(16 * MIN_PER_SLOT), window(200)]) == 0.25  # every slot finished enough
+    assert sized(0.25, [window(16 * MIN_PER_SLOT), window(32)]) == pytest.approx(0.25 * MIN_PER_SLOT / 2)
+    assert sized(0.25, [window(0)]) == pytest.approx(0.25 * MIN_PER_SLOT * 2)  # an empty window: it grows most
+    assert sized(1.0, [window(0)]) == MAX_WINDOW_S
+    assert short_of("gw c=16", 8.0, [window(16 * MIN_PER_SLOT)]) is None
+    said = short_of("gw c=16", 8.0, [window(16)])
+    assert said is not None and said.startswith("gw c=16: its requests take as long as its windows (8 s")
+    # a pair whose first windows were too short is measured again, in longer ones, its first windows dropped
+    from overheadbench.engine.settings import Settings
+    from overheadbench.transport.fixture import TransportFixture
+
+    fixture = TransportFixture("t.py::test_gw", {}, Settings(), measuring=True, quick=True)
+    windows: tuple[list[Throughput], list[Throughput]] = ([], [])
+    lengths = fixture._window_lengths("gw c=16", 0.25, windows)
+    assert next(lengths) == 0.25
+    windows[0].append(window(16 * MIN_PER_SLOT))
+    windows[1].append(window(0))  # nothing finished within the window
+    assert next(lengths) == pytest.approx(0.25 * 2 * MIN_PER_SLOT) and windows == ([], [])
+    windows[0].append(window(16 * MIN_PER_SLOT))
+    windows[1].append(window(16))
+    with pytest.warns(OverheadConcurrencyWarning, match="t.py::test_gw: gw c=16: its requests take as long"):
+        assert next(lengths, None) is None  # measured once more at most, and said where still too short
+
+
+SLOW_SIDE = """
+import anyio
+import pytest
+
+
+async def bare():
+    await anyio.sleep(0.001)
+
+
+async def slow():  # a request much longer than a 0.25 s window lets 4 slots finish 8 of
+    await anyio.sleep(0.1)
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_slow(transport):
+    await transport.acompare(bare, slow, concurrency=4, label="slow vs bare", rounds=2)
+"""
+
+
+def test_a_pair_whose_requests_outlast_its_windows_is_measured_again_in_longer_ones(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SLOW_SIDE)
+    result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
+    result.assert_outcomes(passed=1)  # measured again in windows of about 1 s (8 requests a slot)
+    figures = json.loads((pytester.path / "out.json").read_text())["figures"]
+    change = next(f for f in figures if f["metric"] == "rps" and f["measure"] == "max")
+    assert change["interval"] == "95% CI, paired over 2 rounds"  # both rounds counted requests: none dropped

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -193,7 +194,10 @@ def report(out: Path) -> str:
         for pair in PAIRS:
             ranks, shares, changes, unseparated = [], [], [], 0
             for run in runs:
-                result = next(r for r in run["results"] if r["nodeid"].endswith(f"test_{pair}"))
+                result = next((r for r in run["results"] if r["nodeid"].endswith(f"test_{pair}")), None)
+                if result is None:  # the test failed before its result was carried: counted as missed
+                    ranks.append("no result")
+                    continue
                 explain = result["places"][0].get("explain") or {"rows": []}
                 rows = explain["rows"]
                 rank = next((i + 1 for i, row in enumerate(rows) if row["where"] == CHANGED), None)
@@ -204,6 +208,7 @@ def report(out: Path) -> str:
             firsts = sum(rank == 1 for rank in ranks)
             first, total = first + firsts, total + len(runs)
             others = sorted(str(rank) for rank in ranks if rank != 1)
+            changes = changes or [math.nan]
             wall = statistics.median(run["session_wall_s"] for run in runs)
             lines.append(
                 f"| {busy} | {pair} | {len(runs)} | {firsts} of {len(runs)} | {unseparated} | {', '.join(others) or '-'} "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import ssl
 import sys
@@ -313,8 +314,9 @@ def read_jobs(line: str) -> list[Job]:
 
 async def _serve_parent() -> None:
     """Connect to every target and warm up, say ``ready``, then run a window on the target each
-    ``go <index>`` line names, a report line each, until stdin ends (targets alternate this way
-    with their connections kept warm between windows)."""
+    ``go <index> [seconds]`` line names (for its job's duration, or that many seconds: a window
+    grown to the requests' own time), a report line each, until stdin ends (targets alternate this
+    way with their connections kept warm between windows)."""
     loop = asyncio.get_running_loop()
 
     async def line() -> str:
@@ -331,8 +333,10 @@ async def _serve_parent() -> None:
             opened.append(await connect(job))
         say("ready")
         while (command := (await line()).split()) and command[0] == "go":
-            index = int(command[1])
-            say(json.dumps(await window(jobs[index], opened[index])))
+            job = jobs[int(command[1])]
+            if len(command) > 2:
+                job = dataclasses.replace(job, duration_s=float(command[2]))
+            say(json.dumps(await window(job, opened[int(command[1])])))
     except Exception as exc:  # reported to the parent, which raises it with the worker's words
         say(json.dumps({"fatal": f"{type(exc).__name__}: {exc}"}))
     finally:

@@ -192,12 +192,13 @@ class Workers:
             raise
         return self
 
-    def window(self, index: int) -> Throughput:
-        """Release every worker on target ``index`` for one window and merge their reports."""
+    def window(self, index: int, window_s: float | None = None) -> Throughput:
+        """Release every worker on target ``index`` for one window (of the workers' duration, or
+        ``window_s``) and merge their reports."""
         server = self.targets[index].server
         started = self.cpu.read()
         for process in self.processes:
-            self._say(process, f"go {index}")
+            self._say(process, f"go {index}" if window_s is None else f"go {index} {window_s!r}")
         lines = [self._line(process, "while the load ran", server) for process in self.processes]
         reports = [WorkerReport.from_json(json.loads(line)) for line in lines]
         spent = self.cpu.spent(started)

@@ -52,16 +52,14 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
     status = next(s for s in (Status.FAIL, Status.INCONCLUSIVE, Status.PASS) if s in statuses)
     worst = next(check for check in judged if check.status == status)
     message = f"{worst.sentence()}: {figures}"
-    if status == Status.INCONCLUSIVE and not worst.counted:
-        message += (
-            "; the interval contains the budget, so this run cannot tell. Give the pair more "
-            "time (overhead_time_budget), more processes (overhead_processes), or set "
-            "overhead_inconclusive=warn"
-        )
-    elif status == Status.INCONCLUSIVE:
+    if status == Status.INCONCLUSIVE and not worst.contended:  # a contended check's sentence says why itself
         message += (
             "; the counts differ from repeat to repeat (the code is not deterministic: caches, "
             "time-dependent branches) and their range contains the budget"
+            if worst.counted
+            else "; the interval contains the budget, so this run cannot tell. Give the pair more "
+            "time (overhead_time_budget), more processes (overhead_processes), or set "
+            "overhead_inconclusive=warn"
         )
     return Verdict(status, message, tuple(checks))
 

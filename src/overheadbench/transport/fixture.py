@@ -20,10 +20,11 @@ nothing is judged, as the ``overhead`` fixture does.
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable, Sequence
+import warnings
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..core.errors import OverheadUsageError
+from ..core.errors import OverheadConcurrencyWarning, OverheadUsageError
 from ..engine.contention import core_share
 from ..engine.settings import Settings
 from ..engine.stats import ratio_interval
@@ -38,6 +39,7 @@ from .pairing import SideFigures, compared, load_figures, schedule, stream_figur
 from .recording import Recorder
 from .results import FigureResult, Reading
 from .verdict import judge
+from .windows import short_of, sized
 
 T = TypeVar("T")
 STREAM_RUNS = 21
@@ -182,16 +184,17 @@ class TransportFixture(Recorder):
         request = {key: options.pop(key) for key in REQUEST_OPTIONS if key in options}
         targets = [side if isinstance(side, Target) else Target(side, **request) for side in (baseline, framework)]
         window_s = options.pop("duration_s", None) or self.window_s
+        name = self._row(label or f"{_side_name(targets[1])} vs {_side_name(targets[0])} c={concurrency}")
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
 
         def run() -> None:
             with Workers(targets, concurrency, window_s, **options) as workers:
-                for side in schedule(self._rounds(rounds), self.rng):
-                    windows[side].append(workers.window(side))
+                for length in self._window_lengths(name, window_s, windows):
+                    for side in schedule(self._rounds(rounds), self.rng):
+                        windows[side].append(workers.window(side, length))
 
         self._running("compare", [target.server for target in targets], run)
-        name = label or f"{_side_name(targets[1])} vs {_side_name(targets[0])} c={concurrency}"
-        return self._load_pair(self._row(name), windows, limits)
+        return self._load_pair(name, windows, limits)
 
     async def acompare(
         self,
@@ -213,19 +216,20 @@ class TransportFixture(Recorder):
         cpu = ServersCPU([])
         servers_cpu_s = (lambda: sum(cpu.read())) if cpu.servers else None  # no server: not known
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
-        sends = (baseline, framework)
-        for side in schedule(self._rounds(rounds), self.rng):
-            warm = 10 if not windows[side] else 0
-            windows[side].append(
-                await throughput(
-                    sends[side],
-                    concurrency=concurrency,
-                    duration_s=self.window_s,
-                    warmup=warm,
-                    server_cpu_s=servers_cpu_s,
+        sends, row = (baseline, framework), self._row(label)
+        for length in self._window_lengths(row, self.window_s, windows):
+            for side in schedule(self._rounds(rounds), self.rng):
+                warm = 10 if not windows[side] else 0
+                windows[side].append(
+                    await throughput(
+                        sends[side],
+                        concurrency=concurrency,
+                        duration_s=length,
+                        warmup=warm,
+                        server_cpu_s=servers_cpu_s,
+                    )
                 )
-            )
-        return self._load_pair(self._row(label), windows, limits)
+        return self._load_pair(row, windows, limits)
 
     async def acompare_streams(
         self,
@@ -260,6 +264,21 @@ class TransportFixture(Recorder):
         for name, side_streams in zip(("baseline", "framework"), pooled, strict=True):
             self._streams(f"{row} [{name}]", side_streams, limits)
         return pooled[0], pooled[1]
+
+    def _window_lengths(
+        self, row: str, window_s: float, windows: tuple[list[Throughput], list[Throughput]]
+    ) -> Iterator[float]:
+        """The windows' length for a pair's rounds: ``window_s``, and once more, longer, where those
+        windows were shorter than the requests they count (:mod:`.windows`: the first windows are
+        dropped); where even the longest are, the test is warned that its figures cannot be read."""
+        yield window_s
+        if not self.measuring or (grown := sized(window_s, [*windows[0], *windows[1]])) <= window_s:
+            return
+        windows[0].clear()
+        windows[1].clear()
+        yield grown
+        if why := short_of(row, grown, [*windows[0], *windows[1]]):
+            warnings.warn(OverheadConcurrencyWarning(f"{self.nodeid}: {why}"), stacklevel=2)
 
     def _rounds(self, rounds: int | None) -> int:
         """A pair's rounds: the call's (``rounds=24``: a narrower interval, twice the time), else

@@ -103,7 +103,7 @@ class FigureResult:
     def message(self) -> str:
         """The check's sentence, the reading's note, and what an inconclusive figure needs."""
         message = self.check.sentence() + (f" ({self.reading.note})" if self.reading.note and self.measured else "")
-        if self.verdict == Status.INCONCLUSIVE:
+        if self.verdict == Status.INCONCLUSIVE and not self.check.contended:  # a contended one says why itself
             message += "; the interval contains the budget, so this run cannot tell: measure longer (duration, runs)"
         return message
 
