@@ -475,3 +475,38 @@ def test_pairs_whose_interval_stayed_wider_than_the_target_are_named() -> None:
 
     narrow, wide = timed("t.py::narrow", 0.99, 1.01), timed("t.py::wide", 0.9, 1.1)  # ±0.5% and ±5% of a ratio of 2
     assert wider_than([narrow, wide], 0.01) == ["t.py::wide"]
+
+
+RAISES_WHEN_EXPLAINED = """
+import signal
+import pytest
+from overheadbench import in_replica
+
+
+def framework():
+    if in_replica() and getattr(signal.getsignal(signal.SIGALRM), "__name__", "") == "_on_signal":
+        raise RuntimeError("only while a replica profiles it")
+    return sum(range(300))
+
+
+@pytest.mark.overhead(max=50.0)
+def test_pair(overhead):
+    overhead.compare(lambda: sum(range(200)), framework)
+"""
+
+
+def test_a_replica_that_fails_while_explaining_a_change_costs_the_explanation_not_the_result(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_pair=RAISES_WHEN_EXPLAINED)
+    for command in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "base")):
+        git(pytester.path, *command)
+    done = pytester.runpytest_subprocess(
+        "--overhead-against=HEAD", "--overhead-explain", "--overhead-quick", "--overhead-json=o.json", *REPLICATED
+    )
+    done.assert_outcomes(passed=1)
+    unexplained = "*OverheadChangeWarning: test_pair.py::test_pair: its change was not explained (its result stands): *"
+    done.stdout.fnmatch_lines([unexplained])
+    assert "only while a replica profiles it" in done.stdout.str()
+    (result,) = read_run(pytester.path / "o.json").results
+    assert result.explain is not None and result.places[0].change is not None and result.places[0].explain is None

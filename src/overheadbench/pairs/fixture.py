@@ -11,6 +11,7 @@ import contextlib
 import inspect
 import random
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import closing, contextmanager
 from functools import partial
@@ -20,7 +21,7 @@ import pytest
 import sniffio
 
 from ..core import event_loop
-from ..core.errors import OverheadUsageError
+from ..core.errors import OverheadChangeWarning, OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
 from ..engine.attribution import Profiled, Profiler
@@ -31,6 +32,7 @@ from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
+from ..replicas.failures import ReplicaError
 from .explaining import EXPLAIN_S, explained, unsettled, wanted
 from .measuring import Measurement, Stage, Strategy, profile_stage
 from .pair import Pair
@@ -78,6 +80,8 @@ class OverheadFixture:
         self.clock_ns = clock_ns
         self.rng = rng or random.Random()
         self.result: OverheadResult | None = None
+        self._unexplained = ""
+        """Why a change was not explained (a replica failed profiling it), warned once the pair is measured."""
         self._called = False
         self._slowest_call_s = 0.0
 
@@ -230,9 +234,15 @@ class OverheadFixture:
             yield profile_stage(strategy.profiler, kind, (baseline, framework), EXPLAIN_S, explain)
 
     def _explain(self, profiler: Profiler, places: list[str], own: Profiled) -> None:
-        """The result explained by this process's profiles, and its changes at ``places`` by theirs."""
+        """The result explained by this process's profiles, and its changes at ``places`` by theirs. A
+        replica that fails while profiling a change (its callables raise only there, it dies) costs
+        that change's explanation, said in a warning, never the measured result (it failed the test)."""
         assert self.result is not None
-        elsewhere = self.replication.explain_places(self.nodeid, places)
+        try:
+            elsewhere = self.replication.explain_places(self.nodeid, places)
+        except ReplicaError as exc:  # said once the pair is measured: warnings are not recorded while it is
+            elsewhere = {}
+            self._unexplained = f"{self.nodeid}: its change was not explained (its result stands): {exc}"
         self.result = explained(self.result, profiler, own, elsewhere)
 
     def _record(self, result: OverheadResult | None = None) -> OverheadResult:
@@ -240,6 +250,8 @@ class OverheadFixture:
         result is carried (:meth:`overheadbench.pair_tests.PairTests.apply`), so no write can lose it."""
         self.result = result = result or self.result
         assert result is not None
+        if self._unexplained:
+            warnings.warn(OverheadChangeWarning(self._unexplained), stacklevel=3)
         return result
 
 
