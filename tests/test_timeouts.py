@@ -78,3 +78,49 @@ def test_without_a_limit_nothing_happens(clock: list[float]) -> None:
     with lent(), not_counted():
         pass
     assert _timer() == 0
+
+
+def _handle_a_tick() -> None:
+    """Run the Python handler of ``SIGALRM`` now, as a tick flagged by another thread is run late."""
+    handler = signal.getsignal(signal.SIGALRM)
+    assert callable(handler)
+    handler(signal.SIGALRM, None)
+
+
+def test_a_tick_handled_late_is_not_read_as_the_limit(clock: list[float]) -> None:
+    with time_limit(60, lambda waiting: "silent"):
+        with lent():
+            clock[0] += 30
+            progressed()
+            _handle_a_tick()  # the pair's handler while the signal is lent: a stray
+        clock[0] += 10
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        _handle_a_tick()  # 10 s of silence: not the limit; the timer is set to what is left
+        assert 49 < _timer() <= 50
+        expire = signal.getsignal(signal.SIGALRM)
+        clock[0] += 51
+        with pytest.raises(PairTimeout):
+            _handle_a_tick()
+    assert callable(expire)
+    expire(signal.SIGALRM, None)  # the limit has ended: a tick handled after it is nothing
+    assert _timer() == 0
+
+
+def test_the_sampler_gives_the_signal_back_when_the_limit_strikes_inside_it(clock: list[float]) -> None:
+    """The crash: the sampler's exit ran a pending tick that raised, never gave the signal back, and
+    the suspended borrow armed the timer when collected, with no handler: ``SIGALRM`` killed pytest."""
+    from overheadbench.instruments.functions import _Sampling
+
+    with time_limit(60, lambda waiting: "silent"):
+        expire = signal.getsignal(signal.SIGALRM)
+        with pytest.raises(PairTimeout), _Sampling():
+            clock[0] += 61
+            _handle_a_tick()  # the sampler's own check strikes
+        assert signal.getsignal(signal.SIGALRM) is expire
+        assert _timer() == 0  # the limit has struck: not armed again to strike twice
+        sampling = _Sampling()
+        with sampling:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        sampling._on_signal(signal.SIGALRM, None)  # a tick handled after the sampler stopped: nothing
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+    assert _timer() == 0

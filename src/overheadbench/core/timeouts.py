@@ -24,6 +24,13 @@ returned here. Why :func:`not_counted`: starting replica processes is the sessio
 paid by whichever pair needs a new one (the first, or the one after a replica was ended);
 counted, it made a healthy pair fail its limit because the pair before it hung. That start
 keeps its own bound, the replicas' silence limit.
+
+Why the handler checks the clock before it raises: a tick can be handled late. The kernel may
+deliver ``SIGALRM`` to any thread; its C handler only flags it, and the main thread runs the
+Python handler at its next check, which can come after the sampler gave the signal back. Such
+a tick read as the pair's limit ended a healthy in-loop async pair while it was explained ("no
+progress for 120 s"), so the handler raises only when the silence really ran out, and otherwise
+sets the timer to what is left.
 """
 
 from __future__ import annotations
@@ -81,16 +88,24 @@ def time_limit(seconds: float, message: Callable[[str | None], str]) -> Iterator
         yield
         return
 
+    limit = _Limit(seconds, message, time.monotonic())
+
     def expire(signum: int, frame: Any) -> None:
+        if limit not in _RUNNING or limit.lent:
+            return  # a late tick (the sampler's, or of a limit ended): see the module's docstring
+        left_s = limit.span_s - (time.monotonic() - limit.last)
+        if left_s > 0:  # a late tick, not silence: the pair progressed since
+            signal.setitimer(signal.ITIMER_REAL, left_s)
+            return
         raise _expired()
 
     previous = signal.signal(signal.SIGALRM, expire)
-    _RUNNING.append(_Limit(seconds, message, time.monotonic()))
+    _RUNNING.append(limit)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
-        _RUNNING.pop()
+        _RUNNING.pop()  # first: a tick handled from here on is a stray, ignored
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -108,29 +123,44 @@ def progressed() -> None:
         signal.setitimer(signal.ITIMER_REAL, limit.span_s)
 
 
-def check_silence() -> None:
+def check_silence(before: Callable[[], None] | None = None) -> None:
     """Raise :class:`PairTimeout` if the running limit's silence has passed its span: for code that
-    holds ``SIGALRM`` itself meanwhile (the sampling profiler asks at each sample)."""
+    holds ``SIGALRM`` itself meanwhile (the sampling profiler asks at each sample). ``before`` runs
+    first: the sampler stops its timer there, or its next tick would raise again while this error's
+    message is made and unwinds."""
     if _RUNNING and time.monotonic() - _RUNNING[-1].last > _RUNNING[-1].span_s and _ours():
+        if before is not None:
+            before()
         raise _expired()
 
 
-@contextmanager
-def lent() -> Iterator[None]:
+class lent:  # noqa: N801 (a context manager used as a function is, as contextlib's)
     """``SIGALRM`` lent to other code for the block (the sampling profiler's timer): the pair's timer
     is taken down, progress still counted (:func:`check_silence` tells the borrower when to stop);
-    after, the timer is set to what is left of the silence (at once, if none is)."""
-    if not _ours():
-        yield
-        return
-    limit = _RUNNING[-1]
-    left_s, _ = signal.setitimer(signal.ITIMER_REAL, 0)
-    limit.lent = True
-    try:
-        yield
-    finally:
+    after, the timer is set to what is left of the silence (at once, if none is), unless the block
+    ends by the limit itself.
+
+    A class, not a generator: a borrower that failed to give the signal back left a suspended
+    generator whose ``finally`` ran when it was collected, arming the timer at a moment when no
+    handler was installed, and the default action of ``SIGALRM`` killed the session."""
+
+    def __init__(self) -> None:
+        self._limit: _Limit | None = None
+        self._left_s = 0.0
+
+    def __enter__(self) -> None:
+        if not _ours():
+            return
+        self._limit = _RUNNING[-1]
+        self._left_s, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+        self._limit.lent = True
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: Any) -> None:
+        limit, self._limit = self._limit, None
+        if limit is None:
+            return
         limit.lent = False
-        if left_s > 0:
+        if self._left_s > 0 and limit in _RUNNING and not (kind and issubclass(kind, PairTimeout)):
             signal.setitimer(signal.ITIMER_REAL, max(limit.span_s - (time.monotonic() - limit.last), 1e-6))
 
 

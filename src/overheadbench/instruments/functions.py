@@ -147,31 +147,46 @@ class _Sampling:
         self._lent = lent()
         self._started = self._cpu = 0.0
         self._waits = 0
+        self._stopped = True
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self._stopped:
+            return  # a tick handled after the timer was stopped (a signal is handled late)
         if frame is not None:
             self.samples[frame.f_code] = self.samples.get(frame.f_code, 0) + 1
-        check_silence()
+        check_silence(before=self._stop)
+
+    def _stop(self) -> None:
+        self._stopped = True
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
 
     def __enter__(self) -> _Sampling:
+        self._stopped = False
         self._lent.__enter__()
-        self._previous = signal.signal(signal.SIGALRM, self._on_signal)
+        try:
+            self._previous = signal.signal(signal.SIGALRM, self._on_signal)
+        except BaseException as error:  # an interrupt handled as the handler changed: give the signal back
+            self._lent.__exit__(type(error), error, error.__traceback__)
+            raise
         self._started, self._cpu, self._waits = time.perf_counter(), time.thread_time(), _waits()
         signal.setitimer(signal.ITIMER_REAL, SAMPLE_S, SAMPLE_S)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        self._stop()
         wall, cpu = time.perf_counter() - self._started, time.thread_time() - self._cpu
         waited = _waits() - self._waits > WAITS_PER_SAMPLE * sum(self.samples.values())
         self.elapsed_s = wall if waited else cpu  # the time per call the pair itself reads (engine.sampling)
-        signal.signal(signal.SIGALRM, self._previous)
-        self._lent.__exit__(*exc)  # the silence limit goes on, and strikes at once if it ran out meanwhile
+        try:
+            signal.signal(signal.SIGALRM, self._previous)
+        finally:  # the silence limit goes on, and strikes at once if it ran out meanwhile
+            self._lent.__exit__(*exc)
 
     def profile(self, harness: set[CodeType]) -> Profile:
         """Each function's share of the samples as a share of the time sampled (seconds), the
         harness's loop and the sampler's own code left out (their time stays in the whole)."""
-        sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal, check_silence)  # its own handler too
+        # its own handler too
+        sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal, _Sampling._stop, check_silence)
         own = {*harness, Doubling.__iter__.__code__, *(function.__code__ for function in sampler)}
         total = sum(self.samples.values()) or 1
         modules, profile = loaded_modules(), dict[str, float]()
