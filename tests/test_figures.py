@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -208,13 +209,32 @@ def test_the_tables_show_rows_side_by_side_and_each_budget_with_its_verdict() ->
     ]
     lines = render_figures(figures)
     assert lines[0] == "load:" and "streams:" in lines and "budgets:" in lines
-    assert lines[3] == "t.py"  # the file once, then the test and its row's figures side by side
-    assert lines[4].startswith("  test_load  h2c c=100") and "3,000/s" in lines[4] and "30.0 ms" in lines[4]
+    assert lines[3] == "t.py"  # the file once, the test once, then its rows with their figures side by side
+    assert lines[4] == "  test_load"
+    assert lines[5].startswith("    h2c c=100  ") and "3,000/s" in lines[5] and "30.0 ms" in lines[5]
     budgets = lines[lines.index("budgets:") :]
-    assert any("≥600/s" in line and "pass" in line for line in budgets)
+    assert budgets[1].split()[:3] == ["test", "/", "figure"]
+    assert any(re.search(r"3,000/s +[\d,]+/s\.\.[\d,]+/s +≥600/s +pass", line) for line in budgets)
+    assert not any("95% CI" in line for line in budgets)  # the interval's ends: the note says how each is made
     assert not any(" errors " in line for line in budgets)  # a passing count stays in the load table
     markdown = markdown_figures(figures)
     assert "## Transport\n" in markdown and "## Streams" in markdown and "a\\|b" in markdown
+
+
+def test_a_long_row_label_stands_under_its_test_and_the_tables_fit_the_terminal() -> None:
+    """A transport pair's rows are named ``gateway vs upstream c=10 [framework] · app (http1)``: as a
+    column of their own they made the load table 159 characters wide, its budgets 142."""
+    row = "gateway vs upstream c=10 [framework] · a_rather_long_package.gateway_app:application (http1)"
+    figures = [
+        judge(f"benchmarks/test_transport.py::test_gateway[c={c}]", Reading(f"{row} {c}", metric, v, v, v, "95% CI"), b)
+        for c in (1, 10)
+        for metric, v, b in ((Metric.RPS, 1500.0, 400.0), (Metric.P95, 0.004, 0.005), (Metric.CLIENT_CPU, 1e-4, None))
+    ]
+    lines = render_figures(figures, width=120)
+    assert max(map(len, lines)) <= 120
+    load = lines[: lines.index("budgets:")]
+    assert "  test_gateway" in load and "    [c=10]" in load  # the test, then each row under it
+    assert any(line.strip() == f"{row} 10" for line in load)  # too long for the room: a line of its own
     change = compare_figure(figure(1000.0), figure(700.0))
     assert change is not None
     table = render_changes([figure_shown(figure(700.0), change)], "0001_ref.json")

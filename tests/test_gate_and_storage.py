@@ -3,6 +3,7 @@ saves, and CI integration (GitHub annotations, the job summary, a table that fit
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import multiprocessing
@@ -17,15 +18,15 @@ from overheadbench.core.errors import StorageError
 from overheadbench.engine.changes import Finding
 from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind, ReplicaSamples
-from overheadbench.engine.settings import Mode
 from overheadbench.engine.stats import SESSION_SD, Method
 from overheadbench.history.environment import fingerprint, recorded_fingerprint
-from overheadbench.history.pair_changes import compare_result, reading, session_sd
+from overheadbench.history.pair_changes import compare_result, reading
 from overheadbench.history.runs import Run, Storage, read_run
+from overheadbench.pairs.comparing import Figure, session_sd
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.report.github import annotation
-from overheadbench.report.summary import render_table
+from overheadbench.report.summary import render_table, session_summary
 
 
 def timed(overheads: list[float], nodeid: str = "t.py::test_pair") -> OverheadResult:
@@ -88,11 +89,13 @@ def test_a_230_percent_pair_and_a_20_percent_pair_slowed_alike_are_gated_alike()
 
 
 def test_the_session_spread_comes_from_the_machines_history_when_it_has_enough() -> None:
-    assert session_sd([], "t.py::test_pair", Mode.TIME, 0.001) == (SESSION_SD, math.inf)
     centres = (0.10, 0.14, 0.06, 0.12)
     history = [timed(processes(centre, 0.0001, 6)) for centre in centres]
-    sd, df = session_sd(history, "t.py::test_pair", history[0].mode, 0.0001)
+    figure = Figure.of(history[0])
+    assert session_sd([], figure, 0.001) == (SESSION_SD, math.inf)
+    sd, df = session_sd(history, figure, 0.0001)
     assert sd == pytest.approx(float(np.std(np.log1p(centres), ddof=1)), rel=0.01) and df == 3
+    assert session_sd(history, dataclasses.replace(figure, concurrency=8), 0.0001) == (SESSION_SD, math.inf)
     noisy = compare_result(timed(processes(0.10, 0.001, 6)), timed(processes(0.20, 0.001, 6)), history)
     assert noisy.finding(5) != Finding.REGRESSED  # +9% is within what this pair moves between sessions here
     quiet = compare_result(timed(processes(0.10, 0.001, 6)), timed(processes(0.20, 0.001, 6)))
@@ -302,6 +305,29 @@ def test_the_terminal_table_fits_120_columns_and_columns_can_be_chosen() -> None
     assert lines[10] == "  test_" + "y" * 130 and lines[11].strip().startswith("1.00 µs")  # own line, never cut
     chosen = render_table([result], ("overhead", "procs", "wall"))
     assert chosen[0].split() == ["test", "overhead", "(CI)", "procs", "wall", "status"]
+
+
+def test_the_summary_lines_fit_120_columns_and_never_break_a_path() -> None:
+    """A line of the facts under the table (a re-measured pair, a file written) was one line however
+    long: 121 characters and more under ``COLUMNS=120``."""
+    result = timed(processes(0.1, 0.01, 6), "t.py::test_x")
+    path = "/a/very/long/" + "folder/" * 20 + "overhead-results.json"
+    remeasured = [f"t.py::test_{index}" for index in range(12)]
+    sections = session_summary(
+        [result],
+        [],
+        None,
+        ("overhead",),
+        measuring=True,
+        replicas_started=3,
+        quick=True,
+        written=[path],
+        remeasured=remeasured,
+    )
+    (facts,) = [section for section in sections if section.title is None]
+    assert all(len(line) <= 120 for line in facts.lines if path not in line)
+    assert f"overhead results written to {path}" in " ".join(facts.lines).replace("to\n", "to ")
+    assert any(line.endswith(path) or line == path for line in facts.lines)  # whole, on its line
 
 
 def test_unknown_columns_are_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -16,9 +16,11 @@ from overheadbench.engine.stats import (
     median_interval,
     median_ranks,
     pair_ratios,
+    prior_session,
     session_term,
     t_quantile,
     weighted_median,
+    welch_df,
 )
 
 
@@ -140,7 +142,7 @@ def test_a_between_session_shift_no_process_sees_is_covered_once_its_sd_is_added
         session_shift = rng.normal(0, 0.005)
         medians = 100 * np.exp(session_shift + rng.normal(0, 0.003, size=10))
         alone = combine([(m, m, m) for m in medians], 0.95)
-        with_session = combine([(m, m, m) for m in medians], 0.95, session=True)
+        with_session = combine([(m, m, m) for m in medians], 0.95, session=prior_session)
         covered_alone += alone.low <= 100 <= alone.high
         covered_with += with_session.low <= 100 <= with_session.high
     assert covered_alone / trials < 0.75
@@ -154,7 +156,7 @@ def test_a_session_whose_processes_spread_widely_carries_as_wide_a_term_between_
     trials, covered, quiet_term = 400, 0, 0
     for _ in range(trials):
         medians = 100 * np.exp(rng.normal(0, 0.03) + rng.normal(0, 0.03, size=10))
-        covered += (found := combine([(m, m, m) for m in medians], 0.95, session=True)).low <= 100 <= found.high
+        covered += (found := combine([(m, m, m) for m in medians], 0.95, session=prior_session)).low <= 100 <= found.high
         half = math.log(found.high / found.ratio)
         quiet_term += half > 0.03  # wider than the processes' spread: the session term is in it
     assert covered / trials >= 0.90 and quiet_term == trials
@@ -168,7 +170,7 @@ def test_three_processes_that_happen_to_agree_still_carry_the_between_session_sp
     medians = [1.2250, 1.2252, 1.2254]
     alone = combine([(m, m, m) for m in medians], 0.95)
     assert alone.high - alone.low < 0.002
-    estimate = combine([(m, m, m) for m in medians], 0.95, session=True)  # their spread is tiny: the floor
+    estimate = combine([(m, m, m) for m in medians], 0.95, session=prior_session)  # their spread is tiny: the floor
     assert (estimate.high - estimate.low) / 2 == pytest.approx(
         4.3027 * math.hypot(0.0002 / math.sqrt(3), 1.2252 * 0.005), rel=1e-3
     )
@@ -205,3 +207,16 @@ def test_the_weighted_median_is_the_value_below_which_half_the_weight_lies() -> 
     assert weighted_median(values, np.array([1.0, 1.0, 1.0, 1.0])) == pytest.approx(2.5)
     assert weighted_median(values, np.array([1.0, 1.0, 1.0, 0.01])) == pytest.approx(2.0)
     assert weighted_median(values, np.array([0.01, 1.0, 1.0, 5.0])) == pytest.approx(10.0)
+
+
+def test_a_term_learned_from_few_stored_runs_widens_by_its_own_degrees_of_freedom() -> None:
+    """The prior is a rule (infinite df: the processes' df, as before); a term learned from three
+    stored runs has two, and Welch's degrees of freedom widen the interval by more than its size."""
+    medians = [1.10 * (1 + 0.002 * k) for k in range(-5, 5)]
+    replicas = [(m, m * 0.999, m * 1.001) for m in medians]
+    prior = combine(replicas, 0.95, session=lambda sd: (0.09, math.inf))
+    learned = combine(replicas, 0.95, session=lambda sd: (0.09, 2.0))
+    assert prior.session_runs == 0 and learned.session_runs == 3 and learned.session_sd == prior.session_sd == 0.09
+    assert math.log(learned.high / learned.low) > 1.5 * math.log(prior.high / prior.low)  # t(2) = 4.30, against 2.26
+    assert welch_df((0.01, 9.0), (0.0, math.inf)) == 9  # a known term adds no degrees of freedom
+    assert welch_df((1e-6, 9.0), (0.0081, 2.0)) == 2  # the learned term dominates: its df

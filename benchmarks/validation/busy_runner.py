@@ -3,6 +3,7 @@
     python benchmarks/validation/busy_runner.py project DIR           # write the project (then install it, below)
     python benchmarks/validation/busy_runner.py reference DIR --python DIR/.venv/bin/python     # alone, ~3 min
     python benchmarks/validation/busy_runner.py sessions DIR --python ... --sessions 10 --busy 4  # ~15 min
+    python benchmarks/validation/busy_runner.py sessions DIR --python ... --sessions 10 --busy 4 --alternate
     python benchmarks/validation/busy_runner.py report DIR            # coverage, half-widths, lost pairs
     python benchmarks/validation/busy_runner.py small --python ... --busy 4   # a 150-250 ns baseline against timeit
     python benchmarks/validation/busy_runner.py ab REPO --python ... --sessions 10 --busy 4 \
@@ -16,7 +17,8 @@ a haystack-ai ``Pipeline`` of three components, a strawberry-graphql query, and 
 ``reference``: one session run alone with many processes and a long budget (20 processes, 20 s per pair):
 each pair's quiet ratio. ``sessions``: ``--sessions`` default sessions (``--overhead-json``), each beside
 ``--busy`` loops of ``python -c "while True: pass"`` (each bounded to the session's time), one after the
-other. ``report``: per pair, how many sessions lost it to a harness limit (an error instead of a verdict),
+other (``--alternate``: every other one alone). ``report``: per pair, whether each session's interval covers
+the median of the sessions' estimates (issue 56: the between-session term); with ``reference.json``, per pair, how many sessions lost it to a harness limit (an error instead of a verdict),
 how many intervals cover the reference (pooled over the pairs, with the binomial probability of so few
 if the intervals truly cover 95%), and the median half-width.
 
@@ -98,21 +100,27 @@ def reference(folder: Path, python: str) -> None:
     print(found["tail"])
 
 
-def sessions(folder: Path, python: str, count: int, busy: int, extra: list[str]) -> None:
+def sessions(folder: Path, python: str, count: int, busy: int, extra: list[str], alternate: bool = False) -> None:
+    """``count`` sessions one after the other, each beside ``busy`` loops (``alternate``: every other
+    session alone, a runner whose load comes and goes)."""
     runs = folder / "runs"
     runs.mkdir(exist_ok=True)
-    for _ in range(count):
-        with busy_loops(busy), tempfile.TemporaryDirectory() as scratch:
+    for number in range(count):
+        loops = 0 if alternate and number % 2 else busy
+        with busy_loops(loops), tempfile.TemporaryDirectory() as scratch:
             found = session(folder, python, Path(scratch) / "run.json", *extra)
-        found["busy"] = busy
+        found["busy"] = loops
         index = len(list(runs.glob("*.json")))
         (runs / f"{index:03d}.json").write_text(json.dumps(found))
         print(f"session {index}: exit {found['exit']}, {found['wall_s']:.0f} s", flush=True)
 
 
 def report(folder: Path) -> None:
-    quiet = {r["nodeid"]: r["ratio"] for r in json.loads((folder / "reference.json").read_text())["results"]}
     runs = [json.loads(path.read_text()) for path in sorted((folder / "runs").glob("*.json"))]
+    between_sessions(runs)
+    if not (folder / "reference.json").exists():
+        return
+    quiet = {r["nodeid"]: r["ratio"] for r in json.loads((folder / "reference.json").read_text())["results"]}
     covered = total = 0
     for nodeid, truth in quiet.items():
         rows = [r for run in runs for r in run["results"] if r["nodeid"] == nodeid]
@@ -131,6 +139,38 @@ def report(folder: Path) -> None:
     print(f"pooled: {covered}/{total} intervals cover the quiet reference ({covered / total:.0%}); "
           f"P(so few | 95% coverage) = {binomial_at_most(covered, total, 0.95):.3f}; "
           f"sessions {min(walls):.0f}..{max(walls):.0f} s, exits {sorted({run['exit'] for run in runs})}")  # fmt: skip
+
+
+def between_sessions(runs: list[dict]) -> None:
+    """Issue 56's target: does each session's interval cover the median of all the sessions'
+    estimates (what a session's figure should stand for), pooled over the pairs, busy and quiet
+    sessions apart; with the half-widths and the session term the footer adds."""
+    nodeids = sorted({r["nodeid"] for run in runs for r in run["results"]})
+    hits = {True: 0, False: 0}
+    counts = {True: 0, False: 0}
+    for nodeid in nodeids:
+        rows = [(run["busy"] > 0, r) for run in runs for r in run["results"] if r["nodeid"] == nodeid]
+        measured = [(busy, r) for busy, r in rows if r["ci"][0] is not None]
+        middle = statistics.median(r["ratio"] for _, r in measured)
+        covers = [(busy, 1 + r["ci"][0] <= middle <= 1 + r["ci"][1]) for busy, r in measured]
+        for busy, hit in covers:
+            hits[busy] += hit
+            counts[busy] += 1
+        halves = [100 * (math.log1p(r["ci"][1]) - math.log1p(r["ci"][0])) / 2 for _, r in measured]
+        terms = [100 * r.get("session_sd", 0.0) for _, r in measured]
+        spread = [100 * (r["ratio"] / middle - 1) for _, r in measured]
+        print(
+            f"{nodeid}: median of {len(measured)} sessions {middle:,.2f}x; covered {sum(h for _, h in covers)}"
+            f"/{len(measured)}; half-widths ±{min(halves):.1f}..±{max(halves):.1f}% (median ±"
+            f"{statistics.median(halves):.1f}%); estimates {min(spread):+.1f}..{max(spread):+.1f}% of the median; "
+            f"session term {min(terms):.2f}..{max(terms):.2f}%"
+        )
+    covered, total = sum(hits.values()), sum(counts.values())
+    print(
+        f"between sessions: {covered}/{total} intervals cover the sessions' median ({covered / max(total, 1):.0%}; "
+        f"busy {hits[True]}/{counts[True]}, alone {hits[False]}/{counts[False]}); "
+        f"P(so few | 95%) = {binomial_at_most(covered, total, 0.95):.3f}"
+    )
 
 
 SMALL = """
@@ -222,6 +262,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--busy", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--alternate", action="store_true", help="sessions: every other one alone")
     parser.add_argument("--pytest-args", default="", help="more pytest options for each session (one string)")
     args = parser.parse_args()
     args.extra = shlex.split(args.pytest_args)
@@ -230,7 +271,7 @@ def main() -> None:
     elif args.step == "reference":
         reference(args.folder, args.python)
     elif args.step == "sessions":
-        sessions(args.folder, args.python, args.sessions, args.busy, args.extra)
+        sessions(args.folder, args.python, args.sessions, args.busy, args.extra, args.alternate)
     elif args.step == "report":
         report(args.folder)
     elif args.step == "ab":

@@ -94,8 +94,17 @@ class OverheadSession:
                 elsewhere=counting.count if counting else None,
                 places=(counting or self.replicas).count_places if elsewhere else None,
             )
+            past = self.stored.history if self.stored else ()
             return OverheadFixture(
-                pair, self.settings, options.measuring, choose, self.replication, self.app_logging, harness, looks=looks
+                pair,
+                self.settings,
+                options.measuring,
+                choose,
+                self.replication,
+                self.app_logging,
+                harness,
+                looks=looks,
+                past=past,
             )
 
         counted_elsewhere = bool(self.places or self.counting)

@@ -99,20 +99,44 @@ def _named(nodeids: Sequence[str]) -> list[tuple[str | None, str]]:
     return named
 
 
-def laid_out(rows: Sequence[Sequence[str]], width: int = TERMINAL_WIDTH) -> list[str]:
+def _labelled(named: list[tuple[str | None, str]], labels: Sequence[str]) -> list[tuple[list[str], str]]:
+    """Rows named by a label within their test (a transport row, a budget's figure): the test's
+    name becomes a heading of its own, written once, and the row is named by its label, one level
+    deeper."""
+    rows: list[tuple[list[str], str]] = []
+    depth = INDENT
+    for (heading, name), label in zip(named, labels, strict=True):
+        if name:
+            depth = name[: len(name) - len(name.lstrip())] + INDENT
+        rows.append(([line for line in (heading, name) if line], depth + label))
+    return rows
+
+
+def laid_out(rows: Sequence[Sequence[str]], width: int = TERMINAL_WIDTH, labelled: bool = False) -> list[str]:
     """A table whose first column holds test node ids (plain text), as lines at most ``width``
     wide where the other columns allow: the header and a rule, then per file a heading line and
     its rows (see :func:`_named`); a name longer than the room left by the other columns stands
-    on its own line, its cells on the next."""
+    on its own line, its cells on the next. ``labelled``: the second column names the row within
+    its test (see :func:`_labelled`): a label as long as ``gateway vs upstream c=10 [framework] ·
+    app (http1)`` made a column of its own 76 characters wide, and the table 159."""
     header, *body = rows
-    widths = [max(len(row[column]) for row in rows) for column in range(1, len(header))]
+    if labelled:
+        header = (f"{header[0]} / {header[1]}", *header[2:])
+    first = 2 if labelled else 1
+    cells = [header[1:], *(row[first:] for row in body)]
+    widths = [max(len(row[column]) for row in cells) for column in range(len(header) - 1)]
     others = sum(widths) + 2 * len(widths)
-    groups = [
-        (file, _named([body[i][0] for i in indexes]), indexes)
-        for file, indexes in by_file([row[0] for row in body]).items()
-    ]
+    groups = []
+    for file, indexes in by_file([row[0] for row in body]).items():
+        named = _named([body[i][0] for i in indexes])
+        entries = (
+            _labelled(named, [body[i][1] for i in indexes])
+            if labelled
+            else [([heading] if heading else [], name) for heading, name in named]
+        )
+        groups.append((file, entries, indexes))
     room = width - others
-    names = [len(name) for _, named, _ in groups for _, name in named]
+    names = [len(name) for _, entries, _ in groups for _, name in entries]
     name_width = max([len(header[0]), *(length for length in names if length <= room)])
 
     def line(name: str, cells: Sequence[str]) -> str:
@@ -120,10 +144,10 @@ def laid_out(rows: Sequence[Sequence[str]], width: int = TERMINAL_WIDTH) -> list
         return "  ".join([name.ljust(name_width), *padded_cells]).rstrip()
 
     lines = [line(header[0], header[1:]), "  ".join("-" * w for w in [name_width, *widths])]
-    for file, named, indexes in groups:
+    for file, entries, indexes in groups:
         lines += [file] if file else []
-        for (heading, name), index in zip(named, indexes, strict=True):
-            lines += [heading] if heading else []
-            cells = body[index][1:]
-            lines += [name, line("", cells)] if len(name) > name_width else [line(name, cells)]
+        for (headings, name), index in zip(entries, indexes, strict=True):
+            lines += headings
+            row = body[index][first:]
+            lines += [name, line("", row)] if len(name) > name_width else [line(name, row)]
     return lines

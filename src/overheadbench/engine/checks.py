@@ -190,6 +190,13 @@ class Check:
         return f"{self.interval} {self.show(self.low)}..{self.show(self.high)}"
 
     @property
+    def bounds(self) -> str:
+        """The interval's ends alone, ``1.20 ms..1.40 ms`` (one figure where they are equal): for a
+        terminal's table, whose note says what kind of interval they are."""
+        low, high = self.show(self.low), self.show(self.high)
+        return low if low == high else f"{low}..{high}"
+
+    @property
     def bound(self) -> str:
         """The limit as printed: ``≤5.00 ms``, ``≥1,000/s`` (empty without one)."""
         return "" if self.limit is None else f"{'≥' if self.floor else '≤'}{self.show_limit()}"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -95,6 +95,8 @@ class Estimate:
     """The processes' medians disagree beyond their own precision (their spread is in the interval)."""
     session_sd: float = 0.0
     """The between-session term the interval carries (:func:`session_term`; 0: the session's own)."""
+    session_runs: int = 0
+    """The stored runs that term was learned from (0: the prior, :func:`session_term`)."""
 
     @property
     def overhead(self) -> float:
@@ -284,15 +286,28 @@ def session_term(process_sd: float) -> float:
     return max(SESSION_SD, SESSION_SHARE * process_sd) if math.isfinite(process_sd) else SESSION_SD
 
 
-def combine(replicas: Sequence[tuple[float, float, float]], confidence: float, session: bool = False) -> Estimate:
+SessionRule = Callable[[float], tuple[float, float]]
+"""A pair's between-session term from its processes' spread (the sd of their log ratios): the
+term's standard deviation and its degrees of freedom (infinite for the prior, the stored runs
+less one where it was learned from them, :func:`overheadbench.pairs.comparing.session_sd`)."""
+
+
+def prior_session(process_sd: float) -> tuple[float, float]:
+    """The rule where no stored history is read: :func:`session_term`, taken as known."""
+    return session_term(process_sd), math.inf
+
+
+def combine(
+    replicas: Sequence[tuple[float, float, float]], confidence: float, session: SessionRule | None = None
+) -> Estimate:
     """Pool per-process ``(median, low, high)`` into one estimate.
 
     One process: its own interval, labelled within-process (it does not see layout effects
     and is optimistic). ``MEDIAN_FROM`` processes or more: :func:`pool` on the log scale, with
     Student's t. Fewer: the mean ± t·s/√k (a median of 3 is no better).
-    ``session``: the interval carries the between-session term (:func:`session_term` of the
-    processes' own spread), which no process of the session can see, added to the standard error
-    (False: the session's own interval, as the stopping rule reads it).
+    ``session``: the interval carries the between-session term, which no process of the session
+    can see, added to the standard error, with Welch's degrees of freedom where it was learned
+    from a few stored runs (None: the session's own interval, as the stopping rule reads it).
     """
     if not replicas:
         raise ValueError("no replicas")
@@ -301,10 +316,12 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float, s
         return Estimate(median, low, high, confidence, Method.WITHIN_PROCESS)
     medians = np.array([r[0] for r in replicas], float)
     spread = float(np.std(np.log(medians), ddof=1)) if bool(np.all(medians > 0)) else math.nan
-    session_sd = session_term(spread) if session else 0.0
+    session_sd, session_df = session(spread) if session is not None else (0.0, math.inf)
+    runs = int(session_df) + 1 if math.isfinite(session_df) else 0
     if medians.size >= MEDIAN_FROM and bool(np.all(medians > 0)):
         pooled = pool(np.log(medians), [within_variance(low, high, confidence) for _, low, high in replicas])
-        half = t_quantile((1 + confidence) / 2, pooled.df) * math.hypot(pooled.se, session_sd)
+        df = welch_df((pooled.se**2, pooled.df), (session_sd**2, session_df))
+        half = t_quantile((1 + confidence) / 2, df) * math.hypot(pooled.se, session_sd)
         centre = math.exp(pooled.centre)
         return Estimate(
             centre,
@@ -315,13 +332,34 @@ def combine(replicas: Sequence[tuple[float, float, float]], confidence: float, s
             pooled.between_sd,
             pooled.disagree,
             session_sd,
+            runs,
         )
     centre = float(medians.mean())
-    se = math.hypot(float(medians.std(ddof=1)) / math.sqrt(medians.size), centre * session_sd)
-    half = t_quantile((1 + confidence) / 2, medians.size - 1) * se
+    own = float(medians.std(ddof=1)) / math.sqrt(medians.size)
+    df = welch_df((own**2, medians.size - 1), ((centre * session_sd) ** 2, session_df))
+    half = t_quantile((1 + confidence) / 2, df) * math.hypot(own, centre * session_sd)
     return Estimate(
-        centre, centre - half, centre + half, confidence, Method.BETWEEN_PROCESSES, spread, session_sd=session_sd
+        centre,
+        centre - half,
+        centre + half,
+        confidence,
+        Method.BETWEEN_PROCESSES,
+        spread,
+        session_sd=session_sd,
+        session_runs=runs,
     )
+
+
+def welch_df(*parts: tuple[float, float]) -> int:
+    """Welch-Satterthwaite degrees of freedom of a sum of variances, each ``(variance, df)``; a term
+    taken as known (an infinite df: the prior, a rule rather than a measurement) adds none, so the
+    prior's intervals keep the processes' own degrees of freedom. At least 1."""
+    measured = [(variance, df) for variance, df in parts if variance > 0 and math.isfinite(df)]
+    if not measured:
+        first = parts[0][1]
+        return max(1, int(first)) if math.isfinite(first) else 1_000_000
+    total = sum(variance for variance, _ in measured)
+    return max(1, int(total**2 / sum(variance**2 / df for variance, df in measured)))
 
 
 def quantile_interval(values: Sequence[float] | np.ndarray, q: float, confidence: float) -> tuple[float, float, float]:

@@ -15,28 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..core.vocabulary import Counter
-from ..engine.changes import Change, change, exact_change, session_log_sd
-from ..engine.settings import Mode
-from ..engine.stats import session_term
-from ..pairs.comparing import Compared, process_ratios, reading
+from ..engine.changes import Change, change, exact_change
+from ..pairs.comparing import Compared, Figure, process_ratios, reading, session_sd
 
 
 def process_log_sd(result: Compared) -> float:
     logs = np.log([r for r in process_ratios(result.samples) if r > 0])
     return float(np.std(logs, ddof=1)) if logs.size >= 2 else 0.0
-
-
-def session_sd(history: Iterable[Compared], nodeid: str, mode: Mode, process_sd: float) -> tuple[float, float]:
-    """The pair's between-session standard deviation of its log ratio on this machine, and its
-    degrees of freedom (learned from ``history``, else the prior: the rule a session's own interval
-    carries, :func:`~overheadbench.engine.stats.session_term`)."""
-    past = [reading(r) for r in history if r.measured and r.nodeid == nodeid and r.mode == mode]
-    return session_log_sd(past, session_term(process_sd))
 
 
 def comparable(old: Compared, new: Compared) -> bool:
@@ -54,7 +44,7 @@ def compare_result(old: Compared, new: Compared, history: Sequence[Compared] = (
     """``new`` against a stored ``old`` run of the same machine."""
     if new.mode.counted:
         return exact_change(new.nodeid, old.ratio, new.ratio)
-    session = session_sd(history, new.nodeid, new.mode, max(process_log_sd(old), process_log_sd(new)))
+    session = session_sd(history, Figure.of(new), max(process_log_sd(old), process_log_sd(new)))
     found = change(new.nodeid, reading(old), reading(new), session)
     if old.timer == new.timer or found.between is None:
         return found

@@ -16,16 +16,17 @@ exact counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from ..core.vocabulary import Role
-from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change
+from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change, session_log_sd
 from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Mode
-from ..engine.stats import MEDIAN_FROM, median_interval, pair_ratios, pool, replica_ratio, within_variance
+from ..engine.stats import MEDIAN_FROM, median_interval, pair_ratios, pool, replica_ratio, session_term, within_variance
 
 
 class Compared(Protocol):
@@ -54,6 +55,25 @@ class Compared(Protocol):
 
     @property
     def timer(self) -> Timer: ...
+
+
+@dataclass(frozen=True)
+class Figure:
+    """Which figure of a pair a stored result must be to tell this one's spread between sessions:
+    the test, its mode, its callers and its clock (a strawberry query's wall-clock ratio read
+    10,600-14,300x where its CPU ratio read 6,000-7,700x: one history of both is no one's)."""
+
+    nodeid: str
+    mode: Mode
+    concurrency: int
+    timer: Timer
+
+    @classmethod
+    def of(cls, result: Compared) -> Figure:
+        return cls(result.nodeid, result.mode, result.concurrency, result.timer)
+
+    def names(self, result: Compared) -> bool:
+        return Figure.of(result) == self
 
 
 class PerCall(Protocol):
@@ -123,6 +143,14 @@ def per_call_change(what: str, old: PerCall, new: PerCall, side: Side) -> Change
         return None
     pooled = pool(differences, old_variances + new_variances)
     return Change(what, values[0], values[1], pooled.se, pooled.df)
+
+
+def session_sd(history: Iterable[Compared], like: Figure, process_sd: float) -> tuple[float, float]:
+    """The pair's between-session standard deviation of its log ratio on this machine, and its
+    degrees of freedom: learned from ``history`` (the stored results of the figure ``like`` names),
+    else the prior (:func:`~overheadbench.engine.stats.session_term`). The one rule for a session's
+    own interval and for a comparison with a stored run."""
+    return session_log_sd([reading(r) for r in history if r.measured and like.names(r)], session_term(process_sd))
 
 
 def reading(result: Compared) -> Measurement:

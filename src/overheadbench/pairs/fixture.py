@@ -12,7 +12,7 @@ import inspect
 import random
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from functools import partial
 from typing import Any
@@ -33,6 +33,7 @@ from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
 from ..replicas.failures import ReplicaError
+from .comparing import Compared
 from .explaining import EXPLAIN_S, explained, unsettled, wanted
 from .measuring import Measurement, Stage, Strategy, profile_stage
 from .pair import Pair
@@ -64,10 +65,13 @@ class OverheadFixture:
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
         looks: Looks | None = None,
+        past: Sequence[Compared] = (),
     ) -> None:
         self.pair = pair
         self.looks = looks
         """The gate's looks at a change while rounds go on at other places (None: no gate there)."""
+        self.past = past
+        """This machine's stored results (read where the session uses storage): the pair's spread between sessions."""
         self.choose = choose
         self.session = settings
         """The session's settings: the pair's own choices are the pair's (:attr:`settings`)."""
@@ -212,7 +216,7 @@ class OverheadFixture:
 
     def _strategy(self) -> Strategy:
         """The pair's strategy, chosen once its callers are known (see :mod:`.strategy`)."""
-        run = Measurement(self.pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks)
+        run = Measurement(self.pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks, self.past)
         return self.choose(run)
 
     def _stages(self, kind: Kind, baseline: Any, framework: Any, strategy: Strategy, started: float) -> Iterator[Stage]:

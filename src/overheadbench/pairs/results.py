@@ -59,9 +59,12 @@ class OverheadResult:
     disagree: bool = False
     """Whether the processes' medians disagreed beyond their own precision."""
     session_sd: float = math.nan
-    """The between-session term its interval carries (1.25 times its processes' spread, at least the
-    machine kind's 0.5%: :func:`~overheadbench.engine.stats.session_term`; NaN: one process, or a
-    run stored before schema 16)."""
+    """The between-session term its interval carries: learned from this machine's stored runs of
+    the pair where there are enough (:attr:`session_runs`), else 1.25 times its processes' spread, at
+    least the machine kind's 0.5% (:func:`~overheadbench.pairs.comparing.session_sd`); NaN: one
+    process, or a run stored before schema 16."""
+    session_runs: int = 0
+    """The stored runs :attr:`session_sd` was learned from (0: the prior; schema 17)."""
     other_ratio: tuple[float, float, float] = (math.nan, math.nan, math.nan)
     """The ratio and its interval on the clock the pair was not judged on (NaN: not read)."""
     samples: list[ReplicaSamples] = field(default_factory=list)
@@ -194,6 +197,7 @@ class OverheadResult:
             "timer": self.timer,
             "between_sd": self.between_sd,
             "session_sd": self.session_sd,
+            "session_runs": self.session_runs,
             "disagree": self.disagree,
             "other_ratio": list(self.other_ratio),
             "samples": [replica.to_json() for replica in self.samples],
@@ -251,6 +255,7 @@ class OverheadResult:
             start_s=fields.maybe_number("start_s") or 0.0,  # schema 13, with the rest below
             between_sd=fields.number("between_sd", optional=True),
             session_sd=fields.number("session_sd", optional=True),  # schema 16
+            session_runs=fields.whole("session_runs", optional=True) or 0,  # schema 17
             disagree=bool(fields.flag("disagree", optional=True)),
         )
         if "outcome" in fields.data:  # schema 16

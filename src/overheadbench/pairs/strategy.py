@@ -116,7 +116,9 @@ class Timed(_Judged):
     def _own(self, kind: Kind, wall_s: float) -> tuple[OverheadResult, list[PlaceSamples]]:
         run, sampled = self.run, self.sampled
         probe = core_share if run.clock_ns is time.perf_counter_ns else None  # an injected clock is no machine's
-        own = summarise(run.pair, kind, sampled.samples, run.settings, wall_s, self.counts, sampled.start_s, probe)
+        own = summarise(
+            run.pair, kind, sampled.samples, run.settings, wall_s, self.counts, sampled.start_s, probe, run.past
+        )
         return own, sampled.places
 
 

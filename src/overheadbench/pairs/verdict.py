@@ -24,7 +24,7 @@ from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Counter, Settings
 from ..engine.stats import Method
-from .comparing import place_change
+from .comparing import Compared, place_change
 from .estimating import estimate, harness_ns, other_clock
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult
@@ -167,15 +167,17 @@ def summarise(
     counts: CountSamples | None = None,
     start_s: float = 0.0,
     probe: Callable[[], float] | None = None,
+    past: Sequence[Compared] = (),
 ) -> OverheadResult:
     """Estimate, interval, per-call figures and verdict for a pair measured in time mode
     (``counts``: its allocations, from the pass after timing, if any; ``start_s``: of
     ``wall_s``, its new replicas' start-up; ``probe``: how much of a core this process gets,
-    asked where a ``max_abs`` is judged on the wall clock, None where the pair's clock was injected)."""
+    asked where a ``max_abs`` is judged on the wall clock, None where the pair's clock was injected;
+    ``past``: this machine's stored results of the pair, for its spread between sessions)."""
     calls = replicas[0].calls_per_block
     loop_ns = harness_ns(replicas)
     offset_ns = loop_ns * calls if settings.subtract_harness else 0.0
-    found = estimate(pair, replicas, settings)
+    found = estimate(pair, replicas, settings, past=past)
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
     on_the_wall = probe is not None and replicas[0].timer == Timer.WALL and pair.budget.max_abs_s is not None
@@ -201,6 +203,7 @@ def summarise(
         start_s=start_s,
         between_sd=found.between_sd,
         session_sd=found.session_sd if found.method == Method.BETWEEN_PROCESSES else math.nan,
+        session_runs=found.session_runs,
         disagree=found.disagree,
         other_ratio=other_clock(pair, replicas, settings),
     )

@@ -67,9 +67,13 @@ GATE_REGRESSED = "; the test failed: regressed (gate)"
 green test to the reviewer of a red one."""
 
 
-def budget_rows(items: Sequence[tuple[str, Check]], regressed: Collection[str] = ()) -> list[tuple[str, ...]]:
+def budget_rows(
+    items: Sequence[tuple[str, Check]], regressed: Collection[str] = (), brief: bool = False
+) -> list[tuple[str, ...]]:
     """The budgets table: test, figure, value, interval, budget, verdict (empty without a check);
-    ``regressed``: the tests the gate failed, whose verdict says so."""
+    ``regressed``: the tests the gate failed, whose verdict says so; ``brief``: the interval's ends
+    alone (the terminal's, whose note says how each kind of interval is made: in full, the
+    interval column alone was 92 characters wide)."""
     if not items:
         return []
     rows: list[tuple[str, ...]] = [("test", "figure", "value", "interval", "budget", "verdict")]
@@ -79,7 +83,7 @@ def budget_rows(items: Sequence[tuple[str, Check]], regressed: Collection[str] =
                 plain(nodeid),
                 plain(check.what),
                 check.show(check.value),
-                check.spread,
+                check.bounds if brief else check.spread,
                 check.bound,
                 MARK.get(check.status, check.status.value) + (GATE_REGRESSED if nodeid in regressed else ""),
             )

@@ -169,7 +169,11 @@ def render_places(
             lines += ["", *laid_out(_per_call_rows(compared))]
         missing = [(own, place) for own, place in measured if place.result is None]
         lines += [""] if missing and lines else []
-        lines += [f"{plain(own.nodeid)}: {plain(place.note)}" for own, place in missing]
+        lines += [
+            wrapped
+            for own, place in missing
+            for wrapped in textwrap.wrap(f"{plain(own.nodeid)}: {plain(place.note)}", TERMINAL_WIDTH)
+        ]
     return lines
 
 

@@ -29,9 +29,8 @@ def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
     terms = sorted(r.session_sd for r in timed if math.isfinite(r.session_sd))
     if most > 1 and spreads:
         between = (
-            f"{_span(terms[0], terms[-1], '{:.1%}')} sd between sessions ({SESSION_SHARE:g}x each pair's spread "
-            f"between processes, at least this machine kind's {SESSION_SD:.1%}: a busy session's figure may sit that "
-            f"far from a quiet one's, docs/measurement.md)"
+            f"{_span(terms[0], terms[-1], '{:.1%}')} sd between sessions ({_session_source(timed)}: a busy "
+            f"session's figure may sit that far from a quiet one's, docs/measurement.md)"
             if terms
             else f"{SESSION_SD:.1%} sd between sessions (this machine kind's, docs/measurement.md)"
         )
@@ -48,6 +47,18 @@ def interval_notes(results: Sequence[OverheadResult]) -> list[str]:
         )
     notes += clock_notes(timed)
     return notes
+
+
+def _session_source(timed: Sequence[OverheadResult]) -> str:
+    """Where each pair's between-session term came from: its stored runs here, or the prior."""
+    prior = f"{SESSION_SHARE:g}x each pair's spread between processes, at least this machine kind's {SESSION_SD:.1%}"
+    runs = sorted(r.session_runs for r in timed if r.session_runs)
+    if not runs:
+        return prior
+    learned = f"learned from {_span(runs[0], runs[-1], '{:d}')} stored runs of this machine"
+    if len(runs) == len(timed):
+        return learned
+    return f"{len(runs)} of {len(timed)} pair(s) {learned}; the rest {prior}"
 
 
 def _span(low: float, high: float, shown: str) -> str:

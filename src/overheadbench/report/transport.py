@@ -76,10 +76,10 @@ def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH)
     for title, table in (
         ("load", _table(figures, (*LOAD, Metric.SCALING))),
         ("streams", _table(figures, STREAM_FIGURES)),
-        ("budgets", budget_rows(judged(figures))),
+        ("budgets", budget_rows(judged(figures), brief=True)),
     ):
         if table:
-            lines += ["", f"{title}:", *laid_out(table, width)]
+            lines += ["", f"{title}:", *laid_out(table, width, labelled=True)]
     return lines[1:] + textwrap.wrap(NOTE, width) if lines else []
 
 
