@@ -335,3 +335,15 @@ def test_unknown_columns_are_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--overhead-columns=overhead,cycles")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--overhead-columns='overhead,cycles': unknown column(s) cycles; choose from*"])
+
+
+def test_one_stored_run_far_from_the_others_does_not_make_the_learned_spread() -> None:
+    """A haystack pipeline read 32x in one session of ten (550-640x in the rest): kept, that run
+    made its learned spread 100-150% and every later interval useless."""
+    centres = (6.0, 6.2, 5.9, 6.1, 0.3, 6.05)  # overheads: ratios 7.0, 7.2, 6.9, 7.1, 1.3, 7.05
+    history = [timed(processes(centre, 0.0001, 6)) for centre in centres]
+    sd, df = session_sd(history, Figure.of(history[0]), 0.0001)
+    kept = [math.log1p(centre) for centre in centres if centre > 1]
+    assert sd == pytest.approx(float(np.std(kept, ddof=1)), rel=0.05) and df == 4
+    sd, df = session_sd(history[:4] + history[5:], Figure.of(history[0]), 0.0001)
+    assert df == 4  # nothing far: every run kept

@@ -46,6 +46,15 @@ CONFIDENCE = 0.95
 """Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
 MIN_HISTORY = 3
 """Stored runs of a figure on this machine needed to learn its own between-session spread."""
+ROBUST_FROM = 5
+"""Stored runs from which one far from the others is left out of the learned spread (below, a
+median absolute deviation says too little to tell an outlier)."""
+OUTLIER_MADS = 5.0
+"""How far from the stored runs' median (in robust standard deviations: 1.4826 median absolute
+deviations) a run is left out. A haystack pipeline read 32x in one session of ten where the others
+read 550-640x (its CPU and wall clocks disagreeing 5-fold): kept, that one run made the pair's
+learned spread 100-150% for the next twenty sessions, every interval useless and its budget
+inconclusive."""
 
 
 class Finding(Word):
@@ -216,11 +225,18 @@ def interval_measurement(value: float, low: float, high: float) -> Measurement:
 def session_log_sd(history: Sequence[Measurement], prior: float) -> tuple[float, float]:
     """A figure's between-session standard deviation (of its log) on this machine, and its
     degrees of freedom: the spread of its stored values beyond what their own errors explain,
-    learned once there are ``MIN_HISTORY`` of them; else ``prior`` (infinite degrees of freedom)."""
+    learned once there are ``MIN_HISTORY`` of them (from ``ROBUST_FROM`` on, a value
+    ``OUTLIER_MADS`` robust sds from their median left out); else ``prior`` (infinite degrees of
+    freedom)."""
     past = [r for r in history if r.value > 0 and math.isfinite(r.value) and math.isfinite(r.log_se)]
+    logs = np.log([r.value for r in past])
+    if len(past) >= ROBUST_FROM:
+        centre = float(np.median(logs))
+        scale = 1.4826 * float(np.median(np.abs(logs - centre)))
+        kept = np.abs(logs - centre) <= OUTLIER_MADS * scale if scale > 0 else np.ones(len(past), bool)
+        past, logs = [r for r, keep in zip(past, kept, strict=True) if keep], logs[kept]
     if len(past) < MIN_HISTORY:
         return prior, math.inf
-    logs = np.log([r.value for r in past])
     excess = float(np.var(logs, ddof=1)) - float(np.mean([r.log_se**2 for r in past]))
     return math.sqrt(max(excess, 0.0)), len(past) - 1
 
