@@ -18,7 +18,7 @@ import pytest
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, Gate, StoredChange
 from overheadbench.engine.checks import Overall, Status
-from overheadbench.engine.samples import Kind
+from overheadbench.engine.samples import LOPSIDED, BlockSizes, Kind, Timer
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
 from overheadbench.history.runs import read_run
@@ -117,6 +117,28 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
     assert base.result is not None and base.result.overhead == pytest.approx(0.10, abs=0.002)
     assert base.name.startswith("HEAD") and base.role == "base"
     assert base.change is not None and base.change.percent == pytest.approx(100 * (1.3 / 1.1 - 1), abs=0.3)
+
+
+def test_a_place_lopsided_to_this_one_times_its_blocks_in_its_own_sizes(project: pytest.Pytester) -> None:
+    """A head ~360x its base was read in the head's block sizes: the base's framework blocks were 360
+    times too short, and the change misread. A place that calibrates lopsided keeps its own sizes."""
+    project.makepyfile(costs="FRAMEWORK_NS = 360000\n")  # the head's framework: ~330x the base's
+    project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-json=o.json", *REPLICATED)
+    (result,) = read_run(project.path / "o.json").results
+    (base,) = result.places
+    assert base.result is not None and base.change is not None
+    head_sizes = {(s.calls_per_block, s.framework_calls) for s in result.samples}
+    base_sizes = {(s.calls_per_block, s.framework_calls) for s in base.result.samples}
+    assert len(head_sizes) == len(base_sizes) == 1  # every process of a place in the same sizes
+    ((_, head_framework),), ((_, base_framework),) = head_sizes, base_sizes
+    assert base_framework >= LOPSIDED * head_framework  # the base's own: its blocks as long as the head's
+    assert base.change.percent == pytest.approx(100 * (360 / 1.1 - 1), rel=0.02)
+
+
+def test_a_place_keeps_the_sessions_block_sizes_unless_its_own_are_lopsided() -> None:
+    session = BlockSizes(64, 8, Timer.CPU)
+    assert session.at_place(BlockSizes(128, 16, Timer.WALL)) is session  # a power of two apart: chance
+    assert session.at_place(BlockSizes(64, 2048, Timer.WALL)) == BlockSizes(64, 2048, Timer.CPU)  # its own, this clock
 
 
 COUNTED = """

@@ -69,11 +69,23 @@ def busy_loops(count: int, seconds: float = 900.0) -> Iterator[None]:
             loop.wait()
 
 
+def session_options(parser: argparse.ArgumentParser, sessions: int, busy: int) -> None:
+    """The options every script of sessions beside busy loops takes: how many, beside how many loops, which Python."""
+    parser.add_argument("--sessions", type=int, default=sessions)
+    parser.add_argument("--busy", type=int, default=busy, help='loops of `python -c "while True: pass"` beside each')
+    parser.add_argument("--python", default=sys.executable, help="the interpreter that runs each session")
+
+
+def pytest_command(python: str, *args: str) -> list[str]:
+    """A measuring pytest session's command line, quiet and without the cache (each session fresh)."""
+    return [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "--overhead", *args]
+
+
 def session(project: Path, python: str, out: Path, *args: str, timeout_s: float = 900.0) -> dict:
     """One pytest session of the project with ``--overhead-json=out``: its wall time, exit code, results."""
     started = time.monotonic()
     run = subprocess.run(
-        [python, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", f"--overhead-json={out}", *args],
+        pytest_command(python, f"--overhead-json={out}", *args),
         cwd=project,
         capture_output=True,
         text=True,

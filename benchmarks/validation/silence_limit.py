@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from busy_runner import busy_loops  # noqa: E402
+from busy_runner import busy_loops, pytest_command, session_options  # noqa: E402
 
 SUITE = """
 import asyncio
@@ -108,18 +108,7 @@ def run(folder: Path, python: str, limit_s: float, timeout_s: float) -> tuple[in
     """One session: its exit code, wall time and, per test, (outcome, duration)."""
     started = time.monotonic()
     done = subprocess.run(
-        [
-            python,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--overhead",
-            "--overhead-explain",
-            f"--overhead-pair-timeout={limit_s:g}s",
-            "--junitxml=junit.xml",
-        ],
+        pytest_command(python, "--overhead-explain", f"--overhead-pair-timeout={limit_s:g}s", "--junitxml=junit.xml"),
         cwd=folder,
         capture_output=True,
         text=True,
@@ -142,10 +131,8 @@ def run(folder: Path, python: str, limit_s: float, timeout_s: float) -> tuple[in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=10)
-    parser.add_argument("--busy", type=int, default=4)
+    session_options(parser, sessions=10, busy=4)
     parser.add_argument("--limit", type=float, default=10.0, help="--overhead-pair-timeout, seconds")
-    parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args()
     ended = late = 0
     with tempfile.TemporaryDirectory() as scratch:

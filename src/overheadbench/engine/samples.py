@@ -100,6 +100,10 @@ class Timing(int):
         return (self.cpu_ns, self.wall_ns) if timer == Timer.CPU else (self.wall_ns, self.cpu_ns)
 
 
+LOPSIDED = 8
+"""How many times a place's own block sizes must differ from the session's to be used (:meth:`BlockSizes.at_place`)."""
+
+
 @dataclass(frozen=True)
 class BlockSizes:
     """Calls per timed block, each side's from its own per-call cost (the harness probe runs
@@ -109,6 +113,19 @@ class BlockSizes:
     baseline: int
     framework: int
     timer: Timer = Timer.WALL
+
+    def at_place(self, own: BlockSizes) -> BlockSizes:
+        """The sizes another place (a base tree, an environment) times its blocks in, ``own`` being
+        what it calibrated for itself: these, unless a side's own differs from them by
+        ``LOPSIDED`` times or more; then its own, on this clock. A head ~360x its base read in the
+        head's block sizes timed the base's framework in blocks 360 times too short, and misread
+        the change; a place within that factor keeps the session's sizes, the regime the A/A and
+        A/B validations measured (a place's calibration may differ by a power of two by chance)."""
+        apart = any(
+            max(a, b) >= LOPSIDED * min(a, b)
+            for a, b in ((self.baseline, own.baseline), (self.framework, own.framework))
+        )
+        return BlockSizes(own.baseline, own.framework, self.timer) if apart else self
 
 
 @dataclass

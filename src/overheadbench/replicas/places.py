@@ -5,8 +5,9 @@ the base tree of ``--overhead-against``, each ``--overhead-env`` interpreter. Ea
 replica of every place samples the pair, in a random order (Abedi & Brecht's randomized
 multiple interleaved trials): drift and periodic noise of the machine fall on every place
 alike, so a change between places needs no between-session term. Every place gets the same
-number of processes, the same block sizes (calibrated once, in this process) and the same
-sampling per process; each replica lays itself out at random.
+number of processes, the same block sizes (calibrated once, in this process; a place whose own
+calibration is lopsided to them, a head ~360x its base, times in its own) and the same sampling
+per process; each replica lays itself out at random.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 from ..core.timeouts import PairTimeout
 from ..core.vocabulary import Role
 from ..engine.attribution import Profiled
-from ..engine.samples import Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples
+from ..engine.samples import BlockSizes, Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples
 from ..engine.sampling import InProcess, PairPlan, Sampled, Stopping, calibrate
 from ..engine.settings import Settings
 from .environments import Environment
@@ -237,8 +238,17 @@ def places_plan(
         samples: list[list[ReplicaSamples]] = [[] for _ in taking]
         sampling_from = clock_ns()
 
+        at_place: dict[int, BlockSizes] = {id(taking[0]): sizes} if len(taking) == 1 else {}  # no other place
+
         def sample(pool: ReplicaPool, index: int) -> ReplicaSamples:
-            return pool.sample(index, sizes, settings)
+            """Every place's first process calibrates too, the session's included (each place's first
+            process runs the same calls before it samples); a lopsided place keeps its own sizes, and
+            the place's later processes take the sizes its first used."""
+            if id(pool) in at_place:
+                return pool.sample(index, at_place[id(pool)], settings)
+            found = pool.sample(index, sizes, settings, own_sizes=True)
+            at_place[id(pool)] = BlockSizes(found.calls_per_block, found.framework_calls, sizes.timer)
+            return found
 
         _rounds(rng, taking, samples, settings.processes, sample)
         per_round_ns = (clock_ns() - sampling_from) / settings.processes

@@ -168,9 +168,11 @@ class ReplicaPool:
             self._await(replica, nodeid, deadline, State.MOVING)
         return started
 
-    def sample(self, index: int, sizes: BlockSizes, settings: Settings) -> ReplicaSamples:
-        """Let the ``index``-th parked replica sample the pair; return its samples."""
-        return self._go(index, Go(sizes.baseline, settings, sizes.framework, sizes.timer), Samples).samples
+    def sample(self, index: int, sizes: BlockSizes, settings: Settings, own_sizes: bool = False) -> ReplicaSamples:
+        """Let the ``index``-th parked replica sample the pair; return its samples (``own_sizes``:
+        see :attr:`~.messages.Go.own_sizes`)."""
+        go = Go(sizes.baseline, settings, sizes.framework, sizes.timer, own_sizes)
+        return self._go(index, go, Samples).samples
 
     def figures(self, index: int, settings: Settings) -> list[Any]:
         """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""

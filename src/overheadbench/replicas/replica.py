@@ -26,7 +26,7 @@ import pytest
 
 from ..engine.attribution import Profiled
 from ..engine.samples import CountSamples
-from ..engine.sampling import Request, Sampled, replica_plan
+from ..engine.sampling import Request, Sampled, calibrate, replica_plan
 from . import messages
 from .channel import ReplicaEnds
 from .launch import ReplicaRequest
@@ -195,7 +195,10 @@ class ReplicaPlugin:
         command = self.park(nodeid)
         if command is None:
             return Sampled([])
-        samples = yield from replica_plan(command.settings, rng, clock_ns, command.sizes)
+        sizes = command.sizes
+        if command.own_sizes:
+            sizes = sizes.at_place((yield from calibrate(command.settings)))
+        samples = yield from replica_plan(command.settings, rng, clock_ns, sizes)
         self.finish(Samples(samples))
         return Sampled([samples])
 
