@@ -34,6 +34,10 @@ from hypercorn.config import Config
 
 from .listening import BACKLOG
 
+KEEP_ALIVE_S = 120.0
+"""How long an idle connection stays open (hypercorn's default, 5 s, closed a transport pair's
+connections to one side while the other side's windows ran: its windows grow to 8 s for requests
+of 0.3 s and more, and every later window of that side counted no request)."""
 GRACEFUL_TIMEOUT_S = 0.2
 """Open streams get this long at shutdown (hypercorn's default, 3 s, made every stop slow)."""
 
@@ -67,6 +71,7 @@ def config_for(fd: int, tls: list[str] | None = None) -> Config:
         if len(tls) > 3:
             config.quic_bind = [f"fd://{tls[3]}"]
     config.keep_alive_max_requests = 2**62  # the default 1,000 broke long h2c runs mid-stream
+    config.keep_alive_timeout = KEEP_ALIVE_S
     config.graceful_timeout = GRACEFUL_TIMEOUT_S
     config.accesslog = None
     return config

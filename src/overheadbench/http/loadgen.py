@@ -93,6 +93,8 @@ class _H1(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.transport: asyncio.Transport | None = None
         self.waiter: asyncio.Future[int] | None = None
+        self.gone: _Gone | None = None
+        """Why the connection closed, once it has (a server's keep-alive timeout while it sat idle)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -128,10 +130,13 @@ class _H1(asyncio.Protocol):
             self.waiter.set_exception(error)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._fail(_Gone(f"the server closed the connection ({exc or 'EOF'})"))
+        self.gone = _Gone(f"the server closed the connection ({exc or 'EOF'})")
+        self._fail(self.gone)
 
     async def send(self) -> int:
         assert self.transport is not None
+        if self.gone is not None:  # closed between requests: a request written now would wait forever
+            raise self.gone
         self.waiter = asyncio.get_running_loop().create_future()
         self.transport.write(self.request)
         return await self.waiter
@@ -162,6 +167,7 @@ class _H2(asyncio.Protocol):
         self.headers, self.body = headers, body
         self.streams: dict[int, tuple[asyncio.Future[int], list[int]]] = {}
         self.transport: asyncio.Transport | None = None
+        self.gone: _Gone | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -188,7 +194,8 @@ class _H2(asyncio.Protocol):
         self.transport.write(self.h2.data_to_send())
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._fail(_Gone(f"the server closed the connection ({exc or 'EOF'})"))
+        self.gone = _Gone(f"the server closed the connection ({exc or 'EOF'})")
+        self._fail(self.gone)
 
     def _fail(self, error: Exception) -> None:
         for future, _ in self.streams.values():
@@ -198,6 +205,8 @@ class _H2(asyncio.Protocol):
 
     async def send(self) -> int:
         assert self.transport is not None
+        if self.gone is not None:  # as :meth:`_H1.send`
+            raise self.gone
         stream_id = self.h2.get_next_available_stream_id()
         self.h2.send_headers(stream_id, self.headers, end_stream=not self.body)
         if self.body:
@@ -285,8 +294,14 @@ async def connect(job: Job) -> list[Connection]:
     """The job's connections (one per request in flight, or enough multiplexed ones), warmed up."""
     count = -(-job.concurrency // STREAMS_PER_CONNECTION) if job.protocol.multiplexed else job.concurrency
     connections = await _open(job, count)
-    for index in range(job.warmup):
-        await connections[index % count].send()
+
+    async def warm(connection: Connection, requests: int) -> None:
+        for _ in range(requests):
+            await connection.send()
+
+    # the connections side by side, each its share in turn: one after another, 20 requests of
+    # 0.4 s kept a pair's workers 16 s from ready
+    await asyncio.gather(*(warm(c, len(range(i, job.warmup, count))) for i, c in enumerate(connections)))
     return connections
 
 
