@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import math
 import os
@@ -27,10 +28,12 @@ from overheadbench.http import (
 )
 from overheadbench.http.child import GRACEFUL_TIMEOUT_S, config_for
 from overheadbench.http.h3 import H3Error
-from overheadbench.http.loadgen import LoadError
+from overheadbench.http.loadgen import Job, LoadError, connect
 from overheadbench.http.loadrun import _fatal, load
+from overheadbench.http.protocols import HttpProtocol
 from overheadbench.http.server import ProtocolMismatch
 from overheadbench.http.sweeps import HOLD_MAX_S, HOLD_MIN_S, HOLD_SAFETY, Probe, concurrency_sweep, hold_wait_s
+from overheadbench.transport.windows import MAX_WINDOW_S
 
 
 def children() -> set[int]:
@@ -595,3 +598,29 @@ def test_an_app_on_a_pythonpath_of_its_own_is_served(tmp_path: Path) -> None:
         assert httpx.get(f"{server.url}/").text == "own"
     finally:
         server.close()
+
+
+def test_a_pairs_idle_side_keeps_its_connections_and_a_lost_one_fails_at_once() -> None:
+    """Requests of 0.3 s grow a transport pair's windows to 8 s: hypercorn's 5 s keep-alive closed
+    the idle side's connections meanwhile, and a request written on a closed connection waited
+    forever (0 requests counted in every later window of that side, or the test hung)."""
+    assert config_for(0).keep_alive_timeout >= 4 * MAX_WINDOW_S
+
+    async def run() -> None:
+        async def answer_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            await writer.drain()
+            writer.close()  # as a keep-alive timeout does, between requests
+
+        server = await asyncio.start_server(answer_once, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        job = Job(HttpProtocol.HTTP1, port, "GET", "/", "", 1, 0.1, 1, headers=())
+        (connection,) = await connect(job)  # its warm-up request answered, then the connection closed
+        await asyncio.sleep(0.1)
+        with pytest.raises(LoadError, match="closed the connection"):
+            await asyncio.wait_for(connection.send(), timeout=5)
+        await connection.close()
+        server.close()
+
+    asyncio.run(run())
