@@ -13,8 +13,8 @@ import pytest
 from overheadbench.core.errors import MarkerError
 from overheadbench.engine.changes import Finding, Gate
 from overheadbench.engine.checks import Status
+from overheadbench.engine.figure_intervals import mean_interval, quantile_interval, ratio_interval
 from overheadbench.engine.settings import Policy
-from overheadbench.engine.stats import mean_interval, quantile_interval, ratio_interval
 from overheadbench.history.figure_changes import compare_figure, compare_figures
 from overheadbench.history.runs import Run
 from overheadbench.outcome import figures_outcome

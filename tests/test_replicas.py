@@ -49,7 +49,7 @@ class FakePool:
         self.synthetic.now += self.round_ns(count - self.parked)
         self.size, self.parked = max(self.size, count), count
 
-    def sample(self, index: int, sizes: BlockSizes, settings: Settings) -> ReplicaSamples:
+    def sample(self, index: int, sizes: BlockSizes, settings: Settings, own_sizes: bool = False) -> ReplicaSamples:
         self.calls.append(("sample", index))
         self.synthetic.now += self.per_process_ns
         return ReplicaSamples(sizes.baseline, [1000], [1100], framework_calls=sizes.framework)

@@ -156,7 +156,9 @@ def test_a_session_whose_processes_spread_widely_carries_as_wide_a_term_between_
     trials, covered, quiet_term = 400, 0, 0
     for _ in range(trials):
         medians = 100 * np.exp(rng.normal(0, 0.03) + rng.normal(0, 0.03, size=10))
-        covered += (found := combine([(m, m, m) for m in medians], 0.95, session=prior_session)).low <= 100 <= found.high
+        covered += (
+            (found := combine([(m, m, m) for m in medians], 0.95, session=prior_session)).low <= 100 <= found.high
+        )
         half = math.log(found.high / found.ratio)
         quiet_term += half > 0.03  # wider than the processes' spread: the session term is in it
     assert covered / trials >= 0.90 and quiet_term == trials

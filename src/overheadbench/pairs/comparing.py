@@ -26,7 +26,16 @@ from ..core.vocabulary import Role
 from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change, session_log_sd
 from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Mode
-from ..engine.stats import MEDIAN_FROM, median_interval, pair_ratios, pool, replica_ratio, session_term, within_variance
+from ..engine.stats import (
+    MEDIAN_FROM,
+    SessionRule,
+    median_interval,
+    pair_ratios,
+    pool,
+    replica_ratio,
+    session_term,
+    within_variance,
+)
 
 
 class Compared(Protocol):
@@ -151,6 +160,19 @@ def session_sd(history: Iterable[Compared], like: Figure, process_sd: float) -> 
     else the prior (:func:`~overheadbench.engine.stats.session_term`). The one rule for a session's
     own interval and for a comparison with a stored run."""
     return session_log_sd([reading(r) for r in history if r.measured and like.names(r)], session_term(process_sd))
+
+
+def between_sessions(
+    history: Sequence[Compared], nodeid: str, mode: Mode, concurrency: int
+) -> Callable[[Timer], SessionRule]:
+    """The pair's between-session rule for the clock it will be read on: :func:`session_sd` of
+    ``history`` (this machine's stored results) for the figure, given the processes' spread."""
+
+    def on(timer: Timer) -> SessionRule:
+        figure = Figure(nodeid, mode, concurrency, timer)
+        return lambda process_sd: session_sd(history, figure, process_sd)
+
+    return on
 
 
 def reading(result: Compared) -> Measurement:

@@ -4,15 +4,18 @@ the stopping rules and the clocks' comparison all read."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.samples import ReplicaSamples
+from ..engine.samples import ReplicaSamples, Timer
 from ..engine.settings import Settings
-from ..engine.stats import Estimate, combine, replica_ratio
-from .comparing import Compared, Figure, session_sd
+from ..engine.stats import Estimate, SessionRule, combine, prior_session, replica_ratio
 from .pair import Pair
+
+Between = Callable[[Timer], SessionRule]
+"""A pair's between-session rule on the clock it was read on (a stored history is of one clock):
+:func:`~overheadbench.pairs.comparing.between_sessions`."""
 
 
 def estimate(
@@ -21,22 +24,21 @@ def estimate(
     settings: Settings,
     session: bool = True,
     other: bool = False,
-    past: Sequence[Compared] = (),
+    between: Between | None = None,
 ) -> Estimate:
     """The pair's ratio and its interval from the replicas' paired blocks (the harness's own
     cost taken off both sides first when ``subtract_harness``); ``session``: the interval
-    carries the between-session term that no process of one session can see, learned from
-    ``past`` (this machine's stored results of the pair) where it holds enough of this figure,
-    else the prior (:func:`~overheadbench.pairs.comparing.session_sd`); the stopping rule reads
-    the width more processes can narrow. ``other``: on the clock the pair is not judged on (its
-    blocks' other reading; no stored run holds that clock's ratio: the prior)."""
+    carries the between-session term that no process of one session can see: ``between``'s
+    for the pair's clock (learned from this machine's stored runs of the pair,
+    :func:`~overheadbench.pairs.comparing.between_sessions`), else the prior; the stopping rule
+    reads the width more processes can narrow. ``other``: on the clock the pair is not judged on
+    (its blocks' other reading; no stored run holds that clock's ratio: the prior)."""
     offset_ns = harness_ns(replicas) * replicas[0].calls_per_block if settings.subtract_harness and not other else 0.0
-    figure = Figure(pair.nodeid, pair.mode, pair.concurrency, replicas[0].timer)
-    history = () if other else past
+    rule = prior_session if between is None or other else between(replicas[0].timer)
     return combine(
         [replica_ratio(*_times(r, other), offset_ns, pair.confidence) for r in replicas],
         pair.confidence,
-        (lambda process_sd: session_sd(history, figure, process_sd)) if session else None,
+        rule if session else None,
     )
 
 

@@ -33,7 +33,7 @@ from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
 from ..instruments.walltime import empty_async, empty_sync
 from ..replicas.failures import ReplicaError
-from .comparing import Compared
+from .comparing import Compared, between_sessions
 from .explaining import EXPLAIN_S, explained, unsettled, wanted
 from .measuring import Measurement, Stage, Strategy, profile_stage
 from .pair import Pair
@@ -216,7 +216,9 @@ class OverheadFixture:
 
     def _strategy(self) -> Strategy:
         """The pair's strategy, chosen once its callers are known (see :mod:`.strategy`)."""
-        run = Measurement(self.pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks, self.past)
+        pair = self.pair
+        between = between_sessions(self.past, pair.nodeid, pair.mode, pair.concurrency) if self.past else None
+        run = Measurement(pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks, between)
         return self.choose(run)
 
     def _stages(self, kind: Kind, baseline: Any, framework: Any, strategy: Strategy, started: float) -> Iterator[Stage]:

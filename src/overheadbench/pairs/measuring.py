@@ -28,7 +28,7 @@ from ..engine.sampling import Replication, Request, Sampled
 from ..engine.settings import Settings
 from ..instruments import Block, Instrument
 from ..instruments.walltime import WallClock
-from .comparing import Compared
+from .estimating import Between
 from .pair import Pair
 from .results import OverheadResult
 
@@ -53,8 +53,8 @@ class Measurement:
     clock_ns: Clock
     rng: random.Random
     looks: Looks | None
-    past: Sequence[Compared] = ()
-    """This machine's stored results of the pair (its spread between sessions, :func:`~.comparing.session_sd`)."""
+    between: Between | None = None
+    """The pair's spread between sessions, learned from this machine's stored runs (None: the prior)."""
 
     @property
     def nodeid(self) -> str:

@@ -117,7 +117,7 @@ class Timed(_Judged):
         run, sampled = self.run, self.sampled
         probe = core_share if run.clock_ns is time.perf_counter_ns else None  # an injected clock is no machine's
         own = summarise(
-            run.pair, kind, sampled.samples, run.settings, wall_s, self.counts, sampled.start_s, probe, run.past
+            run.pair, kind, sampled.samples, run.settings, wall_s, self.counts, sampled.start_s, probe, run.between
         )
         return own, sampled.places
 

@@ -24,8 +24,8 @@ from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Counter, Settings
 from ..engine.stats import Method
-from .comparing import Compared, place_change
-from .estimating import estimate, harness_ns, other_clock
+from .comparing import place_change
+from .estimating import Between, estimate, harness_ns, other_clock
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult
 
@@ -167,17 +167,17 @@ def summarise(
     counts: CountSamples | None = None,
     start_s: float = 0.0,
     probe: Callable[[], float] | None = None,
-    past: Sequence[Compared] = (),
+    between: Between | None = None,
 ) -> OverheadResult:
     """Estimate, interval, per-call figures and verdict for a pair measured in time mode
     (``counts``: its allocations, from the pass after timing, if any; ``start_s``: of
     ``wall_s``, its new replicas' start-up; ``probe``: how much of a core this process gets,
     asked where a ``max_abs`` is judged on the wall clock, None where the pair's clock was injected;
-    ``past``: this machine's stored results of the pair, for its spread between sessions)."""
+    ``between``: the pair's spread between sessions, learned from this machine's stored runs)."""
     calls = replicas[0].calls_per_block
     loop_ns = harness_ns(replicas)
     offset_ns = loop_ns * calls if settings.subtract_harness else 0.0
-    found = estimate(pair, replicas, settings, past=past)
+    found = estimate(pair, replicas, settings, between=between)
     per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
     baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
     on_the_wall = probe is not None and replicas[0].timer == Timer.WALL and pair.budget.max_abs_s is not None

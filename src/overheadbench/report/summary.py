@@ -106,18 +106,18 @@ def session_summary(
             f"{len(wide)} interval(s) still wider than the ±{target:.0%} target (the time budget allowed no further "
             f"processes; --overhead-time-budget buys more): {named}"
         )
-    facts.lines += [f"overhead results written to {path}" for path in written]
     if remeasured:
         facts.lines.append(
             f"measured more than once in this session (re-run by a plugin such as pytest-rerunfailures), the last "
             f"measurement kept: {', '.join(map(plain, remeasured))}. Re-measuring until a budget passes is optional "
             f"stopping; fix the noise (docs/measurement.md) rather than re-run"
         )
-    facts.lines = [  # a path or a test id is never broken: a reader copies it
+    facts.lines = [  # prose wrapped; a test id is never broken: a reader copies it
         wrapped
         for line in facts.lines
         for wrapped in textwrap.wrap(line, TERMINAL_WIDTH, break_long_words=False, break_on_hyphens=False)
     ]
+    facts.lines += [f"overhead results written to {path}" for path in written]  # whole: a path to copy
     sections.append(facts)
     if compared and compared.changes:
         changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.thresholds)

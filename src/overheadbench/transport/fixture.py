@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import OverheadConcurrencyWarning, OverheadUsageError
 from ..engine.contention import core_share
+from ..engine.figure_intervals import ratio_interval
 from ..engine.settings import Settings
-from ..engine.stats import ratio_interval
 from ..http.load import Throughput
 from ..http.streaming import StreamSide, StreamStats
 

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import MarkerError, OverheadUsageError
+from ..engine.figure_intervals import mean_interval, quantile_interval
 from ..engine.settings import Settings
-from ..engine.stats import mean_interval, median_interval, quantile_interval
+from ..engine.stats import median_interval
 from ..http.load import Throughput
 from ..http.streaming import REQUEST_KEYS, StreamStats
 from .limits import parse_limits
