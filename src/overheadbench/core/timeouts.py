@@ -51,7 +51,7 @@ class PairTimeout(BaseException):
     """The pair was silent longer than its limit; the message names the test and the way out."""
 
 
-@dataclass
+@dataclass(eq=False)  # a limit is itself: "in _RUNNING" asks whether this one still runs
 class _Limit:
     span_s: float
     message: Callable[[str | None], str]
