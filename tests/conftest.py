@@ -46,10 +46,12 @@ def clock(overhead):
 
 LOOP_SCOPE = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 BYTECODE = "overhead_counter = bytecode\n"
-QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 6\n{BYTECODE}"
+QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 3\noverhead_time_budget = 0.5s\n{BYTECODE}"
 """Generated projects: pytest-asyncio's loop scope set (its deprecation warning stays out),
-6 replica processes per pair rather than the default 10: these projects test how replicas
-run, not how many, and the suite's time on a 2-core CI machine is spent mostly starting them;
+3 replica processes per pair rather than the default 10 (the quick profile's 3): these projects
+test how replicas run, not how many, and the suite's time on a 2-core CI machine is spent mostly
+starting them (a replica is a whole pytest session, about 1 s of CPU) and timing (0.5 s per
+pair, the quick profile's, rather than 2 s);
 and count mode counting bytecode in the test's process, whose exact counts the tests read (a
 callgrind replica costs ~10 s a session: the tests of that counter ask for it by option)."""
 

@@ -230,7 +230,7 @@ def test_bad_ini_value_names_the_ini_option(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option overhead_gc='maybe': must be true or false*"])
-    pytester.makeini(QUIET_INI.replace("overhead_processes = 6", "overhead_processes = abc"))
+    pytester.makeini(QUIET_INI.replace("overhead_processes = 3", "overhead_processes = abc"))
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option overhead_processes='abc': 'abc' is not a whole number of processes*"])
