@@ -18,15 +18,17 @@ import pytest
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, Gate, StoredChange
 from overheadbench.engine.checks import Overall, Status
+from overheadbench.engine.outcome import Gated
 from overheadbench.engine.samples import LOPSIDED, BlockSizes, Kind, Timer
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
 from overheadbench.history.runs import read_run
-from overheadbench.outcome import Gated, pair_outcome as outcome, undecided_figures
+from overheadbench.pairs.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.replicas.trees import foreign_modules
 from overheadbench.report.summary import title, wider_than
+from overheadbench.transport.outcome import undecided_figures
 
 PAIR = """
 import pytest

@@ -77,22 +77,76 @@ def test_the_entry_point_is_thin() -> None:
     assert "overheadbench.session" in imports(ENTRY)
 
 
-def test_the_measured_kinds_have_one_shape() -> None:
-    """Pairs were glued inline in the plugin while transport tests had a module: both are kinds now,
-    each a fixture maker and a judge, found by the session through its marker."""
-    for kind, name in (("pair_tests", "PairTests"), ("transport_tests", "TransportTests")):
-        tree = ast.parse(MODULES[f"overheadbench.{kind}"].read_text(encoding="utf-8"))
+KINDS = {"overheadbench.pairs.kind": "PairKind", "overheadbench.transport.kind": "TransportKind"}
+"""Each measured kind, in its own folder: its marker, fixture, judgement and what it carries."""
+
+
+def test_each_measured_kind_lives_in_its_folder_and_implements_the_kind_whole() -> None:
+    """A pair's budget went ``pairs/`` -> ``pair_tests.py`` -> ``outcome.py`` -> the session's fixture
+    method and back; each kind is one folder now, the session knows neither, and the generic
+    decision (``decide``, the gate's effect) sits below both."""
+    for module, name in KINDS.items():
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
         (found,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name]
-        assert {"fixture", "apply"} <= {node.name for node in found.body if isinstance(node, ast.FunctionDef)}
-    session = MODULES["overheadbench.session"].read_text(encoding="utf-8")
-    assert "self.kinds" in session and "kind.apply(item, self.stored)" in session
+        methods = {node.name for node in found.body if isinstance(node, ast.FunctionDef)}
+        assert {"fixture", "apply", "carried"} <= methods, (module, methods)
+        folder = module.rsplit(".", 1)[0]
+        assert f"{folder}.outcome" in imports(module), module  # its outcome beside it
+        assert "overheadbench.engine.outcome" in imports(f"{folder}.outcome")
+    for name in MODULES:
+        if name.startswith("overheadbench.report."):
+            continue  # the reporter reads the kinds' report attributes
+        assert not {"overheadbench.pairs.kind", "overheadbench.transport.kind"} & imports(name) or name in (
+            "overheadbench.session",
+            "overheadbench.measurer",
+        ), name
+    measurer = MODULES["overheadbench.measurer"].read_text(encoding="utf-8")
+    assert "kind.apply(item, self.state.stored)" in measurer and "MeasuredKind" in measurer
+
+
+MAX_SESSION_IMPORTS = 20
+MAX_FUNCTION_LINES = 60
+MAX_CLASS_LINES = 250
+
+
+def test_the_session_is_a_composition_root_of_two_plugins() -> None:
+    """session.py imported 35 modules and its one class held 7 roles; it assembles the measuring
+    plugin now, by named functions (no closures), and the entry point registers it and the
+    reporting plugin."""
+    assert len(imports("overheadbench.session")) <= MAX_SESSION_IMPORTS, sorted(imports("overheadbench.session"))
+    tree = ast.parse(MODULES["overheadbench.session"].read_text(encoding="utf-8"))
+    nested = [
+        inner.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        for inner in ast.walk(node)
+        if inner is not node and isinstance(inner, (ast.FunctionDef, ast.Lambda)) and not isinstance(inner, ast.Lambda)
+    ]
+    assert not nested and not [node for node in tree.body if isinstance(node, ast.ClassDef)], nested
+    assert "overheadbench.measurer" in imports("overheadbench.session")
+    assert {"overheadbench.session", "overheadbench.report.reporter"} <= imports(ENTRY)  # registers both
+
+
+def test_no_function_is_over_60_lines_and_no_class_over_250() -> None:
+    long = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            size = (node.end_lineno or node.lineno) - node.lineno + 1 if hasattr(node, "end_lineno") else 0
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and size > MAX_FUNCTION_LINES:
+                long.append(f"{name}.{node.name}: {size}")
+            elif isinstance(node, ast.ClassDef) and size > MAX_CLASS_LINES:
+                long.append(f"{name}.{node.name}: {size}")
+    assert not long, long
 
 
 def test_the_plugin_and_the_cli_judge_a_change_by_the_one_regression_check() -> None:
-    """The CLI had its own regression rule, without the unknown policy the session has."""
-    for name in ("overheadbench.outcome", "overheadbench.cli"):
+    """The CLI had its own regression rule, without the unknown policy the session has, and its own
+    sentence; both read ``Gate.fails`` and say ``gate_sentence``."""
+    for name in ("overheadbench.engine.outcome", "overheadbench.cli"):
         text = MODULES[name].read_text(encoding="utf-8")
         assert ".fails(" in text and ".unknown ==" not in text, name  # the policy is read in one place
+        assert "gate_sentence(" in text, name
+    assert "more than {" not in MODULES["overheadbench.cli"].read_text(encoding="utf-8")  # the sentence said once
     assert "def fails(" in MODULES["overheadbench.engine.changes"].read_text(encoding="utf-8")
 
 
@@ -161,12 +215,10 @@ def test_every_module_sits_in_a_layer_folder_or_at_the_top() -> None:
             "cli",
             "gate_options",
             "hookspecs",
+            "measurer",
             "options",
-            "outcome",
-            "pair_tests",
             "plugin",
             "session",
-            "transport_tests",
         )
     ]
 

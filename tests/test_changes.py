@@ -12,11 +12,11 @@ import pytest
 from overheadbench.engine.changes import (
     Change,
     Finding,
+    LogEstimate,
     Looks,
-    Measurement,
     change,
     exact_change,
-    interval_measurement,
+    interval_estimate,
     session_log_sd,
 )
 from overheadbench.engine.samples import ReplicaSamples, Side
@@ -73,7 +73,7 @@ def test_exact_counts_have_no_width() -> None:
 
 
 def test_two_sides_of_one_session_need_no_session_term_and_two_sessions_add_twice_its_variance() -> None:
-    old, new = Measurement(1.5, 0.01, 5), Measurement(1.6, 0.01, 5)
+    old, new = LogEstimate(1.5, 0.01, 5), LogEstimate(1.6, 0.01, 5)
     same_session = change("x", old, new)
     assert same_session.se == pytest.approx(math.sqrt(2) * 0.01)
     across = change("x", old, new, (0.02, math.inf))
@@ -86,7 +86,7 @@ def test_the_between_session_spread_is_net_of_each_runs_own_error() -> None:
     error again; now the own error is subtracted once."""
     own = 0.05
     values = [1.0, 1.1, 0.9, 1.05, 0.95]
-    history = [Measurement(v, own) for v in values]
+    history = [LogEstimate(v, own) for v in values]
     sd, df = session_log_sd(history, prior=0.10)
     raw = float(__import__("numpy").var([math.log(v) for v in values], ddof=1))
     assert sd == pytest.approx(math.sqrt(max(raw - own**2, 0.0))) and df == 4
@@ -94,7 +94,7 @@ def test_the_between_session_spread_is_net_of_each_runs_own_error() -> None:
 
 
 def test_an_interval_reads_as_the_standard_error_of_its_log() -> None:
-    assert interval_measurement(100.0, 90.0, 110.0).log_se == pytest.approx(
+    assert interval_estimate(100.0, 90.0, 110.0).log_se == pytest.approx(
         (math.log(110) - math.log(90)) / (2 * 1.959964), rel=1e-5
     )
 

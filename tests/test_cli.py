@@ -49,7 +49,8 @@ def test_compare_prints_the_table_and_fails_above_the_threshold(storage: Path, c
     assert capsys.readouterr().out == (GOLDEN / "compare.txt").read_text()
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "5"]) == 1
     out, err = capsys.readouterr()
-    assert "REGRESSION tests/test_mw.py::test_retry: overhead 12.0% -> 31.5% (+17.4%" in err
+    said = "REGRESSION tests/test_mw.py::test_retry: overhead regressed against 0001_old.json: 12.0% -> 31.5% (+17.4%"
+    assert said in err and err.rstrip().endswith("more than --fail-above=5%")  # the session's own sentence
     assert "regressed" in out and "same" in out  # the outcome column, at the threshold
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "25"]) == 0
 
@@ -78,8 +79,8 @@ def test_compare_reads_an_unknown_change_as_the_session_does(storage: Path, caps
     """The CLI judged regressions only, without the unknown policy a session has: one check now."""
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "17"]) == 0
     err = capsys.readouterr().err
-    assert "UNKNOWN tests/test_mw.py::test_retry: overhead 12.0% -> 31.5% (+17.4%" in err
-    assert "cannot tell whether more than 17%" in err and "REGRESSION" not in err
+    said = "UNKNOWN tests/test_mw.py::test_retry: cannot tell whether overhead changed by more than --fail-above=17%"
+    assert said in err and "against 0001_old.json: 12.0% -> 31.5% (+17.4%" in err and "REGRESSION" not in err
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "17", "--unknown", "fail"]) == 1
 
 
@@ -95,7 +96,7 @@ def test_compare_of_one_run_reads_the_changes_it_carries_against_its_stored_run(
     assert main(["--storage", str(storage), "compare", "carried", "--fail-above", "5"]) == 1
     out, err = capsys.readouterr()
     assert out.startswith("separate sessions, not paired") and "old (0001_old.json)" in out
-    assert "REGRESSION tests/test_mw.py::test_retry: overhead 12.0% -> 31.5%" in err
+    assert "REGRESSION tests/test_mw.py::test_retry: overhead regressed against" in err and "12.0% -> 31.5%" in err
     assert main(["--storage", str(storage), "compare", "new"]) == 0  # nothing carried: says what to name
     assert "name two runs to compare" in capsys.readouterr().out
 
@@ -201,7 +202,8 @@ def test_report_and_compare_cover_transport_figures(storage: Path, capsys) -> No
     assert main(["--storage", str(storage), "compare", "old", "new", "--fail-above", "5"]) == 1
     out, err = capsys.readouterr()
     assert any("test_gateway" in line and "h2c c=10 req/s" in line and "-75.0%" in line for line in out.splitlines())
-    assert "REGRESSION tests/test_http.py::test_gateway: h2c c=10 req/s 2,000/s -> 500/s (-75.0%" in err
+    assert "REGRESSION tests/test_http.py::test_gateway: h2c c=10 req/s regressed against" in err
+    assert ": 2,000/s -> 500/s (-75.0%" in err
 
 
 def shards(storage: Path, *groups: list[int], python: str | None = None, prefix: str = "shard") -> list[str]:

@@ -28,9 +28,9 @@ from overheadbench.engine.settings import QUICK, QUICK_AGAINST, Settings
 from overheadbench.history.runs import SCHEMA_VERSION
 from overheadbench.http.loadrun import Target, load
 from overheadbench.http.server import Server, start_server
-from overheadbench.outcome import HARNESS_WARN_SHARE
 from overheadbench.pairs.fixture import OverheadFixture
 from overheadbench.pairs.marker import KEYWORDS
+from overheadbench.pairs.outcome import HARNESS_WARN_SHARE
 from overheadbench.transport.across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS
 from overheadbench.transport.fixture import (
     PAIR_ROUNDS,

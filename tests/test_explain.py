@@ -176,6 +176,30 @@ def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester
     assert all(r["explain"] is not None for r in results)
     folded = flame_path(str(flame), "test_stack.py::test_generous").read_text().splitlines()
     assert folded[0].startswith("test_stack;metrics_layer.<locals>.run ") and int(folded[0].split()[-1]) > 0
+    # the passing pair's explanation in the terminal too (only a failure's was printed), once
+    result.stdout.fnmatch_lines(
+        [
+            "*overhead: where it goes, in the pairs that passed (--overhead-explain)*",
+            "test_stack.py::test_generous",
+            "  where the overhead goes (exact: bytecode counted per function; net +* bytecode instr/call):",
+            "*%  +* bytecode instr/call  test_stack:metrics_layer.<locals>.run",
+        ]
+    )
+    assert result.stdout.str().count("test_stack.py::test_stack\n  where the overhead goes") == 0  # in its failure
+    written = [line for line in result.stdout.lines if line.startswith("overhead results written to")]
+    assert len([line for line in written if line.endswith(".folded")]) == 2  # named, as every output is
+
+
+def test_an_xdist_workers_explained_pair_gets_its_flame_graph_from_the_controller(pytester: pytest.Pytester) -> None:
+    """The controller writes the flame graphs from the gathered results: a worker's pair carries its stacks."""
+    pytester.makepyfile(test_stack=STACK.replace("from conftest import BYTECODE, LOOP_SCOPE\n", ""))
+    flame = pytester.path / "flame"
+    result = pytester.runpytest(
+        "-n", "1", "--overhead-explain", "--overhead-counter=bytecode", f"--overhead-flame={flame}"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    folded = flame_path(str(flame), "test_stack.py::test_generous").read_text().splitlines()
+    assert folded[0].startswith("test_stack;metrics_layer.<locals>.run ") and int(folded[0].split()[-1]) > 0
 
 
 def test_each_test_has_a_flame_file_of_its_own_whatever_its_id() -> None:
@@ -216,8 +240,11 @@ def test_a_flame_file_that_cannot_be_written_warns_and_the_result_is_kept(pytest
         "--overhead-explain", "--overhead-counter=bytecode", f"--overhead-flame={flame}", "--overhead-json=out.json"
     )
     result.assert_outcomes(passed=1, failed=1)  # as without the folder in the way
-    unwritten = "*OverheadOutputWarning: test_stack.py::test_generous: its flame graph file * could not be written*"
-    result.stdout.fnmatch_lines([unwritten])
+    unwritten = "overheadbench: warning: */flame/test_stack.py_test_generous-*.folded: could not be written (*)"
+    result.stdout.fnmatch_lines([unwritten])  # an optional output: the exit status is the tests'
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    written = [line for line in result.stdout.lines if line.startswith("overhead results written to")]
+    assert any(line.endswith(".folded") and "test_stack.py_test_stack-" in line for line in written)  # named
     results = json.loads((pytester.path / "out.json").read_text())["results"]
     assert sorted(r["nodeid"] for r in results) == ["test_stack.py::test_generous", "test_stack.py::test_stack"]
 
@@ -271,7 +298,7 @@ def test_a_budget_tighter_than_the_pair_can_detect_says_so_once() -> None:
     from overheadbench.engine.checks import Status
     from overheadbench.engine.samples import Kind
     from overheadbench.engine.settings import Policy
-    from overheadbench.outcome import pair_outcome
+    from overheadbench.pairs.outcome import pair_outcome
     from overheadbench.pairs.pair import Budget, Pair
     from overheadbench.pairs.results import OverheadResult
 
@@ -294,7 +321,7 @@ def test_a_gate_threshold_within_what_a_change_can_detect_says_so() -> None:
     from overheadbench.engine.checks import Status
     from overheadbench.engine.samples import Kind
     from overheadbench.engine.settings import Policy
-    from overheadbench.outcome import pair_outcome
+    from overheadbench.pairs.outcome import pair_outcome
     from overheadbench.pairs.pair import Budget, Pair
     from overheadbench.pairs.results import OverheadResult, PlaceResult
 

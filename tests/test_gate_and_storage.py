@@ -26,7 +26,7 @@ from overheadbench.pairs.comparing import Figure, session_sd
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.report.github import annotation
-from overheadbench.report.summary import render_table, session_summary
+from overheadbench.report.summary import SessionFacts, render_table, session_summary
 
 
 def timed(overheads: list[float], nodeid: str = "t.py::test_pair") -> OverheadResult:
@@ -313,17 +313,8 @@ def test_the_summary_lines_fit_120_columns_and_never_break_a_path() -> None:
     result = timed(processes(0.1, 0.01, 6), "t.py::test_x")
     path = "/a/very/long/" + "folder/" * 20 + "overhead-results.json"
     remeasured = [f"t.py::test_{index}" for index in range(12)]
-    sections = session_summary(
-        [result],
-        [],
-        None,
-        ("overhead",),
-        measuring=True,
-        replicas_started=3,
-        quick=True,
-        written=[path],
-        remeasured=remeasured,
-    )
+    facts = SessionFacts(measuring=True, replicas_started=3, quick=True, written=[path], remeasured=remeasured)
+    sections = session_summary([result], [], None, ("overhead",), facts)
     (facts,) = [section for section in sections if section.title is None]
     assert all(len(line) <= 120 for line in facts.lines if path not in line)
     assert f"overhead results written to {path}" in " ".join(facts.lines).replace("to\n", "to ")

@@ -23,7 +23,7 @@ from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
 from overheadbench.history.environment import fingerprint
 from overheadbench.history.runs import Run, Storage
-from overheadbench.outcome import pair_outcome
+from overheadbench.pairs.outcome import pair_outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.markdown import markdown_purposes, render_markdown

@@ -177,7 +177,7 @@ def test_the_quick_profile_shrinks_the_defaults_but_explicit_options_win(pyteste
     pytester.makepyfile(
         """
         def test_settings(request):
-            settings = request.config.pluginmanager.get_plugin("overheadbench-session").settings
+            settings = request.config.pluginmanager.get_plugin("overheadbench-reporter").options.settings
             print("SETTINGS", settings.processes, settings.time_budget_s, settings.target_halfwidth, settings.inconclusive)
         """
     )

@@ -162,7 +162,7 @@ def test_after_the_sessions_last_pair_its_replicas_are_told_and_not_waited_for()
 
     pool = ReplicaPool(Invocation(("pytest",), Path()), ("a.py::x", "a.py::y"))
     replica = Parked()
-    pool._replicas, pool._current = [replica], "a.py::y"  # type: ignore[list-item]
+    pool._replicas, pool.talk.current = [replica], "a.py::y"  # type: ignore[list-item]
     pool.release()  # waiting would read the replica's (absent) pipe and fail
     assert replica.state is State.LEAVING and decode(replica.commands.getvalue()) == Done()
 

@@ -24,8 +24,8 @@ from overheadbench.engine.checks import Check, Status
 from overheadbench.engine.contention import core_share
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
-from overheadbench.outcome import pair_outcome as outcome
-from overheadbench.pairs.measuring import Measurement
+from overheadbench.pairs.measuring import MeasuredPair
+from overheadbench.pairs.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.pairs.strategy import strategy_for
@@ -126,7 +126,7 @@ def test_concurrent_callers_machinery_over_a_tenth_of_the_baseline_warns_and_one
     samples = ReplicaSamples(100, [10_000] * 40, [11_000] * 40, harness_ns_per_call=30.0)
 
     def measured(measured_pair: Pair, settings: Settings) -> OverheadResult:
-        run = Measurement(
+        run = MeasuredPair(
             measured_pair, measured_pair.applied_to(settings), InProcess(), time.perf_counter_ns, Random(), None
         )
         strategy = strategy_for(run, elsewhere=None, places=None)

@@ -115,11 +115,11 @@ def net_spread(found: list[dict]) -> float:
     """The figure's spread between sessions beyond what each session's own interval explains:
     the plugin's own rule for learning it from stored runs (``session_log_sd``), so the priors
     measured here are what the plugin would learn from these runs."""
-    from overheadbench.engine.changes import interval_measurement, session_log_sd
+    from overheadbench.engine.changes import interval_estimate, session_log_sd
     from overheadbench.history.figure_changes import compared_values
     from overheadbench.transport.results import FigureResult
 
-    readings = [interval_measurement(*compared_values(FigureResult.from_json(f))) for f in found]
+    readings = [interval_estimate(*compared_values(FigureResult.from_json(f))) for f in found]
     return session_log_sd(readings, math.nan)[0]
 
 

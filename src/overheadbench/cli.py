@@ -21,6 +21,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .core.errors import StorageError
 from .core.jsonio import cannot_write, dumps, write_text_atomic
@@ -29,6 +30,7 @@ from .core.termination import install_sigterm, uninstall_sigterm
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.attribution import CHANGE_HEAD
 from .engine.changes import Finding, Gate
+from .engine.outcome import Gated, gate_sentence
 from .engine.settings import Policy
 from .history.bisect import BisectError, bisect
 from .history.combined import Column, combine
@@ -59,6 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     anywhere = argparse.ArgumentParser(add_help=False)  # --storage after the command too, as users write it
     anywhere.add_argument("--storage", type=Path, default=argparse.SUPPRESS, help=storage_help)
     commands = parser.add_subparsers(dest="command", required=True)
+    _compare_command(commands, anywhere)
+    _report_commands(commands, anywhere)
+    _bisect_command(commands)
+    return parser
+
+
+Commands = Any
+"""argparse's sub-parsers action (its type is private)."""
+
+
+def _compare_command(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
     compare = commands.add_parser(
         "compare",
         parents=[anywhere],
@@ -82,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="a pair whose interval contains the threshold: warn (the default) or fail, as "
         "--overhead-compare-unknown does in a session",
     )
+
+
+def _report_commands(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
     report = commands.add_parser(
         "report",
         parents=[anywhere],
@@ -103,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("run", nargs="*")
     plot.add_argument("--trend", action="store_true", help="overhead of each test across every stored run")
     plot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
+
+
+def _bisect_command(commands: Commands) -> None:
     bisect = commands.add_parser(
         "bisect",
         help="find the first commit between GOOD and BAD whose change over GOOD, measured in one session "
@@ -117,7 +136,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--rounds", type=int, default=BISECT_ROUNDS, help="sessions for a commit whose change stays unknown"
     )
     bisect.add_argument("--json", type=Path, default=None, help="write the steps and first_bad to FILE")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -160,7 +178,7 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Th
         print(f"no test was measured in both {plain(old_path.name)} and {plain(new_path.name)}")
         return 0
     print("\n".join([*([plain(heading)] if heading else []), *render_changes(shown, old_path.name, fail_above)]))
-    return _regressions(shown, fail_above, unknown)
+    return _regressions([(old_path.name, each) for each in shown], fail_above, unknown)
 
 
 def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
@@ -185,25 +203,29 @@ def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
     lines = render_places(results, fail_above, figures) if results or figures else []
     lines += [*([""] if lines and stored else []), *(render_changes(stored, against, fail_above) if stored else [])]
     print("\n".join(lines))
-    changes = [pair_shown(place.change) for r in results for place in r.places if place.change is not None]
-    changes += [shown for _, rows in figure_places(figures).values() for shown in rows]
-    return _regressions([*changes, *stored], fail_above, unknown)
+    changes = [
+        (place.name, pair_shown(place.change)) for r in results for place in r.places if place.change is not None
+    ]
+    changes += [(name, shown) for name, (_, rows) in figure_places(figures).items() for shown in rows]
+    return _regressions([*changes, *((against, shown) for shown in stored)], fail_above, unknown)
 
 
-def _regressions(changes: Sequence[Shown], fail_above: Thresholds, unknown: Policy) -> int:
-    """Say each change the gate fails or warns of, at its kind's threshold (percent), on standard
-    error (the session's one regression check, :meth:`~overheadbench.engine.changes.Gate.fails`); 1 if
-    any fails."""
+def _regressions(changes: Sequence[tuple[str, Shown]], fail_above: Thresholds, unknown: Policy) -> int:
+    """Say each change (against the run or place named beside it) the gate fails or warns of, at
+    its kind's threshold (percent), on standard error, in the session's own sentence (its one
+    regression check, :meth:`~overheadbench.engine.changes.Gate.fails`); 1 if any fails."""
     failed = False
-    for shown in changes:
-        gate = Gate("", fail_above.pick(shown.pair), unknown)
+    for reference, shown in changes:
+        gate = Gate(reference, fail_above.pick(shown.pair), unknown)
         if not (gate.fails(shown.change) or gate.warns(shown.change)):
             continue
         failed = failed or gate.fails(shown.change)
         word = "REGRESSION" if gate.finding(shown.change) == Finding.REGRESSED else "UNKNOWN"
-        kind = "more than" if word == "REGRESSION" else "cannot tell whether more than"
-        story = shown.change.describe((shown.old, shown.new))
-        print(f"{word} {plain(shown.test)}: {plain(shown.figure)} {story}, {kind} {gate.threshold:g}%", file=sys.stderr)
+        gated = Gated(plain(shown.figure), shown.change.describe((shown.old, shown.new)), shown.change)
+        print(
+            f"{word} {gate_sentence(plain(shown.test), gated, gate, f'--fail-above={gate.threshold:g}%')}",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 

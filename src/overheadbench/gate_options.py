@@ -5,7 +5,6 @@ configure time, so a contradiction is a usage error (exit 4) before anything is 
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from .core.errors import StorageError, deprecated
+from .core.flags import Flag, add_flags
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.settings import Policy
 from .history.runs import Storage, check_name
@@ -26,85 +26,78 @@ REPLACED = {
 """The two gate flags ``--overhead-fail-above`` replaced (0.2.0): they work, with a deprecation warning, until 0.3."""
 
 
-def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
-    group.addoption(
+GATE_FLAGS = (
+    Flag(
         "--overhead-against",
-        metavar="REV|DIR",
-        default=None,
-        help="measure every pair on this tree and on another in the same session, interleaved, and gate the "
+        "measure every pair on this tree and on another in the same session, interleaved, and gate the "
         "change: a git revision (e.g. origin/main; checked out as a temporary worktree) or a checkout's folder "
         "(implies --overhead)",
-    )
-    group.addoption(
+        metavar="REV|DIR",
+    ),
+    Flag(
         "--overhead-against-python",
-        metavar="PATH",
-        default=None,
-        help="the interpreter that runs the base tree's replicas (a virtual environment where the base is "
+        "the interpreter that runs the base tree's replicas (a virtual environment where the base is "
         "installed; default: this one)",
-    )
-    group.addoption(
+        metavar="PATH",
+    ),
+    Flag(
         "--overhead-env",
-        metavar="[NAME=]PYTHON",
-        action="append",
-        default=None,
-        help="measure every pair under this interpreter too (a virtual environment with other dependency versions "
+        "measure every pair under this interpreter too (a virtual environment with other dependency versions "
         "or another Python, where pytest, overheadbench and the project are installed; tox:ENV for a tox "
         "environment), interleaved with this one, and gate each environment's change (repeatable; implies "
         "--overhead)",
-    )
-    parser.addini(
-        "overhead_envs", "environments to measure every pair under too, one [NAME=]PYTHON per line", type="linelist"
-    )
-    group.addoption(
+        metavar="[NAME=]PYTHON",
+        action="append",
+        ini="overhead_envs",
+        ini_help="environments to measure every pair under too, one [NAME=]PYTHON per line",
+        ini_type="linelist",
+    ),
+    Flag(
         "--overhead-save",
+        "store this run as NNNN_NAME.json in the storage folder (never replacing a file; implies --overhead)",
         metavar="NAME",
-        default=None,
-        help="store this run as NNNN_NAME.json in the storage folder (never replacing a file; implies --overhead)",
-    )
-    group.addoption(
-        "--overhead-autosave",
-        action="store_true",
-        default=False,
-        help="store this run, named after the git commit (implies --overhead)",
-    )
-    group.addoption(
+    ),
+    Flag("--overhead-autosave", "store this run, named after the git commit (implies --overhead)", action="store_true"),
+    Flag(
         "--overhead-storage",
+        "folder of stored runs (default: baselines/ under the rootdir)",
         metavar="PATH",
-        default=None,
-        help="folder of stored runs (default: baselines/ under the rootdir)",
-    )
-    parser.addini("overhead_storage", "folder of stored runs (default: baselines/)", default=None)
-    group.addoption(
+        ini="overhead_storage",
+        ini_help="folder of stored runs (default: baselines/)",
+    ),
+    Flag(
         "--overhead-compare",
+        "compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
         metavar="NAME",
         nargs="?",
         const="",
-        default=None,
-        help="compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
-    )
-    group.addoption(
+    ),
+    Flag(
         "--overhead-fail-above",
-        metavar="PCT",
-        default=None,
-        help=f"fail a test whose change against the base tree, another environment or the stored run grew by "
+        f"fail a test whose change against the base tree, another environment or the stored run grew by "
         f"more than PCT percent with confidence: a pair's framework / baseline, a transport figure; "
         f"{HELP_EXAMPLE} (implies --overhead)",
-    )
-    group.addoption(
+        metavar="PCT",
+    ),
+    Flag(
         "--overhead-compare-unknown",
+        "what a change whose interval contains the --overhead-fail-above threshold does: warn (default) or fail",
         metavar="warn|fail",
-        default=None,
-        help="what a change whose interval contains the --overhead-fail-above threshold does: warn (default) or fail",
-    )
-    parser.addini("overhead_compare_unknown", "see --overhead-compare-unknown (default warn)", default=None)
-    for old in REPLACED:
-        group.addoption(old, metavar="PCT", default=None, help=argparse.SUPPRESS)
-    group.addoption(
+        ini="overhead_compare_unknown",
+        ini_help="see --overhead-compare-unknown (default warn)",
+    ),
+    *(Flag(old, "", metavar="PCT", hidden=True) for old in REPLACED),
+    Flag(
         "--overhead-compare-force",
+        "let --overhead-fail-above gate against a run stored by another machine",
         action="store_true",
-        default=False,
-        help="let --overhead-fail-above gate against a run stored by another machine",
-    )
+    ),
+)
+"""The gate's options (a base tree, environments, stored runs), in ``--help`` order."""
+
+
+def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    add_flags(group, parser, GATE_FLAGS)
 
 
 @dataclass(frozen=True)
@@ -157,28 +150,8 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         raise pytest.UsageError(f"overheadbench: {exc}") from None
     against, python = option("--overhead-against"), option("--overhead-against-python")
     compare = _compared(option("--overhead-compare"), config.rootpath)
-    if python is not None and against is None:
-        raise pytest.UsageError(
-            "overheadbench: --overhead-against-python names the base tree's interpreter; give "
-            "--overhead-against=REV|DIR too"
-        )
     env_specs = [*(option("--overhead-env") or ()), *(config.getini("overhead_envs") if measuring else ())]
-    if against is not None and env_specs:
-        raise pytest.UsageError(
-            "overheadbench: --overhead-against and --overhead-env each measure every pair at other places in this "
-            "session, and one session takes one of them: run the tree comparison and the environments separately"
-        )
-    for flag, given in (("--overhead-against", against), ("--overhead-env", env_specs or None)):
-        stored = (
-            ("--overhead-compare", compare),
-            ("--overhead-compare-force", option("--overhead-compare-force") or None),
-        )
-        clashing = [name for name, value in stored if value is not None]
-        if given is not None and clashing:
-            raise pytest.UsageError(
-                f"overheadbench: {flag} compares with other places measured in this session; {clashing[0]} "
-                f"compares with a stored run: choose one"
-            )
+    _check_places(config, against, python, env_specs, compare)
     base, envs = None, []
     try:
         if against is not None and not in_replica:
@@ -187,11 +160,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
             envs = resolve_environments(env_specs, Path(config.invocation_params.dir), config.rootpath)
     except (TreeError, EnvError) as exc:
         raise pytest.UsageError(f"overheadbench: {exc}") from None
-    added = (
-        ()
-        if in_replica
-        else tuple(p for found in config.hook.pytest_overheadbench_places(config=config) for p in found)
-    )
+    added = () if in_replica else _added_places(config)
     options = GateOptions(
         storage=storage,
         save=save,
@@ -207,6 +176,33 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
     if not named and options.uses_storage:
         _refuse_a_default_storage_elsewhere(storage.root, config.rootpath)
     return options
+
+
+def _check_places(
+    config: pytest.Config, against: str | None, python: str | None, env_specs: list[str], compare: str | None
+) -> None:
+    """One kind of other place per session, and none beside a stored run's comparison."""
+    if python is not None and against is None:
+        raise pytest.UsageError(
+            "overheadbench: --overhead-against-python names the base tree's interpreter; give "
+            "--overhead-against=REV|DIR too"
+        )
+    if against is not None and env_specs:
+        raise pytest.UsageError(
+            "overheadbench: --overhead-against and --overhead-env each measure every pair at other places in this "
+            "session, and one session takes one of them: run the tree comparison and the environments separately"
+        )
+    for flag, given in (("--overhead-against", against), ("--overhead-env", env_specs or None)):
+        stored = (
+            ("--overhead-compare", compare),
+            ("--overhead-compare-force", config.getoption("--overhead-compare-force") or None),
+        )
+        clashing = [name for name, value in stored if value is not None]
+        if given is not None and clashing:
+            raise pytest.UsageError(
+                f"overheadbench: {flag} compares with other places measured in this session; {clashing[0]} "
+                f"compares with a stored run: choose one"
+            )
 
 
 def _refuse_a_default_storage_elsewhere(root: Path, rootdir: Path) -> None:

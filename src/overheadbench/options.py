@@ -9,7 +9,6 @@ after the whole run. Options that only mean something while measuring imply ``--
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 
 from .core.errors import deprecated
+from .core.flags import Flag, add_flags
 from .core.jsonio import cannot_write
 from .core.numbers import check_fraction, check_processes, parse_number
 from .core.units import DurationError, parse_duration
@@ -162,73 +162,76 @@ GATE = "overhead-gate"
 """The ``--help`` groups, one per concern (the gate's options: :mod:`overheadbench.gate_options`)."""
 
 
+MEASURING_FLAGS = (
+    Flag("--overhead", "measure @pytest.mark.overhead tests and judge them against their budgets", action="store_true"),
+    Flag(
+        "--overhead-quick",
+        f"the quick profile, for CI: {QUICK['processes']} processes, {QUICK['time_budget_s']:g} s per pair, "
+        "wider intervals, inconclusive warns (options given explicitly win; implies --overhead)",
+        action="store_true",
+    ),
+)
+REPORT_FLAGS = (
+    Flag(
+        "--overhead-json",
+        "write every measured pair (samples included) as JSON to PATH (implies --overhead)",
+        metavar="PATH",
+    ),
+    Flag(
+        "--overhead-md",
+        "write a markdown report (environment, one table per group) to PATH at the end (implies --overhead)",
+        metavar="PATH",
+    ),
+    Flag(
+        "--overhead-columns",
+        f"the terminal table's columns, comma-separated, or 'all': {', '.join(COLUMN_KEYS)} "
+        f"(default {','.join(TERMINAL_COLUMNS)}; the markdown report and JSON always have every figure)",
+        metavar="KEYS",
+        ini="overhead_columns",
+        ini_help="the terminal table's columns (see --overhead-columns)",
+    ),
+    Flag(
+        "--overhead-github",
+        "under GitHub Actions, annotate failing pairs and append the markdown report to the job summary (default true)",
+        metavar="BOOL",
+        ini="overhead_github",
+        ini_help="see --overhead-github (default true)",
+    ),
+    Flag(
+        "--overhead-explain",
+        "explain every pair: where its overhead goes, function by function, and every change between "
+        "places (a failing pair and a regressed change are explained anyway; about a second per pair)",
+        action="store_true",
+    ),
+    Flag(
+        "--overhead-flame",
+        "write each explained pair's added cost to DIR as folded stacks (flamegraph.pl, speedscope, inferno)",
+        metavar="DIR",
+    ),
+)
+"""The options of the measuring and report groups, in ``--help`` order (the settings: :data:`KNOBS`)."""
+
+
+def knob_flags() -> list[Flag]:
+    """Each setting's option and ini key, its default in its help; a replaced one hidden."""
+    defaults = Settings()
+    flags = []
+    for name, knob in KNOBS.items():
+        if knob.replaced:
+            flags.append(
+                Flag(knob.flag, "", ini=knob.ini, ini_help=f"deprecated since 0.2.0: {knob.replaced}", hidden=True)
+            )
+            continue
+        described = f"{knob.help} (default {shown_default(name, getattr(defaults, name))})"
+        flags.append(Flag(knob.flag, described, metavar=knob.metavar, ini=knob.ini, ini_help=described))
+    return flags
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Register ``--overhead*`` options and their ``overhead_*`` ini twins, grouped by concern."""
     group = parser.getgroup(MEASURING, "overheadbench: measuring (@pytest.mark.overhead, transport)")
-    group.addoption(
-        "--overhead",
-        action="store_true",
-        default=False,
-        help="measure @pytest.mark.overhead tests and judge them against their budgets",
-    )
-    group.addoption(
-        "--overhead-quick",
-        action="store_true",
-        default=False,
-        help=f"the quick profile, for CI: {QUICK['processes']} processes, {QUICK['time_budget_s']:g} s per pair, "
-        "wider intervals, inconclusive warns (options given explicitly win; implies --overhead)",
-    )
-    defaults = Settings()
-    for name, knob in KNOBS.items():
-        if knob.replaced:
-            group.addoption(knob.flag, default=None, help=argparse.SUPPRESS)
-            parser.addini(knob.ini, f"deprecated since 0.2.0: {knob.replaced}", default=None)
-            continue
-        described = f"{knob.help} (default {shown_default(name, getattr(defaults, name))})"
-        group.addoption(knob.flag, metavar=knob.metavar, default=None, help=described)
-        parser.addini(knob.ini, described, default=None)
-    reports = parser.getgroup(REPORTS, "overheadbench: reports", after=MEASURING)
-    reports.addoption(
-        "--overhead-json",
-        metavar="PATH",
-        default=None,
-        help="write every measured pair (samples included) as JSON to PATH (implies --overhead)",
-    )
-    reports.addoption(
-        "--overhead-md",
-        metavar="PATH",
-        default=None,
-        help="write a markdown report (environment, one table per group) to PATH at the end (implies --overhead)",
-    )
-    reports.addoption(
-        "--overhead-columns",
-        metavar="KEYS",
-        default=None,
-        help=f"the terminal table's columns, comma-separated, or 'all': {', '.join(COLUMN_KEYS)} "
-        f"(default {','.join(TERMINAL_COLUMNS)}; the markdown report and JSON always have every figure)",
-    )
-    parser.addini("overhead_columns", "the terminal table's columns (see --overhead-columns)", default=None)
-    reports.addoption(
-        "--overhead-github",
-        metavar="BOOL",
-        default=None,
-        help="under GitHub Actions, annotate failing pairs and append the markdown report to the job summary "
-        "(default true)",
-    )
-    parser.addini("overhead_github", "see --overhead-github (default true)", default=None)
-    reports.addoption(
-        "--overhead-explain",
-        action="store_true",
-        default=False,
-        help="explain every pair: where its overhead goes, function by function, and every change between "
-        "places (a failing pair and a regressed change are explained anyway; about a second per pair)",
-    )
-    reports.addoption(
-        "--overhead-flame",
-        metavar="DIR",
-        default=None,
-        help="write each explained pair's added cost to DIR as folded stacks (flamegraph.pl, speedscope, inferno)",
-    )
+    add_flags(group, parser, [*MEASURING_FLAGS, *knob_flags()])
+    add_flags(parser.getgroup(REPORTS, "overheadbench: reports", after=MEASURING), parser, REPORT_FLAGS)
 
 
 IMPLYING = (
@@ -264,6 +267,10 @@ class Options:
     """The terminal table's columns (keys of :data:`overheadbench.report.pairs.COLUMNS`)."""
     github: bool
     """Annotate and summarise under GitHub Actions."""
+    explain: bool = False
+    """Explain every measured pair (``--overhead-explain``; a failing one is explained anyway)."""
+    flame: Path | None = None
+    """The folder each explained pair's flame graph goes to (``--overhead-flame``), written as an output."""
 
 
 def options_from_config(config: pytest.Config) -> Options:
@@ -279,7 +286,16 @@ def options_from_config(config: pytest.Config) -> Options:
         markdown_path=_output(option("--overhead-md"), "--overhead-md"),
         columns=_columns(option("--overhead-columns") or config.getini("overhead_columns")),
         github=_flag(option("--overhead-github") or config.getini("overhead_github"), "--overhead-github"),
+        explain=bool(option("--overhead-explain")),
+        flame=_flame(option("--overhead-flame")),
     )
+
+
+def _flame(flame: str | None) -> Path | None:
+    """The flame graphs' folder, checked before anything is measured."""
+    if flame and (why := cannot_write(Path(flame), folder=True)):
+        raise pytest.UsageError(f"overheadbench: --overhead-flame={flame}: {why}")
+    return Path(flame).resolve() if flame else None
 
 
 def settings_from_config(config: pytest.Config) -> Settings:
@@ -305,14 +321,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
             values[field] = parse(str(raw))
         except ValueError as exc:
             raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
-    flame = config.getoption("--overhead-flame")
-    if flame and (why := cannot_write(Path(flame), folder=True)):
-        raise pytest.UsageError(f"overheadbench: --overhead-flame={flame}: {why}")
-    settings = dataclasses.replace(
-        Settings(**values),
-        explain=bool(config.getoption("--overhead-explain")),
-        flame=str(Path(flame).resolve()) if flame else "",
-    )
+    settings = Settings(**values)
     return dataclasses.replace(settings, counter=_counter(settings.counter))
 
 

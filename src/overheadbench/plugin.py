@@ -1,6 +1,6 @@
 """pytest's entry point: the options, the markers, the plugin's module-level fixtures, and the
-session (:mod:`overheadbench.session`) registered with its measured kinds, in the user's session,
-an xdist worker and a replica process alike."""
+session's plugins (:mod:`overheadbench.session`) registered with its measured kinds, in the
+user's session, an xdist worker and a replica process alike."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from .pairs.marker import (
 )
 from .replicas.launch import ReplicaRequest
 from .replicas.replica import ReplicaPlugin
-from .session import OverheadSession
+from .report.reporter import Reporter
+from .session import assemble
 from .transport.limits import MARKER_HELP as TRANSPORT_HELP
 
 
@@ -40,8 +41,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Check every option, then register the session's plugin, and in a replica process the
-    replica's plugin too."""
+    """Check every option, then register the session's plugins (measuring; and reporting, in the
+    user's session), each measured kind, and in a replica process the replica's plugin too."""
     config.addinivalue_line("markers", MARKER_HELP)
     config.addinivalue_line("markers", TRANSPORT_HELP)
     request = ReplicaRequest.from_env()
@@ -62,4 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if is_controller(config):
             prepare_controller(config)
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
-    config.pluginmanager.register(OverheadSession(config, options, gate, replica), "overheadbench-session")
+    measurer = assemble(config, options, gate, replica)
+    config.pluginmanager.register(measurer, "overheadbench-session")
+    for kind in measurer.kinds:  # each kind's fixture
+        config.pluginmanager.register(kind, f"overheadbench-{kind.marker}")
+    if replica is None and not hasattr(config, "workerinput"):  # only the user's session reports
+        reporter = Reporter(config, options, gate, measurer.state, measurer.started)
+        config.pluginmanager.register(reporter, "overheadbench-reporter")

@@ -29,6 +29,10 @@ _ORIGINAL_NODEID = pytest.StashKey[str]()
 GROUPING_MODES = ("load", "loadgroup")
 
 
+WORKER_REPLICAS = "overheadbench_replicas"
+"""The xdist worker's output key: the replica processes it started (the controller's summary counts them)."""
+
+
 def is_controller(config: pytest.Config) -> bool:
     """Whether this is an xdist controller that distributes tests to workers."""
     return (

@@ -12,7 +12,7 @@ Functions are named ``module:qualname`` (``framework:make_layer.<locals>.run``),
 inner functions stay apart from another layer's.
 
 Sampled profiles are **paired**: the two sides are profiled in alternating rounds
-(:data:`~overheadbench.pairs.measuring.EXPLAIN_ROUNDS`), so a drift of the machine (its clock, its
+(:data:`~overheadbench.pairs.explaining.EXPLAIN_ROUNDS`), so a drift of the machine (its clock, its
 neighbours) falls on both alike. Beside two sequential windows, work both sides share (a handler's
 ``json.dumps``) read +150 to +800 ns in one window pair and not in the next (sd 290 ns per function
 here, 80 ns paired), and outranked the thin layer a change had slowed. The rounds' spread gives each
@@ -206,7 +206,8 @@ class Explanation:
     note: str = ""
     """How the figures were made (the profiler's cost taken off, the counter)."""
     stacks: tuple[tuple[str, float], ...] = field(default=(), compare=False)
-    """The added cost per call by ``module;function`` path, for a flame graph (not stored)."""
+    """The added cost per call by ``module;function`` path: the flame graph the session writes
+    (``--overhead-flame``) from the gathered results, xdist workers' included."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -217,6 +218,7 @@ class Explanation:
             "rows": [row.to_json() for row in self.rows],
             "rest": self.rest,
             "note": self.note,
+            "stacks": [[path, cost] for path, cost in self.stacks],
         }
 
     @classmethod
@@ -232,6 +234,7 @@ class Explanation:
             tuple(fields.items("rows", lambda item, path: ExplainRow.from_json(Fields(item, path)))),
             fields.number("rest"),
             fields.text("note"),
+            tuple(_stacks(fields)),
         )
 
     def per_call(self, value: float) -> str:
@@ -326,6 +329,19 @@ def _ranked(
     rest = sum(added for _, added, _, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
     stacks = tuple((_folded_path(where), added) for _, added, _, where in ranked)
     return Explanation(unit, exact, calls, net, rows, rest, note, stacks)
+
+
+def _stacks(fields: Fields) -> list[tuple[str, float]]:
+    """An explanation's stacks back (a run before schema 18 kept none)."""
+    if "stacks" not in fields.data:
+        return []
+
+    def stack(item: Any, path: str) -> tuple[str, float]:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            raise ShapeError(f"{path}: expected [stack, cost], got {item!r:.80}")
+        return item[0], Fields({"cost": item[1]}, path).number("cost")
+
+    return fields.items("stacks", stack)
 
 
 def _folded_path(where: str) -> str:

@@ -40,7 +40,7 @@ from .settings import Policy
 from .stats import t_quantile
 
 REGRESSED_MARK = " regressed against "
-"""How a gate's failure reads (:func:`overheadbench.outcome.gate_effect`): GitHub annotations
+"""How a gate's failure reads (:func:`overheadbench.engine.outcome.gate_effect`): GitHub annotations
 title such a failure "regressed"."""
 CONFIDENCE = 0.95
 """Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
@@ -206,7 +206,7 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Measurement:
+class LogEstimate:
     """One side's value of a figure and the standard error of its logarithm (with its degrees
     of freedom): what a :class:`Change` is made of."""
 
@@ -215,14 +215,14 @@ class Measurement:
     df: float = math.inf
 
 
-def interval_measurement(value: float, low: float, high: float) -> Measurement:
+def interval_estimate(value: float, low: float, high: float) -> LogEstimate:
     """A value with its 95% interval, read as a standard error of the log (normal)."""
     if low <= 0 or high <= 0 or low >= high:
-        return Measurement(value, 0.0)
-    return Measurement(value, (math.log(high) - math.log(low)) / (2 * NormalDist().inv_cdf((1 + CONFIDENCE) / 2)))
+        return LogEstimate(value, 0.0)
+    return LogEstimate(value, (math.log(high) - math.log(low)) / (2 * NormalDist().inv_cdf((1 + CONFIDENCE) / 2)))
 
 
-def session_log_sd(history: Sequence[Measurement], prior: float) -> tuple[float, float]:
+def session_log_sd(history: Sequence[LogEstimate], prior: float) -> tuple[float, float]:
     """A figure's between-session standard deviation (of its log) on this machine, and its
     degrees of freedom: the spread of its stored values beyond what their own errors explain,
     learned once there are ``MIN_HISTORY`` of them (from ``ROBUST_FROM`` on, a value
@@ -243,8 +243,8 @@ def session_log_sd(history: Sequence[Measurement], prior: float) -> tuple[float,
 
 def change(
     what: str,
-    old: Measurement,
-    new: Measurement,
+    old: LogEstimate,
+    new: LogEstimate,
     session: tuple[float, float] | None = None,
     higher_is_worse: bool = True,
 ) -> Change:

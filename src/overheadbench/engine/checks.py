@@ -39,7 +39,7 @@ class Status(Word):
 class Overall(Word):
     """A measured test's one outcome: its budgets' verdict and every gate's finding, worst first
     (a budget broken, then a change regressed past the gate, then either undecided). Decided once,
-    where the test is judged (:func:`overheadbench.outcome.decide`), and carried on the result to
+    where the test is judged (:func:`overheadbench.engine.outcome.decide`), and carried on the result to
     the JSON's top level, the terminal table, the markdown, the CSV and ``report`` (``compare``
     judges two runs' change at its own ``--fail-above``, not a pair's outcome)."""
 

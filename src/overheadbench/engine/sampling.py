@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
@@ -20,7 +20,6 @@ import numpy as np
 from ..core.errors import CallableError, InstrumentError
 from ..core.timeouts import progressed
 from ..core.vocabulary import Role
-from .attribution import Profiled
 from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side, Timer, Timing
 from .settings import Settings
 from .stats import median_interval, pair_ratios
@@ -110,27 +109,11 @@ class Replication(Protocol):
         self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, stop: Stopping
     ) -> PairPlan: ...
 
-    def asked_to_explain(self, nodeid: str) -> Callable[[Profiled], None] | None:
-        """In a replica the controller asked for the pair's profiles instead of its samples: where
-        they go (None: it was not asked, or this is no replica)."""
-        ...
-
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
-        """The pair's profiles at each of these other places, each beside the session's own place's
-        (none: no other place)."""
-        ...
-
 
 class InProcess:
     """A pair measured in this process only: calibrated, then sampled."""
 
     in_replica = False
-
-    def asked_to_explain(self, nodeid: str) -> None:
-        return None
-
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
-        return {}
 
     def plan(self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, stop: Stopping) -> PairPlan:
         sizes = yield from calibrate(settings)

@@ -93,10 +93,6 @@ class Settings:
     """Callers of each side at once while it is timed (a pair's own: its marker or ``compare()``)."""
     counter: Counter = Counter.AUTO
     """Count mode's instruction counter (resolved from ``auto`` when the session starts)."""
-    explain: bool = False
-    """Explain every pair's overhead function by function (a failing pair is explained anyway)."""
-    flame: str = ""
-    """A folder to write each explained pair's added cost in, as folded stacks (empty: none written)."""
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -155,6 +155,71 @@ Measure = Callable[[str, str], Measured]
 """Measure a commit against a reference commit (both full ids)."""
 
 
+class _Search:
+    """One bisection's state: the commits, how each is measured, the steps so far."""
+
+    def __init__(
+        self, good: str, commits: Sequence[tuple[str, str]], measure: Measure, rounds: int, said: Callable[[str], Any]
+    ) -> None:
+        self.good, self.commits, self.measure, self.rounds, self.said = good, commits, measure, rounds, said
+        self.found = Bisection(good, commits[-1][0])
+        self.watched: set[str] = set()
+        """The pairs BAD regressed: each step must compare them all to be told."""
+
+    def once(self, commit: str, reference: str) -> Measured:
+        measured = self.measure(commit, reference)
+        compared = {moved.test for moved in measured.changes}
+        return dataclasses.replace(measured, missing=tuple(sorted(self.watched - compared)))
+
+    def known(self, commit: str, reference: str) -> tuple[Measured, int]:
+        """``commit`` against ``reference``, measured again while unknown (at most ``rounds``
+        sessions); a pair missing there is not noise, and is not measured again."""
+        measured, tries = self.once(commit, reference), 1
+        while measured.finding == Finding.UNKNOWN and not measured.missing and tries < self.rounds:
+            measured, tries = self.once(commit, reference), tries + 1
+        return measured, tries
+
+    def step(self, index: int) -> str:
+        commit, subject = self.commits[index]
+        measured, tries = self.known(commit, self.good)
+        outcome = {Finding.REGRESSED: "bad", Finding.UNKNOWN: SKIPPED}.get(measured.finding, "good")
+        self.found.steps.append(Step(commit, subject, outcome, tries, measured))
+        self.said(self.found.steps[-1].told(len(self.found.steps)))
+        return outcome
+
+    def narrowed(self) -> tuple[int, int]:
+        """The last good step's index and the first bad one's, every untold step between them skipped."""
+        low, high, skipped = -1, len(self.commits) - 1, set[int]()
+        while untested := [index for index in range(low + 1, high) if index not in skipped]:
+            middle = min(untested, key=lambda index: (abs(index - (low + high) / 2), index))
+            outcome = self.step(middle)
+            if outcome == "bad":
+                high = middle
+            elif outcome == "good":
+                low = middle
+            else:
+                skipped.add(middle)
+        return low, high
+
+    def alone(self, high: int) -> None:
+        """The first bad commit against its own parent: alone regressed, gradual, or unknown."""
+        found, good = self.found, self.good
+        found.first_bad = self.commits[high][0]
+        parent = self.commits[high - 1][0] if high > 0 else good
+        found.alone, tries = self.known(found.first_bad, parent)
+        alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
+        if found.gradual:
+            found.note = (
+                f"{found.first_bad[:12]} alone is not regressed over its parent ({alone}): the regression is made of "
+                f"several smaller steps; each measured step's change over {good[:12]} is above"
+            )
+        elif found.alone.finding == Finding.UNKNOWN:
+            found.note = (
+                f"{found.first_bad[:12]} against its parent stayed unknown after {tries} session(s) ({alone}): "
+                f"whether it alone passes the threshold cannot be told (it is the first regressed over {good[:12]})"
+            )
+
+
 def bisect(
     good: str,
     commits: Sequence[tuple[str, str]],
@@ -166,33 +231,9 @@ def bisect(
     first whose change over ``good`` is regressed; ``said`` gets each step as it ends. A step that did
     not compare every pair BAD regressed is never good: it cannot be told, and is skipped. A BAD that
     compared nothing is a :class:`BisectError` (there is nothing to search on)."""
-    bad, _ = commits[-1]
-    found = Bisection(good, bad)
-    watched: set[str] = set()
-    """The pairs BAD regressed: each step must compare them all to be told."""
-
-    def once(commit: str, reference: str) -> Measured:
-        measured = measure(commit, reference)
-        compared = {moved.test for moved in measured.changes}
-        return dataclasses.replace(measured, missing=tuple(sorted(watched - compared)))
-
-    def known(commit: str, reference: str) -> tuple[Measured, int]:
-        """``commit`` against ``reference``, measured again while unknown (at most ``rounds``
-        sessions); a pair missing there is not noise, and is not measured again."""
-        measured, tries = once(commit, reference), 1
-        while measured.finding == Finding.UNKNOWN and not measured.missing and tries < rounds:
-            measured, tries = once(commit, reference), tries + 1
-        return measured, tries
-
-    def step(index: int) -> str:
-        commit, subject = commits[index]
-        measured, tries = known(commit, good)
-        outcome = {Finding.REGRESSED: "bad", Finding.UNKNOWN: SKIPPED}.get(measured.finding, "good")
-        found.steps.append(Step(commit, subject, outcome, tries, measured))
-        said(found.steps[-1].told(len(found.steps)))
-        return outcome
-
-    if step(len(commits) - 1) != "bad":
+    search = _Search(good, commits, measure, rounds, said)
+    found, bad = search.found, commits[-1][0]
+    if search.step(len(commits) - 1) != "bad":
         if not found.steps[-1].measured.changes:
             raise BisectError(
                 f"no pair was compared at {bad[:12]} against {good[:12]} (each raised, was renamed, or was not "
@@ -200,34 +241,14 @@ def bisect(
             )
         found.note = f"{bad[:12]} is not regressed over {good[:12]}: nothing to find"
         return found
-    watched.update(moved.test for moved in found.steps[-1].measured.changes if moved.finding == Finding.REGRESSED)
-    low, high, skipped = -1, len(commits) - 1, set[int]()
-    while untested := [index for index in range(low + 1, high) if index not in skipped]:
-        middle = min(untested, key=lambda index: (abs(index - (low + high) / 2), index))
-        outcome = step(middle)
-        if outcome == "bad":
-            high = middle
-        elif outcome == "good":
-            low = middle
-        else:
-            skipped.add(middle)
+    search.watched.update(
+        moved.test for moved in found.steps[-1].measured.changes if moved.finding == Finding.REGRESSED
+    )
+    low, high = search.narrowed()
     between = [commits[index][0] for index in range(low + 1, high + 1)]
     if len(between) > 1:
         found.unsplit = tuple(between)
         found.note = f"skipped commits left {len(between)} candidates: the first regressed is one of them"
         return found
-    found.first_bad = commits[high][0]
-    parent = commits[high - 1][0] if high > 0 else good
-    found.alone, tries = known(found.first_bad, parent)
-    alone = found.alone.worst.told() if found.alone.worst else "nothing measured"
-    if found.gradual:
-        found.note = (
-            f"{found.first_bad[:12]} alone is not regressed over its parent ({alone}): the regression is made of "
-            f"several smaller steps; each measured step's change over {good[:12]} is above"
-        )
-    elif found.alone.finding == Finding.UNKNOWN:
-        found.note = (
-            f"{found.first_bad[:12]} against its parent stayed unknown after {tries} session(s) ({alone}): "
-            f"whether it alone passes the threshold cannot be told (it is the first regressed over {good[:12]})"
-        )
+    search.alone(high)
     return found

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..engine.changes import Change, Measurement, change, interval_measurement, session_log_sd
+from ..engine.changes import Change, LogEstimate, change, interval_estimate, session_log_sd
 from ..transport.metrics import SPECS, FigureKey, Measure, session_prior
 from ..transport.results import FigureResult, comparable, compared_values
 
@@ -24,8 +24,8 @@ def figure_what(key: FigureKey) -> str:
     return f"{key[0]}: {key[1]} {key[2].value}" + (" ratio" if key[3] == Measure.CHANGE else "")
 
 
-def _reading(figure: FigureResult) -> Measurement:
-    return interval_measurement(*compared_values(figure))
+def _reading(figure: FigureResult) -> LogEstimate:
+    return interval_estimate(*compared_values(figure))
 
 
 def learned_session_sd(key: FigureKey, history: Sequence[FigureResult]) -> float | None:

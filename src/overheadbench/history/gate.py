@@ -1,7 +1,7 @@
 """This session against the stored runs: the run it is compared with, and where it is saved.
 
 The plugin asks :meth:`StoredRuns.change` about each measured result (the verdict decides
-whether it fails the test, see :func:`overheadbench.outcome.pair_outcome`), prints
+whether it fails the test, see :func:`overheadbench.pairs.outcome.pair_outcome`), prints
 :meth:`StoredRuns.changes` at the end and calls :meth:`StoredRuns.save`.
 """
 
@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..core.errors import StorageError
+from ..core.tables import plain
 from ..core.thresholds import Thresholds
 from ..engine.changes import Change, Gate, StoredChange
 from ..engine.settings import Policy
@@ -146,3 +149,14 @@ class StoredRuns:
     def save(self, run: Run) -> None:
         if self.save_as:
             self.saved = self.storage.save(run, self.save_as)
+
+
+def session_stored(gate: Any, environment: dict[str, Any]) -> StoredRuns | None:
+    """The session's stored runs, where its options use storage; a storage problem is a usage
+    error, said before anything is measured."""
+    if not gate.uses_storage:
+        return None
+    try:
+        return StoredRuns.from_options(gate, environment)
+    except StorageError as exc:
+        raise pytest.UsageError(f"overheadbench: {plain(str(exc))}") from None

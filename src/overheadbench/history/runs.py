@@ -26,7 +26,7 @@ from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -49,7 +49,8 @@ function by function); 15 a place's ``explain`` (what a change between places ad
 function); 16 a result's ``outcome`` and ``failed`` (its budgets' verdict and every gate's finding, as
 the test was decided) and the run's ``gate`` (the thresholds it was gated at, so a report of it
 shows what the session showed) and a result's ``session_sd``; 17 a result's ``session_runs`` (the stored
-runs its between-session term was learned from, 0: the prior). Versions 1 to 16 still load."""
+runs its between-session term was learned from, 0: the prior); 18 an explanation's ``stacks`` (its flame
+graph, written from the gathered results). Versions 1 to 17 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

@@ -15,12 +15,23 @@ the drivers never blame on the user's callable.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..engine.samples import Figure, Kind
+from ..engine.samples import Figure, Kind, Side
 
 Block = Callable[[int], Any] | Callable[[int], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One instrument's pass over a pair: a plan (asking for blocks by side and calls), the blocks
+    it asks for, and where its result goes."""
+
+    plan: Generator[tuple[Side, int], Any, Any]
+    blocks: dict[Side, Block]
+    keep: Callable[[Any], None]
 
 
 class Instrument(Protocol):

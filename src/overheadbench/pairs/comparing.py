@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from ..core.vocabulary import Role
-from ..engine.changes import CONFIDENCE, Change, Measurement, change, exact_change, session_log_sd
+from ..engine.changes import CONFIDENCE, Change, LogEstimate, change, exact_change, session_log_sd
 from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Mode
 from ..engine.stats import (
@@ -175,21 +175,21 @@ def between_sessions(
     return on
 
 
-def reading(result: Compared) -> Measurement:
+def reading(result: Compared) -> LogEstimate:
     """A run's ratio for a pair, with the standard error of its log pooled from its processes."""
     return _measured(result.samples, result.ratio)
 
 
-def _measured(samples: Sequence[ReplicaSamples], ratio: float) -> Measurement:
+def _measured(samples: Sequence[ReplicaSamples], ratio: float) -> LogEstimate:
     """``ratio`` with its log standard error as the pair's own interval reads it (:func:`combine`'s
     rule: pooled from ``MEDIAN_FROM`` processes, else their plain spread)."""
     logs, variances = process_logs(samples)
     if logs.size < 2 or not np.all(np.isfinite(logs)):
-        return Measurement(ratio, 0.0, 1)
+        return LogEstimate(ratio, 0.0, 1)
     if logs.size < MEDIAN_FROM:
-        return Measurement(ratio, float(np.std(logs, ddof=1)) / math.sqrt(logs.size), logs.size - 1)
+        return LogEstimate(ratio, float(np.std(logs, ddof=1)) / math.sqrt(logs.size), logs.size - 1)
     pooled = pool(logs, variances)
-    return Measurement(ratio, pooled.se, pooled.df)
+    return LogEstimate(ratio, pooled.se, pooled.df)
 
 
 def rounds_change(

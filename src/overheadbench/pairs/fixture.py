@@ -14,7 +14,6 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
-from functools import partial
 from typing import Any
 
 import pytest
@@ -24,18 +23,17 @@ from ..core import event_loop
 from ..core.errors import OverheadChangeWarning, OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
-from ..engine.attribution import Profiled, Profiler
 from ..engine.changes import Looks
 from ..engine.harness import Harness
 from ..engine.samples import Kind, Side
 from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_sync
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions
+from ..instruments import Stage
 from ..instruments.walltime import empty_async, empty_sync
-from ..replicas.failures import ReplicaError
 from .comparing import Compared, between_sessions
-from .explaining import EXPLAIN_S, explained, unsettled, wanted
-from .measuring import Measurement, Stage, Strategy, profile_stage
+from .explaining import Explainer
+from .measuring import MeasuredPair, Strategy
 from .pair import Pair
 from .results import OverheadResult
 from .usage import sides_kind, warn_unlike, with_callers
@@ -58,7 +56,7 @@ class OverheadFixture:
         pair: Pair,
         settings: Settings,
         measuring: bool,
-        choose: Callable[[Measurement], Strategy],
+        choose: Callable[[MeasuredPair], Strategy],
         replication: Replication | None = None,
         app_logging: AppLogging | None = None,
         harness: Harness | None = None,
@@ -66,6 +64,7 @@ class OverheadFixture:
         rng: random.Random | None = None,
         looks: Looks | None = None,
         past: Sequence[Compared] = (),
+        explainer: Explainer | None = None,
     ) -> None:
         self.pair = pair
         self.looks = looks
@@ -73,6 +72,8 @@ class OverheadFixture:
         self.past = past
         """This machine's stored results (read where the session uses storage): the pair's spread between sessions."""
         self.choose = choose
+        self.explainer = explainer or Explainer()
+        """Whether and how the pair is explained once measured (built once for the session)."""
         self.session = settings
         """The session's settings: the pair's own choices are the pair's (:attr:`settings`)."""
         self.replication: Replication = replication or InProcess()
@@ -218,42 +219,35 @@ class OverheadFixture:
         """The pair's strategy, chosen once its callers are known (see :mod:`.strategy`)."""
         pair = self.pair
         between = between_sessions(self.past, pair.nodeid, pair.mode, pair.concurrency) if self.past else None
-        run = Measurement(pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks, between)
+        run = MeasuredPair(pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks, between)
         return self.choose(run)
 
     def _stages(self, kind: Kind, baseline: Any, framework: Any, strategy: Strategy, started: float) -> Iterator[Stage]:
-        """The pair's stages: its strategy's, then, once the result is made, the explanation's when
-        one is wanted (:mod:`.explaining`). A replica sends what it measured and ends the test; or,
-        asked for the pair's profiles, profiles it instead and sends them."""
+        """The pair's stages: its strategy's, then the explainer's when it explains the pair
+        (:mod:`.explaining`). A replica sends what it measured and ends the test; or, asked for the
+        pair's profiles, profiles it instead and sends them."""
         empty = empty_sync if kind == Kind.SYNC else empty_async
         sides = ((Side.BASELINE, baseline), (Side.FRAMEWORK, framework), (Side.HARNESS, empty))
         yield from strategy.stages(kind, sides, self._slowest_call_s)
         if self.replication.in_replica:
             strategy.deliver()
-            if (send := self.replication.asked_to_explain(self.nodeid)) is not None:
-                yield profile_stage(strategy.profiler, kind, (baseline, framework), EXPLAIN_S, send)
+        else:
+            self.result = strategy.result(kind, time.perf_counter() - started)
+        explaining = self.explainer.stage(
+            self.nodeid, self.result, strategy.profiler, kind, (baseline, framework), self._explained
+        )
+        if explaining is not None:
+            yield explaining
+        if self.replication.in_replica:
             pytest.skip("overheadbench replica process: samples sent to the controller")
-        self.result = strategy.result(kind, time.perf_counter() - started)
-        threshold = self.looks.threshold if self.looks is not None else None
-        if wanted(self.result, self.settings, threshold):
-            explain = partial(self._explain, strategy.profiler, unsettled(self.result, self.settings, threshold))
-            yield profile_stage(strategy.profiler, kind, (baseline, framework), EXPLAIN_S, explain)
 
-    def _explain(self, profiler: Profiler, places: list[str], own: Profiled) -> None:
-        """The result explained by this process's profiles, and its changes at ``places`` by theirs. A
-        replica that fails while profiling a change (its callables raise only there, it dies) costs
-        that change's explanation, said in a warning, never the measured result (it failed the test)."""
-        assert self.result is not None
-        try:
-            elsewhere = self.replication.explain_places(self.nodeid, places)
-        except ReplicaError as exc:  # said once the pair is measured: warnings are not recorded while it is
-            elsewhere = {}
-            self._unexplained = f"{self.nodeid}: its change was not explained (its result stands): {exc}"
-        self.result = explained(self.result, profiler, own, elsewhere)
+    def _explained(self, result: OverheadResult, why_not: str) -> None:
+        """The result explained; why a change could not be (a replica failed profiling it), warned
+        once the pair is measured (warnings are not recorded while it is)."""
+        self.result, self._unexplained = result, why_not
 
     def _record(self, result: OverheadResult | None = None) -> OverheadResult:
-        """The test's result (given, or the one the stages made); its flame graph is written once the
-        result is carried (:meth:`overheadbench.pair_tests.PairTests.apply`), so no write can lose it."""
+        """The test's result: given, or the one the stages made."""
         self.result = result = result or self.result
         assert result is not None
         if self._unexplained:

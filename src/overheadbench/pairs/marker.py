@@ -71,18 +71,8 @@ MARKER_HELP = marker_help(
 )
 
 
-def pair_from_marker(
-    args: tuple[Any, ...],
-    kwargs: Mapping[str, Any],
-    nodeid: str,
-    settings: Settings,
-    group: str | None = None,
-    level: int | None = None,
-) -> Pair:
-    """Validate the marker's arguments and resolve them over ``settings`` (``group``: the
-    report group to use when the marker names none; ``level``: this item's concurrency level,
-    when the marker gives a list), or raise :class:`MarkerError`."""
-    where = f"{nodeid}: @pytest.mark.overhead"
+def _check_shape(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> None:
+    """Keywords only, each known, and at least one budget."""
     if args:
         raise MarkerError(f"{where} takes keyword arguments only (e.g. max=0.25), got {args!r}")
     unknown = sorted(set(kwargs) - set(names(KEYWORDS)))
@@ -94,8 +84,10 @@ def pair_from_marker(
         raise MarkerError(
             f"{where} needs a budget: max=0.25 (relative), max_abs='2us', max_alloc=0 or max_alloc_bytes='1KiB'"
         )
-    value = _Reader(kwargs, where)
-    mode = value.get("mode", _mode) or settings.mode
+
+
+def _budget(value: _Reader, kwargs: Mapping[str, Any], where: str, mode: Mode) -> Budget:
+    """The pair's budget, parsed here once (every reader after reads the :class:`Budget`)."""
     max_overhead, max_factor = value.get("max", parse_overhead_budget) or (None, False)
     budget = Budget(
         max_overhead=max_overhead,
@@ -109,16 +101,41 @@ def pair_from_marker(
             f"{where}: max_abs is a time budget, which mode='count' cannot judge; give max "
             f"(the instruction overhead), max_alloc or max_alloc_bytes, or drop mode='count'"
         )
-    work_s = value.get("work", parse_duration)
-    if work_s is not None and work_s <= 0:
-        raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
-    levels = value.get("concurrency", concurrency_levels) or (1,)
+    return budget
+
+
+def _levels(value: _Reader, kwargs: Mapping[str, Any], where: str, mode: Mode) -> tuple[int, ...]:
+    """The marker's concurrency levels (one caller by default); count mode counts one caller only."""
+    levels: tuple[int, ...] = value.get("concurrency", concurrency_levels) or (1,)
     if mode.counted and max(levels) > 1:
         error = MarkerError if kwargs.get("mode") else NotCountable
         raise error(
             f"{where}: count mode counts one caller's instructions; concurrency is a time measurement"
             + ("" if kwargs.get("mode") else " (skipped under --overhead-mode=count; measure it in time mode)")
         )
+    return levels
+
+
+def pair_from_marker(
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    nodeid: str,
+    settings: Settings,
+    group: str | None = None,
+    level: int | None = None,
+) -> Pair:
+    """Validate the marker's arguments and resolve them over ``settings`` (``group``: the
+    report group to use when the marker names none; ``level``: this item's concurrency level,
+    when the marker gives a list), or raise :class:`MarkerError`."""
+    where = f"{nodeid}: @pytest.mark.overhead"
+    _check_shape(args, kwargs, where)
+    value = _Reader(kwargs, where)
+    mode = value.get("mode", _mode) or settings.mode
+    budget = _budget(value, kwargs, where, mode)
+    work_s = value.get("work", parse_duration)
+    if work_s is not None and work_s <= 0:
+        raise MarkerError(f"{where}: work must be more than zero, got {kwargs['work']!r}")
+    levels = _levels(value, kwargs, where, mode)
     listed = isinstance(kwargs.get("concurrency"), (list, tuple))
     if listed and level is None:
         raise MarkerError(

@@ -3,10 +3,11 @@
 A strategy (:mod:`overheadbench.pairs.strategy`) says what measures a pair, in which order
 and on which plan, and makes the result; the fixture (:mod:`overheadbench.pairs.fixture`)
 drives the stages it gives and never tests the mode. This module is what both read: the
-pair's :class:`Measurement`, a :class:`Stage`, and the :class:`Strategy` base, whose
-:meth:`~Strategy.stages` run each instrument in turn: wall time on the strategy's plan, a
-counter (instructions, allocations) on the count plan, the allocation tracer paced first; and
-:func:`profile_stage`, the stage an explained pair ends with, whatever its strategy.
+pair's :class:`MeasuredPair` and the :class:`Strategy` base, whose
+:meth:`~Strategy.stages` run each instrument in turn (each a :class:`~overheadbench.instruments.Stage`):
+wall time on the strategy's plan, a counter (instructions, allocations) on the count plan, the
+allocation tracer paced first. The stage an explained pair ends with, whatever its strategy, is
+:mod:`.explaining`'s.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from functools import partial
 from typing import Any
 
 from ..core.vocabulary import Counter
-from ..engine.attribution import Profiled, Profiler
+from ..engine.attribution import Profiler
 from ..engine.changes import Looks
 from ..engine.counting import ALLOCATION_REPEATS, allocation_calls, count_calls, count_plan, pace_plan
 from ..engine.samples import Clock, CountSamples, Kind, Side
 from ..engine.sampling import Replication, Request, Sampled
 from ..engine.settings import Settings
-from ..instruments import Block, Instrument
+from ..instruments import Instrument, Stage
 from ..instruments.walltime import WallClock
 from .estimating import Between
 from .pair import Pair
@@ -34,16 +35,7 @@ from .results import OverheadResult
 
 
 @dataclass(frozen=True)
-class Stage:
-    """One instrument's pass over the pair: a plan, the blocks it asks for, and where its result goes."""
-
-    plan: Generator[Request, Any, Any]
-    blocks: dict[Side, Block]
-    keep: Callable[[Any], None]
-
-
-@dataclass(frozen=True)
-class Measurement:
+class MeasuredPair:
     """What a strategy measures a pair with: the pair (its callers applied), the settings the
     engine reads, where its time samples come from, the clock, and the gate's looks."""
 
@@ -70,7 +62,7 @@ class Strategy(ABC):
     def profiler(self) -> Profiler:
         """What explains the pair: sampled time, or counted bytecode."""
 
-    def __init__(self, run: Measurement) -> None:
+    def __init__(self, run: MeasuredPair) -> None:
         self.run = run
         self.counts: CountSamples | None = None
         self.sampled = Sampled([])
@@ -134,32 +126,3 @@ class Strategy(ABC):
 
     def _paced(self, call_s: float) -> None:
         self._call_s = call_s
-
-
-EXPLAIN_ROUNDS = 8
-"""A sampled profile's rounds: each side profiled this many times, in turn, for its share of the time."""
-
-
-def profile_stage(
-    profiler: Profiler, kind: Kind, sides: tuple[Any, Any], budget_s: float, keep: Callable[[Profiled], None]
-) -> Stage:
-    """A pair's last stage when it is explained (:mod:`.explaining`): each side (the baseline, the
-    framework) run under ``profiler`` for about ``budget_s``, by the same drivers as every other
-    stage, in alternating rounds where the profile is sampled (:data:`EXPLAIN_ROUNDS`: paired, as
-    the pair's blocks are; see :mod:`overheadbench.engine.attribution`); ``keep`` gets the two profiles."""
-    rounds = 1 if profiler.exact else EXPLAIN_ROUNDS
-
-    def block(fn: Callable[[], Any]) -> Block:
-        if kind == Kind.ASYNC:
-            return lambda calls: profiler.asynchronous(fn, budget_s / rounds)
-        return lambda calls: profiler.sync(fn, budget_s / rounds)
-
-    def plan() -> Generator[Request, Any, Profiled]:
-        profiles = []
-        for _ in range(rounds):
-            baseline = yield Side.BASELINE, 1
-            profiles.append(Profiled(*baseline, *(yield Side.FRAMEWORK, 1)))
-        return Profiled.merged(profiles)
-
-    baseline, framework = sides
-    return Stage(plan(), {Side.BASELINE: block(baseline), Side.FRAMEWORK: block(framework)}, keep)

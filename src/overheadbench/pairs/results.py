@@ -20,6 +20,10 @@ from ..engine.settings import Mode
 from ..engine.stats import Method
 from .pair import Budget, Pair
 
+REPORT_ATTRIBUTE = "overheadbench"
+"""The test report attribute carrying its measured pair's JSON (:mod:`overheadbench.pairs.kind`):
+pytest serialises extra report attributes, so xdist brings them from workers to the controller
+(unlike ``user_properties``, it stays out of JUnit XML)."""
 OVERHEAD = "overhead"
 """What a pair's figure is called wherever it is named beside a transport figure's: the change
 table's figure column, a failure's kind, an annotation's title."""
@@ -85,7 +89,7 @@ class OverheadResult:
     ``--overhead-explain``): :mod:`overheadbench.engine.attribution`."""
     outcome: Overall | None = None
     """The test's one outcome: its verdict and every gate's finding, worst first, as the test was
-    decided (:func:`overheadbench.outcome.decide`); None until then (its verdict's, read as such)."""
+    decided (:func:`overheadbench.engine.outcome.decide`); None until then (its verdict's, read as such)."""
     failed: bool | None = None
     """Whether the test failed for it (an undecided outcome fails or warns by the session's policy)."""
 
@@ -214,25 +218,12 @@ class OverheadResult:
         :class:`~overheadbench.core.jsonio.ShapeError` names the first one that is wrong."""
         fields = Fields(data, path)
         nodeid = fields.text("nodeid")
-        budget = fields.obj("budget")
-        assert budget is not None
         samples = fields.items("samples", ReplicaSamples.from_json)
         counts = fields.obj("counts", optional=True)
         ci = fields.numbers("ci")
         if len(ci) != 2:
             raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
-        work_s = fields.maybe_number("work_s")
-        pair = Pair(
-            nodeid=nodeid,
-            budget=Budget.from_json(budget),
-            mode=fields.choice("mode", Mode, Mode.TIME),  # schema 1 runs were all timed
-            confidence=fields.number("confidence"),
-            group=fields.text("group", optional=True),
-            work_s=budget.maybe_number("work_s") if work_s is None else work_s,  # schema 2 kept it in the budget
-            processes=max(len(samples), 1),
-            concurrency=int(fields.maybe_number("concurrency") or 1),  # absent before schema 4: one caller
-            levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
-        )
+        pair = _pair_from_json(fields, nodeid, len(samples))
         method = fields.text("method", optional=True)
         result = cls(
             pair=pair,
@@ -258,26 +249,51 @@ class OverheadResult:
             session_runs=fields.whole("session_runs", optional=True) or 0,  # schema 17
             disagree=bool(fields.flag("disagree", optional=True)),
         )
-        if "outcome" in fields.data:  # schema 16
-            result.outcome, result.failed = fields.choice("outcome", Overall), fields.flag("failed")
-        if "other_ratio" in fields.data:
-            clock = fields.numbers("other_ratio")
-            if len(clock) != 3:
-                raise ShapeError(f"{path}.other_ratio: expected [ratio, low, high], got {len(clock)} values")
-            result.other_ratio = (clock[0], clock[1], clock[2])
-        stored = fields.obj("stored", optional=True) if "stored" in fields.data else None
-        if stored is not None:
-            result.stored = StoredChange.from_json(stored.data, stored.path, nodeid)
-        if (explained := fields.obj("explain", optional=True)) is not None:  # schema 14
-            result.explain = Explanation.from_json(explained)
-        if "places" in fields.data:  # schema 12
-            result.places = fields.items("places", lambda item, at: PlaceResult.from_json(item, at, nodeid))
-        elif (against := fields.obj("against", optional=True)) is not None:  # schemas 5 to 11: a base tree only
-            base = against.obj("base", optional=True)
-            other = None if base is None else OverheadResult.from_json(base.data, base.path)
-            note = against.text("note", optional=True) or ""
-            result.places = [PlaceResult(against.text("tree"), Role.BASE, other, None, note)]  # its change: Run
+        _read_later_fields(result, fields)
         return result
+
+
+def _pair_from_json(fields: Fields, nodeid: str, processes: int) -> Pair:
+    """A stored result's pair: its budget and how it was measured."""
+    budget = fields.obj("budget")
+    assert budget is not None
+    work_s = fields.maybe_number("work_s")
+    return Pair(
+        nodeid=nodeid,
+        budget=Budget.from_json(budget),
+        mode=fields.choice("mode", Mode, Mode.TIME),  # schema 1 runs were all timed
+        confidence=fields.number("confidence"),
+        group=fields.text("group", optional=True),
+        work_s=budget.maybe_number("work_s") if work_s is None else work_s,  # schema 2 kept it in the budget
+        processes=max(processes, 1),
+        concurrency=int(fields.maybe_number("concurrency") or 1),  # absent before schema 4: one caller
+        levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
+    )
+
+
+def _read_later_fields(result: OverheadResult, fields: Fields) -> None:
+    """What later schemas added to a result: its outcome, the other clock's ratio, its stored change,
+    its explanation, its other places (schemas 5 to 11: a base tree only)."""
+    nodeid, path = result.nodeid, fields.path
+    if "outcome" in fields.data:  # schema 16
+        result.outcome, result.failed = fields.choice("outcome", Overall), fields.flag("failed")
+    if "other_ratio" in fields.data:
+        clock = fields.numbers("other_ratio")
+        if len(clock) != 3:
+            raise ShapeError(f"{path}.other_ratio: expected [ratio, low, high], got {len(clock)} values")
+        result.other_ratio = (clock[0], clock[1], clock[2])
+    stored = fields.obj("stored", optional=True) if "stored" in fields.data else None
+    if stored is not None:
+        result.stored = StoredChange.from_json(stored.data, stored.path, nodeid)
+    if (explained := fields.obj("explain", optional=True)) is not None:  # schema 14
+        result.explain = Explanation.from_json(explained)
+    if "places" in fields.data:  # schema 12
+        result.places = fields.items("places", lambda item, at: PlaceResult.from_json(item, at, nodeid))
+    elif (against := fields.obj("against", optional=True)) is not None:  # schemas 5 to 11: a base tree only
+        base = against.obj("base", optional=True)
+        other = None if base is None else OverheadResult.from_json(base.data, base.path)
+        note = against.text("note", optional=True) or ""
+        result.places = [PlaceResult(against.text("tree"), Role.BASE, other, None, note)]  # its change: Run
 
 
 @dataclass

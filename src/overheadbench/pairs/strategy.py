@@ -6,7 +6,7 @@ become a result is its strategy's, chosen by :func:`strategy_for` and asked, nev
 
 * :class:`Timed`: wall time on the replication's plan (this process, the session's replicas and
   every other place), then allocations in this process;
-* :class:`Counted`: count mode in the user's session: instructions (counted here, or in a replica
+* :class:`CountedHere`: count mode in the user's session: instructions (counted here, or in a replica
   under callgrind), allocations, a short wall-clock probe that checks the counts, and every other
   place's counts;
 * :class:`CountedInReplica`: count mode in a replica, which counts when the controller says so,
@@ -48,7 +48,7 @@ from ..instruments.functions import SampledTime
 from ..instruments.instructions import InstructionCount, InstructionsByFunction
 from ..instruments.walltime import WallClock
 from ..replicas.replica import ReplicaPlugin
-from .measuring import Measurement, Strategy
+from .measuring import MeasuredPair, Strategy
 from .results import OverheadResult
 from .stopping import gate_confidence, gate_rounds, too_wide
 from .verdict import measure_places, summarise, summarise_counts
@@ -122,7 +122,7 @@ class Timed(_Judged):
         return own, sampled.places
 
 
-class Counted(_Judged):
+class CountedHere(_Judged):
     """Count mode in the user's session: bytecode counted here, or machine instructions counted in
     a replica under callgrind (``elsewhere``), then allocations and a short wall-clock probe here,
     where calls run at full speed; every other place counts in one replica (``places``).
@@ -130,7 +130,7 @@ class Counted(_Judged):
 
     profiler = InstructionsByFunction()
 
-    def __init__(self, run: Measurement, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> None:
+    def __init__(self, run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> None:
         super().__init__(run)
         self.elsewhere, self.places = elsewhere, places
 
@@ -168,7 +168,7 @@ class CountedInReplica(Strategy):
 
     profiler = InstructionsByFunction()
 
-    def __init__(self, run: Measurement, replica: ReplicaPlugin) -> None:
+    def __init__(self, run: MeasuredPair, replica: ReplicaPlugin) -> None:
         super().__init__(run)
         self.replica = replica
         self.counter = Counter.CALLGRIND if in_counting_replica() else Counter.BYTECODE
@@ -194,10 +194,10 @@ class CountedInReplica(Strategy):
         raise AssertionError("a counting replica sends its counts (deliver); the controller makes the result")
 
 
-def strategy_for(run: Measurement, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> Strategy:
+def strategy_for(run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> Strategy:
     """The pair's strategy, from its mode and where it runs: the one place that tests a mode."""
     if run.pair.mode is Mode.TIME:
         return Timed(run)
     if isinstance(run.replication, ReplicaPlugin):
         return CountedInReplica(run, run.replication)
-    return Counted(run, elsewhere, places)
+    return CountedHere(run, elsewhere, places)

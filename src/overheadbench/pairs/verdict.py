@@ -6,7 +6,7 @@ the same code give the same verdict run after run. In time mode the interval is 
 confidence interval; in count mode it is the range over the repeated counts (a single
 value for deterministic code). The verdict is the worst of the checks.
 
-What the verdict does to the test is :mod:`overheadbench.outcome`'s.
+What the verdict does to the test is :mod:`overheadbench.pairs.outcome`'s.
 """
 
 from __future__ import annotations

@@ -8,8 +8,7 @@ where one is known (an exclusive fixture, a slow fixture, a callable that never 
 from __future__ import annotations
 
 from pathlib import Path
-
-from .messages import Missed
+from typing import Protocol
 
 EXCLUSIVE_HINT = (
     "A replica is a fresh run of this test's own session while this process still holds its fixtures: a fixture "
@@ -36,6 +35,19 @@ WHERE = {
     "sampling": "while sampling the pair (a callable raised)",
 }
 """Where in a test a replica missed the pair, by the stage it reports."""
+
+
+class Missed(Protocol):
+    """A replica's word that its test ended before reaching ``compare`` (:class:`~.messages.Missed`)."""
+
+    @property
+    def nodeid(self) -> str: ...
+    @property
+    def when(self) -> str: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def report(self) -> str: ...
 
 
 class ReplicaError(Exception):

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import pytest
+
 from ..core.timeouts import PairTimeout
 from ..core.vocabulary import Role
 from ..engine.attribution import Profiled
@@ -28,6 +30,7 @@ from ..engine.settings import Settings
 from .environments import Environment
 from .failures import NotInTree
 from .pool import ReplicaPool
+from .relaunch import Invocation
 from .trees import BaseTree
 
 T = TypeVar("T")
@@ -86,6 +89,11 @@ class Place:
             self.tree.close()
 
 
+def session_pool(config: pytest.Config, nodeids: Sequence[str], timeout_s: float) -> ReplicaPool:
+    """The session's own replica pool: each replica re-runs the user's command line, for ``nodeids``."""
+    return ReplicaPool(Invocation.of(config), tuple(nodeids), timeout_s)
+
+
 def places(against: BaseTree | None, envs: Sequence[Environment]) -> list[Place]:
     """The places other than the session's own where every pair is measured too: the base tree
     of ``--overhead-against``, or each ``--overhead-env`` (one session takes one of them)."""
@@ -121,9 +129,6 @@ class Places:
     ) -> PairPlan:
         sampled = yield from InProcess().plan(nodeid, settings, rng, clock_ns, stop)
         return Sampled(sampled.samples, [PlaceSamples(p.name, p.role, note=NOT_COMPARED) for p in self.places])
-
-    def asked_to_explain(self, nodeid: str) -> None:
-        return None
 
     def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
         """The pair's two profiles from one new replica of each named place (its replicas of the pair
@@ -226,7 +231,6 @@ def places_plan(
     change, so each look reads a wider interval (:class:`~overheadbench.engine.changes.Looks`):
     the error rate over all the looks stays the one stated.
     """
-    cap = max(settings.processes, settings.max_processes)
     start_ns = sum(pool.start_ns for pool in pools)
     with one_pair(pools):
         taking, present = _moved(pools, places, settings.processes, nodeid)
@@ -238,34 +242,12 @@ def places_plan(
         samples: list[list[ReplicaSamples]] = [[] for _ in taking]
         sampling_from = clock_ns()
 
-        at_place: dict[int, BlockSizes] = {id(taking[0]): sizes} if len(taking) == 1 else {}  # no other place
-
-        def sample(pool: ReplicaPool, index: int) -> ReplicaSamples:
-            """Every place's first process calibrates too, the session's included (each place's first
-            process runs the same calls before it samples); a lopsided place keeps its own sizes, and
-            the place's later processes take the sizes its first used."""
-            if id(pool) in at_place:
-                return pool.sample(index, at_place[id(pool)], settings)
-            found = pool.sample(index, sizes, settings, own_sizes=True)
-            at_place[id(pool)] = BlockSizes(found.calls_per_block, found.framework_calls, sizes.timer)
-            return found
-
+        sample = _Sampler(settings, sizes, taking)
         _rounds(rng, taking, samples, settings.processes, sample)
         per_round_ns = (clock_ns() - sampling_from) / settings.processes
-        budget_ns = len(taking) * settings.time_budget_s * 1e9
-        ceiling_ns = len(taking) * settings.max_time_s * 1e9
         roles = [place.role for place, here in zip(places, present, strict=True) if here]
-        gate = stop.gate
-        while True:
-            if gate is not None and len(taking) > 1:
-                later = [look for look in gate.looks if look > len(samples[0])]
-                if not later or not gate.undecided(samples[0], list(zip(roles, samples[1:], strict=True))):
-                    break
-                more, limit_ns = later[0] - len(samples[0]), ceiling_ns
-            elif len(samples[0]) < cap and any(stop.too_wide(place) for place in samples):
-                more, limit_ns = min(cap, len(samples[0]) + settings.extra_processes) - len(samples[0]), budget_ns
-            else:
-                break
+        while further := _further(stop, settings, samples, roles, len(taking)):
+            more, limit_ns = further
             if not affordable(clock_ns() - started, per_round_ns * more, taking, more, limit_ns):
                 break
             for pool in taking:
@@ -274,6 +256,41 @@ def places_plan(
         taken = iter(samples[1:])
         others = [p if p.missing else dataclasses.replace(p, samples=tuple(next(taken))) for p in found]
         return Sampled(samples[0], others, (sum(pool.start_ns for pool in pools) - start_ns) / 1e9)
+
+
+class _Sampler:
+    """Samples one process of a place. Every place's first process calibrates too, the session's
+    included (each place's first process runs the same calls before it samples); a lopsided place
+    keeps its own sizes, and the place's later processes take the sizes its first used."""
+
+    def __init__(self, settings: Settings, sizes: BlockSizes, taking: Sequence[ReplicaPool]) -> None:
+        self.settings, self.sizes = settings, sizes
+        self.at_place: dict[int, BlockSizes] = {id(taking[0]): sizes} if len(taking) == 1 else {}  # no other place
+
+    def __call__(self, pool: ReplicaPool, index: int) -> ReplicaSamples:
+        if id(pool) in self.at_place:
+            return pool.sample(index, self.at_place[id(pool)], self.settings)
+        found = pool.sample(index, self.sizes, self.settings, own_sizes=True)
+        self.at_place[id(pool)] = BlockSizes(found.calls_per_block, found.framework_calls, self.sizes.timer)
+        return found
+
+
+def _further(
+    stop: Stopping, settings: Settings, samples: list[list[ReplicaSamples]], roles: Sequence[Role], places: int
+) -> tuple[int, float] | None:
+    """How many more rounds, within how much time (ns, every place's): the gate's next look while a
+    change is unknown (within the ceiling), else more processes while an interval is too wide
+    (within the time budget); None: stop."""
+    done, gate = len(samples[0]), stop.gate
+    if gate is not None and places > 1:
+        later = [look for look in gate.looks if look > done]
+        if not later or not gate.undecided(samples[0], list(zip(roles, samples[1:], strict=True))):
+            return None
+        return later[0] - done, places * settings.max_time_s * 1e9
+    cap = max(settings.processes, settings.max_processes)
+    if done < cap and any(stop.too_wide(place) for place in samples):
+        return min(cap, done + settings.extra_processes) - done, places * settings.time_budget_s * 1e9
+    return None
 
 
 def transport_rounds(

@@ -23,52 +23,39 @@ from __future__ import annotations
 
 import math
 import os
-import select
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-from ..core.exits import exit_story
 from ..core.scratch import owned_folder, remove_folder
-from ..core.timeouts import not_counted, progressed, waiting_on
+from ..core.timeouts import not_counted
 from ..engine.attribution import Profiled
 from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
 from ..engine.settings import Settings
 from .channel import Channel, Pipes
-from .failures import SAMPLING_SILENCE, SLOW_FIXTURES, SLOW_START, ReplicaError, missed_error, missed_story, which
+from .failures import ReplicaError, missed_story
 from .launch import launch, start_batch, write_work
 from .messages import (
-    Collected,
-    Configured,
     Counted,
     Done,
     Explain,
     Explained,
     Figured,
     Go,
-    Idle,
-    Message,
     Missed,
     Next,
-    ProtocolError,
-    Ready,
     Samples,
-    decode,
-    encode,
 )
 from .process import ReplicaProcess, State
 from .relaunch import Invocation
+from .talk import EXIT_GRACE_S, Talk
 
-EXIT_GRACE_S = 5.0
 OWING = (State.STARTING, State.COLLECTING, State.MOVING, State.SAMPLING)
 """The states in which a replica owes the controller an answer."""
-SILENCES = {State.SAMPLING: SAMPLING_SILENCE, State.STARTING: SLOW_START, State.COLLECTING: SLOW_START}
-"""Why a replica may be silent so long, by what it was doing (else: slow fixtures)."""
 _Answer = TypeVar("_Answer", Samples, Counted, Figured, Explained)
-QUOTED_LINES = 40
 
 
 @dataclass
@@ -85,7 +72,6 @@ class ReplicaPool:
     """Replica processes started so far (for the session's report)."""
     _replicas: list[ReplicaProcess] = field(default_factory=list)
     _parked: list[ReplicaProcess] = field(default_factory=list)
-    _current: str = ""
     _move_per_two_ns: float = 0.0
     _start_per_two_ns: float = 0.0
     start_ns: float = 0.0
@@ -101,6 +87,11 @@ class ReplicaPool:
     place: str = ""
     """Which replicas these are, in messages (``the base tree /ci/base``, ``the environment
     py313``); empty: the session's own."""
+    talk: Talk = field(init=False)
+    """What is said to each replica and heard back (a replica that fails is dropped, its story raised)."""
+
+    def __post_init__(self) -> None:
+        self.talk = Talk(self.timeout_s, self.place, self._discard, self.invocation.directory)
 
     def round_ns(self, count: int) -> float:
         """Predicted wall time to have ``count`` more replicas parked at the current pair."""
@@ -119,8 +110,8 @@ class ReplicaPool:
         ``overhead_replica_timeout`` bounds one replica's silence, never a queue's.
         """
         position = self._position(nodeid)
-        if self._current != nodeid:
-            self._current, self._parked = nodeid, []
+        if self.talk.current != nodeid:
+            self.talk.current, self._parked = nodeid, []
         started_ns = self.clock_ns()
         moved: list[ReplicaProcess] = []
         for replica in list(self._replicas):
@@ -133,7 +124,7 @@ class ReplicaPool:
                 continue
             replica.log_from = replica.log.tell()
             replica.position, replica.state = position, State.MOVING
-            self._send(replica, Next(nodeid))
+            self.talk.send(replica, Next(nodeid))
             moved.append(replica)
         new = count - len(self._parked) - len(moved)
         if new > 0:
@@ -143,7 +134,7 @@ class ReplicaPool:
             self.start_ns += self.clock_ns() - starting_ns
         deadline = time.monotonic() + self.timeout_s
         for replica in moved:
-            self._await(replica, nodeid, deadline, State.PARKED)
+            self.talk.wait_until(replica, nodeid, deadline, State.PARKED)
             self._parked.append(replica)
             deadline = time.monotonic() + self.timeout_s
         if moved:
@@ -165,7 +156,7 @@ class ReplicaPool:
                 started.append(replica)
                 starting.append((replica, time.monotonic() + self.timeout_s))
             replica, deadline = starting.pop(0)
-            self._await(replica, nodeid, deadline, State.MOVING)
+            self.talk.wait_until(replica, nodeid, deadline, State.MOVING)
         return started
 
     def sample(self, index: int, sizes: BlockSizes, settings: Settings, own_sizes: bool = False) -> ReplicaSamples:
@@ -197,13 +188,13 @@ class ReplicaPool:
     def _go(self, index: int, order: Go | Explain, answer: type[_Answer]) -> _Answer:
         replica = self._parked[index]
         replica.state = State.SAMPLING
-        self._send(replica, order)
-        message = self._receive(replica)
+        self.talk.send(replica, order)
+        message = self.talk.receive(replica)
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
             raise ReplicaError(missed_story(message, self.place))
         if not isinstance(message, answer):
-            raise self._fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
+            raise self.talk.fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
         replica.state = State.PARKED
         return message
 
@@ -216,14 +207,14 @@ class ReplicaPool:
         the last pair's time used to carry) while this one goes on; :meth:`close` reaps them.
         """
         deadline = time.monotonic() + self.timeout_s
-        last = self._current == self.nodeids[-1]
+        last = self.talk.current == self.nodeids[-1]
         for replica in list(self._replicas):
             if last and replica.state is State.PARKED:
-                self._send(replica, Done())
+                self.talk.send(replica, Done())
                 replica.state = State.LEAVING
                 continue
             try:
-                self._settle(replica, deadline)
+                self.talk.settle(replica, deadline)
             except ReplicaError:
                 pass
         self._parked = []
@@ -290,89 +281,6 @@ class ReplicaPool:
         self.started += 1
         self._replicas.append(replica)
         return replica
-
-    def _await(self, replica: ReplicaProcess, nodeid: str, deadline: float, until: State) -> None:
-        """Receive until ``replica`` has collected its session (``until`` MOVING) or is parked
-        at ``nodeid`` (``until`` PARKED)."""
-        while replica.state not in (until, State.PARKED):
-            message = self._receive(replica, deadline=deadline)
-            if isinstance(message, Configured) and replica.state is State.STARTING:
-                replica.state = State.COLLECTING
-                deadline = time.monotonic() + self.timeout_s  # its silence counts from its last word
-            elif isinstance(message, Collected) and replica.state in (State.STARTING, State.COLLECTING):
-                replica.state = State.MOVING
-                if until is State.PARKED:
-                    deadline = time.monotonic() + self.timeout_s
-            elif isinstance(message, Ready) and message.nodeid == nodeid:
-                replica.state = State.PARKED
-            elif isinstance(message, Missed):
-                replica.state = State.LEAVING
-                raise missed_error(message, self.invocation.directory, self.place)
-            else:
-                self._fail(replica, f"answered {message!r} while {replica.state.value} ({nodeid})")
-
-    def _settle(self, replica: ReplicaProcess, deadline: float) -> None:
-        """Bring ``replica`` to idle: end a parked pair, take samples still coming, wait."""
-        while replica.state is not State.IDLE:
-            if replica.state is State.PARKED:
-                self._send(replica, Done())
-                replica.state = State.LEAVING
-            message = self._receive(replica, quiet=True, deadline=deadline)
-            if isinstance(message, Idle):
-                replica.state = State.IDLE
-            elif isinstance(message, (Ready, Samples, Counted, Explained)):
-                replica.state = State.PARKED
-            elif isinstance(message, Missed):
-                replica.state = State.LEAVING
-
-    def _send(self, replica: ReplicaProcess, message: Message) -> None:
-        try:
-            replica.commands.write(encode(message))
-            replica.commands.flush()
-        except BrokenPipeError:
-            self._fail(replica, exit_story(self._exit_code(replica)))
-
-    def _receive(self, replica: ReplicaProcess, quiet: bool = False, deadline: float | None = None) -> Message:
-        """The replica's next message; a replica that exits, stays silent past ``deadline``
-        (default: ``timeout_s`` from now) or talks nonsense is dropped (quietly, or raising
-        :class:`ReplicaError` with its story)."""
-        deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
-        with waiting_on(f"a replica {which(self.place)} was {replica.state.value}"):
-            while b"\n" not in replica.buffer:
-                readable, _, _ = select.select([replica.messages_fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not readable:
-                    hint = SILENCES.get(replica.state, SLOW_FIXTURES)
-                    silent = f"sent nothing for {self.timeout_s:g} s while {replica.state.value} ({hint})"
-                    self._fail(replica, silent, quiet=quiet)
-                chunk = os.read(replica.messages_fd, 1 << 16)
-                if not chunk:
-                    story = exit_story(self._exit_code(replica))
-                    self._fail(replica, f"{story} while {replica.state.value}", quiet=quiet)
-                replica.buffer += chunk
-        line, _, replica.buffer = replica.buffer.partition(b"\n")
-        progressed()  # a replica spoke: the pair is not silent
-        try:
-            return decode(line)
-        except ProtocolError as exc:
-            self._fail(replica, str(exc), quiet=quiet)
-
-    def _exit_code(self, replica: ReplicaProcess) -> int | None:
-        try:
-            return replica.process.wait(timeout=EXIT_GRACE_S)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def _fail(self, replica: ReplicaProcess, what: str, quiet: bool = False) -> NoReturn:
-        """Drop a replica that cannot go on and raise its story: what happened, and its own
-        output since it was sent to this test (its traceback, if it printed one)."""
-        replica.log.seek(replica.log_from)
-        output = replica.log.read().decode(errors="replace").strip().splitlines()
-        self._discard(replica)
-        tail = "\n".join(output[-QUOTED_LINES:])
-        raise ReplicaError(
-            f"{self._current}: a replica {which(self.place)} {what}."
-            + (f" Its output for this test ended:\n{tail}" if tail and not quiet else "")
-        )
 
     def _discard(self, replica: ReplicaProcess) -> None:
         """Stop a replica for good (its lifeline closes, its watchdog ends it) and free its pipes."""

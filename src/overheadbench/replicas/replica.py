@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import random
 import sys
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -222,9 +222,6 @@ class ReplicaPlugin:
 
     def asked_to_explain(self, nodeid: str) -> Callable[[Profiled], None] | None:
         return self._explained if self.explaining == nodeid else None
-
-    def explain_places(self, nodeid: str, names: Collection[str]) -> dict[str, tuple[Profiled, Profiled]]:
-        return {}  # a replica explains its own place only
 
     def _explained(self, profiled: Profiled) -> None:
         self.explaining = None

@@ -1,12 +1,14 @@
 """Where each explained pair's overhead goes, and what each explained change between places added, as
-the markdown report and the job summary show them."""
+the markdown report and the job summary show them, and as the terminal shows a passing pair's (a
+failing or inconclusive pair's, and a gated change's, are in its failure or warning)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.tables import markdown_cell, markdown_table
+from ..core.tables import markdown_cell, markdown_table, plain
 from ..engine.attribution import Explanation
+from ..engine.checks import Status
 from ..pairs.results import OverheadResult
 
 
@@ -37,3 +39,13 @@ def _rows(explanation: Explanation) -> list[tuple[str, ...]]:
     if explanation.rest:
         rows.append(("(the rest)", f"{explanation.rest:.0%}", ""))
     return rows
+
+
+def passing_explanations(results: Sequence[OverheadResult]) -> list[str]:
+    """The terminal's lines for each explained pair that passed (``--overhead-explain``): its test
+    id, then its top functions as a failure quotes them."""
+    lines: list[str] = []
+    for result in results:
+        if result.explain is not None and result.verdict == Status.PASS:
+            lines += [plain(result.nodeid), *(f"  {line}" for line in result.explain.told().splitlines())]
+    return lines

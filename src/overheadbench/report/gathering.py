@@ -16,14 +16,9 @@ from typing import Any
 
 import pytest
 
-from ..pairs.results import OVERHEAD, OverheadResult
-from ..transport.results import FigureResult
+from ..pairs.results import OVERHEAD, REPORT_ATTRIBUTE as RESULT_ATTRIBUTE, OverheadResult
+from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
 
-RESULT_ATTRIBUTE = "overheadbench"
-"""The test report attribute carrying its measured pair: pytest serialises extra report
-attributes, so xdist brings them from workers to the controller (unlike ``user_properties``,
-it stays out of JUnit XML)."""
-FIGURES_ATTRIBUTE = "overheadbench_figures"
 PURPOSE_ATTRIBUTE = "overheadbench_purpose"
 
 
@@ -33,13 +28,12 @@ def purpose(item: pytest.Item) -> str:
     return " ".join(doc.split("\n\n")[0].split())
 
 
-def carry(report: pytest.TestReport, item: pytest.Item, result: Any, figures: Any) -> None:
-    """Put a measured test's JSON result and figures (and its purpose) on its call report."""
-    if result is not None:
-        setattr(report, RESULT_ATTRIBUTE, result)
-    if figures is not None:
-        setattr(report, FIGURES_ATTRIBUTE, figures)
-    if result is not None or figures is not None:
+def carry(report: pytest.TestReport, item: pytest.Item, carried: dict[str, Any]) -> None:
+    """Put what each measured kind kept of the test (its JSON result, its figures) and the test's
+    purpose on its call report."""
+    for name, value in carried.items():
+        setattr(report, name, value)
+    if carried:
         setattr(report, PURPOSE_ATTRIBUTE, purpose(item))
 
 

@@ -23,6 +23,7 @@ from ..engine.stats import Method, log_halfwidth
 from ..pairs.results import OVERHEAD, OverheadResult
 from ..transport.results import FigureResult
 from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
+from .explanations import passing_explanations
 from .gathering import Failure
 from .github import annotation
 from .pair_notes import interval_notes
@@ -55,31 +56,38 @@ class StoredComparison:
     """The gate, in percent (a kind's None: its changes shown, not gated)."""
 
 
+@dataclass(frozen=True)
+class SessionFacts:
+    """What the session did beside its results, as the summary says it."""
+
+    measuring: bool
+    replicas_started: int = 0
+    quick: bool = False
+    written: Sequence[str] = ()
+    """The output files written (and what each replaced)."""
+    remeasured: Sequence[str] = ()
+    annotations: Sequence[Failure] = ()
+    """Each failed test, under GitHub Actions."""
+    against: str | None = None
+    """Where the base tree was, when the pairs were measured against one."""
+    thresholds: Thresholds = UNGATED
+    """The gate at other places (a base tree, environments), in percent."""
+    target: float | None = None
+    """The interval's half-width the pairs aimed at (those that stayed wider are named)."""
+    unmeasured: int = 0
+    """The overhead tests a session without ``--overhead`` ran once each (said in one line: a CI job
+    that lost the flag still passes, and would go unnoticed)."""
+
+
 def session_summary(
     results: Sequence[OverheadResult],
     figures: Sequence[FigureResult],
     compared: StoredComparison | None,
     columns: Sequence[str],
-    *,
-    measuring: bool,
-    replicas_started: int,
-    quick: bool,
-    written: Sequence[str],
-    remeasured: Sequence[str] = (),
-    annotations: Sequence[Failure] = (),
-    against: str | None = None,
-    thresholds: Thresholds = UNGATED,
-    target: float | None = None,
-    unmeasured: int = 0,
+    facts: SessionFacts,
 ) -> list[Section]:
     """The sections the terminal shows at the end of a session. ``compared``: the stored run
-    compared with and what was saved; ``written``: the output files written (and what each replaced); ``annotations``:
-    each failed test, under GitHub Actions; ``against``: where the base tree
-    was, when the pairs were measured against one; the changes at other places (a base tree,
-    environments) are gated at ``thresholds`` (percent); ``target``:
-    the interval's half-width the pairs aimed at (those that stayed wider are named); ``unmeasured``: the
-    overhead tests a session without ``--overhead`` ran once each (said in one line: a CI job that lost
-    the flag still passes, and would go unnoticed)."""
+    compared with and what was saved."""
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
@@ -89,54 +97,70 @@ def session_summary(
         sections.append(Section(f"transport: compared with {plain(compared.name)}", lines))
     if results:
         sections.append(Section("overhead: framework vs baseline", render_table(results, columns)))
-    elif measuring and not figures:
+    elif facts.measuring and not figures:
         sections.append(Section("overhead: no pair was measured"))
-    facts = Section(None)
-    if unmeasured and not measuring:
-        facts.lines.append(
-            f"{unmeasured} overhead test(s) ran once as functional checks; add --overhead to measure them"
-        )
-    if results and replicas_started:
-        facts.lines.append(f"replica processes started in this session: {replicas_started}")
-    if results and quick:
-        facts.lines.append(QUICK_NOTE)
-    if target is not None and (wide := wider_than(results, target)):
-        named = ", ".join(map(plain, wide[:NAMED])) + (f" and {len(wide) - NAMED} more" if len(wide) > NAMED else "")
-        facts.lines.append(
-            f"{len(wide)} interval(s) still wider than the ±{target:.0%} target (the time budget allowed no further "
-            f"processes; --overhead-time-budget buys more): {named}"
-        )
-    if remeasured:
-        facts.lines.append(
-            f"measured more than once in this session (re-run by a plugin such as pytest-rerunfailures), the last "
-            f"measurement kept: {', '.join(map(plain, remeasured))}. Re-measuring until a budget passes is optional "
-            f"stopping; fix the noise (docs/measurement.md) rather than re-run"
-        )
-    facts.lines = [  # prose wrapped; a test id is never broken: a reader copies it
-        wrapped
-        for line in facts.lines
-        for wrapped in textwrap.wrap(line, TERMINAL_WIDTH, break_long_words=False, break_on_hyphens=False)
-    ]
-    facts.lines += [f"overhead results written to {path}" for path in written]  # whole: a path to copy
-    sections.append(facts)
+    if explained := passing_explanations(results):
+        sections.append(Section("overhead: where it goes, in the pairs that passed (--overhead-explain)", explained))
+    sections.append(Section(None, _facts(results, facts)))
     if compared and compared.changes:
         changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.thresholds)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", changed))
-    place_names = [*(name for name, _ in places_of(results)), *figure_places(figures)]
-    if names := "; ".join(dict.fromkeys(plain(name) for name in place_names)):
-        where = [plain(against)] if against else []
-        roles = [place.role for result in results for place in result.places]
-        under = Role.ENVIRONMENT in [*roles, *(place.role for figure in figures for place in figure.places)]
-        section = f"overhead: against {names} (measured in this session, interleaved)"
-        if under:
-            section = f"overhead: under {names} (measured in this session, interleaved with this environment)"
-        sections.append(Section(section, [*render_places(results, thresholds, figures), *where]))
+    if placed := _places(results, figures, facts):
+        sections.append(placed)
     if compared and compared.saved:
         sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
-    if annotations:
-        lines = [annotation(f.path, f.line, title(f.message, f.kind, f.test), f.message) for f in annotations]
-        sections.append(Section(None, lines))
+    if facts.annotations:
+        found = facts.annotations
+        sections.append(
+            Section(None, [annotation(f.path, f.line, title(f.message, f.kind, f.test), f.message) for f in found])
+        )
     return [section for section in sections if section.title is not None or section.lines]
+
+
+def _facts(results: Sequence[OverheadResult], facts: SessionFacts) -> list[str]:
+    """The lines under the table: replicas, the quick profile, wide intervals, re-measured pairs, files."""
+    lines = []
+    if facts.unmeasured and not facts.measuring:
+        lines.append(
+            f"{facts.unmeasured} overhead test(s) ran once as functional checks; add --overhead to measure them"
+        )
+    if results and facts.replicas_started:
+        lines.append(f"replica processes started in this session: {facts.replicas_started}")
+    if results and facts.quick:
+        lines.append(QUICK_NOTE)
+    if facts.target is not None and (wide := wider_than(results, facts.target)):
+        named = ", ".join(map(plain, wide[:NAMED])) + (f" and {len(wide) - NAMED} more" if len(wide) > NAMED else "")
+        lines.append(
+            f"{len(wide)} interval(s) still wider than the ±{facts.target:.0%} target (the time budget allowed no "
+            f"further processes; --overhead-time-budget buys more): {named}"
+        )
+    if facts.remeasured:
+        lines.append(
+            f"measured more than once in this session (re-run by a plugin such as pytest-rerunfailures), the last "
+            f"measurement kept: {', '.join(map(plain, facts.remeasured))}. Re-measuring until a budget passes is "
+            f"optional stopping; fix the noise (docs/measurement.md) rather than re-run"
+        )
+    wrapped = [  # prose wrapped; a test id is never broken: a reader copies it
+        part
+        for line in lines
+        for part in textwrap.wrap(line, TERMINAL_WIDTH, break_long_words=False, break_on_hyphens=False)
+    ]
+    return wrapped + [f"overhead results written to {path}" for path in facts.written]  # whole: a path to copy
+
+
+def _places(results: Sequence[OverheadResult], figures: Sequence[FigureResult], facts: SessionFacts) -> Section | None:
+    """The changes at the session's other places (a base tree, environments), if it had any."""
+    place_names = [*(name for name, _ in places_of(results)), *figure_places(figures)]
+    names = "; ".join(dict.fromkeys(plain(name) for name in place_names))
+    if not names:
+        return None
+    where = [plain(facts.against)] if facts.against else []
+    roles = [place.role for result in results for place in result.places]
+    under = Role.ENVIRONMENT in [*roles, *(place.role for figure in figures for place in figure.places)]
+    title = f"overhead: against {names} (measured in this session, interleaved)"
+    if under:
+        title = f"overhead: under {names} (measured in this session, interleaved with this environment)"
+    return Section(title, [*render_places(results, facts.thresholds, figures), *where])
 
 
 NAMED = 8

@@ -10,7 +10,7 @@ own client). ``transport.compare`` (lean load on two targets), ``acompare`` (two
 callables) and ``acompare_streams`` (two streams) measure a transport pair: both sides in one
 session, their windows interleaved (:mod:`overheadbench.transport.pairing`), each figure as
 the framework side's change over the baseline side's, and each side's own row. The rows are
-its :class:`~overheadbench.transport.recording.Recorder`'s, judged when the test ends against
+its :class:`~overheadbench.transport.recording.RowRecorder`'s, judged when the test ends against
 ``@pytest.mark.transport(...)`` and each call's own budgets.
 
 Without ``--overhead`` every call still runs (briefly, once) so a broken test fails, and
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..http.server import Server
 from .metrics import DEFAULT_ERRORS, LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
 from .pairing import SideFigures, compared, load_figures, schedule, stream_figures
-from .recording import Recorder
+from .recording import RowRecorder
 from .results import FigureResult, Reading
 from .verdict import judge
 from .windows import short_of, sized
@@ -57,8 +57,8 @@ REQUEST_OPTIONS = ("method", "path", "body", "headers")
 """What ``compare`` sends to a side given as a server (a :class:`~overheadbench.http.loadrun.Target` has its own)."""
 
 
-class TransportFixture(Recorder):
-    """Measures the test's transport rows into its :class:`~.recording.Recorder`; :meth:`judged`
+class TransportFixture(RowRecorder):
+    """Measures the test's transport rows into its :class:`~.recording.RowRecorder`; :meth:`judged`
     gives their verdicts."""
 
     def __init__(self, nodeid: str, limits: Limits, settings: Settings, measuring: bool, quick: bool) -> None:
@@ -81,24 +81,9 @@ class TransportFixture(Recorder):
 
         budgets = self._budgets(options, "load")
         options.setdefault("duration_s", self.duration_s)
-        result = self._running("load", [server], lambda: load(server, concurrency=concurrency, **options))
+        result = running(self.nodeid, "load", [server], lambda: load(server, concurrency=concurrency, **options))
         self._record(self._row(label or f"{server.protocol} c={concurrency}"), result, budgets)
         return result
-
-    def _running(self, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:
-        """``run()``, with a wrong server, a bad option or a load that cannot run reported as
-        the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
-        from ..http.loadgen import LoadError
-        from ..http.server import Server
-
-        where = f"{self.nodeid}: transport.{call}()"
-        for server in servers:
-            if not isinstance(server, Server):
-                raise OverheadUsageError(f"{where} takes servers started by asgi_server, not {type(server).__name__}")
-        try:
-            return run()
-        except (ValueError, LoadError) as exc:
-            raise OverheadUsageError(f"{where}: {exc}") from None
 
     def sweep(
         self, server: Server, levels: Sequence[int] = (1, 10, 50, 100), *, label: str | None = None, **options: Any
@@ -113,7 +98,7 @@ class TransportFixture(Recorder):
         budgets = self._budgets(options, "sweep")
         options.setdefault("duration_s", self.duration_s)
         name = label or server.protocol
-        results = self._running("sweep", [server], lambda: concurrency_sweep(server, levels, **options))
+        results = running(self.nodeid, "sweep", [server], lambda: concurrency_sweep(server, levels, **options))
         rows = [self._row(f"{name} c={level}") for level in levels]
         for row, result in zip(rows, results, strict=True):
             self._record(row, result, budgets)
@@ -189,11 +174,11 @@ class TransportFixture(Recorder):
 
         def run() -> None:
             with Workers(targets, concurrency, window_s, **options) as workers:
-                for length in self._window_lengths(name, window_s, windows):
+                for length in window_lengths(self.nodeid, self.measuring, name, window_s, windows):
                     for side in schedule(self._rounds(rounds), self.rng):
                         windows[side].append(workers.window(side, length))
 
-        self._running("compare", [target.server for target in targets], run)
+        running(self.nodeid, "compare", [target.server for target in targets], run)
         return self._load_pair(name, windows, limits)
 
     async def acompare(
@@ -217,7 +202,7 @@ class TransportFixture(Recorder):
         servers_cpu_s = (lambda: sum(cpu.read())) if cpu.servers else None  # no server: not known
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
         sends, row = (baseline, framework), self._row(label)
-        for length in self._window_lengths(row, self.window_s, windows):
+        for length in window_lengths(self.nodeid, self.measuring, row, self.window_s, windows):
             for side in schedule(self._rounds(rounds), self.rng):
                 warm = 10 if not windows[side] else 0
                 windows[side].append(
@@ -265,21 +250,6 @@ class TransportFixture(Recorder):
             self._streams(f"{row} [{name}]", side_streams, limits)
         return pooled[0], pooled[1]
 
-    def _window_lengths(
-        self, row: str, window_s: float, windows: tuple[list[Throughput], list[Throughput]]
-    ) -> Iterator[float]:
-        """The windows' length for a pair's rounds: ``window_s``, and once more, longer, where those
-        windows were shorter than the requests they count (:mod:`.windows`: the first windows are
-        dropped); where even the longest are, the test is warned that its figures cannot be read."""
-        yield window_s
-        if not self.measuring or (grown := sized(window_s, [*windows[0], *windows[1]])) <= window_s:
-            return
-        windows[0].clear()
-        windows[1].clear()
-        yield grown
-        if why := short_of(row, grown, [*windows[0], *windows[1]]):
-            warnings.warn(OverheadConcurrencyWarning(f"{self.nodeid}: {why}"), stacklevel=2)
-
     def _rounds(self, rounds: int | None) -> int:
         """A pair's rounds: the call's (``rounds=24``: a narrower interval, twice the time), else
         ``PAIR_ROUNDS`` (6 quick); one, briefly, without ``--overhead``."""
@@ -325,6 +295,38 @@ class TransportFixture(Recorder):
             )
             results.append(judged)
         return results
+
+
+def running(nodeid: str, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:
+    """``run()``, with a wrong server, a bad option or a load that cannot run reported as
+    the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
+    from ..http.loadgen import LoadError
+    from ..http.server import Server
+
+    where = f"{nodeid}: transport.{call}()"
+    for server in servers:
+        if not isinstance(server, Server):
+            raise OverheadUsageError(f"{where} takes servers started by asgi_server, not {type(server).__name__}")
+    try:
+        return run()
+    except (ValueError, LoadError) as exc:
+        raise OverheadUsageError(f"{where}: {exc}") from None
+
+
+def window_lengths(
+    nodeid: str, measuring: bool, row: str, window_s: float, windows: tuple[list[Throughput], list[Throughput]]
+) -> Iterator[float]:
+    """The windows' length for a pair's rounds: ``window_s``, and once more, longer, where those
+    windows were shorter than the requests they count (:mod:`.windows`: the first windows are
+    dropped); where even the longest are, the test is warned that its figures cannot be read."""
+    yield window_s
+    if not measuring or (grown := sized(window_s, [*windows[0], *windows[1]])) <= window_s:
+        return
+    windows[0].clear()
+    windows[1].clear()
+    yield grown
+    if why := short_of(row, grown, [*windows[0], *windows[1]]):
+        warnings.warn(OverheadConcurrencyWarning(f"{nodeid}: {why}"), stacklevel=2)
 
 
 def _side_name(target: Target) -> str:

@@ -29,7 +29,7 @@ LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "
 """What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 
 
-class Recorder:
+class RowRecorder:
     """The test's transport rows and their budgets (the fixture judges them when the test ends)."""
 
     def __init__(self, nodeid: str, limits: Limits, settings: Settings, measuring: bool) -> None:

@@ -20,6 +20,10 @@ from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Status, Unit
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
 
+REPORT_ATTRIBUTE = "overheadbench_figures"
+"""The test report attribute carrying its judged figures' JSON (as
+:data:`overheadbench.pairs.results.REPORT_ATTRIBUTE` carries a pair's)."""
+
 
 @dataclass(frozen=True)
 class Reading:

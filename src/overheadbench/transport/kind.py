@@ -1,5 +1,6 @@
-"""The session's transport tests: their fixture, and their figures judged, measured at every
-other place of the session, and gated.
+"""Transport tests as a measured kind (:class:`~overheadbench.engine.kind.MeasuredKind`): the
+``transport`` fixture, and each test's figures judged, measured at every other place of the
+session, gated, and carried to the report.
 
 Under ``--overhead-against`` or ``--overhead-env`` a transport test runs in rounds at every
 place after its own run (:mod:`overheadbench.transport.across`): in a replica it parks at its
@@ -14,22 +15,23 @@ from typing import Any, Protocol, runtime_checkable
 
 import pytest
 
-from .core.errors import MarkerError
-from .core.jsonio import strict
-from .core.tables import plain
-from .core.xdist import original_nodeid
-from .engine.changes import Gate
-from .engine.settings import Settings
-from .outcome import conclude, figures_outcome
-from .replicas.messages import Figured
-from .replicas.replica import ReplicaPlugin
-from .transport.across import with_places
-from .transport.limits import MARKER_NAME, limits_from_marker
-from .transport.metrics import FigureKey, Limits
-from .transport.results import FigureResult
+from ..core.errors import MarkerError
+from ..core.jsonio import strict
+from ..core.tables import plain
+from ..core.xdist import original_nodeid
+from ..engine.changes import Gate
+from ..engine.outcome import conclude
+from ..engine.settings import Settings
+from ..replicas.messages import Figured
+from ..replicas.replica import ReplicaPlugin
+from .across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS, with_places
+from .limits import MARKER_NAME, limits_from_marker
+from .metrics import FigureKey, Limits
+from .outcome import figures_outcome
+from .results import REPORT_ATTRIBUTE, FigureResult
 
 FIXTURE_NAME = "transport"
-FIGURES_KEY = pytest.StashKey[list[dict[str, Any]]]()
+_FIGURES = pytest.StashKey[list[dict[str, Any]]]()
 REPLICA_SKIP = "overheadbench replica process: measured for the controller"
 
 
@@ -66,8 +68,10 @@ class Stored(Protocol):
     def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]: ...
 
 
-class TransportTests:
+class TransportKind:
     """The transport fixture's maker and its tests' judge, for one session (or one replica)."""
+
+    marker = MARKER_NAME
 
     def __init__(
         self,
@@ -77,13 +81,28 @@ class TransportTests:
         replica: ReplicaPlugin | None = None,
         places: Rounds | None = None,
         gate: Gate | None = None,
-        rounds: int = 0,
+        quick: bool = False,
     ) -> None:
         self.make, self.settings, self.measuring = make, settings, measuring
         """``make(nodeid, limits, settings, measuring)``: the test's fixture."""
-        self.replica, self.places, self.rounds = replica, places, rounds
+        self.replica, self.places = replica, places
+        self.rounds = QUICK_PLACE_ROUNDS if quick else PLACE_ROUNDS
+        """Rounds at every place of a transport test (the quick profile's fewer)."""
         self.gate = gate
         """The figures' gate against the other places (an unknown change is shown, not warned)."""
+
+    def measures(self, item: pytest.Item) -> bool:
+        return transported(item)
+
+    def replicated(self, item: pytest.Item) -> bool:
+        """A transport test goes to the pool: under other places its rounds run in replicas."""
+        return transported(item)
+
+    @pytest.fixture(name=FIXTURE_NAME)
+    def transport_fixture(self, request: pytest.FixtureRequest) -> Any:
+        """Measure transport rows (``transport.load``, ``sweep``, ``stream``) and judge their
+        figures against ``@pytest.mark.transport(...)`` and each call's own budgets."""
+        return self.fixture(request)
 
     def fixture(self, request: pytest.FixtureRequest) -> Any:
         mark = request.node.get_closest_marker(MARKER_NAME)
@@ -122,8 +141,12 @@ class TransportTests:
         if stored:  # each figure's change against the stored run, once, here: the figure carries it
             figures = stored.with_changes(figures)
         if fixture.measuring:
-            item.stash[FIGURES_KEY] = [strict(figure.to_json()) for figure in figures]
+            item.stash[_FIGURES] = [strict(figure.to_json()) for figure in figures]
         changes = [(figure, figure.stored.change) for figure in figures if figure.stored]
         gate = stored.figure_gate if stored else self.gate
         policy = self.settings.inconclusive
         conclude(item, figures_outcome(fixture.nodeid, figures, policy, changes, gate))
+
+    def carried(self, item: pytest.Item) -> dict[str, Any]:
+        figures = item.stash.get(_FIGURES, None)
+        return {} if figures is None else {REPORT_ATTRIBUTE: figures}

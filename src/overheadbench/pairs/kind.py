@@ -1,9 +1,9 @@
-"""The session's overhead pairs: their fixture, and their results judged and carried.
+"""Overhead pairs as a measured kind (:class:`~overheadbench.engine.kind.MeasuredKind`): the
+``overhead`` fixture, and each pair's result judged and carried to the report.
 
-Beside :mod:`overheadbench.transport_tests`, the other measured kind, in the same shape: a maker
-of the test's fixture (given by the session, which holds the replicas and the instruments) and a
-judge of the test once it ran, found by the session through its marker
-(:class:`overheadbench.session.OverheadSession`).
+The fixture's object is made by the session's assembly (``make``: it holds the replicas, the
+instruments and the explainer); the kind checks the marker, judges the result once the test
+ran (:func:`~overheadbench.pairs.outcome.pair_outcome`) and keeps its JSON for the test's report.
 """
 
 from __future__ import annotations
@@ -13,20 +13,19 @@ from typing import Any, Protocol
 
 import pytest
 
-from .core.errors import OverheadOutputWarning
-from .core.jsonio import strict
-from .core.tables import plain
-from .engine.changes import Gate, Looks, StoredChange
-from .engine.settings import Settings
-from .http.fixtures import servers_elsewhere
-from .outcome import conclude, pair_outcome
-from .pairs.explaining import write_flame
-from .pairs.marker import MARKER_NAME, pair_for
-from .pairs.pair import Pair
-from .pairs.results import OverheadResult
+from ..core.jsonio import strict
+from ..core.tables import plain
+from ..engine.changes import Gate, Looks, StoredChange
+from ..engine.outcome import conclude
+from ..engine.settings import Settings
+from ..http.fixtures import servers_elsewhere
+from .marker import MARKER_NAME, pair_for
+from .outcome import pair_outcome
+from .pair import Pair
+from .results import REPORT_ATTRIBUTE, OverheadResult
 
 FIXTURE_NAME = "overhead"
-RESULT_KEY = pytest.StashKey[dict[str, Any]]()
+_RESULT = pytest.StashKey[dict[str, Any]]()
 
 
 class Stored(Protocol):
@@ -45,8 +44,10 @@ class Fixture(Protocol):
     def result(self) -> OverheadResult | None: ...
 
 
-class PairTests:
+class PairKind:
     """The overhead fixture's maker and its pairs' judge, for one session (or one replica)."""
+
+    marker = MARKER_NAME
 
     def __init__(
         self,
@@ -61,8 +62,10 @@ class PairTests:
         """A count-mode pair is counted in replicas: at the session's other places, or under valgrind."""
         self.gate = gate
         """The pairs' gate against the session's other places (None: none)."""
-        self.marked: Sequence[pytest.Item] = ()
         self._gated: int | None = None
+
+    def measures(self, item: pytest.Item) -> bool:
+        return item.get_closest_marker(MARKER_NAME) is not None
 
     def replicated(self, item: pytest.Item) -> bool:
         """Whether the test's pair is measured in replica processes (its nodeid goes to the pool)."""
@@ -72,11 +75,17 @@ class PairTests:
             return False
         return pair is not None and (pair.replicated or (self.counted_elsewhere and pair.mode.counted))
 
-    def gated_pairs(self) -> int:
-        """The session's pairs a gate reads at other places (the family of :class:`Looks`)."""
+    def gated_pairs(self, items: Sequence[pytest.Item]) -> int:
+        """The session's pairs (of its collected ``items``) a gate reads at other places (the family of
+        :class:`Looks`)."""
         if self._gated is None:
-            self._gated = sum(1 for item in self.marked if self.replicated(item))
+            self._gated = sum(1 for item in items if self.measures(item) and self.replicated(item))
         return self._gated
+
+    @pytest.fixture(name=FIXTURE_NAME)
+    def overhead_fixture(self, request: pytest.FixtureRequest, overhead_concurrency: int | None) -> Any:
+        """Measure a baseline-versus-framework pair: ``overhead.compare(baseline=..., framework=...)``."""
+        return self.fixture(request)
 
     def fixture(self, request: pytest.FixtureRequest) -> Fixture:
         item = request.node
@@ -88,10 +97,11 @@ class PairTests:
                 pytrace=False,
             )
         threshold = self.gate.threshold if self.gate else None
-        return self.make(pair, None if threshold is None else Looks(threshold, self.gated_pairs()))
+        looks = None if threshold is None else Looks(threshold, self.gated_pairs(request.session.items))
+        return self.make(pair, looks)
 
     def apply(self, item: pytest.Item, stored: Stored | None) -> None:
-        """Carry the pair's result on the test's report, and do what its verdict (and its change
+        """Keep the pair's result for the test's report, and do what its verdict (and its change
         against the stored run or the session's other places) says to the test."""
         if item.get_closest_marker(MARKER_NAME) is None:
             return
@@ -111,7 +121,9 @@ class PairTests:
         settings = self.settings
         outcome = pair_outcome(result, settings.inconclusive, settings.subtract_harness, gate, servers_elsewhere())
         result.outcome, result.failed = outcome.overall, outcome.failure is not None
-        item.stash[RESULT_KEY] = strict(result.to_json())  # travels on the call's report (also from xdist workers)
-        if unwritten := write_flame(settings.flame, result):  # an output's failure, never the test's
-            item.warn(OverheadOutputWarning(plain(unwritten)))
+        item.stash[_RESULT] = strict(result.to_json())
         conclude(item, outcome)
+
+    def carried(self, item: pytest.Item) -> dict[str, Any]:
+        result = item.stash.get(_RESULT, None)
+        return {} if result is None else {REPORT_ATTRIBUTE: result}

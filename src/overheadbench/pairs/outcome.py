@@ -1,39 +1,29 @@
-"""What a judged test does to itself: fail, warn, or nothing, by one rule for both kinds.
-
-A pair and a transport test are decided alike (:func:`decide`): each verdict (a pair's, or each
-transport figure's) fails the test when failed, and fails or warns when inconclusive (by the
-``overhead_inconclusive`` policy); each change against the stored run or the base tree is judged
-by the session's gate (:func:`gate_effect`). A pair adds its own warnings (the harness's cost,
-count mode beside server processes, counts that disagree with time); the transport fixture has
-none of its own.
+"""What a measured pair's result does to its test: its verdict, its changes (against the stored
+run, at every other place of the session) and its own warnings, decided by the one rule
+(:func:`overheadbench.engine.outcome.decide`): the harness's cost, count mode beside server
+processes, counts that disagree with time, a budget that reads like a percentage, a budget or a
+gate threshold the pair cannot resolve.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-import pytest
-
-from .core.errors import (
-    OverheadChangeWarning,
+from ..core.errors import (
     OverheadCountingWarning,
     OverheadHarnessWarning,
-    OverheadInconclusiveWarning,
     OverheadMarkerWarning,
     OverheadPrecisionWarning,
 )
-from .core.tables import plain, plain_warning
-from .core.units import format_fraction, format_overhead, format_overheads
-from .engine.attribution import CHANGE_HEAD
-from .engine.changes import REGRESSED_MARK, Change, Finding, Gate
-from .engine.checks import OVERALL_ORDER, Overall, Status
-from .engine.counting import disagreement
-from .engine.settings import Counter, Policy
-from .pairs.results import OverheadResult
-from .transport.metrics import SPECS
-from .transport.results import FigureResult
+from ..core.units import format_fraction, format_overhead, format_overheads
+from ..engine.attribution import CHANGE_HEAD
+from ..engine.changes import Change, Finding, Gate
+from ..engine.checks import Status
+from ..engine.counting import disagreement
+from ..engine.outcome import Gated, Outcome, decide
+from ..engine.settings import Counter, Policy
+from .results import OverheadResult
 
 HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when concurrent callers' own machinery costs more than this share of
@@ -46,89 +36,6 @@ IMPLAUSIBLE_BELOW = 10.0
 """... and is taken for one when the measured overhead is this many times below it, interval
 included: a budget a hundred times the figure is no budget, a percentage the figure's size is
 what was meant. A large budget that the figure bears out (``max=1500`` on a 413x pair) is one."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a judged test does: fail with ``failure``, and/or issue ``warnings``."""
-
-    failure: str | None = None
-    warnings: tuple[Warning, ...] = ()
-    overall: Overall = Overall.UNMEASURED
-    """The test's one outcome, worst first over its verdicts and the gate's findings (what every
-    report shows; ``failure`` says whether the test failed for it)."""
-
-
-@dataclass(frozen=True)
-class Gated:
-    """One change the gate judges: of ``what`` (``the framework path``, ``h2c c=10 p95 latency``),
-    told as ``story`` (old and new as their figure prints them, the change and its interval)."""
-
-    what: str
-    story: str
-    change: Change
-    explained: str = ""
-    """What the change added, function by function, as its failure or warning quotes it (empty: not explained)."""
-
-
-def conclude(item: pytest.Item, decided: Outcome) -> None:
-    """Issue the outcome's warnings on the test, and fail it if it says so."""
-    for warning in decided.warnings:
-        item.warn(plain_warning(warning))
-    if decided.failure:
-        pytest.fail(plain(decided.failure, lines=True), pytrace=False)
-
-
-def decide(
-    nodeid: str,
-    verdicts: Sequence[tuple[Status, str]],
-    policy: Policy,
-    changes: Sequence[Gated] = (),
-    gate: Gate | None = None,
-    warnings: Sequence[Warning] = (),
-) -> Outcome:
-    """The test's outcome from its verdicts (status, message), its changes and its own ``warnings``."""
-    failures: list[str] = []
-    warned: list[Warning] = []
-    found = [Overall.of(status) for status, _ in verdicts]
-    for status, message in verdicts:
-        if status == Status.FAIL:
-            failures.append(message)
-        elif status == Status.INCONCLUSIVE and policy == Policy.FAIL:
-            failures.append(f"inconclusive: {message}")
-        elif status == Status.INCONCLUSIVE:
-            warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))
-    for gated in changes:
-        if gate is not None:
-            gate_effect(nodeid, gated, gate, failures, warned)
-            if gate.fails(gated.change) or gate.warns(gated.change):
-                found.append(Overall(gate.finding(gated.change)))
-    overall = min(found, key=OVERALL_ORDER.index) if found else Overall.UNMEASURED
-    return Outcome("\n".join(failures) or None, (*warned, *warnings), overall)
-
-
-def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warned: list[Warning]) -> None:
-    """The gate, one rule for every change: regressed by more than the threshold (the low end of
-    the interval, in the figure's bad direction) fails; an interval containing the threshold
-    ("unknown") warns or fails by ``gate.unknown`` (or is only shown); same, improved, or no
-    threshold: nothing."""
-    finding = gate.finding(gated.change)
-    if finding is None or not (gate.fails(gated.change) or gate.warns(gated.change)):
-        return
-    limit = f"--overhead-fail-above={gate.threshold:g}%"
-    if finding == Finding.REGRESSED:
-        failure = f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}"
-        failures.append(failure + gated.explained)
-        return
-    message = (
-        f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
-        f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
-        + gated.explained
-    )
-    if gate.fails(gated.change):
-        failures.append(message)
-    else:
-        warned.append(OverheadChangeWarning(message))
 
 
 def pair_outcome(
@@ -235,42 +142,4 @@ def percent_hint(result: OverheadResult) -> Warning | None:
         f"{result.nodeid}: max={limit:g} allows {format_overhead(limit)} overhead, and the pair measured "
         f"{format_overhead(result.overhead)}: max is a fraction (0.25 = 25%); did you mean max={limit / 100:g}? "
         f"(A factor is written as a string: max='{1 + limit:g}x'.)"
-    )
-
-
-def figures_outcome(
-    nodeid: str,
-    figures: Sequence[FigureResult],
-    policy: Policy,
-    changes: Sequence[tuple[FigureResult, Change]] = (),
-    gate: Gate | None = None,
-) -> Outcome:
-    """A transport test's outcome (:func:`decide`): each figure's verdict, and each figure's
-    change against the stored run, or at every other place of the session, in percent of the figure."""
-    placed = [(figure, place.change, place) for figure in figures for place in figure.places]
-    gated = []
-    for figure, change, place in [*((figure, change, None) for figure, change in changes), *placed]:
-        spec = SPECS[figure.metric]
-        story = f"{spec.what} {change.describe((figure.check.show(change.old), figure.check.show(change.new)))}"
-        under = place.role.under(place.name) if place is not None else ""
-        gated.append(Gated(f"{figure.row} {spec.what}{under}", story, change))
-    warned = [undecided] if gate is not None and (undecided := undecided_figures(nodeid, gated, gate)) else []
-    return decide(nodeid, [(f.verdict, f.message) for f in figures], policy, gated, gate, warned)
-
-
-def undecided_figures(nodeid: str, gated: Sequence[Gated], gate: Gate) -> OverheadChangeWarning | None:
-    """One warning for a transport test whose gated figures' changes the gate could not tell from its
-    threshold, where each alone is only shown (a figure has many, each with a wide interval): a gate
-    that decided none of 27 figures exited 0 and said nothing."""
-    if gate.unknown is not None or gate.threshold is None:
-        return None
-    unknown = [g.change for g in gated if gate.finding(g.change) == Finding.UNKNOWN]
-    if not unknown:
-        return None
-    widths = sorted(change.detectable for change in unknown)
-    return OverheadChangeWarning(
-        f"{nodeid}: the gate cannot tell {len(unknown)} of its {len(gated)} transport figures' changes from "
-        f"--overhead-fail-above={gate.threshold:g}% (their intervals ±{widths[0]:.0f}..{widths[-1]:.0f}%): for "
-        f"those it decided nothing; more rounds narrow them, or gate transport figures at their own threshold "
-        f"(--overhead-fail-above=pairs:PCT,transport:PCT2)"
     )

@@ -1,0 +1,105 @@
+"""What a judged test does to itself: fail, warn, or nothing, by one rule for every measured kind.
+
+Each kind (:mod:`overheadbench.pairs.kind`, :mod:`overheadbench.transport.kind`) makes its verdicts
+and its changes; :func:`decide` turns them into the test's one outcome: each verdict fails the
+test when failed, and fails or warns when inconclusive (by the ``overhead_inconclusive`` policy);
+each change against the stored run or another place is judged by the session's gate
+(:func:`gate_effect`), in the one sentence the CLI prints too (:func:`gate_sentence`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pytest
+
+from ..core.errors import OverheadChangeWarning, OverheadInconclusiveWarning
+from ..core.tables import plain, plain_warning
+from .changes import REGRESSED_MARK, Change, Finding, Gate
+from .checks import OVERALL_ORDER, Overall, Status
+from .settings import Policy
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a judged test does: fail with ``failure``, and/or issue ``warnings``."""
+
+    failure: str | None = None
+    warnings: tuple[Warning, ...] = ()
+    overall: Overall = Overall.UNMEASURED
+    """The test's one outcome, worst first over its verdicts and the gate's findings (what every
+    report shows; ``failure`` says whether the test failed for it)."""
+
+
+@dataclass(frozen=True)
+class Gated:
+    """One change the gate judges: of ``what`` (``the framework path``, ``h2c c=10 p95 latency``),
+    told as ``story`` (old and new as their figure prints them, the change and its interval)."""
+
+    what: str
+    story: str
+    change: Change
+    explained: str = ""
+    """What the change added, function by function, as its failure or warning quotes it (empty: not explained)."""
+
+
+def conclude(item: pytest.Item, decided: Outcome) -> None:
+    """Issue the outcome's warnings on the test, and fail it if it says so."""
+    for warning in decided.warnings:
+        item.warn(plain_warning(warning))
+    if decided.failure:
+        pytest.fail(plain(decided.failure, lines=True), pytrace=False)
+
+
+def decide(
+    nodeid: str,
+    verdicts: Sequence[tuple[Status, str]],
+    policy: Policy,
+    changes: Sequence[Gated] = (),
+    gate: Gate | None = None,
+    warnings: Sequence[Warning] = (),
+) -> Outcome:
+    """The test's outcome from its verdicts (status, message), its changes and its own ``warnings``."""
+    failures: list[str] = []
+    warned: list[Warning] = []
+    found = [Overall.of(status) for status, _ in verdicts]
+    for status, message in verdicts:
+        if status == Status.FAIL:
+            failures.append(message)
+        elif status == Status.INCONCLUSIVE and policy == Policy.FAIL:
+            failures.append(f"inconclusive: {message}")
+        elif status == Status.INCONCLUSIVE:
+            warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))
+    for gated in changes:
+        if gate is not None:
+            gate_effect(nodeid, gated, gate, failures, warned)
+            if gate.fails(gated.change) or gate.warns(gated.change):
+                found.append(Overall(gate.finding(gated.change)))
+    overall = min(found, key=OVERALL_ORDER.index) if found else Overall.UNMEASURED
+    return Outcome("\n".join(failures) or None, (*warned, *warnings), overall)
+
+
+def gate_effect(nodeid: str, gated: Gated, gate: Gate, failures: list[str], warned: list[Warning]) -> None:
+    """The gate, one rule for every change: regressed by more than the threshold (the low end of
+    the interval, in the figure's bad direction) fails; an interval containing the threshold
+    ("unknown") warns or fails by ``gate.unknown`` (or is only shown); same, improved, or no
+    threshold: nothing."""
+    if not (gate.fails(gated.change) or gate.warns(gated.change)):
+        return
+    message = gate_sentence(nodeid, gated, gate, f"--overhead-fail-above={gate.threshold:g}%") + gated.explained
+    if gate.fails(gated.change):
+        failures.append(message)
+    else:
+        warned.append(OverheadChangeWarning(message))
+
+
+def gate_sentence(nodeid: str, gated: Gated, gate: Gate, limit: str) -> str:
+    """What the gate says of a change it fails or warns of (regressed, or unknown at ``limit``, the
+    threshold as the user gave it): the session's failure or warning and the CLI's line alike."""
+    if gate.finding(gated.change) == Finding.REGRESSED:
+        return f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}"
+    return (
+        f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
+        f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
+    )

@@ -1,0 +1,175 @@
+"""The session's measuring plugin: its measured tests found and grouped, each judged by every
+measured kind once it ran, what each kind kept carried onto the test's report, the stored runs
+read where the session uses storage, and the replica processes closed at the end.
+
+It runs in the user's session, in each xdist worker and in each replica process alike; the
+reporting plugin (:mod:`overheadbench.report.reporter`) runs in the user's session only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from functools import cache, partial
+from typing import Any, Generic, Protocol, TypeVar
+
+import pytest
+
+from .core.errors import OverheadUsageError
+from .core.tables import plain
+from .core.timeouts import PairTimeout
+from .core.xdist import WORKER_REPLICAS, group_timed_tests, original_nodeid, remember_nodeids
+from .engine.harness import Harness
+from .engine.kind import MeasuredKind
+from .engine.sampling import Replication
+from .engine.timed_path import AppLogging
+from .history.environment import environment
+from .replicas.failures import ReplicaError, WrongTree
+from .report.gathering import carry
+
+S = TypeVar("S")
+"""The session's stored runs (:class:`~overheadbench.history.gate.StoredRuns`), as its kinds read them."""
+
+
+@dataclass
+class SessionState(Generic[S]):
+    """What the session learns as it runs, shared by its plugins and its fixtures' makers."""
+
+    environment: Callable[[], dict[str, Any]]
+    """This machine and interpreter (read once, on first use)."""
+    marked: list[pytest.Item] = field(default_factory=list)
+    """The measured tests, in their final order (replicas re-run them in it)."""
+    replicated: tuple[str, ...] = ()
+    """The node ids of the tests measured in replica processes (the pool's)."""
+    stored: S | None = None
+    """This session's stored runs, where it uses storage (read when it starts)."""
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> SessionState[S]:
+        return cls(cache(partial(environment, config)))
+
+
+class Pools(Protocol):
+    """Replica processes of the session (:class:`~overheadbench.replicas.places.Places`)."""
+
+    @property
+    def started(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class Closing(Protocol):
+    """Another place of the session (:class:`~overheadbench.replicas.places.Where`): its tree removed at the end."""
+
+    def close(self) -> None: ...
+
+
+P = TypeVar("P", bound=Pools, covariant=True)
+
+
+@dataclass(frozen=True)
+class Measured(Generic[P]):
+    """Where the session's pairs get their samples, and what the timed path is kept clean of."""
+
+    places: Sequence[Closing]
+    """The other places every pair is measured at (the base tree, each environment, a plugin's)."""
+    replicas: P
+    counting: P | None
+    """Count mode's callgrind replicas (None: counted in this process)."""
+    replication: Replication
+    app_logging: AppLogging
+    harness: Harness
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the measuring plugin reads of the options: whether it measures, and what implied it."""
+
+    measuring: bool
+    implied_by: str | None = None
+
+
+class Measurer(Generic[S]):
+    """The measuring plugin of one session (or one xdist worker, or one replica)."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        asked: Asked,
+        measured: Measured[Pools],
+        state: SessionState[S],
+        kinds: Sequence[MeasuredKind[S]],
+        load_stored: Callable[[], S | None],
+    ) -> None:
+        self.config, self.asked = config, asked
+        self.measured, self.state = measured, state
+        self.kinds = tuple(kinds)
+        """Each measured kind: each test is judged by every kind, in this order."""
+        self.load_stored = load_stored
+        """The session's stored runs (None: it uses no storage, or this is a replica)."""
+
+    def started(self) -> int:
+        """Replica processes this process started (counting ones included)."""
+        counting = self.measured.counting
+        return self.measured.replicas.started + (counting.started if counting else 0)
+
+    def pytest_report_header(self) -> str | None:
+        if self.asked.implied_by:
+            return f"overheadbench: measuring (--overhead implied by {self.asked.implied_by})"
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.state.stored = self.load_stored()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self) -> Generator[None, object, object]:
+        """Import the tests with the root logger as the code under test leaves it (AppLogging),
+        noting the import finders and warning filters around them (Harness)."""
+        with self.measured.app_logging.importing(self.asked.measuring), self.measured.harness.importing():
+            return (yield)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        remember_nodeids(items)
+
+    @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+    def pytest_collection_modifyitems_last(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Remember the measured tests, in their final order, and which are measured in replicas."""
+        marked = [item for item in items if any(kind.measures(item) for kind in self.kinds)]
+        self.state.marked = marked
+        replicated = [item for item in marked if any(kind.replicated(item) for kind in self.kinds)]
+        self.state.replicated = tuple(original_nodeid(item) for item in replicated)
+        if self.asked.measuring:
+            group_timed_tests(config, marked)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            result = yield
+            for kind in self.kinds:
+                kind.apply(item, self.state.stored)
+        except WrongTree as exc:
+            pytest.exit(f"overheadbench: {plain(str(exc))}", returncode=pytest.ExitCode.USAGE_ERROR)
+        except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
+            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "call":
+            carry(report, item, {name: value for kind in self.kinds for name, value in kind.carried(item).items()})
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        measured = self.measured
+        for pools in (measured.replicas, measured.counting or measured.replicas):  # closing twice is safe
+            pools.close()
+        for place in measured.places:
+            place.close()
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKER_REPLICAS] = self.started()  # to the controller's pytest_testnodedown
