@@ -46,6 +46,38 @@ class Counter(Word):
     BYTECODE = "bytecode"
     """Python bytecode instructions, counted in the test's process: compiled code is invisible."""
 
+    @property
+    def instructions(self) -> str:
+        """What its counts are called in a message: ``machine instructions``, ``bytecode instructions``."""
+        return COUNTER_WORDS[self][0]
+
+    @property
+    def counts(self) -> str:
+        """What it counts and cannot see, as a report's footnote says it."""
+        return COUNTER_WORDS[self][1]
+
+    @property
+    def unseen(self) -> str:
+        """What it cannot see: the likely cause when its counts and the time disagree."""
+        return COUNTER_WORDS[self][2]
+
+
+COUNTER_WORDS = {
+    Counter.CALLGRIND: (
+        "machine instructions",
+        "machine instructions (callgrind: compiled code included; waiting, I/O and sleep not)",
+        "the counter counts the machine instructions this process executes, so waiting (I/O, sleeping, locks, other "
+        "processes) and memory stalls cost time and no instructions",
+    ),
+    Counter.BYTECODE: (
+        "bytecode instructions",
+        "bytecode instructions (Python only: work in C or Rust extensions is not counted)",
+        "the counter counts Python bytecode only, so work in compiled code (C or Rust extensions), system calls, I/O "
+        "or sleeping is invisible to it",
+    ),
+}
+"""Each counter's words, in one place: what its counts are called, what it counts, what it cannot see."""
+
 
 T = TypeVar("T")
 

@@ -65,6 +65,12 @@ class Finding(Word):
     SAME = "same"
     UNKNOWN = "unknown"
 
+    @property
+    def unsettled(self) -> bool:
+        """Not cleared by the gate: regressed, or unknown at the threshold (what is explained, what a
+        bisection cannot call good). Whether that fails or warns is :meth:`Gate.fails`'s and :meth:`Gate.warns`'s."""
+        return self in (Finding.REGRESSED, Finding.UNKNOWN)
+
 
 @dataclass(frozen=True)
 class SessionTerm:

@@ -126,20 +126,11 @@ def count_plan(
     return raw
 
 
-UNSEEN = {
-    Counter.BYTECODE: "the counter counts Python bytecode only, so work in compiled code (C or Rust extensions), "
-    "system calls, I/O or sleeping is invisible to it",
-    Counter.CALLGRIND: "the counter counts the machine instructions this process executes, so waiting (I/O, "
-    "sleeping, locks, other processes) and memory stalls cost time and no instructions",
-}
-"""What each counter cannot see: the likely cause when its counts and the time disagree."""
-
-
 def disagreement(nodeid: str, count_ratio: float, time_ratio: float, counter: Counter = Counter.BYTECODE) -> str | None:
     """Why the counts may mislead, when the instruction ratio and the time ratio (framework /
     baseline) of the same calls disagree (see the factors above); None when they agree or either
-    is not a ratio. What the counter cannot see (:data:`UNSEEN`) costs time and few or no
-    instructions: compiled code for the bytecode counter, waiting for either."""
+    is not a ratio. What the counter cannot see (:attr:`~overheadbench.core.vocabulary.Counter.unseen`)
+    costs time and few or no instructions: compiled code for the bytecode counter, waiting for either."""
     if not (count_ratio > 0 and time_ratio > 0 and math.isfinite(count_ratio) and math.isfinite(time_ratio)):
         return None
     figures = (
@@ -150,10 +141,10 @@ def disagreement(nodeid: str, count_ratio: float, time_ratio: float, counter: Co
         abs(count_ratio - 1), abs(time_ratio - 1)
     ) > OPPOSITE_FLOOR
     if time_ratio > UNDERSTATED_FACTOR * count_ratio or (opposite and time_ratio > count_ratio):
-        return f"{figures}: {UNSEEN[counter]}, on the framework path here. Judge this pair in time mode"
+        return f"{figures}: {counter.unseen}, on the framework path here. Judge this pair in time mode"
     if count_ratio > OVERSTATED_FACTOR * time_ratio or opposite:
         return (
-            f"{figures}: the baseline's time is mostly what the counter does not see ({UNSEEN[counter]}), so the "
+            f"{figures}: the baseline's time is mostly what the counter does not see ({counter.unseen}), so the "
             f"instruction ratio overstates what the framework path costs. Judge this pair in time mode"
         )
     return None

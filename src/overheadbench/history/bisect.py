@@ -126,16 +126,14 @@ class Bisection:
         explanation)."""
         changes = self.alone.changes if self.alone is not None else ()
         return {
-            moved.test: moved.explained
-            for moved in changes
-            if moved.finding in (Finding.REGRESSED, Finding.UNKNOWN) and moved.explained is not None
+            moved.test: moved.explained for moved in changes if moved.finding.unsettled and moved.explained is not None
         }
 
     @property
     def gradual(self) -> bool:
         """The first bad commit is the same as (or better than) its parent at the threshold: several
         smaller steps did it. (Unknown against its parent is not this: it cannot be told.)"""
-        return self.alone is not None and self.alone.finding not in (Finding.REGRESSED, Finding.UNKNOWN)
+        return self.alone is not None and not self.alone.finding.unsettled
 
     def to_json(self) -> dict[str, Any]:
         return {

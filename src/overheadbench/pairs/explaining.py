@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..engine.attribution import Profiled, Profiler, explain, explain_change
-from ..engine.changes import Finding
 from ..engine.checks import Status
 from ..engine.samples import Kind, Side
 from ..instruments import Block, Stage
@@ -42,8 +41,6 @@ EXPLAIN_S = 0.25
 """Each side's profiled calls last about this long (doubling chunks: at most about twice)."""
 EXPLAINED = (Status.FAIL, Status.INCONCLUSIVE)
 """Verdicts explained without ``--overhead-explain``."""
-EXPLAINED_CHANGES = (Finding.REGRESSED, Finding.UNKNOWN)
-"""Changes between places explained without ``--overhead-explain``."""
 
 
 class PlaceProfiles(Protocol):
@@ -114,7 +111,7 @@ class Explainer:
             place.name
             for place in result.places
             if place.change is not None
-            and (self.every or (threshold is not None and place.change.finding(threshold) in EXPLAINED_CHANGES))
+            and (self.every or (threshold is not None and place.change.finding(threshold).unsettled))
         ]
 
     def wanted(self, result: OverheadResult) -> bool:

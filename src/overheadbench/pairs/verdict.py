@@ -22,7 +22,7 @@ from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
-from ..engine.settings import Counter, Settings
+from ..engine.settings import Settings
 from ..engine.stats import Method
 from .comparing import place_change
 from .estimating import Between, estimate, harness_ns, other_clock
@@ -116,10 +116,6 @@ def judge_time(
     return judge(checks + allocation_checks(counts, budget), figures)
 
 
-INSTRUCTION_WORDS = {Counter.CALLGRIND: "machine instructions", Counter.BYTECODE: "bytecode instructions"}
-"""What a count-mode message calls its counts (see :class:`~overheadbench.engine.samples.Counter`)."""
-
-
 def instruction_ratio(counts: CountSamples) -> tuple[float, float, float]:
     """framework / baseline in instructions, and its range over the repeats (NaN when the
     baseline executes no bytecode to compare with)."""
@@ -132,7 +128,7 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
     :func:`instruction_ratio`) and allocations, on their range over the repeats."""
     base, framework = (counts.median(side, Figure.INSTRUCTIONS) for side in (Side.BASELINE, Side.FRAMEWORK))
     figures = (
-        f"baseline {format_count(base)} {INSTRUCTION_WORDS[counts.counter]}/call, framework "
+        f"baseline {format_count(base)} {counts.counter.instructions}/call, framework "
         f"{format_count(framework)}/call "
         f"({format_count(framework - base, signed=True)})" + allocation_figures(counts)
     )

@@ -22,7 +22,6 @@ from ..core.units import (
     format_fraction,
     format_seconds,
 )
-from ..core.vocabulary import Counter
 from ..engine.checks import Overall
 from ..engine.counting import KEPT_SLACK_BLOCKS
 from ..engine.samples import Figure, Side
@@ -43,11 +42,6 @@ COUNT_FOOTNOTE = (
     "count mode: the overhead is in executed {counter} per call, median over the repeats; "
     '"exact" = every repeat gave the same count, a..b = their range (the code is not deterministic)'
 )
-COUNTERS = {
-    Counter.CALLGRIND: "machine instructions (callgrind: compiled code included; waiting, I/O and sleep not)",
-    Counter.BYTECODE: "bytecode instructions (Python only: work in C or Rust extensions is not counted)",
-}
-"""What each counter counts, and what it cannot see."""
 ALLOCATION_FOOTNOTE = (
     "memory (tracemalloc): peak = the most extra memory a call held at once; blocks kept = memory "
     "blocks a call left allocated, read over blocks of {calls} calls; a block keeping up to "
@@ -222,7 +216,7 @@ def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KE
     shown = {column.key for column in shown_columns(results, keys)}
     counters = sorted({r.counts.counter for r in results if r.mode.counted and r.counts is not None})
     if counters:
-        lines.append(COUNT_FOOTNOTE.format(counter="; ".join(COUNTERS[counter] for counter in counters)))
+        lines.append(COUNT_FOOTNOTE.format(counter="; ".join(counter.counts for counter in counters)))
     if {"peak", "kept"} & shown:
         calls = [r.counts.allocation_calls for r in results if r.counts and r.counts.has(Figure.PEAK_BYTES)]
         span = f"{min(calls):,}" if min(calls) == max(calls) else f"{min(calls):,}..{max(calls):,}"
