@@ -1,64 +1,102 @@
-"""Shared helpers: a fake nanosecond clock that callables advance by synthetic costs."""
+"""The suite's fixtures, and its tiers: each test marked by what it starts (``pytest -m unit`` is
+the inner loop; the README's command runs them all).
+
+* ``unit``: nothing (no pytester session, no process; a unit test that starts one fails);
+* ``session``: an in-process pytester session (with ``--overhead`` it may start replicas);
+* ``replicas``: processes: pytest in a subprocess, servers, git, a CLI run of sessions.
+
+As pytest's own suite marks its pytester tests by what their code calls (``testing/conftest.py``):
+a test is read with the module functions it calls (its helpers), and the slowest tier runs first,
+so that two xdist workers end together rather than one waiting on the other's long test.
+"""
 
 from __future__ import annotations
 
+import inspect
+import subprocess
+import types
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
+from helpers import BYTECODE, FAKE_CLOCK_CONFTEST, LOOP_SCOPE, QUIET_INI, XDIST_WORKER_ENV
 
-FAKE_CLOCK_CONFTEST = '''
-import random
-
-import pytest
-
-
-class FakeClock:
-    """Nanoseconds that only pass when a synthetic callable says so."""
-
-    def __init__(self):
-        self.now = 0
-
-    def __call__(self):
-        return self.now
-
-    def cost(self, mean_ns, jitter=0.02, seed=1):
-        rng = random.Random(seed)
-
-        def call():
-            self.now += int(mean_ns * (1 + rng.uniform(-jitter, jitter)))
-
-        return call
-
-    def acost(self, mean_ns, jitter=0.02, seed=1):
-        step = self.cost(mean_ns, jitter, seed)
-
-        async def call():
-            step()
-
-        return call
+PROCESS_NAMES = frozenset(
+    {"runpytest_subprocess", "popen", "Popen", "subprocess", "start_server", "git", "main", "spawn", "fork", "kill"}
+)
+"""What a test's code calls (or its helpers') when it starts processes."""
+PROCESS_FIXTURES = frozenset({"asgi_server", "project", "storage_project"})
+"""Fixtures that start processes (a server, a git repository)."""
+TIERS = ("replicas", "session", "unit")
+"""Slowest first: the order the suite runs them in."""
 
 
-@pytest.fixture
-def clock(overhead):
-    fake = FakeClock()
-    overhead.clock_ns = fake
-    return fake
-'''
+def _names(code: types.CodeType) -> set[str]:
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _names(const)
+    return found
 
 
-LOOP_SCOPE = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-BYTECODE = "overhead_counter = bytecode\n"
-QUIET_INI = f"{LOOP_SCOPE}overhead_processes = 3\noverhead_time_budget = 0.5s\n{BYTECODE}"
-"""Generated projects: pytest-asyncio's loop scope set (its deprecation warning stays out),
-3 replica processes per pair rather than the default 10 (the quick profile's 3): these projects
-test how replicas run, not how many, and the suite's time on a 2-core CI machine is spent mostly
-starting them (a replica is a whole pytest session, about 1 s of CPU) and timing (0.5 s per
-pair, the quick profile's, rather than 2 s);
-and count mode counting bytecode in the test's process, whose exact counts the tests read (a
-callgrind replica costs ~10 s a session: the tests of that counter ask for it by option)."""
+def _called(function: Any) -> set[str]:
+    """The names a test's code uses, with those of the module functions it calls (one level)."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return set()
+    names = _names(code)
+    module = inspect.getmodule(function)
+    for name in list(names):
+        helper = getattr(module, name, None)
+        if inspect.isfunction(helper) and helper is not function and hasattr(helper, "__code__"):
+            names |= _names(helper.__code__)
+    return names
 
 
-XDIST_WORKER_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
-"""What an xdist worker running this suite puts in the environment: a generated session is no
-worker (pytest-benchmark disables itself in any session that sees ``PYTEST_XDIST_WORKER``)."""
+def tier(item: pytest.Item) -> str:
+    """The test's tier: its own mark where it has one (a process started deep in the code, where
+    its names cannot tell), else what its code and fixtures start."""
+    if marked := [mark.name for mark in item.iter_markers() if mark.name in TIERS]:
+        return marked[0]
+    fixtures = set(getattr(item, "fixturenames", ()))
+    names = _called(getattr(item, "function", None))
+    if names & PROCESS_NAMES or fixtures & PROCESS_FIXTURES:
+        return "replicas"
+    if "pytester" in fixtures or "fake_clock_project" in fixtures:
+        return "session"
+    return "unit"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "unit: starts nothing (no pytester session, no process)")
+    config.addinivalue_line("markers", "session: runs an in-process pytester session")
+    config.addinivalue_line("markers", "replicas: starts processes (pytest in a subprocess, replicas, servers, git)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if not any(mark.name in TIERS for mark in item.iter_markers()):
+            item.add_marker(tier(item))
+    items.sort(key=lambda item: TIERS.index(next(m.name for m in item.iter_markers() if m.name in TIERS)))
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test marked ``unit`` that starts a process fails: the tier says what ``-m unit`` costs."""
+    if request.node.get_closest_marker("unit") is not None:
+        real = subprocess.Popen.__init__
+
+        def refused(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+            raise AssertionError(
+                f"{request.node.nodeid}: marked unit but started a process ({args[0] if args else kwargs.get('args')}"
+                f"): its code or a fixture should say so (tests/conftest.py PROCESS_NAMES, PROCESS_FIXTURES)"
+            )
+
+        monkeypatch.setattr(subprocess.Popen, "__init__", refused)
+        yield
+        monkeypatch.setattr(subprocess.Popen, "__init__", real)
+        return
+    yield
 
 
 @pytest.fixture(autouse=True)

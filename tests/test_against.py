@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import COUNTED, git
 
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, Gate, StoredChange
@@ -39,17 +40,6 @@ def test_middleware(overhead, clock):
     overhead.compare(clock.cost(1000), clock.cost(FRAMEWORK_NS, seed=2))
 """
 REPLICATED = ("-o", "overhead_processes=2", "-p", "no:cacheprovider")
-
-
-def git(project: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
 
 
 def committed(project: pytest.Pytester, framework_ns: int = 1100) -> pytest.Pytester:
@@ -141,25 +131,6 @@ def test_a_place_keeps_the_sessions_block_sizes_unless_its_own_are_lopsided() ->
     session = BlockSizes(64, 8, Timer.CPU)
     assert session.at_place(BlockSizes(128, 16, Timer.WALL)) is session  # a power of two apart: chance
     assert session.at_place(BlockSizes(64, 2048, Timer.WALL)) == BlockSizes(64, 2048, Timer.CPU)  # its own, this clock
-
-
-COUNTED = """
-import pytest
-from costs import EXTRA
-
-def bare():
-    return 1
-
-def framework():
-    total = 0
-    for i in range(10 + EXTRA):
-        total += i
-    return total
-
-@pytest.mark.overhead(max=100.0, mode="count")
-def test_counted(overhead):
-    overhead.compare(bare, framework)
-"""
 
 
 def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(pytester: pytest.Pytester) -> None:

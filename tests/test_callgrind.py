@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_against import COUNTED, git
+from helpers import COUNTED, git
 
 from overheadbench.core.errors import InstrumentError
 from overheadbench.core.vocabulary import Counter

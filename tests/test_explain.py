@@ -8,7 +8,7 @@ import math
 import os
 
 import pytest
-from conftest import BYTECODE, LOOP_SCOPE
+from helpers import BYTECODE, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.core.vocabulary import Role
@@ -111,7 +111,6 @@ def test_a_lambda_keeps_its_line_and_a_builtin_its_name() -> None:
 
 STACK = """
 import pytest
-from conftest import BYTECODE, LOOP_SCOPE
 
 def bare(x):
     return x * 2
@@ -192,7 +191,7 @@ def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester
 
 def test_an_xdist_workers_explained_pair_gets_its_flame_graph_from_the_controller(pytester: pytest.Pytester) -> None:
     """The controller writes the flame graphs from the gathered results: a worker's pair carries its stacks."""
-    pytester.makepyfile(test_stack=STACK.replace("from conftest import BYTECODE, LOOP_SCOPE\n", ""))
+    pytester.makepyfile(test_stack=STACK)
     flame = pytester.path / "flame"
     result = pytester.runpytest(
         "-n", "1", "--overhead-explain", "--overhead-counter=bytecode", f"--overhead-flame={flame}"
@@ -252,7 +251,6 @@ def test_a_flame_file_that_cannot_be_written_warns_and_the_result_is_kept(pytest
 ASYNC_PAIRS = """
 import asyncio
 import pytest
-from conftest import BYTECODE, LOOP_SCOPE
 
 async def bare():
     return 1

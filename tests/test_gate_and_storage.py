@@ -119,6 +119,7 @@ def test_runs_are_stored_per_machine_and_the_newest_of_this_machine_is_the_defau
         Storage(tmp_path / "machine-b", "machine-c").find()
 
 
+@pytest.mark.replicas  # reads this machine's fingerprint: `file -b` on the interpreter
 def test_a_run_filed_under_this_machine_but_measured_elsewhere_is_foreign(tmp_path: Path) -> None:
     """The folder is where a run was put; the run records which machine measured it (older runs:
     rebuilt from their machine info), and that is what the gate's refusal reads."""

@@ -15,20 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import alive
 
 from overheadbench.core import scratch
 from overheadbench.replicas.launch import start_batch
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def _wait_for_lines(path: Path, count: int, timeout_s: float = 60.0) -> list[int]:

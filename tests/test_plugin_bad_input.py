@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import QUIET_INI
+from helpers import QUIET_INI
 
 CASES = {
     "unknown_keyword": (

@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import BYTECODE, LOOP_SCOPE
+from helpers import BYTECODE, LOOP_SCOPE
 
 from overheadbench.engine.counting import disagreement
 

@@ -566,12 +566,10 @@ def test_windows_are_never_shorter_than_the_requests_they_count() -> None:
     said = short_of("gw c=16", 8.0, [window(16)])
     assert said is not None and said.startswith("gw c=16: its requests take as long as its windows (8 s")
     # a pair whose first windows were too short is measured again, in longer ones, its first windows dropped
-    from overheadbench.engine.settings import Settings
-    from overheadbench.transport.fixture import TransportFixture
+    from overheadbench.transport.fixture import window_lengths
 
-    fixture = TransportFixture("t.py::test_gw", {}, Settings(), measuring=True, quick=True)
     windows: tuple[list[Throughput], list[Throughput]] = ([], [])
-    lengths = fixture._window_lengths("gw c=16", 0.25, windows)
+    lengths = window_lengths("t.py::test_gw", True, "gw c=16", 0.25, windows)
     assert next(lengths) == 0.25
     windows[0].append(window(16 * MIN_PER_SLOT))
     windows[1].append(window(0))  # nothing finished within the window

@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import QUIET_INI
-from test_lifecycle import alive
+from helpers import QUIET_INI, alive
 
 PAIR = """
 import pytest

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_sampling import Synthetic
+from helpers import Synthetic
 
 from overheadbench.core.errors import CallableError
 from overheadbench.core.vocabulary import Role

@@ -7,6 +7,7 @@ import random
 import anyio
 import numpy as np
 import pytest
+from helpers import Synthetic
 
 from overheadbench.core.errors import CallableError
 from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side, Timer, Timing
@@ -24,32 +25,6 @@ from overheadbench.engine.settings import Settings
 from overheadbench.engine.stats import pair_ratios
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
-
-
-class Synthetic:
-    """Blocks that cost ``per_call_ns[side] * n`` and advance a fake clock by that much."""
-
-    def __init__(self, per_call_ns: dict[str, float], noise: float = 0.0, seed: int = 3) -> None:
-        self.per_call_ns = per_call_ns
-        self.now = 0
-        self.log: list[tuple[str, int]] = []
-        self.rng = random.Random(seed)
-        self.noise = noise
-
-    def clock(self) -> int:
-        return self.now
-
-    def block(self, side: str):
-        def run(n: int) -> int:
-            cost = int(self.per_call_ns[side] * n * (1 + self.rng.uniform(-self.noise, self.noise)))
-            self.now += max(cost, 1)
-            self.log.append((side, n))
-            return cost
-
-        return run
-
-    def blocks(self) -> dict:
-        return {side: self.block(side) for side in (BASELINE, FRAMEWORK, HARNESS)}
 
 
 def run(synthetic: Synthetic, settings: Settings, calls: int = 256, seed: int = 5, framework_calls: int = 0):
