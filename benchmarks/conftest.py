@@ -1,4 +1,4 @@
-"""benchmarks/: validation/ holds scripts (run by hand), not tests.
+"""benchmarks/: the project's own overhead benchmarks (the validation scripts are ``validation/``).
 
 The async benchmarks run on asyncio and on trio. anyio's own ``anyio_backend`` fixture lists
 only the backends installed, so without trio its rows would silently not exist; here a missing
@@ -9,7 +9,6 @@ from importlib.util import find_spec
 
 import pytest
 
-collect_ignore = ["validation"]
 MISSING = "pip install '.[bench]' (or the package alone) to run it"
 
 

@@ -3,7 +3,7 @@
 An agent framework's runnable is 100-1000x the function it runs. Such a pair's budget is a
 factor (``max="100x"``), its figure prints as one (``24.5x (24.1x..24.9x)``), and each side's blocks
 are sized on its own cost, so the pair costs about what a balanced one does (see
-docs/measurement.md and benchmarks/validation/lopsided.py).
+docs/measurement.md and validation/lopsided.py).
 """
 
 from __future__ import annotations

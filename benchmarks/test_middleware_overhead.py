@@ -8,7 +8,7 @@ absolute overhead beside a typical LLM call in the report's impact column.
 ``OVERHEADBENCH_EXAMPLE_SLOWDOWN=N`` slows the metrics middleware by N loop iterations per
 call (sync and async; ``OVERHEADBENCH_EXAMPLE_ASYNC_SLOWDOWN`` sets the async side's own): a
 deliberate regression, for trying ``--overhead-fail-above`` (docs/baselines.md) and for
-benchmarks/validation/ab_gate.py, which edits these two lines in a head tree.
+validation/ab_gate.py, which edits these two lines in a head tree.
 """
 
 from __future__ import annotations

@@ -107,16 +107,16 @@ def test_concurrency_scaling(transport, asgi_server, protocol):
     at ~2,900 req/s), so 100 in flight measured 0.90-2.01x of 1 in flight here, and wrk itself
     measured 0.84x and 0.93x (docs/http.md). Their scaling is reported, not budgeted."""
     scaling = 1.0 if protocol == "h2c" else None
-    transport.sweep(asgi_server(protocol=protocol), (1, 10, 100), **ECHO, rps=LOADED_FLOOR[protocol],
-                    scaling=scaling)  # fmt: skip
+    transport.sweep(asgi_server(protocol=protocol), (1, 10, 100), **ECHO, rps=LOADED_FLOOR[protocol], scaling=scaling)
 
 
 @pytest.mark.transport(errors=0, rps=250)
 def test_hundred_in_flight_for_ten_seconds_has_no_errors(transport, asgi_server, request):
     """100 requests in flight over h2c for 10 s: not one may fail (and req/s above the HTTP/2 floor)."""
     duration = 2.5 if request.config.getoption("--overhead-quick") else 10.0
-    transport.load(asgi_server(protocol="h2c"), concurrency=100, duration_s=duration, **ECHO,
-                   label=f"h2c c=100 for {duration:g} s")  # fmt: skip
+    transport.load(
+        asgi_server(protocol="h2c"), concurrency=100, duration_s=duration, **ECHO, label=f"h2c c=100 for {duration:g} s"
+    )
 
 
 @pytest.mark.transport(errors=0)
@@ -128,8 +128,9 @@ def test_httpx_client_cost(transport, asgi_server, protocol):
 
     async def main():
         async with server.async_client() as client:
-            return await throughput(lambda: client.post("/echo", content=BODY), duration_s=transport.duration_s,
-                                    server_cpu_s=server.cpu_s)  # fmt: skip
+            return await throughput(
+                lambda: client.post("/echo", content=BODY), duration_s=transport.duration_s, server_cpu_s=server.cpu_s
+            )
 
     transport.record(f"{protocol} c=1 (httpx client)", anyio.run(main))
 
@@ -144,8 +145,12 @@ def test_message_sizes(transport, asgi_server, protocol):
 
         async def main():
             async with server.async_client() as client:
-                return await throughput(lambda: client.post("/echo", content=body), duration_s=transport.duration_s,
-                                        server_cpu_s=server.cpu_s, warmup=3)  # fmt: skip
+                return await throughput(
+                    lambda: client.post("/echo", content=body),
+                    duration_s=transport.duration_s,
+                    server_cpu_s=server.cpu_s,
+                    warmup=3,
+                )
 
         transport.record(f"{protocol} {size:,} B echo (httpx)", anyio.run(main))
 
@@ -163,8 +168,9 @@ async def test_streams_of_the_built_in_agent(transport, asgi_server, protocol):
     async with server.async_client() as client:
         await astream(client, "/stream?chunks=50&size=100")  # a warm connection
         await transport.astream(client, "/stream?chunks=10&size=100", label=f"{protocol} SSE 10 x 100 B")
-        await transport.astream(client, "/stream?chunks=50&size=100", label=f"{protocol} SSE 50 x 100 B",
-                                events_per_s=5000)  # fmt: skip
+        await transport.astream(
+            client, "/stream?chunks=50&size=100", label=f"{protocol} SSE 50 x 100 B", events_per_s=5000
+        )
 
 
 @pytest.mark.anyio
@@ -179,8 +185,9 @@ async def test_paced_tokens_arrive_as_they_are_made(transport, asgi_server):
     server = asgi_server(protocol="http1")
     async with server.async_client() as client:
         await transport.astream(client, "/stream?chunks=10&size=100&delay_ms=50", label="SSE 10 @ 50 ms", total="1s")
-        await transport.astream(client, "/stream?chunks=50&size=8&delay_ms=50", label="SSE 50 tokens @ 50 ms",
-                                runs=1, total=None)  # fmt: skip
+        await transport.astream(
+            client, "/stream?chunks=50&size=8&delay_ms=50", label="SSE 50 tokens @ 50 ms", runs=1, total=None
+        )
 
 
 @pytest.mark.anyio
@@ -208,21 +215,37 @@ def test_h2c_vs_http1(transport, asgi_server, concurrency):
     most 4x HTTP/1.1's (+114-153% measured: the Python h2 state machine on both ends), and under load at least
     60% of its req/s (-5 to -27% measured at 10 and 100 in flight: hypercorn's one process is the limit for
     both, so h2c's multiplexing does not lift it here)."""
-    transport.compare(asgi_server(protocol="http1"), asgi_server(protocol="h2c"), concurrency=concurrency, **ECHO,
-                      label=f"h2c vs http1 c={concurrency}", max=H2C_BUDGETS[concurrency])  # fmt: skip
+    transport.compare(
+        asgi_server(protocol="http1"),
+        asgi_server(protocol="h2c"),
+        concurrency=concurrency,
+        **ECHO,
+        label=f"h2c vs http1 c={concurrency}",
+        max=H2C_BUDGETS[concurrency],
+    )
 
 
 @pytest.mark.transport(errors=0)
-@pytest.mark.parametrize("clear, secured, budget", [pytest.param("http1", "https", 1.0, id="https"),
-                                                    pytest.param("h2c", "h2", 1.0, id="h2"),
-                                                    pytest.param("h2c", "h3", 2.0, id="h3")])  # fmt: skip
+@pytest.mark.parametrize(
+    "clear, secured, budget",
+    [
+        pytest.param("http1", "https", 1.0, id="https"),
+        pytest.param("h2c", "h2", 1.0, id="h2"),
+        pytest.param("h2c", "h3", 2.0, id="h3"),
+    ],
+)
 def test_tls_and_http3_vs_cleartext(transport, asgi_server, clear, secured, budget):
     """TLS against cleartext, one request at a time: HTTPS over HTTP/1.1 and HTTP/2 over TLS at most twice the
     p50 of the same protocol in the clear (+16-62% and +11-21% measured over 12 sessions), HTTP/3 at most 3x h2c's
     (+59-98%). A session's own interval here is about ±25% (a p50 per 0.25 s window, 12 rounds): a budget at
     +60% was inconclusive in one session of five."""
-    transport.compare(asgi_server(protocol=clear), asgi_server(protocol=secured), **ECHO,
-                      label=f"{secured} vs {clear} c=1", max={"p50": budget})  # fmt: skip
+    transport.compare(
+        asgi_server(protocol=clear),
+        asgi_server(protocol=secured),
+        **ECHO,
+        label=f"{secured} vs {clear} c=1",
+        max={"p50": budget},
+    )
 
 
 @pytest.mark.transport(errors=0)
@@ -231,8 +254,12 @@ def test_streaming_vs_batch(transport, asgi_server):
     whole: at most 3x at p50 (+104-136% measured over 12 sessions; published agent figures say ~1.5x)."""
     server = asgi_server(protocol="http1")
     url = "/{}?chunks=50&size=100"
-    transport.compare(Target(server, path=url.format("batch")), Target(server, path=url.format("stream")),
-                      label="stream vs batch", max={"p50": 2.0})  # fmt: skip
+    transport.compare(
+        Target(server, path=url.format("batch")),
+        Target(server, path=url.format("stream")),
+        label="stream vs batch",
+        max={"p50": 2.0},
+    )
 
 
 @pytest.mark.anyio
@@ -243,14 +270,22 @@ async def test_sse_starlette_vs_the_built_in_agent(transport, asgi_server):
     pytest.importorskip("sse_starlette", reason="sse-starlette is not installed: pip install '.[bench]'")
     built_in, starlette = asgi_server(), asgi_server(SSE_STARLETTE)
     async with built_in.async_client() as bare, starlette.async_client() as framework:
-        await transport.acompare_streams((bare, "/stream?chunks=50&size=100"), (framework, "/tokens?n=50"),
-                                         label="sse-starlette vs built-in", max={"ttfe": 0.6, "events_per_s": 0.5})  # fmt: skip
+        await transport.acompare_streams(
+            (bare, "/stream?chunks=50&size=100"),
+            (framework, "/tokens?n=50"),
+            label="sse-starlette vs built-in",
+            max={"ttfe": 0.6, "events_per_s": 0.5},
+        )
 
 
 @pytest.mark.transport(errors=0)
-@pytest.mark.parametrize("concurrency, budgets", [pytest.param(1, {"max": {"rps": 0.84}, "max_abs": {"p95": "5ms"},
-                                                                   "rounds": 24}, id="c=1"),
-                                                  pytest.param(10, {"max": {"rps": 0.9}}, id="c=10")])  # fmt: skip
+@pytest.mark.parametrize(
+    "concurrency, budgets",
+    [
+        pytest.param(1, {"max": {"rps": 0.84}, "max_abs": {"p95": "5ms"}, "rounds": 24}, id="c=1"),
+        pytest.param(10, {"max": {"rps": 0.9}}, id="c=10"),
+    ],
+)
 def test_gateway_vs_its_upstream(transport, asgi_server, concurrency, budgets):
     """An LLM-gateway-shaped Starlette app (gateway_app.py: one pooled httpx client forwarding ``/v1/chat``) against
     its upstream's ``/echo`` called directly, every server's CPU per request in the rows. One request at a time the
@@ -261,5 +296,10 @@ def test_gateway_vs_its_upstream(transport, asgi_server, concurrency, budgets):
     is the limit on 2 cores)."""
     upstream = asgi_server()
     gateway = asgi_server(GATEWAY, env={"UPSTREAM_URL": upstream.url})
-    transport.compare(Target(upstream, path="/echo", body=BODY), Target(gateway, path="/v1/chat", body=BODY),
-                      concurrency=concurrency, label=f"gateway vs upstream c={concurrency}", **budgets)  # fmt: skip
+    transport.compare(
+        Target(upstream, path="/echo", body=BODY),
+        Target(gateway, path="/v1/chat", body=BODY),
+        concurrency=concurrency,
+        label=f"gateway vs upstream c={concurrency}",
+        **budgets,
+    )

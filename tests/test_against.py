@@ -216,8 +216,14 @@ def test_with_explain_every_change_is_explained_in_time_too(pytester: pytest.Pyt
 
 @pytest.mark.parametrize(("policy", "fails"), [(Policy.WARN, False), (Policy.FAIL, True)])
 def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(policy: Policy, fails: bool) -> None:
-    result = OverheadResult(Pair("t.py::test_x", Budget(max_overhead=1.0)), Kind.SYNC, ratio=1.155,
-                            verdict=Status.PASS, baseline_s=1e-6, harness_s=0.0)  # fmt: skip
+    result = OverheadResult(
+        Pair("t.py::test_x", Budget(max_overhead=1.0)),
+        Kind.SYNC,
+        ratio=1.155,
+        verdict=Status.PASS,
+        baseline_s=1e-6,
+        harness_s=0.0,
+    )
     straddling = Change("t.py::test_x", 1.10, 1.155, se=0.02)  # +5%, 95% CI about ±4%
     result.stored = StoredChange("HEAD (abc)", straddling)  # the change the result carries
     decided = outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", 5.0, policy))
@@ -315,9 +321,11 @@ def test_the_base_imports_the_base_or_the_session_stops_saying_why(
         return
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stdout.fnmatch_lines(
-        ["*--overhead-against: a replica of the base tree * imported mypkg from *src/mypkg/__init__.py, the head "
-         "tree*pythonpath = src*--overhead-against-python*"]
-    )  # fmt: skip
+        [
+            "*--overhead-against: a replica of the base tree * imported mypkg from *src/mypkg/__init__.py, the head "
+            "tree*pythonpath = src*--overhead-against-python*"
+        ]
+    )
 
 
 def test_foreign_modules_are_project_code_from_anywhere_but_the_base_tree(tmp_path: Path) -> None:
@@ -343,18 +351,25 @@ def test_foreign_modules_are_project_code_from_anywhere_but_the_base_tree(tmp_pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--overhead-against=no-such-rev",), "*--overhead-against=no-such-rev: no such revision in this repository. "
-                                              "Fetch it first (git fetch origin no-such-rev*"),
+        (
+            ("--overhead-against=no-such-rev",),
+            "*--overhead-against=no-such-rev: no such revision in this repository. "
+            "Fetch it first (git fetch origin no-such-rev*",
+        ),
         (("--overhead-against=HEAD", "--overhead-compare=x"), "*--overhead-compare compares with a stored run*"),
         (("--overhead-against-python=/usr/bin/python3",), "*--overhead-against-python names the base tree's*"),
-        (("--overhead-against=HEAD", "--overhead-against-python=/nowhere/python"),
-         "*--overhead-against-python=/nowhere/python: not an executable file*"),
-        (("--overhead-against=HEAD", "--overhead-against-python=/bin/false"),
-         "*--overhead-against-python=/bin/false: cannot import pytest and overheadbench*"),
+        (
+            ("--overhead-against=HEAD", "--overhead-against-python=/nowhere/python"),
+            "*--overhead-against-python=/nowhere/python: not an executable file*",
+        ),
+        (
+            ("--overhead-against=HEAD", "--overhead-against-python=/bin/false"),
+            "*--overhead-against-python=/bin/false: cannot import pytest and overheadbench*",
+        ),
         (("--overhead-against=.",), "*--overhead-against=.: that is this tree*"),
         (("--overhead-against=HEAD", "--overhead-compare-unknown=maybe"), "*must be warn or fail*"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_a_usage_error_before_anything_is_measured(
     project: pytest.Pytester, args: tuple[str, ...], message: str
 ) -> None:
@@ -416,8 +431,11 @@ def test_a_killed_sessions_worktree_is_removed_by_the_next(project: pytest.Pytes
     env = {**os.environ, "TMPDIR": str(temporary), "HANG": str(marker)}
     session = subprocess.Popen(
         [sys.executable, "-m", "pytest", "--overhead-against=HEAD", *REPLICATED],
-        cwd=project.path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=project.path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while not marker.exists() and time.monotonic() < deadline and session.poll() is None:
@@ -437,8 +455,12 @@ def test_a_killed_sessions_worktree_is_removed_by_the_next(project: pytest.Pytes
     env.pop("HANG")
     again = subprocess.run(
         [sys.executable, "-m", "pytest", "--overhead-against=HEAD", *REPLICATED],
-        cwd=project.path, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=project.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert again.returncode == 0, again.stdout[-2000:]
     assert not list(temporary.glob("overheadbench-against-*"))
     assert git(project.path, "worktree", "list").count("\n") == 1
@@ -465,8 +487,14 @@ def test_a_regression_is_annotated_as_such_on_github() -> None:
 
 def test_pairs_whose_interval_stayed_wider_than_the_target_are_named() -> None:
     def timed(nodeid: str, low: float, high: float) -> OverheadResult:
-        return OverheadResult(Pair(nodeid, Budget(max_overhead=1.0)), Kind.SYNC, ratio=2.0, ci=(low, high),
-                              method=Method.BETWEEN_PROCESSES, verdict=Status.PASS)  # fmt: skip
+        return OverheadResult(
+            Pair(nodeid, Budget(max_overhead=1.0)),
+            Kind.SYNC,
+            ratio=2.0,
+            ci=(low, high),
+            method=Method.BETWEEN_PROCESSES,
+            verdict=Status.PASS,
+        )
 
     narrow, wide = timed("t.py::narrow", 0.99, 1.01), timed("t.py::wide", 0.9, 1.1)  # ±0.5% and ±5% of a ratio of 2
     assert wider_than([narrow, wide], 0.01) == ["t.py::wide"]

@@ -106,8 +106,10 @@ def figure(value: float, low: float, high: float, metric: Metric = Metric.RPS) -
 def test_figures_use_the_same_model_in_their_own_direction() -> None:
     dropped = compare_figure(figure(1000, 990, 1010), figure(250, 246, 254))
     assert dropped is not None and not dropped.higher_is_worse and dropped.finding(5) == Finding.REGRESSED
-    assert dropped.se == pytest.approx(math.sqrt(2 * RPS_PRIOR**2 + (math.log(1010 / 990) / 3.919928) ** 2 + (math.log(254 / 246) / 3.919928) ** 2),
-                                       rel=1e-3)  # fmt: skip
+    assert dropped.se == pytest.approx(
+        math.sqrt(2 * RPS_PRIOR**2 + (math.log(1010 / 990) / 3.919928) ** 2 + (math.log(254 / 246) / 3.919928) ** 2),
+        rel=1e-3,
+    )
     slower = compare_figure(figure(10, 9.9, 10.1, Metric.P50), figure(2, 1.98, 2.02, Metric.P50))
     assert slower is not None and slower.higher_is_worse and slower.finding(5) == Finding.IMPROVED
 

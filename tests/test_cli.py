@@ -180,9 +180,20 @@ def test_storage_may_come_after_the_command(storage: Path, capsys) -> None:
 def _with_figures(path: Path, rps: float) -> None:
     """Add a transport test's figures to a stored run, in the shape runs had before schema 9."""
     data = json.loads(path.read_text())
-    figure = {"nodeid": "tests/test_http.py::test_gateway", "row": "h2c c=10", "metric": "rps", "value": rps,
-              "ci": [rps * 0.99, rps * 1.01], "interval": "95% CI over 10 windows", "samples": [rps] * 10,
-              "note": "", "limit": 1000, "floor": True, "verdict": "pass", "message": ""}  # fmt: skip
+    figure = {
+        "nodeid": "tests/test_http.py::test_gateway",
+        "row": "h2c c=10",
+        "metric": "rps",
+        "value": rps,
+        "ci": [rps * 0.99, rps * 1.01],
+        "interval": "95% CI over 10 windows",
+        "samples": [rps] * 10,
+        "note": "",
+        "limit": 1000,
+        "floor": True,
+        "verdict": "pass",
+        "message": "",
+    }
     data["figures"], data["schema_version"] = [figure], 8
     path.write_text(json.dumps(data))
 

@@ -76,8 +76,11 @@ def test_every_pytest_command_line_in_the_docs_parses(
         pytester.mkdir(path)
     if any(arg.startswith("--overhead-against") for arg in args):  # a repository with the base the docs name
         git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
-        for command in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "base"],
-                        ["update-ref", "refs/remotes/origin/main", "HEAD"]):  # fmt: skip
+        for command in (
+            ["init", "-q"],
+            ["commit", "-q", "--allow-empty", "-m", "base"],
+            ["update-ref", "refs/remotes/origin/main", "HEAD"],
+        ):
             subprocess.run([*git, *command], cwd=pytester.path, check=True, capture_output=True)
     for spec in (arg.partition("=")[2] for arg in args if arg.startswith("--overhead-env=")):
         interpreter(pytester, monkeypatch, spec.partition("=")[2] if "=" in spec else spec)

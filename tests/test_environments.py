@@ -335,8 +335,11 @@ def test_a_label_names_the_projects_own_dependencies_first_then_the_interpreter(
         == "genai-prices 0.2.4, pydantic_ai 1.2.0, py3.12.1, lib0 2, 12 more packages"
     )
     assert derived_name(reference, other) == "py3.12.1, genai-prices 0.2.4, lib0 2, lib1 2, 12 more packages"
-    old = {"machine_info": {"python_version": "3.12.1"}, "distributions": reference.packages,
-           "project_dependencies": sorted(project)}  # fmt: skip
+    old = {
+        "machine_info": {"python_version": "3.12.1"},
+        "distributions": reference.packages,
+        "project_dependencies": sorted(project),
+    }
     new = {**old, "distributions": other.packages}
     assert differences_heading(old, new) == (
         "measured in different environments: genai-prices - -> 0.2.4; pydantic_ai 1.1.0 -> 1.2.0; lib0 1 -> 2; "

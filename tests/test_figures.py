@@ -30,9 +30,16 @@ RPS_PRIOR = SPECS[Metric.RPS].session_sd
 
 def test_limits_parse_durations_and_numbers_and_name_the_test_and_keyword_when_wrong() -> None:
     limits = parse_limits({"p95": "5ms", "rps": "1,000", "ttfe": 0.02, "scaling": 1, "errors": 0, "p99": None}, "t")
-    assert limits == {(metric, Measure.FIGURE): limit for metric, limit in
-                      ((Metric.P95, 0.005), (Metric.RPS, 1000.0), (Metric.TTFE, 0.02), (Metric.SCALING, 1.0),
-                       (Metric.ERRORS, 0))}  # fmt: skip
+    assert limits == {
+        (metric, Measure.FIGURE): limit
+        for metric, limit in (
+            (Metric.P95, 0.005),
+            (Metric.RPS, 1000.0),
+            (Metric.TTFE, 0.02),
+            (Metric.SCALING, 1.0),
+            (Metric.ERRORS, 0),
+        )
+    }
     with pytest.raises(MarkerError, match=r"t.py::test_x: @pytest.mark.transport: p95='fast': .*fast"):
         limits_from_marker((), {"p95": "fast"}, "t.py::test_x")
     with pytest.raises(MarkerError, match=r"unknown budget\(s\) rpm; it accepts p50, p95"):

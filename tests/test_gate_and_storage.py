@@ -128,8 +128,15 @@ def test_a_run_filed_under_this_machine_but_measured_elsewhere_is_foreign(tmp_pa
     copied = here.save(Run(environment={"fingerprint": "Linux-CPython-3.11-64bit-2cpu-0000beef"}), "copied")
     assert not here.is_foreign(mine, read_run(mine).environment)
     assert here.is_foreign(copied, read_run(copied).environment)
-    legacy = {"cpu_count": 2, "machine_info": {"system": "Linux", "python_implementation": "CPython",
-              "python_version": "3.11.7", "cpu": {"brand_raw": "Some Other CPU", "bits": 64}}}  # fmt: skip
+    legacy = {
+        "cpu_count": 2,
+        "machine_info": {
+            "system": "Linux",
+            "python_implementation": "CPython",
+            "python_version": "3.11.7",
+            "cpu": {"brand_raw": "Some Other CPU", "bits": 64},
+        },
+    }
     rebuilt = recorded_fingerprint(legacy)
     assert rebuilt is not None and rebuilt.startswith("Linux-CPython-3.11-64bit-2cpu-") and rebuilt != fingerprint()
     assert recorded_fingerprint({}) is None  # unknown: the folder decides

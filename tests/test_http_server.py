@@ -477,7 +477,7 @@ def _rss_kb(pid: int) -> int:
 TLS_CONNECTIONS = 600
 TLS_GROWTH_KB = 10_240
 """The bound on a server's growth over 600 new TLS connections: 10 MB (17 KB a connection).
-Measured (benchmarks/validation/tls_memory.py, Python 3.10-3.13): 0.3-1.3 KB a connection now;
+Measured (validation/tls_memory.py, Python 3.10-3.13): 0.3-1.3 KB a connection now;
 before, with each connection held 5 s after its client left, 39-55 KB on 3.10 and 286-306 KB
 on 3.11-3.13 (CPython's 256 KiB TLS read buffer per connection)."""
 

@@ -109,11 +109,13 @@ def test_an_event_is_timed_by_the_read_that_completed_it_sync_and_async() -> Non
 SPEC_EXAMPLES = [
     # the examples of the WHATWG HTML standard's "event stream interpretation", and their events
     ("data: YHOO\ndata: +2\ndata: 10\n\n", ["YHOO\n+2\n10"]),
-    (": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n",
-     ["first event", "second event", " third event"]),
+    (
+        ": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n",
+        ["first event", "second event", " third event"],
+    ),
     ("data\n\ndata\ndata\n\ndata:", ["", "\n"]),
     ("data:test\n\ndata: test\n\n", ["test", "test"]),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
@@ -350,8 +352,12 @@ def test_the_workers_reports_merge_into_one_run() -> None:
     failing = WorkerReport([3_000], [30_000], 2, "status 503", 1, 900_000_000, 0.1)
     assert WorkerReport.from_json(json.loads(json.dumps(failing.to_json()))) == failing
     merged = WorkerReport.merged([quiet, failing])
-    assert (merged.latencies_ns, merged.errors, merged.first_error, merged.served) == ([1_000, 2_000, 3_000], 2,
-                                                                                      "status 503", 4)  # fmt: skip
+    assert (merged.latencies_ns, merged.errors, merged.first_error, merged.served) == (
+        [1_000, 2_000, 3_000],
+        2,
+        "status 503",
+        4,
+    )
     load = merged.throughput(concurrency=4, server_s=0.8)
     assert (load.requests, load.errors, load.duration_s) == (3, 2, 1.0)
     assert load.client_cpu_s_per_request == pytest.approx(0.1) and load.server_cpu_s_per_request == pytest.approx(0.2)

@@ -143,7 +143,7 @@ def test_a_callable_hanging_in_a_replica_gets_the_hint_for_a_hang(pytester: pyte
 @LINUX
 def test_replicas_still_starting_end_when_the_controller_is_killed(pytester: pytest.Pytester) -> None:
     """Their watchdog starts before pytest does, so a replica stuck importing a conftest
-    ends too (how soon: benchmarks/validation/controller_death.py --starting, not asserted)."""
+    ends too (how soon: validation/controller_death.py --starting, not asserted)."""
     pytester.makeconftest(
         """
         import os
@@ -307,7 +307,7 @@ def test_a_session_killed_while_replicas_start_tls_servers_leaves_no_key_on_disk
 ) -> None:
     """Killed (SIGKILL: no cleanup) once the first replica's HTTPS server is up, while the others'
     are starting: a key never touches the disk (an in-memory file), and every replica and server
-    ends (how soon, over 20 kills: benchmarks/validation/controller_death.py --tls)."""
+    ends (how soon, over 20 kills: validation/controller_death.py --tls)."""
     pytester.makepyfile(TLS_IN_REPLICAS)
     controller = subprocess.Popen(
         [sys.executable, "-m", "pytest", "--overhead", "--overhead-processes=4", "-p", "no:cacheprovider"],

@@ -69,9 +69,19 @@ def test_the_interval_is_students_t_over_the_rounds_centred_on_the_pooled_figure
 
 def window(requests: int, duration_s: float, latency_ms: float, cpu_s: float) -> Throughput:
     latencies = [int(latency_ms * 1e6)] * requests
-    return Throughput(1, requests, 0, duration_s, LatencyStats.from_ns(latencies), cpu_s, "",
-                      server_cpu_s_per_request=2 * cpu_s, server_cpu_by_server=(("a", cpu_s), ("b", cpu_s)),
-                      window_rates=(requests / duration_s,), latency_ns=tuple(latencies))  # fmt: skip
+    return Throughput(
+        1,
+        requests,
+        0,
+        duration_s,
+        LatencyStats.from_ns(latencies),
+        cpu_s,
+        "",
+        server_cpu_s_per_request=2 * cpu_s,
+        server_cpu_by_server=(("a", cpu_s), ("b", cpu_s)),
+        window_rates=(requests / duration_s,),
+        latency_ns=tuple(latencies),
+    )
 
 
 def test_a_sides_windows_pool_into_one_run_weighted_by_their_requests() -> None:
@@ -86,8 +96,12 @@ def test_a_sides_windows_pool_into_one_run_weighted_by_their_requests() -> None:
 
 def test_pair_budgets_name_their_figures_and_a_floor_is_stored_as_its_lowest_change() -> None:
     limits = parse_limits({"max": {"p95": 0.25, "rps": "0.2"}, "max_abs": {"p50": "1ms"}, "p95": "5ms"}, "t")
-    assert limits == {(Metric.P95, Measure.CHANGE): 0.25, (Metric.RPS, Measure.CHANGE): -0.2,
-                      (Metric.P50, Measure.ADDED): 0.001, (Metric.P95, Measure.FIGURE): 0.005}  # fmt: skip
+    assert limits == {
+        (Metric.P95, Measure.CHANGE): 0.25,
+        (Metric.RPS, Measure.CHANGE): -0.2,
+        (Metric.P50, Measure.ADDED): 0.001,
+        (Metric.P95, Measure.FIGURE): 0.005,
+    }
     with pytest.raises(MarkerError, match=r"t: max=0.25: a transport pair's budgets name their figures, e.g. max="):
         parse_limits({"max": 0.25}, "t")
     with pytest.raises(MarkerError, match=r"t: max_abs\['errors'\]: a transport pair compares p50, p95"):
@@ -96,24 +110,31 @@ def test_pair_budgets_name_their_figures_and_a_floor_is_stored_as_its_lowest_cha
         parse_limits({"max_abs": {"p95": "soon"}}, "t")
 
 
-def change_figure(value: float, low: float, high: float, metric: Metric = Metric.RPS, limit: float | None = -0.2
-                  ) -> FigureResult:  # fmt: skip
+def change_figure(
+    value: float, low: float, high: float, metric: Metric = Metric.RPS, limit: float | None = -0.2
+) -> FigureResult:
     """A pair's change judged on its own interval (the between-session widening is test_figures')."""
-    reading = Reading("h2c vs http1 c=10", metric, value, low, high, "95% CI, paired over 12 rounds",
-                      measure=Measure.CHANGE)  # fmt: skip
+    reading = Reading(
+        "h2c vs http1 c=10", metric, value, low, high, "95% CI, paired over 12 rounds", measure=Measure.CHANGE
+    )
     return judge("t.py::test_pair", reading, limit, session_sd=0.0)
 
 
 def test_a_pair_change_is_judged_signed_in_its_figures_direction_and_shown_as_a_change() -> None:
     fewer = change_figure(-0.10, -0.15, -0.05)
     assert fewer.verdict == Status.PASS and fewer.check.unit == Unit.SIGNED_FRACTION
-    assert fewer.message == ("h2c vs http1 c=10: req/s change -10.0% (95% CI, paired over 12 rounds -15.0%..-5.0%) "
-                             "meets max[rps] -20.0%")  # fmt: skip
+    assert fewer.message == (
+        "h2c vs http1 c=10: req/s change -10.0% (95% CI, paired over 12 rounds -15.0%..-5.0%) meets max[rps] -20.0%"
+    )
     assert change_figure(-0.30, -0.35, -0.25).verdict == Status.FAIL
     slower = change_figure(0.3, 0.26, 0.34, Metric.P95, 0.25)
     assert slower.verdict == Status.FAIL and "exceeds max[p95] +25.0%" in slower.message
-    added = judge("t.py::x", Reading("g vs u", Metric.P50, 0.002, 0.0018, 0.0022, "95% CI", measure=Measure.ADDED),
-                  0.001, session_sd=0.0)  # fmt: skip
+    added = judge(
+        "t.py::x",
+        Reading("g vs u", Metric.P50, 0.002, 0.0018, 0.0022, "95% CI", measure=Measure.ADDED),
+        0.001,
+        session_sd=0.0,
+    )
     assert added.verdict == Status.FAIL and "p50 latency added +2.00 ms" in added.message
     assert "exceeds max_abs[p50] +1.00 ms" in added.message
     again = FigureResult.from_json(fewer.to_json())

@@ -250,9 +250,11 @@ def test_counts_and_time_that_disagree_are_flagged_on_the_test(pytester: pytest.
     done = pytester.runpytest_subprocess("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider")
     done.assert_outcomes(passed=2)
     done.stdout.fnmatch_lines(
-        ["*OverheadCountingWarning: test_*.py::test_sleeping: count mode reads * in instructions, but timing the same "
-         "calls reads +*%: the counter counts Python bytecode only*"]
-    )  # fmt: skip
+        [
+            "*OverheadCountingWarning: test_*.py::test_sleeping: count mode reads * in instructions, but timing the same "
+            "calls reads +*%: the counter counts Python bytecode only*"
+        ]
+    )
     assert "test_looping: count mode reads" not in done.stdout.str()
     results = {r["nodeid"].split("::")[1]: r for r in json.loads((pytester.path / "out.json").read_text())["results"]}
     assert results["test_sleeping"]["time_ratio"] > 100 and results["test_looping"]["time_ratio"] > 0

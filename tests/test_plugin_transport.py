@@ -417,8 +417,12 @@ def test_a_pair_budget_that_names_no_figure_fails_the_test_saying_how(pytester: 
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*test_rounds: rounds=1: a transport pair needs two rounds or more*"])
-    result.stdout.fnmatch_lines(["*test_pair: transport.acompare(): max=0.25: a transport pair's budgets name their "
-                                 "figures, e.g. max={'p95': 0.25, 'rps': 0.2}*"])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "*test_pair: transport.acompare(): max=0.25: a transport pair's budgets name their "
+            "figures, e.g. max={'p95': 0.25, 'rps': 0.2}*"
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -527,8 +531,12 @@ def test_streams_as_sdks_have_them_a_post_with_json_and_an_iterator_of_events(py
     pytester.makepyfile(SDK_STREAMS)
     result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*test_misshapen: transport.acompare_streams(): a stream side is (client, url), "
-                                 "(client, url, request) or a callable; got ('only a client',)*"])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "*test_misshapen: transport.acompare_streams(): a stream side is (client, url), "
+            "(client, url, request) or a callable; got ('only a client',)*"
+        ]
+    )
     figures = json.loads((pytester.path / "out.json").read_text())["figures"]
     rows = {(f["row"], f["metric"]) for f in figures}
     assert {("post", "ttfe"), ("sdk alone", "ttfe"), ("sdk alone", "events_per_s")} <= rows

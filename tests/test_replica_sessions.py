@@ -585,7 +585,7 @@ def test_replicas_exit_soon_after_the_controller_is_killed(pytester: pytest.Pyte
     while any(alive(pid) for pid in pids) and time.monotonic() - killed_at < 10:
         time.sleep(0.02)
     # they exit by themselves (no one else kills them); how soon is measured by
-    # benchmarks/validation/controller_death.py, not asserted here
+    # validation/controller_death.py, not asserted here
     assert len(pids) == 3 and not any(alive(pid) for pid in pids)
 
 

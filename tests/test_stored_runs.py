@@ -140,9 +140,11 @@ def test_a_bad_run_in_the_history_is_left_out_with_a_warning_naming_it(
     assert gated.ret == pytest.ExitCode.OK  # not INTERNALERROR
     gated.assert_outcomes(passed=1)
     gated.stdout.fnmatch_lines(
-        ["WARNING: *0002_poisoned.json: not a valid overheadbench run: results?0?.samples?0?.baseline_ns?0?: *"
-         "; left out of the history"]
-    )  # fmt: skip
+        [
+            "WARNING: *0002_poisoned.json: not a valid overheadbench run: results?0?.samples?0?.baseline_ns?0?: *"
+            "; left out of the history"
+        ]
+    )
     compared = main(["--storage", str(fake_clock_project.path / "baselines"), "compare", "base", "base"])
     assert compared == 0
 

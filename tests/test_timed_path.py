@@ -86,9 +86,19 @@ def test_timed_calls_see_no_pytest_logging_capture_or_tracer_and_the_test_gets_t
 ) -> None:
     pytester.makepyfile(seeing=SEEING, test_pair=PAIR)
     done = pytester.runpytest_subprocess(
-        "--overhead", "-s", "-o", f"overhead_processes={processes}", "-o", "overhead_time_budget=0.2s", "-p",
-        "no:cacheprovider", "-o", "log_level=DEBUG", "-W", "error::overheadbench.OverheadTimedPathWarning",
-    )  # fmt: skip
+        "--overhead",
+        "-s",
+        "-o",
+        f"overhead_processes={processes}",
+        "-o",
+        "overhead_time_budget=0.2s",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "log_level=DEBUG",
+        "-W",
+        "error::overheadbench.OverheadTimedPathWarning",
+    )
     done.assert_outcomes(passed=1)
     # under -s, only the first call (which checks the callable, untimed) prints: the timed ones print to devnull
     assert done.stdout.str().count("spam from the timed path") == 1
@@ -154,13 +164,21 @@ def test_under_cov_the_timed_calls_are_untraced_and_the_coverage_data_is_whole(
 ) -> None:
     pytest.importorskip("pytest_cov")
     pytester.makepyfile(
-        seeing=SEEING, covered="def work():\n    total = 0\n    for i in range(3):\n        total += i\n    return total\n",
+        seeing=SEEING,
+        covered="def work():\n    total = 0\n    for i in range(3):\n        total += i\n    return total\n",
         test_pair=COVERED,
-    )  # fmt: skip
+    )
     done = pytester.runpytest_subprocess(
-        "--overhead", "--cov=covered", "--cov-report=term-missing", "-o", f"overhead_processes={processes}",
-        "-o", "overhead_time_budget=0.2s", "-p", "no:cacheprovider",
-    )  # fmt: skip
+        "--overhead",
+        "--cov=covered",
+        "--cov-report=term-missing",
+        "-o",
+        f"overhead_processes={processes}",
+        "-o",
+        "overhead_time_budget=0.2s",
+        "-p",
+        "no:cacheprovider",
+    )
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(["covered.py * 5 * 0 * 100%*"])  # every line, from this process's traced calls
     processes_seen = seen(pytester)

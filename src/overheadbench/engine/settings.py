@@ -65,7 +65,7 @@ class Settings:
     The estimate is their median, with Student's t on the log scale (see
     :mod:`overheadbench.engine.stats`); 10 rather than 6: the sd of 6 processes is itself so uncertain
     that t(5) widens the interval by half again, and one process in a bad layout moves it
-    (benchmarks/validation/ab_gate.py intervals: the interval against the estimate's spread
+    (validation/ab_gate.py intervals: the interval against the estimate's spread
     across fresh sessions, per pair). Fewer than 6 use the mean ± t (the quick profile's 3)."""
     max_processes: int = 16
     """At most this many processes per pair (or ``processes``, if more)."""
@@ -140,4 +140,4 @@ verdict warns instead of failing; a pair clearly over budget still fails."""
 QUICK_AGAINST: dict[str, Any] = {"processes": 6, "max_processes": 6}
 """The quick profile under ``--overhead-against`` or ``--overhead-env``: 6 processes per place. With 3 the change has
 2-4 degrees of freedom (t up to 4.3) and one stray process makes its interval ±20%: a 10%
-regression was left "unknown" in 3 of 8 sessions (benchmarks/validation/AB_GATE.md)."""
+regression was left "unknown" in 3 of 8 sessions (validation/AB_GATE.md)."""

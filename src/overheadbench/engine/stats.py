@@ -17,7 +17,7 @@
   distribution-free order-statistic interval used before is, at 6 processes, the range of
   the processes, which one process in a bad layout set: on the suite's middleware pairs it
   was 1.2-1.7 times what the estimate's spread across sessions needs (issue 24,
-  ``benchmarks/validation/ab_gate.py intervals``).
+  ``validation/ab_gate.py intervals``).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ SESSION_SD = 0.005
 """Between-session standard deviation of a pair's log ratio on this machine kind (0.5%): what
 moves every process of a session alike (the machine's load and frequency, the session's
 calibrated block sizes), so no single session can see it. Measured by
-benchmarks/validation/gate.py on the suite's pairs; held out on lopsided pairs by
-benchmarks/validation/lopsided.py, whose 10x-1000x pairs moved 0.6-0.9% between sessions under
+validation/gate.py on the suite's pairs; held out on lopsided pairs by
+validation/lopsided.py, whose 10x-1000x pairs moved 0.6-0.9% between sessions under
 within-session intervals of ±1.0-1.3% (pooled coverage 89% without it; see LOPSIDED.md). A
 pair's interval includes it; the stored-run gate starts from it (``pair_changes``)."""
 SESSION_SHARE = 1.25
@@ -56,7 +56,7 @@ SESSION_SHARE = 1.25
 larger: a pair that is noisy between processes is noisy between sessions too, and a busy machine
 makes it so (gate.py, 8 quiet sessions here: the between-session sd was 0 to 1.7 times the
 between-process sd, at most 1.3 for all pairs but one; cross_session.py, under load and load that
-came and went: 0 to 0.95, benchmarks/validation/CROSS_SESSION.md). A constant alone let an agent
+came and went: 0 to 0.95, validation/CROSS_SESSION.md). A constant alone let an agent
 SDK's three pairs in busy sessions carry ±3% intervals while their estimates spread 7-14% between
 sessions (:func:`session_term`)."""
 MIN_WITHIN_SD = 1e-4
@@ -222,7 +222,7 @@ def pool(logs: Sequence[float] | np.ndarray, variances: Sequence[float] | np.nda
     heavy tail widens the interval, never hides. Huber's rather than the median: as robust to
     one process, with 0.82 times the median's interval (on the same samples of four gated
     sessions on a busy runner the median left 4 of 8 pairs of a +6% change unknown at a 2%
-    gate, Huber's 1: benchmarks/validation/BUSY_RUNNER.md).
+    gate, Huber's 1: validation/BUSY_RUNNER.md).
     """
     y = np.asarray(logs, float)
     v = np.minimum(np.asarray(variances, float), BIG_VARIANCE)

@@ -6,7 +6,7 @@ The first two are in a run's own spread: the per-process median ratios, whose lo
 standard error ``sd/sqrt(k)`` (a median's is 1.25 times that). The third is common to every
 process of a session, so no single run can see it: between two stored runs it is learned from
 the stored history of the same machine or, without enough history, taken as a prior measured
-for this project (``benchmarks/validation/gate.py``). Places measured in one session
+for this project (``validation/gate.py``). Places measured in one session
 (``--overhead-against``, ``--overhead-env``) share the session: no such term
 (:mod:`overheadbench.pairs.comparing`).
 """

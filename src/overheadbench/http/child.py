@@ -13,7 +13,7 @@ A connection whose client has left stayed for ``keep_alive_timeout`` (5 s): its 
 still held the idle timer, and only its end stopped that timer. Over TLS each such connection
 holds CPython's 256 KiB TLS read buffer, so new connections at ~110/s kept ~550 alive: a server
 grew by ~280 KB per connection (42 to 210 MB over 600), and glibc kept the freed memory
-(``benchmarks/validation/tls_memory.py``). :class:`LeavingTCPServer` stops the timer once the
+(``validation/tls_memory.py``). :class:`LeavingTCPServer` stops the timer once the
 client has gone, and the connection ends at once.
 
 Its HTTP/3 side and its UDP server are repaired too, in :mod:`overheadbench.http.quic_repairs`:

@@ -11,7 +11,7 @@ calls (:data:`~overheadbench.engine.attribution.Profile`) and how many calls ran
   deterministic profiler was tried first: ``cProfile`` pays at every call and return, and even
   with that cost measured on an empty function and taken off, the five-layer stack's explained
   net read 2.6 times its measured overhead and a layer of many small calls 4 times its own pair's
-  (benchmarks/validation/EXPLAIN.md). Sampling costs each call nothing; a sample lands where
+  (validation/EXPLAIN.md). Sampling costs each call nothing; a sample lands where
   the interpreter next looks for signals, so time spent in C is charged to the Python function
   running then. Where signals cannot be used (Windows, a thread other than the main one) the
   time-mode explanation is the counted one.

@@ -29,7 +29,7 @@ HARNESS_WARN_SHARE = 0.10
 """The harness warning fires when concurrent callers' own machinery costs more than this share of
 the baseline. One caller's harness (an empty callable through the loop) is what calling any
 callable costs, timeit's loop included: the baseline's figure is what timeit reads for it (within
-5%, benchmarks/validation/BUSY_RUNNER.md), so there is nothing to warn of."""
+5%, validation/BUSY_RUNNER.md), so there is nothing to warn of."""
 PERCENT_HINT_FROM = 10.0
 """A plain ``max`` from this up (1,000%) may be a percentage written as a number (``max=25``)..."""
 IMPLAUSIBLE_BELOW = 10.0

@@ -135,7 +135,7 @@ class Places:
         have moved on), each beside those of one new replica of the session's own: both sides of a
         change profiled in processes started alike. (This process's own profiles, made after it ran
         other pairs, read a stack's every function up to twice as slow as a new replica's did: the
-        injected function was outranked in 7 of 36 changes, benchmarks/validation/EXPLAIN.md.)"""
+        injected function was outranked in 7 of 36 changes, validation/EXPLAIN.md.)"""
         if not self._pools:  # measured in this process only: no place measured it
             return {}
         pools = zip(self.places, self._pools[1:], strict=True)

@@ -1,0 +1,125 @@
+"""What every validation script shares: one pytest session run and its run document, busy loops
+beside it, the options of scripts of sessions, a git runner.
+
+Each script ran its own ``session()`` (ten of them), each a ``subprocess.run`` of pytest with
+``--overhead-json``; here is the one. The scripts are type-checked and linted with the package
+(mypy, ruff), and ``tests/test_validation.py`` runs every script's ``--help``, so a rename in
+``src/`` breaks a test rather than a script no one runs until the next validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository."""
+SRC = ROOT / "src"
+BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
+"""A busy loop (``python -c "while True: pass"``, bounded: it ends by itself after ``seconds``)."""
+
+
+@dataclass
+class Ran:
+    """One pytest session: its run document (``results`` empty where none was written), its wall
+    time, exit code and output."""
+
+    run: dict[str, Any] = field(default_factory=lambda: {"results": [], "figures": []})
+    wall_s: float = 0.0
+    exit: int = 0
+    output: str = ""
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return list(self.run.get("results", []))
+
+    @property
+    def figures(self) -> list[dict[str, Any]]:
+        return list(self.run.get("figures", []))
+
+
+def pytest_command(python: str, *args: str, measuring: bool = True) -> list[str]:
+    """A pytest session's command line, quiet and without the cache (each session fresh)."""
+    return [
+        python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        *(["--overhead"] * measuring),
+        *args,
+    ]
+
+
+def session(
+    cwd: Path,
+    out: Path,
+    *args: str,
+    python: str = sys.executable,
+    env: Mapping[str, str] | None = None,
+    paths: Sequence[Path] = (),
+    timeout_s: float | None = None,
+    measuring: bool = True,
+    reuse: bool = False,
+) -> Ran:
+    """One fresh pytest session in ``cwd`` writing its run to ``out`` (``--overhead-json``); ``paths``
+    go first on ``PYTHONPATH`` (``SRC``: this checkout's package rather than the installed one);
+    ``reuse``: a run already written is read, not measured again (a validation interrupted goes on)."""
+    if reuse and out.exists():
+        return Ran(json.loads(out.read_text()))
+    environ = {**os.environ, **(env or {})}
+    if paths:
+        environ["PYTHONPATH"] = os.pathsep.join([*map(str, paths), environ.get("PYTHONPATH", "")])
+    started = time.perf_counter()
+    done = subprocess.run(
+        pytest_command(python, f"--overhead-json={out}", *args, measuring=measuring),
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    ran = Ran(wall_s=time.perf_counter() - started, exit=done.returncode, output=done.stdout + done.stderr)
+    if out.exists():
+        ran.run = json.loads(out.read_text())
+    return ran
+
+
+@contextlib.contextmanager
+def busy_loops(count: int, seconds: float = 900.0) -> Iterator[None]:
+    """``count`` busy loops (each ends by itself after ``seconds`` at the latest, and when this does)."""
+    loops = [subprocess.Popen([sys.executable, "-c", BUSY.format(seconds=seconds)]) for _ in range(count)]
+    try:
+        time.sleep(1.0 if loops else 0.0)
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def session_options(parser: argparse.ArgumentParser, sessions: int, busy: int) -> None:
+    """The options every script of sessions beside busy loops takes: how many, beside how many loops, which Python."""
+    parser.add_argument("--sessions", type=int, default=sessions)
+    parser.add_argument("--busy", type=int, default=busy, help='loops of `python -c "while True: pass"` beside each')
+    parser.add_argument("--python", default=sys.executable, help="the interpreter that runs each session")
+
+
+def git(folder: Path, *args: str) -> str:
+    """``git`` in ``folder`` as a validation's own user; its output."""
+    environ = {**os.environ, "GIT_AUTHOR_NAME": "v", "GIT_AUTHOR_EMAIL": "v@v"}
+    environ.update(GIT_COMMITTER_NAME="v", GIT_COMMITTER_EMAIL="v@v")
+    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True, env=environ).stdout
