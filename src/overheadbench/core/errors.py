@@ -79,11 +79,6 @@ class OverheadChangeWarning(UserWarning):
     gate's threshold (its interval contains it); fails instead under ``overhead_compare_unknown=fail``."""
 
 
-class OverheadOutputWarning(UserWarning):
-    """An output of a measured test (its flame graph file) could not be written: the output's
-    failure, said once; the test's result stands and is carried to every report."""
-
-
 class OverheadTimedPathWarning(UserWarning):
     """Something sits in a pair's timed path that production does not have and that cannot be
     taken out while it is timed (a ``sys.monitoring`` tool's per-code events); see
