@@ -346,3 +346,17 @@ def test_one_stored_run_far_from_the_others_does_not_make_the_learned_spread() -
     assert sd == pytest.approx(float(np.std(kept, ddof=1)), rel=0.05) and df == 4
     sd, df = session_sd(history[:4] + history[5:], Figure.of(history[0]), 0.0001)
     assert df == 4  # nothing far: every run kept
+
+
+def test_a_session_that_uses_no_storage_never_reads_the_machine() -> None:
+    """Reading the machine (packages, the interpreter's build) costs a third of a second, and every
+    replica process paid it once the session's parts were assembled before the options were read."""
+    from overheadbench.history.gate import session_stored
+
+    class NoStorage:
+        uses_storage = False
+
+    def environment() -> dict[str, object]:
+        raise AssertionError("the machine was read")
+
+    assert session_stored(NoStorage(), environment) is None

@@ -47,7 +47,7 @@ def assemble(
 
 def stored_runs(gate: GateOptions, state: SessionState[StoredRuns], replica: ReplicaPlugin | None) -> StoredRuns | None:
     """The session's stored runs, where it uses storage (a replica reads none: its controller judges)."""
-    return None if replica is not None else session_stored(gate, state.environment())
+    return None if replica is not None else session_stored(gate, state.environment)
 
 
 def measured_parts(

@@ -8,7 +8,7 @@ whether it fails the test, see :func:`overheadbench.pairs.outcome.pair_outcome`)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,12 +151,12 @@ class StoredRuns:
             self.saved = self.storage.save(run, self.save_as)
 
 
-def session_stored(gate: Any, environment: dict[str, Any]) -> StoredRuns | None:
-    """The session's stored runs, where its options use storage; a storage problem is a usage
-    error, said before anything is measured."""
+def session_stored(gate: Any, environment: Callable[[], dict[str, Any]]) -> StoredRuns | None:
+    """The session's stored runs, where its options use storage (``environment``: read only then, it
+    costs a third of a second); a storage problem is a usage error, said before anything is measured."""
     if not gate.uses_storage:
         return None
     try:
-        return StoredRuns.from_options(gate, environment)
+        return StoredRuns.from_options(gate, environment())
     except StorageError as exc:
         raise pytest.UsageError(f"overheadbench: {plain(str(exc))}") from None
