@@ -68,7 +68,7 @@ P = TypeVar("P", bound=Pools, covariant=True)
 
 
 @dataclass(frozen=True)
-class Measured(Generic[P]):
+class SessionParts(Generic[P]):
     """Where the session's pairs get their samples, and what the timed path is kept clean of."""
 
     places: Sequence[Closing]
@@ -82,7 +82,7 @@ class Measured(Generic[P]):
 
 
 @dataclass(frozen=True)
-class Asked:
+class MeasuringOptions:
     """What the measuring plugin reads of the options: whether it measures, and what implied it."""
 
     measuring: bool
@@ -95,8 +95,8 @@ class Measurer(Generic[S]):
     def __init__(
         self,
         config: pytest.Config,
-        asked: Asked,
-        measured: Measured[Pools],
+        asked: MeasuringOptions,
+        measured: SessionParts[Pools],
         state: SessionState[S],
         kinds: Sequence[MeasuredKind[S]],
         load_stored: Callable[[], S | None],

@@ -19,7 +19,7 @@ from .engine.settings import Counter
 from .engine.timed_path import AppLogging
 from .gate_options import GateOptions
 from .history.gate import StoredRuns, session_stored
-from .measurer import Asked, Measured, Measurer, SessionState
+from .measurer import Measurer, MeasuringOptions, SessionParts, SessionState
 from .options import Options
 from .pairs.explaining import Explainer
 from .pairs.fixture import OverheadFixture
@@ -41,7 +41,7 @@ def assemble(
     state: SessionState[StoredRuns] = SessionState.of(config)
     measured = measured_parts(config, options, gate, replica, state)
     kinds = (transport_kind(options, gate, measured, replica), pair_kind(options, gate, measured, state, replica))
-    asked = Asked(options.measuring, options.implied_by)
+    asked = MeasuringOptions(options.measuring, options.implied_by)
     return Measurer(config, asked, measured, state, kinds, partial(stored_runs, gate, state, replica))
 
 
@@ -56,7 +56,7 @@ def measured_parts(
     gate: GateOptions,
     replica: ReplicaPlugin | None,
     state: SessionState[StoredRuns],
-) -> Measured[Places]:
+) -> SessionParts[Places]:
     """Where the session's pairs get their samples: its places (the base tree, each environment,
     those a plugin adds), their replica pools, count mode's callgrind replicas, or in a replica
     the controller."""
@@ -65,7 +65,7 @@ def measured_parts(
     valgrind = options.settings.counter is Counter.CALLGRIND and replica is None  # count mode counts in replicas
     counting = replicas.under(under_callgrind) if valgrind else None
     replication = replica if replica is not None else replicas
-    return Measured(where, replicas, counting, replication, AppLogging(), Harness())
+    return SessionParts(where, replicas, counting, replication, AppLogging(), Harness())
 
 
 def replica_pool(config: pytest.Config, options: Options, state: SessionState[StoredRuns]) -> ReplicaPool:
@@ -77,7 +77,7 @@ def replica_pool(config: pytest.Config, options: Options, state: SessionState[St
 def pair_kind(
     options: Options,
     gate: GateOptions,
-    measured: Measured[Places],
+    measured: SessionParts[Places],
     state: SessionState[StoredRuns],
     replica: ReplicaPlugin | None,
 ) -> PairKind:
@@ -96,7 +96,7 @@ def pair_kind(
 
 def pair_fixture(
     options: Options,
-    measured: Measured[Places],
+    measured: SessionParts[Places],
     state: SessionState[StoredRuns],
     explainer: Explainer,
     pair: Pair,
@@ -125,7 +125,7 @@ def pair_fixture(
 
 
 def transport_kind(
-    options: Options, gate: GateOptions, measured: Measured[Places], replica: ReplicaPlugin | None
+    options: Options, gate: GateOptions, measured: SessionParts[Places], replica: ReplicaPlugin | None
 ) -> TransportKind:
     """The transport tests: their fixture (the quick profile's where asked), and, with other
     places, their rounds there and their figures' gate (an unknown change shown, not warned: a

@@ -37,7 +37,7 @@ WHERE = {
 """Where in a test a replica missed the pair, by the stage it reports."""
 
 
-class Missed(Protocol):
+class MissedReport(Protocol):
     """A replica's word that its test ended before reaching ``compare`` (:class:`~.messages.Missed`)."""
 
     @property
@@ -72,7 +72,7 @@ def which(place: str) -> str:
     return f"of {place}" if place else "process (a fresh run of this test's session)"
 
 
-def missed_error(missed: Missed, directory: Path, place: str) -> ReplicaError:
+def missed_error(missed: MissedReport, directory: Path, place: str) -> ReplicaError:
     """The error for a replica (started in ``directory``) that did not reach the pair: another
     place's own kinds (the test is not there, or does not collect there), or the test's story."""
     if missed.when == "imports":
@@ -84,7 +84,7 @@ def missed_error(missed: Missed, directory: Path, place: str) -> ReplicaError:
     return ReplicaError(missed_story(missed, place))
 
 
-def missed_story(missed: Missed, place: str) -> str:
+def missed_story(missed: MissedReport, place: str) -> str:
     """The test's own story of a miss in a replica: where, how, and its report."""
     where = WHERE.get(missed.when, missed.when)
     story = f"{missed.nodeid}: in a replica {which(place)} the test {missed.outcome} {where}:\n{missed.report}"

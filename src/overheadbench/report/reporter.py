@@ -31,7 +31,7 @@ from .outputs import Output, write_outputs
 from .summary import SessionFacts, StoredComparison, session_summary
 
 
-class Asked(Protocol):
+class ReporterOptions(Protocol):
     """The options the reporter reads (:class:`~overheadbench.options.Options`)."""
 
     @property
@@ -61,7 +61,7 @@ class Gating(Protocol):
     def against(self) -> Any: ...
 
 
-class State(Protocol):
+class ReporterState(Protocol):
     """What the reporter reads of the session's state (:class:`~overheadbench.measurer.SessionState`)."""
 
     @property
@@ -76,7 +76,12 @@ class Reporter:
     """The reporting plugin: what the session measured, gathered, shown and written."""
 
     def __init__(
-        self, config: pytest.Config, options: Asked, gate: Gating, state: State, started: Callable[[], int]
+        self,
+        config: pytest.Config,
+        options: ReporterOptions,
+        gate: Gating,
+        state: ReporterState,
+        started: Callable[[], int],
     ) -> None:
         self.config, self.options, self.gate, self.state = config, options, gate, state
         self.started = started
