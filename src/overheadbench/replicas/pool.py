@@ -234,9 +234,7 @@ class ReplicaPool:
     def abandon(self) -> None:
         """End at once the replicas that owe an answer (starting, moving to the pair, or
         sampling): the pair's time is up, and waiting for them is what its limit prevents."""
-        owing = [
-            r for r in self._replicas if r.state in (State.STARTING, State.COLLECTING, State.MOVING, State.SAMPLING)
-        ]
+        owing = [replica for replica in self._replicas if replica.state in OWING]
         for replica in owing:  # all at once: their watchdogs' grace runs side by side
             replica.cut_lifeline()
         for replica in owing:
