@@ -10,9 +10,11 @@ import pytest
 from helpers import Synthetic
 
 from overheadbench.core.errors import CallableError
+from overheadbench.engine.counting import TIME_PROBE_CEILING_S, probe_settings
 from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side, Timer, Timing
 from overheadbench.engine.sampling import (
     MAX_PAIRS,
+    MIN_PAIRS,
     WARMUP_PAIRS,
     calibrate,
     choose_timer,
@@ -150,6 +152,28 @@ def test_sampling_stops_at_the_time_slice_when_noise_keeps_the_interval_wide() -
     one_pair_ns = 2 * 1125 * 256 * 1.9
     assert 0.05e9 <= sampled_ns <= 0.05e9 + one_pair_ns  # the slice counts timed pairs only
     assert len(samples.baseline_ns) < MAX_PAIRS
+
+
+def test_count_modes_probe_waits_for_undisturbed_blocks_only_within_its_own_short_ceiling() -> None:
+    """On CPU time a block whose thread got half its wall time was disturbed: a count-mode probe of a
+    client waiting on a busy server sees only such blocks, and ends at its ceiling, not the pair's 60 s."""
+    synthetic = Synthetic({BASELINE: 1000, FRAMEWORK: 1250, HARNESS: 25})
+
+    def disturbed(block):
+        def run(n: int) -> Timing:
+            wall = block(n)
+            return Timing(wall, wall // 2, 1)
+
+        return run
+
+    settings = probe_settings(Settings(processes=4, time_budget_s=2.0))
+    sizes = BlockSizes(4096, 4096, Timer.CPU)
+    plan = replica_plan(settings, random.Random(5), synthetic.clock, sizes)
+    samples = drive_sync(plan, {side: disturbed(block) for side, block in synthetic.blocks().items()})
+    assert samples.undisturbed == 0
+    assert len(samples.baseline_ns) > MIN_PAIRS  # it went on sampling past its slice, waiting for calm ones
+    one_pair_ns = (1000 + 1250) * 4096
+    assert TIME_PROBE_CEILING_S * 1e9 <= synthetic.now <= TIME_PROBE_CEILING_S * 1e9 + 2 * one_pair_ns + 0.05e9
 
 
 def test_a_raising_block_names_its_side() -> None:

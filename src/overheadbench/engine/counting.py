@@ -13,12 +13,14 @@ for blocks and is sent their result), so it runs with sync and async blocks alik
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Generator
 from typing import Any
 
 from ..core.vocabulary import Counter
 from .samples import Side
+from .settings import Settings
 
 COUNT_REPEATS = 5
 COUNT_WARMUP_BLOCKS = 1
@@ -50,6 +52,12 @@ or more. So a block of ``n`` calls tells kept memory per call to ``KEPT_SLACK_BL
 (0.03 blocks at 4,096 calls): the figure's resolution, shown with it."""
 TIME_PROBE_S = 0.25
 """Count mode also times the same calls this long in its own process (real clock), to check the counts."""
+TIME_PROBE_CEILING_S = 2.0
+"""... and waits at most this long for the undisturbed blocks a CPU-timed probe wants (its ceiling;
+past it, :data:`~overheadbench.engine.sampling.MIN_TIMED_PAIRS` pairs of any kind do). The probe is a
+check, not the pair's figure: on the pair's own ceiling (``max_time_s``, 60 s) an HTTP pair whose
+client waits on a server process only while xdist's other workers run took 60 s to check its counts,
+where 1 s alone."""
 UNDERSTATED_FACTOR = 2.0
 """The counts understate the framework path when its time ratio is more than this times its
 instruction ratio (compiled code, I/O or sleeping on that side: pydantic 3x, msgpack 3.2x here)."""
@@ -59,6 +67,14 @@ Python middleware around a baseline that works in C reads 2.5-3x (instructions c
 time), which is expected of bytecode counts and not warned about below this."""
 OPPOSITE_FLOOR = 0.10
 """Either way, overheads of opposite signs, each beyond this (10%), disagree."""
+
+
+def probe_settings(settings: Settings) -> Settings:
+    """The wall-clock probe's settings: one process, one caller, :data:`TIME_PROBE_S` of sampling
+    within :data:`TIME_PROBE_CEILING_S`."""
+    return dataclasses.replace(
+        settings, processes=1, concurrency=1, time_budget_s=TIME_PROBE_S, max_time_s=TIME_PROBE_CEILING_S
+    )
 
 
 def count_calls(slowest_call_s: float, most: int = COUNT_MAX_CALLS, block_s: float = COUNT_BLOCK_S) -> int:

@@ -33,8 +33,8 @@ from ..engine.attribution import Profiler
 from ..engine.contention import core_share
 from ..engine.counting import (
     CALLGRIND_MAX_CALLS,
-    TIME_PROBE_S,
     count_calls,
+    probe_settings,
 )
 from ..engine.samples import CountSamples, Kind, PlaceSamples
 from ..engine.sampling import InProcess, Request, Sampled, Stopping
@@ -145,11 +145,13 @@ class CountedHere(_Judged):
         return True
 
     def _wall_plan(self) -> Generator[Request, int, Sampled]:
-        """The counts' check: the same calls timed in this process for ``TIME_PROBE_S`` on the
-        real clock (see :func:`overheadbench.engine.counting.disagreement`)."""
+        """The counts' check: the same calls timed in this process on the real clock, briefly
+        (:func:`~overheadbench.engine.counting.probe_settings`; read by
+        :func:`~overheadbench.engine.counting.disagreement`)."""
         run = self.run
-        settings = dataclasses.replace(run.settings, processes=1, time_budget_s=TIME_PROBE_S, concurrency=1)
-        return InProcess().plan(run.nodeid, settings, run.rng, time.perf_counter_ns, Stopping(lambda replicas: False))
+        return InProcess().plan(
+            run.nodeid, probe_settings(run.settings), run.rng, time.perf_counter_ns, Stopping(lambda replicas: False)
+        )
 
     def _own(self, kind: Kind, wall_s: float) -> tuple[OverheadResult, list[PlaceSamples]]:
         run, counts = self.run, self.counts
