@@ -1,6 +1,7 @@
 """The session's measuring plugin: its measured tests found and grouped, each judged by every
-measured kind once it ran, what each kind kept carried onto the test's report, the stored runs
-read where the session uses storage, and the replica processes closed at the end.
+measured kind once it ran (each kind puts what it kept on the test's report itself:
+:class:`~overheadbench.engine.kind.CarriedOnReport`), the stored runs read where the session uses
+storage, and the replica processes closed at the end.
 
 It runs in the user's session, in each xdist worker and in each replica process alike; the
 reporting plugin (:mod:`overheadbench.report.reporter`) runs in the user's session only.
@@ -25,7 +26,6 @@ from .engine.sampling import Replication
 from .engine.timed_path import AppLogging
 from .history.environment import environment
 from .replicas.failures import ReplicaError, WrongTree
-from .report.gathering import carry
 
 S = TypeVar("S")
 """The session's stored runs (:class:`~overheadbench.history.gate.StoredRuns`), as its kinds read them."""
@@ -154,15 +154,6 @@ class Measurer(Generic[S]):
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
         return result
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        if call.when == "call":
-            carry(report, item, {name: value for kind in self.kinds for name, value in kind.carried(item).items()})
-        return report
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         measured = self.measured

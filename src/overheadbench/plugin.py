@@ -65,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
     measurer = assemble(config, options, gate, replica)
     config.pluginmanager.register(measurer, "overheadbench-session")
-    for kind in measurer.kinds:  # each kind's fixture
+    for kind in measurer.kinds:  # each kind's fixture, and its report hook
         config.pluginmanager.register(kind, f"overheadbench-{kind.marker}")
     if replica is None and not hasattr(config, "workerinput"):  # only the user's session reports
         reporter = Reporter(config, options, gate, measurer.state, measurer.started)

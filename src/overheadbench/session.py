@@ -13,7 +13,7 @@ from functools import partial
 
 import pytest
 
-from .engine.changes import Gate, Looks
+from .engine.changes import Gate
 from .engine.harness import Harness
 from .engine.settings import Counter
 from .engine.timed_path import AppLogging
@@ -22,9 +22,8 @@ from .history.gate import StoredRuns, session_stored
 from .measurer import Measurer, MeasuringOptions, SessionParts, SessionState
 from .options import Options
 from .pairs.explaining import Explainer
-from .pairs.fixture import OverheadFixture
+from .pairs.fixture import FixtureParts
 from .pairs.kind import PairKind
-from .pairs.pair import Pair
 from .pairs.strategy import strategy_for
 from .replicas.places import Places, places, session_pool, under_callgrind
 from .replicas.pool import ReplicaPool
@@ -81,8 +80,8 @@ def pair_kind(
     state: SessionState[StoredRuns],
     replica: ReplicaPlugin | None,
 ) -> PairKind:
-    """The pairs: their fixture, made with the session's places, instruments and explainer; their
-    gate against the other places."""
+    """The pairs: their fixture's parts (the session's places, instruments and explainer; the
+    strategy chosen with its counting elsewhere); their gate against the other places."""
     pair_gate = Gate(gate.reference, gate.thresholds.pairs, gate.unknown) if measured.places else None
     explainer = Explainer(
         every=options.explain,
@@ -90,38 +89,22 @@ def pair_kind(
         places=measured.replicas if measured.places else None,
         orders=replica,
     )
-    make = partial(pair_fixture, options, measured, state, explainer)
-    return PairKind(make, options.settings, bool(measured.places or measured.counting), pair_gate)
-
-
-def pair_fixture(
-    options: Options,
-    measured: SessionParts[Places],
-    state: SessionState[StoredRuns],
-    explainer: Explainer,
-    pair: Pair,
-    looks: Looks | None,
-) -> OverheadFixture:
-    """One test's ``overhead`` fixture: its strategy chosen with the session's counting elsewhere,
-    its spread between sessions from this machine's stored runs (where the session uses storage)."""
     counting = measured.counting
     choose = partial(
         strategy_for,
         elsewhere=counting.count if counting else None,
         places=(counting or measured.replicas).count_places if measured.places else None,
     )
-    return OverheadFixture(
-        pair,
+    parts = FixtureParts(
         options.settings,
         options.measuring,
         choose,
         measured.replication,
         measured.app_logging,
         measured.harness,
-        looks=looks,
-        past=state.stored.history if state.stored else (),
-        explainer=explainer,
+        explainer,
     )
+    return PairKind(parts, state, bool(measured.places or counting), pair_gate)
 
 
 def transport_kind(

@@ -14,6 +14,7 @@ import time
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -37,6 +38,36 @@ from .measuring import MeasuredPair, Strategy
 from .pair import Pair
 from .results import OverheadResult
 from .usage import sides_kind, warn_unlike, with_callers
+
+
+@dataclass(frozen=True)
+class FixtureParts:
+    """What every ``overhead`` fixture of one session shares, built once by the session's assembly
+    (:func:`overheadbench.session.pair_kind`); a test's fixture is these with its own pair."""
+
+    settings: Settings
+    measuring: bool
+    choose: Callable[[MeasuredPair], Strategy]
+    replication: Replication
+    app_logging: AppLogging
+    harness: Harness
+    explainer: Explainer
+
+    def fixture(self, pair: Pair, looks: Looks | None, past: Sequence[Compared]) -> OverheadFixture:
+        """The fixture of one test: its ``pair``, the gate's ``looks`` at its change (None: no gate
+        at other places) and this machine's stored results (``past``)."""
+        return OverheadFixture(
+            pair,
+            self.settings,
+            self.measuring,
+            self.choose,
+            self.replication,
+            self.app_logging,
+            self.harness,
+            looks=looks,
+            past=past,
+            explainer=self.explainer,
+        )
 
 
 class OverheadFixture:

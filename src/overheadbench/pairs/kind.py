@@ -1,14 +1,15 @@
 """Overhead pairs as a measured kind (:class:`~overheadbench.engine.kind.MeasuredKind`): the
 ``overhead`` fixture, and each pair's result judged and carried to the report.
 
-The fixture's object is made by the session's assembly (``make``: it holds the replicas, the
-instruments and the explainer); the kind checks the marker, judges the result once the test
-ran (:func:`~overheadbench.pairs.outcome.pair_outcome`) and keeps its JSON for the test's report.
+The kind reads the test's marker into its pair and makes its fixture from the session's shared
+parts (:class:`Parts`, which :class:`~overheadbench.pairs.fixture.FixtureParts` is: the replicas,
+the instruments, the explainer); once the test ran it judges the result
+(:func:`~overheadbench.pairs.outcome.pair_outcome`) and puts its JSON on the test's report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from ..core.jsonio import strict
 from ..core.tables import plain
 from ..engine.changes import Gate, Looks, StoredChange
+from ..engine.kind import CarriedOnReport
 from ..engine.outcome import conclude
 from ..engine.settings import Settings
 from ..http.fixtures import servers_elsewhere
@@ -34,6 +36,11 @@ class Stored(Protocol):
     @property
     def gate(self) -> Gate: ...
 
+    @property
+    def history(self) -> Sequence[OverheadResult]:
+        """This machine's stored results: each pair's spread between sessions."""
+        ...
+
     def stored_change(self, result: OverheadResult) -> StoredChange | None: ...
 
 
@@ -44,20 +51,39 @@ class Fixture(Protocol):
     def result(self) -> OverheadResult | None: ...
 
 
-class PairKind:
+class Parts(Protocol):
+    """What the session's pairs share (:class:`~overheadbench.pairs.fixture.FixtureParts`): its
+    settings, and each test's fixture made of them and the test's pair."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def fixture(self, pair: Pair, looks: Looks | None, past: Sequence[OverheadResult]) -> Fixture: ...
+
+
+class Session(Protocol):
+    """What the kind reads of the session as it runs (:class:`~overheadbench.measurer.SessionState`)."""
+
+    @property
+    def stored(self) -> Stored | None:
+        """The session's stored runs, read when it started (None: it uses no storage)."""
+        ...
+
+
+class PairKind(CarriedOnReport):
     """The overhead fixture's maker and its pairs' judge, for one session (or one replica)."""
 
     marker = MARKER_NAME
 
     def __init__(
         self,
-        make: Callable[[Pair, Looks | None], Fixture],
-        settings: Settings,
+        parts: Parts,
+        session: Session,
         counted_elsewhere: bool = False,
         gate: Gate | None = None,
     ) -> None:
-        self.make, self.settings = make, settings
-        """``make(pair, looks)``: the test's fixture."""
+        self.parts, self.session = parts, session
+        self.settings = parts.settings
         self.counted_elsewhere = counted_elsewhere
         """A count-mode pair is counted in replicas: at the session's other places, or under valgrind."""
         self.gate = gate
@@ -98,7 +124,8 @@ class PairKind:
             )
         threshold = self.gate.threshold if self.gate else None
         looks = None if threshold is None else Looks(threshold, self.gated_pairs(request.session.items))
-        return self.make(pair, looks)
+        stored = self.session.stored
+        return self.parts.fixture(pair, looks, stored.history if stored else ())
 
     def apply(self, item: pytest.Item, stored: Stored | None) -> None:
         """Keep the pair's result for the test's report, and do what its verdict (and its change

@@ -10,32 +10,14 @@ stopping: the last attempt is not the whole story.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from ..engine.kind import PURPOSE_ATTRIBUTE
 from ..pairs.results import OVERHEAD, REPORT_ATTRIBUTE as RESULT_ATTRIBUTE, OverheadResult
 from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
-
-PURPOSE_ATTRIBUTE = "overheadbench_purpose"
-
-
-def purpose(item: pytest.Item) -> str:
-    """What the test's budget is for: the first paragraph of its docstring, on one line."""
-    doc = inspect.getdoc(getattr(item, "obj", None)) or ""
-    return " ".join(doc.split("\n\n")[0].split())
-
-
-def carry(report: pytest.TestReport, item: pytest.Item, carried: dict[str, Any]) -> None:
-    """Put what each measured kind kept of the test (its JSON result, its figures) and the test's
-    purpose on its call report."""
-    for name, value in carried.items():
-        setattr(report, name, value)
-    if carried:
-        setattr(report, PURPOSE_ATTRIBUTE, purpose(item))
-
 
 TRANSPORT = "transport"
 

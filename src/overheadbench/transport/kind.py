@@ -20,6 +20,7 @@ from ..core.jsonio import strict
 from ..core.tables import plain
 from ..core.xdist import original_nodeid
 from ..engine.changes import Gate
+from ..engine.kind import CarriedOnReport
 from ..engine.outcome import conclude
 from ..engine.settings import Settings
 from ..replicas.messages import Figured
@@ -68,7 +69,7 @@ class Stored(Protocol):
     def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]: ...
 
 
-class TransportKind:
+class TransportKind(CarriedOnReport):
     """The transport fixture's maker and its tests' judge, for one session (or one replica)."""
 
     marker = MARKER_NAME
