@@ -1,7 +1,7 @@
-"""The session's measuring plugin: its measured tests found and grouped, each judged by every
-measured kind once it ran (each kind puts what it kept on the test's report itself:
-:class:`~overheadbench.engine.kind.CarriedOnReport`), the stored runs read where the session uses
-storage, and the replica processes closed at the end.
+"""The session's measuring plugin: its measured tests found and grouped, the stored runs read
+where the session uses storage, what the machinery raised in a test said in its own words, and
+the replica processes closed at the end. Each measured kind judges its own tests and puts what
+it kept on their reports (:class:`~overheadbench.engine.outcome.KindHooks`).
 
 It runs in the user's session, in each xdist worker and in each replica process alike; the
 reporting plugin (:mod:`overheadbench.report.reporter`) runs in the user's session only.
@@ -98,13 +98,13 @@ class Measurer(Generic[S]):
         asked: MeasuringOptions,
         measured: SessionParts[Pools],
         state: SessionState[S],
-        kinds: Sequence[MeasuredKind[S]],
+        kinds: Sequence[MeasuredKind],
         load_stored: Callable[[], S | None],
     ) -> None:
         self.config, self.asked = config, asked
         self.measured, self.state = measured, state
         self.kinds = tuple(kinds)
-        """Each measured kind: each test is judged by every kind, in this order."""
+        """Each measured kind (each a plugin that judges its own tests)."""
         self.load_stored = load_stored
         """The session's stored runs (None: it uses no storage, or this is a replica)."""
 
@@ -143,17 +143,16 @@ class Measurer(Generic[S]):
         if self.asked.measuring:
             group_timed_tests(config, marked)
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Outside every kind's own judging (:class:`~overheadbench.engine.outcome.KindHooks`): what
+        the test or a kind raised about the session's machinery fails the test in its own words."""
         try:
-            result = yield
-            for kind in self.kinds:
-                kind.apply(item, self.state.stored)
+            return (yield)
         except WrongTree as exc:
             pytest.exit(f"overheadbench: {plain(str(exc))}", returncode=pytest.ExitCode.USAGE_ERROR)
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
             raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
-        return result
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         measured = self.measured

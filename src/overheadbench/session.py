@@ -39,7 +39,10 @@ def assemble(
     measured kind (transport first: each test is judged by every kind, in this order)."""
     state: SessionState[StoredRuns] = SessionState.of(config)
     measured = measured_parts(config, options, gate, replica, state)
-    kinds = (transport_kind(options, gate, measured, replica), pair_kind(options, gate, measured, state, replica))
+    kinds = (
+        transport_kind(options, gate, measured, state, replica),
+        pair_kind(options, gate, measured, state, replica),
+    )
     asked = MeasuringOptions(options.measuring, options.implied_by)
     return Measurer(config, asked, measured, state, kinds, partial(stored_runs, gate, state, replica))
 
@@ -108,7 +111,11 @@ def pair_kind(
 
 
 def transport_kind(
-    options: Options, gate: GateOptions, measured: SessionParts[Places], replica: ReplicaPlugin | None
+    options: Options,
+    gate: GateOptions,
+    measured: SessionParts[Places],
+    state: SessionState[StoredRuns],
+    replica: ReplicaPlugin | None,
 ) -> TransportKind:
     """The transport tests: their fixture (the quick profile's where asked), and, with other
     places, their rounds there and their figures' gate (an unknown change shown, not warned: a
@@ -116,4 +123,6 @@ def transport_kind(
     rounds_at = measured.replicas if measured.places else None
     figure_gate = Gate(gate.reference, gate.thresholds.transport, None) if rounds_at is not None else None
     make = partial(TransportFixture, quick=options.quick)
-    return TransportKind(make, options.settings, options.measuring, replica, rounds_at, figure_gate, options.quick)
+    return TransportKind(
+        make, state, options.settings, options.measuring, replica, rounds_at, figure_gate, options.quick
+    )

@@ -4,13 +4,17 @@ Each kind (:mod:`overheadbench.pairs.kind`, :mod:`overheadbench.transport.kind`)
 and its changes; :func:`decide` turns them into the test's one outcome: each verdict fails the
 test when failed, and fails or warns when inconclusive (by the ``overhead_inconclusive`` policy);
 each change against the stored run or another place is judged by the session's gate
-(:func:`gate_effect`), in the one sentence the CLI prints too (:func:`gate_sentence`).
+(:func:`gate_effect`), in the one sentence the CLI prints too (:func:`gate_sentence`). Each kind's
+plugin judges its tests and puts what it kept on their reports in the hooks of :class:`KindHooks`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -103,3 +107,49 @@ def gate_sentence(nodeid: str, gated: Gated, gate: Gate, limit: str) -> str:
         f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
         f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
     )
+
+
+PURPOSE_ATTRIBUTE = "overheadbench_purpose"
+
+
+def purpose(item: pytest.Item) -> str:
+    """What the test's budget is for: the first paragraph of its docstring, on one line."""
+    doc = inspect.getdoc(getattr(item, "obj", None)) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+class KindHooks(ABC):
+    """A measured kind's own hooks (:class:`~overheadbench.engine.kind.MeasuredKind`): each of its
+    tests judged once it ran, and what the kind kept of it, with the test's purpose, put on the
+    test's call report as extra attributes, which pytest serialises (so they travel from xdist
+    workers) and the reporter gathers.
+
+    Kinds are judged in the order the session registers them, the last one first outside: each
+    test's call goes through every kind's wrapper, the innermost judging first."""
+
+    @abstractmethod
+    def apply(self, item: pytest.Item) -> None:
+        """Judge the test (see :meth:`~overheadbench.engine.kind.MeasuredKind.apply`)."""
+
+    @abstractmethod
+    def carried(self, item: pytest.Item) -> dict[str, Any]:
+        """What the kind kept of the test, by report attribute (see
+        :meth:`~overheadbench.engine.kind.MeasuredKind.carried`)."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        result = yield
+        self.apply(item)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        carried = self.carried(item) if call.when == "call" else {}
+        for name, value in carried.items():
+            setattr(report, name, value)
+        if carried:
+            setattr(report, PURPOSE_ATTRIBUTE, purpose(item))
+        return report

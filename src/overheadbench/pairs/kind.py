@@ -17,8 +17,7 @@ import pytest
 from ..core.jsonio import strict
 from ..core.tables import plain
 from ..engine.changes import Gate, Looks, StoredChange
-from ..engine.kind import CarriedOnReport
-from ..engine.outcome import conclude
+from ..engine.outcome import KindHooks, conclude
 from ..engine.settings import Settings
 from ..http.fixtures import servers_elsewhere
 from .marker import MARKER_NAME, pair_for
@@ -70,7 +69,7 @@ class Session(Protocol):
         ...
 
 
-class PairKind(CarriedOnReport):
+class PairKind(KindHooks):
     """The overhead fixture's maker and its pairs' judge, for one session (or one replica)."""
 
     marker = MARKER_NAME
@@ -127,7 +126,7 @@ class PairKind(CarriedOnReport):
         stored = self.session.stored
         return self.parts.fixture(pair, looks, stored.history if stored else ())
 
-    def apply(self, item: pytest.Item, stored: Stored | None) -> None:
+    def apply(self, item: pytest.Item) -> None:
         """Keep the pair's result for the test's report, and do what its verdict (and its change
         against the stored run or the session's other places) says to the test."""
         if item.get_closest_marker(MARKER_NAME) is None:
@@ -142,6 +141,7 @@ class PairKind(CarriedOnReport):
             )
         if not result.measured:
             return
+        stored = self.session.stored
         if stored:  # the change against the stored run, once, here: the result carries it to every reader
             result.stored = stored.stored_change(result)
         gate = stored.gate if stored else self.gate

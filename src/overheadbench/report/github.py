@@ -8,7 +8,22 @@ is appended to the file ``GITHUB_STEP_SUMMARY`` names (appended: other steps wri
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failing measured test: its file, line (1-based), message, and kind (a pair's
+    ``overhead`` or a ``transport`` test's figures), which the annotation's title names."""
+
+    path: str
+    line: int
+    message: str
+    kind: str
+    test: str
+    """The test's name within its file, parameters included (``test_x[c=64-retry]``): the
+    parametrized cases of one function share its line, and only this tells their annotations apart."""
 
 
 def in_actions(env: Mapping[str, str]) -> bool:

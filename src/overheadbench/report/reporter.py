@@ -1,14 +1,20 @@
 """The session's reporting plugin, registered in the user's session only (as pytest-xdist's
-``TerminalDistReporter`` is): it gathers what the test reports carry (here and from xdist
-workers), prints the summary, and writes the outputs: ``--overhead-json``, ``--overhead-md``,
-the job summary, the stored run, each explained pair's flame graph (``--overhead-flame``), and
-this session's run inside pytest-benchmark's JSON.
+``TerminalDistReporter`` is): it gathers what the test reports carry (:class:`Gathered`, here and
+from xdist workers), prints the summary, and writes the outputs: ``--overhead-json``,
+``--overhead-md``, the job summary, the stored run, each explained pair's flame graph
+(``--overhead-flame``), and this session's run inside pytest-benchmark's JSON.
+
+Each measured kind puts its tests' data on their call reports, as extra attributes that pytest
+serialises (:class:`~overheadbench.engine.outcome.KindHooks`). A test measured twice in one session
+(pytest-rerunfailures re-running a failure) keeps its last measurement only, and is named, because
+re-measuring until a verdict passes is optional stopping: the last attempt is not the whole story.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,16 +25,60 @@ from ..core.jsonio import dumps, strict, write_text_atomic
 from ..core.tables import plain
 from ..core.thresholds import Thresholds
 from ..core.xdist import WORKER_REPLICAS
+from ..engine.outcome import PURPOSE_ATTRIBUTE
 from ..engine.settings import Settings
 from ..history.gate import StoredRuns
 from ..history.runs import Run
 from ..pairs.explaining import flame_path
 from ..pairs.marker import MARKER_NAME
-from .gathering import Gathered
-from .github import append_summary, in_actions, is_summary
+from ..pairs.results import OVERHEAD, REPORT_ATTRIBUTE as RESULT_ATTRIBUTE, OverheadResult
+from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
+from .github import Failure, append_summary, in_actions, is_summary
 from .markdown import render_markdown
 from .outputs import Output, write_outputs
 from .summary import SessionFacts, StoredComparison, session_summary
+
+TRANSPORT = "transport"
+
+
+@dataclass
+class Gathered:
+    """Everything measured in the session, from the reports (here or from xdist workers)."""
+
+    results: list[OverheadResult] = field(default_factory=list)
+    figures: list[FigureResult] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    """Each failing measured test: GitHub annotations."""
+    purposes: dict[str, str] = field(default_factory=dict)
+    """Test function id (no parameters) -> what its budget is for."""
+    remeasured: list[str] = field(default_factory=list)
+    """Node ids measured more than once (the last measurement kept)."""
+
+    @property
+    def measured_anything(self) -> bool:
+        return bool(self.results or self.figures)
+
+    def add(self, report: pytest.TestReport) -> None:
+        data: dict[str, Any] | None = getattr(report, RESULT_ATTRIBUTE, None)
+        figures: list[dict[str, Any]] = getattr(report, FIGURES_ATTRIBUTE, None) or []
+        if report.when != "call" or not (data or figures):
+            return
+        nodeid = OverheadResult.from_json(data).nodeid if data else FigureResult.from_json(figures[0]).nodeid
+        if any(r.nodeid == nodeid for r in self.results) or any(f.nodeid == nodeid for f in self.figures):
+            self.remeasured.append(nodeid)
+            self.results = [r for r in self.results if r.nodeid != nodeid]
+            self.figures = [f for f in self.figures if f.nodeid != nodeid]
+        if data:
+            self.results.append(OverheadResult.from_json(data))
+        self.figures += [FigureResult.from_json(figure) for figure in figures]
+        text = getattr(report, PURPOSE_ATTRIBUTE, "")
+        if text:
+            self.purposes[nodeid.partition("[")[0]] = text
+        if report.failed:
+            path, line, _ = report.location
+            kind = TRANSPORT if figures and not data else OVERHEAD
+            test = report.nodeid.split("::", 1)[-1]
+            self.failures.append(Failure(path, (line or 0) + 1, report.longreprtext, kind, test))
 
 
 class ReporterOptions(Protocol):

@@ -24,8 +24,7 @@ from ..pairs.results import OVERHEAD, OverheadResult
 from ..transport.results import FigureResult
 from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
 from .explanations import passing_explanations
-from .gathering import Failure
-from .github import annotation
+from .github import Failure, annotation
 from .pair_notes import interval_notes
 from .pairs import TERMINAL_COLUMNS, TIMES_NOTE, footnotes, scaling_rows, shown_columns, table_rows
 from .transport import render_figures

@@ -20,8 +20,7 @@ from ..core.jsonio import strict
 from ..core.tables import plain
 from ..core.xdist import original_nodeid
 from ..engine.changes import Gate
-from ..engine.kind import CarriedOnReport
-from ..engine.outcome import conclude
+from ..engine.outcome import KindHooks, conclude
 from ..engine.settings import Settings
 from ..replicas.messages import Figured
 from ..replicas.replica import ReplicaPlugin
@@ -69,7 +68,16 @@ class Stored(Protocol):
     def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]: ...
 
 
-class TransportKind(CarriedOnReport):
+class Session(Protocol):
+    """What the kind reads of the session as it runs (:class:`~overheadbench.measurer.SessionState`)."""
+
+    @property
+    def stored(self) -> Stored | None:
+        """The session's stored runs, read when it started (None: it uses no storage)."""
+        ...
+
+
+class TransportKind(KindHooks):
     """The transport fixture's maker and its tests' judge, for one session (or one replica)."""
 
     marker = MARKER_NAME
@@ -77,6 +85,7 @@ class TransportKind(CarriedOnReport):
     def __init__(
         self,
         make: Callable[[str, Limits, Settings, bool], Fixture],
+        session: Session,
         settings: Settings,
         measuring: bool,
         replica: ReplicaPlugin | None = None,
@@ -84,7 +93,8 @@ class TransportKind(CarriedOnReport):
         gate: Gate | None = None,
         quick: bool = False,
     ) -> None:
-        self.make, self.settings, self.measuring = make, settings, measuring
+        self.make, self.session = make, session
+        self.settings, self.measuring = settings, measuring
         """``make(nodeid, limits, settings, measuring)``: the test's fixture."""
         self.replica, self.places = replica, places
         self.rounds = QUICK_PLACE_ROUNDS if quick else PLACE_ROUNDS
@@ -120,7 +130,7 @@ class TransportKind(CarriedOnReport):
             settings, measuring = orders.settings, True
         return self.make(nodeid, limits, settings, measuring)
 
-    def apply(self, item: pytest.Item, stored: Stored | None) -> None:
+    def apply(self, item: pytest.Item) -> None:
         """Judge the test's transport figures (at every place too), carry them on its report, and
         fail or warn; in a replica, send them to the controller instead."""
         fixture = getattr(item, "funcargs", {}).get(FIXTURE_NAME)
@@ -131,7 +141,7 @@ class TransportKind(CarriedOnReport):
                     pytrace=False,
                 )
             return
-        stored = stored if fixture.measuring else None
+        stored = self.session.stored if fixture.measuring else None
         figures = fixture.judged(stored.session_sd if stored else None)
         if self.replica is not None and fixture.measuring:
             self.replica.finish(Figured([strict(figure.to_json()) for figure in figures]))
