@@ -7,12 +7,15 @@
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
     overheadbench bisect GOOD BAD [--fail-above PCT] [--json FILE] [-- PYTEST_ARGS]
                                                     (the first commit regressed over GOOD)
+    overheadbench history [STORAGE] [--branch NAME] [--json FILE] [--fail-above PCT] [--since REF]
+                                                    (every step and drift of the stored runs' figures)
 
 RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--storage,
 default baselines/). Several runs are read as one report: shards of one suite merged, runs of
 other environments (another Python, other package versions) a column each
 (:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above
-(bisect: no first regressed commit found), 2 bad input.
+(bisect: no first regressed commit found; history: a regression change point past --fail-above), 2 bad
+input.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.errors import StorageError
+from .core.git import checked_out_branch, is_repository
 from .core.jsonio import cannot_write, dumps, write_text_atomic
 from .core.tables import plain
 from .core.termination import install_sigterm, uninstall_sigterm
@@ -37,10 +41,13 @@ from .history.combined import Column, combine
 from .history.commits import CommitSessions, commits_between
 from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
+from .history.index import indexed_runs
 from .history.pair_changes import compare_runs
 from .history.runs import Run, Storage, read_run
+from .history.timeline import newer_than, read_history
 from .report.budgets import check_csv_rows
 from .report.changes import Shown, figure_places, figure_shown, pair_shown, render_changes, render_places
+from .report.history import regressions, render_history
 from .report.markdown import render_markdown
 from .report.pairs_csv import csv_rows
 from .report.plots import PlotUnavailable, distributions, trend as trend_plot
@@ -51,6 +58,8 @@ BISECT_THRESHOLD = 5.0
 """``bisect``'s threshold, percent, where none is given: the CI templates' gate."""
 BISECT_ROUNDS = 3
 """Sessions of a commit whose change stays unknown before it is skipped."""
+EVERY_BRANCH = "all"
+"""``history --branch all``: the runs of every branch."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     _compare_command(commands, anywhere)
     _report_commands(commands, anywhere)
     _bisect_command(commands)
+    _history_command(commands, anywhere)
     return parser
 
 
@@ -138,6 +148,22 @@ def _bisect_command(commands: Commands) -> None:
     bisect.add_argument("--json", type=Path, default=None, help="write the steps and first_bad to FILE")
 
 
+def _history_command(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
+    history = commands.add_parser(
+        "history",
+        parents=[anywhere],
+        help="every step and drift in the stored runs' figures, in commit order, named by their commits",
+    )
+    history.add_argument("folder", nargs="?", type=Path, default=None, metavar="STORAGE", help="(as --storage)")
+    history.add_argument("--branch", default=None, help="the runs of this branch (default: the checked-out one)")
+    history.add_argument("--repository", type=Path, default=Path("."), help="the git repository (default: .)")
+    history.add_argument("--json", type=Path, default=None, help="write the change points to FILE")
+    history.add_argument(
+        "--fail-above", type=float, default=None, metavar="PCT", help="exit 1 on a regression of more than PCT percent"
+    )
+    history.add_argument("--since", default=None, metavar="REF", help="... that came after REF (a commit or branch)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     ours, pytest_args = (given[: given.index("--")], given[given.index("--") + 1 :]) if "--" in given else (given, [])
@@ -150,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(storage, args.run, args.format, args.output)
         if args.command == "bisect":
             return _bisect(args.good, args.bad, args.fail_above, args.rounds, args.json, pytest_args)
+        if args.command == "history":
+            return _history(Storage(args.folder) if args.folder else storage, args)
         return _plot(storage, args.run, args.trend, args.output)
     except (StorageError, PlotUnavailable, BisectError) as exc:
         print(f"overheadbench: {plain(str(exc), lines=True)}", file=sys.stderr)  # git's and pytest's own lines
@@ -254,6 +282,35 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
     if output is not None:
         write_text_atomic(output, dumps(found.to_json()) + "\n")
     return 0 if found.first_bad else 1
+
+
+def _history(storage: Storage, args: argparse.Namespace) -> int:
+    """The change points of this machine's runs on one branch (the checked-out one, where runs record
+    it; ``--branch all``: every run), printed and written; 1 where ``--fail-above`` finds a regression."""
+    rows, skipped = indexed_runs(storage)
+    for reason in skipped:
+        print(f"overheadbench: left out: {plain(reason)}")
+    branch = args.branch or checked_out_branch(args.repository) or EVERY_BRANCH
+    if branch != EVERY_BRANCH and any(row.branch == branch for row in rows):
+        rows = [row for row in rows if row.branch == branch]
+    else:
+        branch = EVERY_BRANCH
+    repository = args.repository if is_repository(args.repository) else None
+    history = read_history(rows, repository)
+    on = "every branch" if branch == EVERY_BRANCH else f"branch {branch}"
+    print("\n".join(render_history(history, f"machine {storage.machine} on {on}")))
+    if args.json:
+        points = [point.to_json() for point in history.change_points]
+        document = {"machine": storage.machine, "branch": branch, "runs": history.runs, "change_points": points}
+        write_text_atomic(args.json, dumps(document) + "\n")
+    if args.fail_above is None:
+        return 0
+    if args.since and repository is None:
+        raise StorageError(f"--since {args.since}: {args.repository} is not a git repository")
+    newer = (lambda commit: newer_than(args.repository, commit, args.since)) if args.since else None
+    failing = regressions(history, args.fail_above, newer)
+    print("\n".join(failing))
+    return 1 if failing else 0
 
 
 def _columns(storage: Storage, references: Sequence[str]) -> list[Column]:

@@ -21,3 +21,15 @@ def git(directory: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
         )
     except FileNotFoundError:
         return None
+
+
+def is_repository(directory: Path) -> bool:
+    """Whether ``directory`` is inside a git work tree."""
+    inside = git(directory, "rev-parse", "--is-inside-work-tree")
+    return inside is not None and inside.returncode == 0 and inside.stdout.strip() == "true"
+
+
+def checked_out_branch(directory: Path) -> str | None:
+    """The branch checked out at ``directory`` (``HEAD`` when detached; None outside a repository)."""
+    shown = git(directory, "rev-parse", "--abbrev-ref", "HEAD")
+    return shown.stdout.strip() if shown is not None and shown.returncode == 0 else None

@@ -1,0 +1,242 @@
+"""Where a figure's series of stored runs moved: steps, and a drift that no step explains.
+
+A series is one figure (a pair's overhead ratio, a transport figure) over runs of one machine in
+commit order, each run its log value with its own standard error (from its interval). Runs of
+different sessions also differ by the machine's state between sessions, which no run sees in
+itself, so each run's variance is its own plus the between-session variance ``tau**2``. ``tau`` is
+measured on the series: the spread of successive differences (a step moves one difference of the
+``n - 1``, so their median does not see it), less what the runs' own errors explain, and never
+below the floor the caller gives (the project's measured between-session spread).
+
+Steps are found by binary segmentation, as Otava and asv search theirs: the split of a segment
+whose two sides' weighted means differ most, in standard errors (``z``), is kept when ``|z|`` reaches
+:data:`THRESHOLD`, and each side is searched again. A split falls only between runs of different
+commits (runs of one commit are one measurement of it), with :data:`MIN_RUNS` on each side.
+
+Why these choices, measured in ``validation/history.py`` (docs/history.md has the table):
+
+- **Weighted means with each run's own interval**, not point values: a run measured in a busy
+  session has a wide interval and counts less; E-divisive on point values cannot tell it apart.
+- **Each value winsorised** against the running median of :data:`MEDIAN_WINDOW` runs at
+  :data:`CLIP` of its standard deviations before the search: one busy session is not a step (a
+  running median keeps a step's edge whole; it removes a one-run spike).
+- **The threshold**: ``|z| >= 3.29`` is a two-sided 0.1% test of each split, so a series of ``n``
+  runs without a change shows at most ``n - 3`` such tests' worth of false splits, fewer than one per
+  1,000 runs (Bonferroni: the splits' statistics are correlated, which only lowers the rate).
+- **A drift**: where a straight line explains the series better than its steps do (weighted
+  squares, each step and the slope costing ``THRESHOLD**2``, so a step must explain more than a
+  significant one would) and its slope is itself :data:`THRESHOLD` standard errors from zero, the
+  series is a drift, reported with its total over the window: ten merges of +1% each are one drift
+  of +10%, not a row of doubtful steps. Between steps, a stretch can hold a drift of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from ..core.vocabulary import Word
+
+THRESHOLD = 3.29
+"""``|z|`` a split (or a drift's slope) must reach: a two-sided test at 0.1% (see the module)."""
+MIN_RUNS = 2
+"""Runs each side of a step must hold: a step seen in the newest run alone is named once the next run confirms it."""
+DRIFT_MIN_RUNS = 6
+DRIFT_MIN_COMMITS = 4
+"""Runs, and commits among them, a stretch must hold to be read as a drift (over its commits)."""
+MEDIAN_WINDOW = 5
+CLIP = 3.0
+"""A value farther than this many of its standard deviations from the running median is moved to that distance."""
+CONFIDENCE = 0.95
+KEPT_DIFFERENCES = 0.9
+"""The share of successive differences, the smallest, that the between-session spread is read
+from: a step makes one large difference, which the largest tenth (at least one) leaves out."""
+
+
+class ShiftKind(Word):
+    STEP = "step"
+    DRIFT = "drift"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's reading of the figure: its log value, that log's standard error, and its commit
+    (runs of one commit are never split apart)."""
+
+    log: float
+    se: float
+    commit: str
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A step between run ``start - 1`` and run ``start``, or a drift over runs ``start..end``:
+    the change of the log value, its standard error, and ``z`` (the change in standard errors)."""
+
+    kind: ShiftKind
+    start: int
+    end: int
+    log_change: float
+    log_se: float
+    z: float
+    level: float = 0.0
+    """The log value after the change: the next segment's mean after a step, the line's end after a drift."""
+
+    @property
+    def change(self) -> float:
+        """The change as a fraction (+0.09: 9% higher)."""
+        return math.expm1(self.log_change)
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
+        half = NormalDist().inv_cdf((1 + confidence) / 2) * self.log_se
+        return math.expm1(self.log_change - half), math.expm1(self.log_change + half)
+
+
+@dataclass(frozen=True)
+class Series:
+    """A series searched: its shifts, and the between-session spread (``tau``, of the log) it was read with."""
+
+    shifts: tuple[Shift, ...]
+    tau: float
+
+
+def find_shifts(points: Sequence[Point], floor_sd: float, threshold: float = THRESHOLD) -> Series:
+    """The steps and drifts of a series of runs in commit order (see the module)."""
+    if len(points) < 2 * MIN_RUNS:
+        return Series((), floor_sd)
+    y = np.array([p.log for p in points], float)
+    own = np.array([p.se for p in points], float) ** 2
+    tau = between_sd(y, own, floor_sd)
+    variance = own + tau**2
+    weights = 1.0 / variance
+    clipped = _winsorised(y, np.sqrt(variance))
+    cuts = [i for i in range(1, len(points)) if points[i].commit != points[i - 1].commit]
+    commits = np.searchsorted(np.array(cuts, int), np.arange(len(points)), side="right").astype(float)
+    shifts = _search(_Runs(clipped, weights, commits), cuts, threshold)
+    return Series(tuple(sorted(_levelled(shifts, clipped, weights), key=lambda s: s.start)), tau)
+
+
+def between_sd(y: np.ndarray, own: np.ndarray, floor_sd: float) -> float:
+    """The between-session sd of a series' log values: its successive differences' robust spread
+    (each difference holds two runs' variance), less the runs' own, at least ``floor_sd``."""
+    if y.size < 3:
+        return floor_sd
+    differences = np.sort(np.abs(np.diff(y)))
+    kept = max(1, math.floor(KEPT_DIFFERENCES * differences.size))
+    spread = math.sqrt(float(np.mean(differences[:kept] ** 2))) / _trimmed_rms(kept / differences.size)
+    return max(math.sqrt(max(spread**2 / 2 - float(np.median(own)), 0.0)), floor_sd)
+
+
+def _trimmed_rms(share: float) -> float:
+    """The root mean square of a standard normal's smallest ``share`` in absolute value."""
+    if share >= 1.0:
+        return 1.0
+    q = NormalDist().inv_cdf((1 + share) / 2)
+    return math.sqrt(1 - 2 * q * NormalDist().pdf(q) / share)
+
+
+def _winsorised(y: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    half = MEDIAN_WINDOW // 2
+    medians = np.array([np.median(y[max(0, i - half) : i + half + 1]) for i in range(y.size)])
+    clipped: np.ndarray = np.clip(y, medians - CLIP * sd, medians + CLIP * sd)
+    return clipped
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """A series as searched: its (winsorised) log values, their weights, each run's commit ordinal."""
+
+    y: np.ndarray
+    w: np.ndarray
+    commit: np.ndarray
+    """The ordinal of each run's commit (runs of one commit share it): a drift's x axis."""
+
+
+def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
+    """The series' steps, or one drift where a line explains it better than its steps do (each
+    step, like the line's slope, costs ``threshold**2`` of weighted squares: a step must explain
+    more than a significant one would); then a drift inside each stretch between steps."""
+    size = runs.y.size
+    steps: list[Shift] = []
+    _steps(runs, 0, size, cuts, threshold, steps)
+    edges = sorted({0, size, *(step.start for step in steps)})
+    drift = _drift(runs, 0, size, threshold)
+    if drift is not None and drift[1] + threshold**2 <= _squares(runs, edges) + threshold**2 * len(steps):
+        return [drift[0]]
+    drifts = [_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False)] if steps else []
+    return steps + [found[0] for found in drifts if found is not None]
+
+
+def _steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold: float, found: list[Shift]) -> None:
+    """Binary segmentation of runs ``start..end``: its best split kept where ``|z|`` reaches
+    ``threshold``, and both sides searched again."""
+    allowed = [k for k in cuts if start + MIN_RUNS <= k <= end - MIN_RUNS]
+    if not allowed:
+        return
+    z = _splits(runs.y[start:end], runs.w[start:end], np.array(allowed) - start)
+    best = int(np.argmax(np.abs(z)))
+    if abs(z[best]) < threshold:
+        return
+    cut = allowed[best]
+    found.append(Shift(ShiftKind.STEP, cut, cut, 0.0, 0.0, float(z[best])))  # levels read once all are found
+    _steps(runs, start, cut, cuts, threshold, found)
+    _steps(runs, cut, end, cuts, threshold, found)
+
+
+def _squares(runs: _Runs, edges: list[int]) -> float:
+    """The weighted squares left about each stretch's weighted mean, the stretches cut at ``edges``."""
+    total = 0.0
+    for a, b in zip(edges, edges[1:], strict=False):
+        y, w = runs.y[a:b], runs.w[a:b]
+        total += float((w * (y - float((w * y).sum() / w.sum())) ** 2).sum())
+    return total
+
+
+def _splits(y: np.ndarray, w: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each split ``at`` of a segment, ``z`` of the difference of the two sides' weighted means."""
+    cw, cwy = np.cumsum(w), np.cumsum(w * y)
+    left_w, left_wy = cw[at - 1], cwy[at - 1]
+    right_w, right_wy = cw[-1] - left_w, cwy[-1] - left_wy
+    z: np.ndarray = (right_wy / right_w - left_wy / left_w) / np.sqrt(1.0 / left_w + 1.0 / right_w)
+    return z
+
+
+def _drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Shift, float] | None:
+    """Runs ``start..end`` as a weighted straight line over their commits, where its slope reaches
+    ``threshold`` standard errors: the drift over them, and the weighted squares left about the line."""
+    x, y, w = runs.commit[start:end], runs.y[start:end], runs.w[start:end]
+    if end - start < DRIFT_MIN_RUNS or len(set(x)) < DRIFT_MIN_COMMITS:
+        return None
+    mean_x, mean_y = float((w * x).sum() / w.sum()), float((w * y).sum() / w.sum())
+    sxx = float((w * (x - mean_x) ** 2).sum())
+    slope = float((w * (x - mean_x) * (y - mean_y)).sum()) / sxx
+    slope_se = 1.0 / math.sqrt(sxx)
+    if abs(slope) < threshold * slope_se:
+        return None
+    squares = float((w * (y - mean_y - slope * (x - mean_x)) ** 2).sum())
+    span = float(x[-1] - x[0])
+    end_level = mean_y + slope * (float(x[-1]) - mean_x)
+    shift = Shift(ShiftKind.DRIFT, start, end - 1, slope * span, slope_se * span, slope / slope_se, end_level)
+    return shift, squares
+
+
+def _levelled(shifts: list[Shift], y: np.ndarray, w: np.ndarray) -> list[Shift]:
+    """Each step's change read between the segments on either side of it, as finally cut."""
+    edges = sorted({0, y.size, *(s.start for s in shifts if s.kind is ShiftKind.STEP)})
+    levelled = []
+    for shift in shifts:
+        if shift.kind is ShiftKind.DRIFT:
+            levelled.append(shift)
+            continue
+        at = edges.index(shift.start)
+        before, after = slice(edges[at - 1], shift.start), slice(shift.start, edges[at + 1])
+        mean_before = float((w[before] * y[before]).sum() / w[before].sum())
+        mean_after = float((w[after] * y[after]).sum() / w[after].sum())
+        se = math.sqrt(1.0 / float(w[before].sum()) + 1.0 / float(w[after].sum()))
+        change = mean_after - mean_before
+        levelled.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, se, change / se, mean_after))
+    return levelled

@@ -1,0 +1,148 @@
+"""What a history reads of the stored runs, indexed in sqlite and refreshed from the runs.
+
+The runs stay the JSON files they are (the source of truth). Each is read and checked whole, which
+for a project's real history (a thousand runs of fifty pairs) is most of a history's time; the
+index keeps, per run file, its size and modification time and the few numbers a series needs
+(:class:`RunRow`), so a history reads again only the files that changed since. A row whose file
+changed size or time is read again, one whose file is gone is dropped, and an index of another
+version, or one that cannot be opened, is rebuilt: it is never trusted over the files. The index
+lives beside the runs (:data:`INDEX_FILE`, in the storage folder: keep it out of version control);
+where that folder cannot be written, a history indexes in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from ..core.errors import StorageError
+from ..engine.changes import interval_estimate
+from ..pairs.comparing import reading
+from ..pairs.results import OverheadResult
+from ..transport.metrics import SPECS, Measure
+from ..transport.results import FigureResult
+from .environment import recorded_fingerprint
+from .runs import RUN_FILE, Run, Storage, read_run
+from .timeline import Reading, RunRow
+
+INDEX_FILE = ".overheadbench-index.sqlite"
+INDEX_VERSION = 1
+"""Bumped whenever :class:`RunRow` changes: an index of another version is rebuilt."""
+PAIR_FLOOR_SD = 0.005
+"""The least between-session sd (of the log) a pair's series is read with: the prior of
+:data:`overheadbench.engine.stats.SESSION_SD`; a series' own runs say more where they spread more."""
+COUNT_FLOOR_SD = 0.001
+"""... and a counted pair's: counts are exact, but a 0.1% move is an interpreter's, not the code's."""
+
+
+def run_row(path: Path, run: Run) -> RunRow:
+    commit = run.environment.get("commit_info") or {}
+    readings = [_pair_reading(r) for r in run.measured() if r.ratio > 0 and math.isfinite(r.ratio)]
+    readings += [_figure_reading(f) for f in run.measured_figures() if _indexed_figure(f)]
+    numbered = RUN_FILE.match(path.name)
+    return RunRow(
+        str(path),
+        int(numbered.group(1)) if numbered else 0,
+        recorded_fingerprint(run.environment) or path.parent.name,
+        str(commit.get("id") or "unversioned"),
+        str(commit.get("time") or ""),
+        str(commit.get("branch") or ""),
+        bool(commit.get("dirty")),
+        tuple(readings),
+    )
+
+
+def _pair_reading(result: OverheadResult) -> Reading:
+    estimate = reading(result)
+    figure = f"overhead ({result.mode.value}" + (f", {result.concurrency} callers)" if result.concurrency > 1 else ")")
+    budget = result.pair.budget.max_overhead
+    floor = COUNT_FLOOR_SD if result.mode.counted else PAIR_FLOOR_SD
+    return Reading(
+        result.nodeid, figure, math.log(result.ratio), estimate.log_se, floor, None if budget is None else 1 + budget
+    )
+
+
+def _indexed_figure(figure: FigureResult) -> bool:
+    """A transport figure a series can follow: a row's own reading, positive."""
+    return figure.reading.measure is Measure.FIGURE and figure.reading.value > 0 and figure.reading.metric in SPECS
+
+
+def _figure_reading(figure: FigureResult) -> Reading:
+    value = figure.reading
+    spec = SPECS[value.metric]
+    estimate = interval_estimate(value.value, value.low, value.high)
+    return Reading(
+        figure.nodeid,
+        f"{value.row} {value.metric.value}",
+        math.log(value.value),
+        estimate.log_se,
+        spec.session_sd,
+        figure.check.limit,
+        higher_is_worse=not spec.floor,
+    )
+
+
+def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[RunRow], list[str]]:
+    """Every stored run of this machine (or of every machine) as a :class:`RunRow`, oldest first
+    by number, through the index (refreshed, or rebuilt); and why each unreadable run was left out."""
+    paths = storage.runs(every_machine)
+    rows, skipped = [], []
+    with _index(storage.root) as db:
+        known = {path: (size, mtime, data) for path, size, mtime, data in db.execute("SELECT * FROM runs")}
+        for path in paths:
+            stat = path.stat()
+            entry = known.pop(str(path), None)
+            if entry is not None and entry[:2] == (stat.st_size, stat.st_mtime_ns):
+                rows.append(RunRow.from_json(json.loads(entry[2])))
+                continue
+            try:
+                row = run_row(path, read_run(path))
+            except StorageError as exc:
+                skipped.append(str(exc))
+                continue
+            db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
+                (str(path), stat.st_size, stat.st_mtime_ns, json.dumps(row.to_json())),
+            )
+            rows.append(row)
+        db.executemany("DELETE FROM runs WHERE path = ?", [(path,) for path in known if not Path(path).exists()])
+    return rows, skipped
+
+
+@contextmanager
+def _index(root: Path) -> Iterator[sqlite3.Connection]:
+    """The index's connection (committed on leaving): the file in ``root``, rebuilt where it is of
+    another version or unreadable; in memory where it cannot be written."""
+    path = root / INDEX_FILE
+    try:
+        db = _opened(path)
+    except sqlite3.Error:
+        path.unlink(missing_ok=True)
+        try:
+            db = _opened(path)
+        except sqlite3.Error:
+            db = _opened(None)
+    with closing(db), db:
+        yield db
+
+
+def _opened(path: Path | None) -> sqlite3.Connection:
+    if path is not None and not path.parent.is_dir():
+        path = None
+    db = sqlite3.connect(":memory:" if path is None else str(path), timeout=30.0)
+    try:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version != INDEX_VERSION:
+            db.execute("DROP TABLE IF EXISTS runs")
+            db.execute("CREATE TABLE runs (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, data TEXT)")
+            db.execute(f"PRAGMA user_version = {INDEX_VERSION}")
+            db.commit()
+        db.execute("SELECT path, size, mtime_ns, data FROM runs LIMIT 1").fetchall()
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db

@@ -1,0 +1,233 @@
+"""A project's figures over its history: each figure's stored runs in commit order, and the change
+points in them (:mod:`overheadbench.engine.shifts`) named by their commits (``overheadbench history``).
+
+A series is one figure of one test (a pair's overhead in its mode, a transport row's figure) over
+the runs of one machine and branch. Its order is git's (topological, oldest first) where every
+run's commit is in the repository, else the commits' dates; runs of a commit stay in the order
+they were stored. Runs of a dirty tree measured no commit and are left out (and counted).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import StorageError
+from ..core.git import git
+from ..engine.shifts import Point, Shift, ShiftKind, find_shifts
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One figure of one run, as a series reads it: its log value and that log's standard error."""
+
+    test: str
+    figure: str
+    """``overhead`` (a pair's ratio, with its mode) or a transport row's figure (``h2c c=10 p95``)."""
+    log: float
+    se: float
+    floor_sd: float
+    """The least between-session sd of the figure's log (see :data:`PAIR_FLOOR_SD`)."""
+    limit: float | None
+    """The budget on the value (a pair's ratio limit, 1 + max), where one was set."""
+    higher_is_worse: bool = True
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.test, self.figure
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """What a history needs of one stored run: where it is, which commit it measured, and each figure."""
+
+    path: str
+    number: int
+    """Its number in the storage folder (``0007_main.json``: 7): the order runs of one commit were stored in."""
+    machine: str
+    commit: str
+    time: str
+    branch: str
+    dirty: bool
+    readings: tuple[Reading, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRow:
+        readings = tuple(Reading(**item) for item in data.pop("readings"))
+        return cls(**data, readings=readings)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A run's commit as the history names it: its SHA and subject (empty outside the repository)."""
+
+    sha: str
+    subject: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.sha[:10]
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A step between two runs of a figure's series (``before``, the last run before; ``after``, the
+    first after), or a drift over runs ``before..after``: the change of the figure with its
+    interval, and what it did to its budget."""
+
+    test: str
+    figure: str
+    shift: Shift
+    before: RunRow
+    after: RunRow
+    before_commit: Commit
+    after_commit: Commit
+    between: int | None
+    """Commits strictly between the two runs' (None: unknown outside the repository)."""
+    value_after: float
+    """The figure's level after the change (the mean of the runs after a step, the drift's end)."""
+    limit: float | None
+    higher_is_worse: bool
+
+    @property
+    def regression(self) -> bool:
+        return (self.shift.change > 0) == self.higher_is_worse
+
+    @property
+    def over_budget(self) -> bool | None:
+        """Whether the figure's level after the change breaks its budget (None: it has none)."""
+        if self.limit is None:
+            return None
+        return self.value_after > self.limit if self.higher_is_worse else self.value_after < self.limit
+
+    def to_json(self) -> dict[str, Any]:
+        low, high = self.shift.interval()
+        return {
+            "test": self.test,
+            "figure": self.figure,
+            "kind": self.shift.kind.value,
+            "commit": self.after.commit,
+            "before_commit": self.before.commit,
+            "change": self.shift.change,
+            "ci": [low, high],
+            "z": self.shift.z,
+            "regression": self.regression,
+            "commits_between": self.between,
+            "value_after": self.value_after,
+            "limit": self.limit,
+            "over_budget": self.over_budget,
+            "runs": [self.before.path, self.after.path],
+        }
+
+
+@dataclass(frozen=True)
+class History:
+    """The change points of every series of the runs read, and what was read."""
+
+    change_points: tuple[ChangePoint, ...]
+    runs: int
+    series: int
+    dirty: int
+    """Runs of a dirty tree, left out."""
+    ordered_by: str
+    """``git`` or ``date``."""
+
+
+def read_history(rows: Sequence[RunRow], repository: Path | None) -> History:
+    """The change points of every figure's series in ``rows`` (one machine and branch), in commit
+    order (git's, where ``repository`` holds every run's commit)."""
+    clean = [row for row in rows if not row.dirty]
+    positions = _git_order(repository, [row.commit for row in clean]) if repository else None
+    if positions is not None:
+        ordered = sorted(clean, key=lambda row: (positions[row.commit], row.number))
+    else:
+        ordered = sorted(clean, key=lambda row: (row.time, row.number))
+    series: dict[tuple[str, str], list[tuple[RunRow, Reading]]] = {}
+    for row in ordered:
+        for figure in row.readings:
+            series.setdefault(figure.key, []).append((row, figure))
+    subjects = _Subjects(repository if positions is not None else None)
+    found = [point for runs in series.values() for point in _change_points(runs, subjects)]
+    return History(tuple(found), len(ordered), len(series), len(rows) - len(clean), "git" if positions else "date")
+
+
+def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> list[ChangePoint]:
+    readings = [figure for _, figure in runs]
+    points = [Point(figure.log, figure.se, row.commit) for row, figure in runs]
+    floor = max(figure.floor_sd for figure in readings)
+    found = []
+    for shift in find_shifts(points, floor).shifts:
+        first = shift.start - 1 if shift.kind is ShiftKind.STEP else shift.start
+        before, after = runs[first][0], runs[shift.end][0]
+        last = readings[-1]
+        found.append(
+            ChangePoint(
+                last.test,
+                last.figure,
+                shift,
+                before,
+                after,
+                subjects.commit(before.commit),
+                subjects.commit(after.commit),
+                subjects.between(before.commit, after.commit),
+                math.exp(shift.level),
+                last.limit,
+                last.higher_is_worse,
+            )
+        )
+    return found
+
+
+def _git_order(repository: Path, commits: Sequence[str]) -> dict[str, int] | None:
+    """Each commit's place in git's topological order (oldest first), or None where any is not
+    a commit of the repository."""
+    unique = sorted(set(commits))
+    if not unique:
+        return {}
+    listed = git(repository, "rev-list", "--topo-order", "--reverse", *unique, "--")
+    if listed is None or listed.returncode != 0:
+        return None
+    order = {sha: place for place, sha in enumerate(listed.stdout.split())}
+    return order if all(sha in order for sha in unique) else None
+
+
+class _Subjects:
+    """Commits' subjects and the count between two, from the repository (asked once each)."""
+
+    def __init__(self, repository: Path | None) -> None:
+        self.repository = repository
+        self._subjects: dict[str, str] = {}
+
+    def commit(self, sha: str) -> Commit:
+        if self.repository is None:
+            return Commit(sha)
+        if sha not in self._subjects:
+            shown = git(self.repository, "log", "-1", "--format=%s", sha, "--")
+            self._subjects[sha] = shown.stdout.strip() if shown and shown.returncode == 0 else ""
+        return Commit(sha, self._subjects[sha])
+
+    def between(self, before: str, after: str) -> int | None:
+        if self.repository is None or before == after:
+            return None if self.repository is None else 0
+        counted = git(self.repository, "rev-list", "--count", f"{before}..{after}", "--")
+        if counted is None or counted.returncode != 0:
+            return None
+        return max(int(counted.stdout.strip() or 0) - 1, 0)
+
+
+def newer_than(repository: Path, commit: str, reference: str) -> bool:
+    """Whether ``commit`` came after ``reference``: not ``reference`` itself nor one of its ancestors.
+    Raises :class:`~overheadbench.core.errors.StorageError` where git cannot tell."""
+    resolved = git(repository, "rev-parse", "--verify", "--quiet", f"{reference}^{{commit}}")
+    if resolved is None or resolved.returncode != 0:
+        raise StorageError(f"--since {reference}: not a commit of the repository at {repository}")
+    ancestor = git(repository, "merge-base", "--is-ancestor", commit, resolved.stdout.strip())
+    if ancestor is None or ancestor.returncode not in (0, 1):
+        raise StorageError(f"--since {reference}: git cannot place commit {commit[:10]} against it")
+    return ancestor.returncode == 1

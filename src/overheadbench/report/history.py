@@ -1,0 +1,75 @@
+"""``overheadbench history``'s text: each change point on a few lines (regressions first, newest
+first within them), and the lines of the gate ``--fail-above`` and ``--since`` ask for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..core.tables import plain
+from ..core.units import format_fraction, format_overhead
+from ..engine.shifts import CONFIDENCE, ShiftKind
+from ..history.timeline import ChangePoint, History
+
+PAIR_FIGURE = "overhead"
+
+
+def regressions(history: History, fail_above: float, newer: Callable[[str], bool] | None = None) -> list[str]:
+    """The gate's lines: each regression change point of more than ``fail_above`` percent (that
+    came after ``--since``, where ``newer`` says which commits did)."""
+    failing = [p for p in history.change_points if p.regression and abs(p.shift.change) * 100 > fail_above]
+    return [
+        f"REGRESSION {plain(point.test)} {point.figure}: {format_fraction(point.shift.change, signed=True)} "
+        f"at {point.after_commit.short}, more than --fail-above={fail_above:g}%"
+        for point in failing
+        if newer is None or newer(point.after.commit)
+    ]
+
+
+def render_history(history: History, where: str) -> list[str]:
+    """The history's lines: what was read, then each change point (``where``: machine and branch)."""
+    points = sorted(history.change_points, key=lambda p: (not p.regression, -p.after.number))
+    dirty = f", {_runs(history.dirty)} of a dirty tree left out" if history.dirty else ""
+    lines = [
+        f"overheadbench history: {_runs(history.runs)} of {where} ({history.ordered_by} order), "
+        f"{history.series} series{dirty}; {len(points)} change point{'s' if len(points) != 1 else ''}"
+    ]
+    for point in points:
+        lines += _point_lines(point)
+    return lines
+
+
+def _runs(count: int) -> str:
+    return f"{count} run{'s' if count != 1 else ''}"
+
+
+def _point_lines(point: ChangePoint) -> list[str]:
+    shift = point.shift
+    low, high = shift.interval()
+    direction = "regressed" if point.regression else "improved"
+    head = (
+        f"{shift.kind.value.upper()} {direction}: {plain(point.test)} {point.figure}: "
+        f"{format_fraction(shift.change, signed=True)} ({CONFIDENCE:.0%} CI "
+        f"{format_fraction(low, signed=True)}..{format_fraction(high, signed=True)})"
+    )
+    if shift.kind is ShiftKind.STEP:
+        between = "" if point.between is None else f", {point.between} commits between"
+        where = (
+            f"    at {_commit(point.after_commit.short, point.after_commit.subject)}, "
+            f"after {_commit(point.before_commit.short, point.before_commit.subject)}{between}"
+        )
+    else:
+        where = f"    over {shift.end - shift.start + 1} runs, {point.before_commit.short}..{point.after_commit.short}"
+    return [head, where + _budget(point)]
+
+
+def _commit(short: str, subject: str) -> str:
+    return f'{short} "{plain(subject)}"' if subject else short
+
+
+def _budget(point: ChangePoint) -> str:
+    is_pair = point.figure.startswith(PAIR_FIGURE)
+    now = format_overhead(point.value_after - 1) if is_pair else f"{point.value_after:.4g}"
+    if point.limit is None:
+        return f"; now {now}"
+    limit = format_overhead(point.limit - 1) if is_pair else f"{point.limit:.4g}"
+    return f"; now {now}, {'over' if point.over_budget else 'within'} its budget ({limit})"

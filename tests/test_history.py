@@ -1,0 +1,166 @@
+"""``overheadbench history``: stored runs of a real git history read as series, each change point
+named by its commits, written as JSON, gated; and the index it reads them through."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from helpers import git
+
+from overheadbench.cli import main
+from overheadbench.history.index import INDEX_FILE, indexed_runs
+from overheadbench.history.environment import fingerprint
+from overheadbench.history.runs import Storage
+
+GOLDEN = Path(__file__).parent / "golden" / "0001_old.json"
+TEST = "tests/test_mw.py::test_retry"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    repository = tmp_path / "project"
+    repository.mkdir()
+    git(repository, "init", "-q", "-b", "main")
+    return repository
+
+
+def commit(repository: Path, subject: str) -> str:
+    (repository / "README.md").write_text(subject)
+    git(repository, "add", "README.md")
+    git(repository, "commit", "-q", "-m", subject)
+    return git(repository, "rev-parse", "HEAD").strip()
+
+
+def store(storage: Path, number: int, sha: str, scale: float, branch: str = "main", seed: int = 0) -> Path:
+    """A stored run of ``sha``: the golden run, its pairs' ratios times ``scale`` (and a little noise)."""
+    data = json.loads(GOLDEN.read_text())
+    data["environment"]["commit_info"] = {"id": sha, "branch": branch, "dirty": False, "time": f"2026-01-{number:02d}"}
+    noise = random.Random(number * 100 + seed)
+    for result in data["results"]:
+        result["ratio"] *= scale * (1 + noise.gauss(0, 0.002))
+    folder = storage / fingerprint()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{number:04d}_main.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def history(project: Path, storage: Path, *args: str) -> int:
+    return main(["history", str(storage), "--repository", str(project), *args])
+
+
+def measured_history(project: Path, storage: Path, measured: range, step_at: int, scale: float = 1.16) -> list[str]:
+    """Twelve commits, the ``measured`` ones stored; the framework path slower from ``step_at`` on."""
+    shas = [commit(project, f"commit {i}") for i in range(12)]
+    for number, i in enumerate(measured, start=1):
+        store(storage, number, shas[i], scale if i >= step_at else 1.0)
+    return shas
+
+
+def test_a_step_is_named_at_its_commit_with_the_one_before_and_written(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(12), step_at=6)
+    assert history(project, storage, "--json", str(tmp_path / "h.json")) == 0
+    out = capsys.readouterr().out
+    assert "12 runs of machine" in out and "on branch main (git order)" in out
+    assert f'STEP regressed: {TEST} overhead (time): +16' in out
+    assert f'at {shas[6][:10]} "commit 6", after {shas[5][:10]} "commit 5", 0 commits between' in out
+    document = json.loads((tmp_path / "h.json").read_text())
+    points = [p for p in document["change_points"] if p["test"] == TEST]
+    (point,) = points
+    assert (point["commit"], point["before_commit"], point["kind"]) == (shas[6], shas[5], "step")
+    assert point["ci"][0] < point["change"] < point["ci"][1] and point["change"] == pytest.approx(0.16, abs=0.01)
+    assert {p["commit"] for p in document["change_points"]} == {shas[6]}  # every pair of the run moved there only
+
+
+def test_commits_not_measured_between_the_two_runs_are_counted(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(0, 12, 3), step_at=6)  # commits 0, 3, 6, 9
+    history(project, storage)
+    assert f'at {shas[6][:10]} "commit 6", after {shas[3][:10]} "commit 3", 2 commits between' in capsys.readouterr().out
+
+
+def test_an_unchanged_history_has_no_change_point_and_passes_the_gate(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    measured_history(project, storage, range(12), step_at=12)
+    assert history(project, storage, "--fail-above", "1") == 0
+    assert "; 0 change points" in capsys.readouterr().out
+
+
+def test_fail_above_exits_1_on_a_regression_newer_than_since(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(12), step_at=6)
+    assert history(project, storage, "--fail-above", "5") == 1
+    assert f"REGRESSION {TEST} overhead (time): +16" in capsys.readouterr().out
+    assert history(project, storage, "--fail-above", "20") == 0  # a change of 16% is not more than 20%
+    assert history(project, storage, "--fail-above", "5", "--since", shas[5]) == 1
+    assert history(project, storage, "--fail-above", "5", "--since", shas[6]) == 0  # landed before: not new
+    assert history(project, storage, "--fail-above", "5", "--since", "no-such-ref") == 2
+
+
+def test_runs_of_another_branch_and_of_a_dirty_tree_are_left_out(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(12), step_at=12)
+    store(storage, 13, shas[11], 1.5, branch="feature")
+    dirty = store(storage, 14, shas[11], 1.5)
+    data = json.loads(dirty.read_text())
+    data["environment"]["commit_info"]["dirty"] = True
+    dirty.write_text(json.dumps(data))
+    history(project, storage)
+    out = capsys.readouterr().out
+    assert "12 runs of machine" in out  # the feature branch's run is not main's
+    assert "1 run of a dirty tree left out; 0 change points" in out
+    history(project, storage, "--branch", "all")
+    assert "every branch" in capsys.readouterr().out
+
+
+def test_the_index_reads_again_only_what_changed_and_is_rebuilt_when_it_cannot_be_trusted(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(6), step_at=6)
+    reads: list[Path] = []
+    import overheadbench.history.index as index
+
+    real = index.read_run
+    monkeypatch.setattr(index, "read_run", lambda path: reads.append(path) or real(path))
+    rows, _ = indexed_runs(Storage(storage))
+    assert len(rows) == len(reads) == 6 and (storage / INDEX_FILE).is_file()
+    reads.clear()
+    assert indexed_runs(Storage(storage))[0] == rows and reads == []  # nothing changed: nothing read
+    changed = store(storage, 3, shas[2], 2.0)
+    os.utime(changed, ns=(1, 1))
+    gone = storage / fingerprint() / "0006_main.json"
+    gone.unlink()
+    rows, _ = indexed_runs(Storage(storage))
+    assert reads == [changed] and len(rows) == 5
+    assert [row.readings[0].log for row in rows][2] > [row.readings[0].log for row in rows][1]
+    with sqlite3.connect(storage / INDEX_FILE) as db:
+        db.execute("PRAGMA user_version = 99")  # an index of another version
+    reads.clear()
+    assert len(indexed_runs(Storage(storage))[0]) == 5 and len(reads) == 5
+    (storage / INDEX_FILE).write_bytes(b"not a database")
+    reads.clear()
+    assert len(indexed_runs(Storage(storage))[0]) == 5 and len(reads) == 5
+
+
+def test_a_storage_folder_with_no_runs_reads_as_an_empty_history(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert history(project, tmp_path / "none") == 0
+    assert "0 runs" in capsys.readouterr().out

@@ -1,0 +1,81 @@
+"""Steps and drifts in a series of runs (:mod:`overheadbench.engine.shifts`), on series drawn
+from a seeded generator: what the search finds, where, and what it leaves alone."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from overheadbench.engine.shifts import MIN_RUNS, Point, ShiftKind, between_sd, find_shifts
+
+TAU, SE = 0.01, 0.008
+"""A series' between-session sd and each run's own standard error (of the log)."""
+
+
+def series(n: int, steps: dict[int, float] = {}, drift: float = 0.0, seed: int = 1, commits=None) -> list[Point]:
+    """``n`` runs, the level moving by ``steps[i]`` (a fraction) at run ``i`` and by ``drift`` each run."""
+    rng = random.Random(seed)
+    level, points = 0.0, []
+    for i in range(n):
+        level += math.log1p(steps.get(i, 0.0)) + (drift if i else 0.0)
+        commit = commits[i] if commits else f"c{i}"
+        points.append(Point(level + rng.gauss(0, TAU) + rng.gauss(0, SE), SE, commit))
+    return points
+
+
+def test_two_steps_are_found_at_their_runs_with_their_size() -> None:
+    found = find_shifts(series(30, {10: 0.09, 20: 0.045}, seed=4), 0.005)
+    steps = [shift for shift in found.shifts if shift.kind is ShiftKind.STEP]
+    assert [shift.start for shift in steps] == [10, 20]
+    for shift, size in zip(steps, (0.09, 0.045), strict=True):
+        low, high = shift.interval()
+        assert low < size < high and shift.z > 3.29
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_series_that_does_not_move_has_no_change_point(seed: int) -> None:
+    assert find_shifts(series(40, seed=seed), 0.005).shifts == ()
+
+
+def test_one_busy_session_is_not_a_step() -> None:
+    """A run 8 of its standard deviations off (a session beside busy loops) is clipped to the
+    running median's reach: neither a step up nor one back down."""
+    points = series(30, seed=2)
+    points[15] = Point(points[15].log + 8 * math.hypot(TAU, SE), SE, points[15].commit)
+    assert find_shifts(points, 0.005).shifts == ()
+
+
+def test_a_slow_drift_is_one_drift_with_its_total_not_a_row_of_steps() -> None:
+    found = find_shifts(series(20, drift=math.log1p(0.005), seed=3), 0.002)
+    (drift,) = found.shifts
+    assert drift.kind is ShiftKind.DRIFT and (drift.start, drift.end) == (0, 19)
+    low, high = drift.interval()
+    assert low < 19 * 0.005 * 1.01 < high  # +0.5% a run over 19 steps between the first and last run
+
+
+def test_a_step_falls_only_between_commits_and_needs_runs_on_both_sides() -> None:
+    """Runs of one commit are one measurement of it: a step never splits them; and a step in the
+    newest run alone waits for the next run to confirm it."""
+    commits = ["a", "a", "b", "b", "c", "c", "c", "d", "d", "d"]
+    found = find_shifts(series(10, {4: 0.2}, commits=commits), 0.005)
+    assert [shift.start for shift in found.shifts] == [4]  # the first run of commit c
+    assert find_shifts(series(10, {4: 0.2}, commits=["a"] * 10), 0.005).shifts == ()  # one commit: no step
+    assert find_shifts(series(12, {11: 0.3}), 0.005).shifts == ()
+    assert [s.start for s in find_shifts(series(12, {12 - MIN_RUNS: 0.3}), 0.005).shifts] == [12 - MIN_RUNS]
+
+
+def test_the_between_session_spread_is_read_past_the_steps_and_never_below_the_floor() -> None:
+    import numpy as np
+
+    flat = np.array([p.log for p in series(200, seed=5)])
+    stepped = np.array([p.log for p in series(200, {50: 0.5, 100: 0.5, 150: 0.5}, seed=5)])
+    own = np.full(200, SE**2)
+    assert between_sd(flat, own, 0.0) == pytest.approx(TAU, rel=0.25)
+    assert between_sd(stepped, own, 0.0) == pytest.approx(between_sd(flat, own, 0.0), rel=0.1)
+    assert between_sd(flat, own, 0.05) == 0.05
+
+
+def test_a_series_too_short_to_split_has_none() -> None:
+    assert find_shifts(series(3, {2: 1.0}), 0.005).shifts == ()
