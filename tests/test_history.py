@@ -3,18 +3,24 @@ named by its commits, written as JSON, gated; and the index it reads them throug
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from helpers import git
 
+from overheadbench import cli
 from overheadbench.cli import main
-from overheadbench.history.index import INDEX_FILE, indexed_runs
+from overheadbench.engine.changes import Finding
+from overheadbench.history.bisect import Measured, Moved
+from overheadbench.history.confirm import confirm
 from overheadbench.history.environment import fingerprint
+from overheadbench.history.index import INDEX_FILE, indexed_runs
 from overheadbench.history.runs import Storage
 
 GOLDEN = Path(__file__).parent / "golden" / "0001_old.json"
@@ -54,7 +60,9 @@ def history(project: Path, storage: Path, *args: str) -> int:
     return main(["history", str(storage), "--repository", str(project), *args])
 
 
-def measured_history(project: Path, storage: Path, measured: range, step_at: int, scale: float = 1.16) -> list[str]:
+def measured_history(
+    project: Path, storage: Path, measured: Sequence[int], step_at: int, scale: float = 1.16
+) -> list[str]:
     """Twelve commits, the ``measured`` ones stored; the framework path slower from ``step_at`` on."""
     shas = [commit(project, f"commit {i}") for i in range(12)]
     for number, i in enumerate(measured, start=1):
@@ -70,7 +78,7 @@ def test_a_step_is_named_at_its_commit_with_the_one_before_and_written(
     assert history(project, storage, "--json", str(tmp_path / "h.json")) == 0
     out = capsys.readouterr().out
     assert "12 runs of machine" in out and "on branch main (git order)" in out
-    assert f'STEP regressed: {TEST} overhead (time): +16' in out
+    assert f"STEP regressed: {TEST} overhead (time): +16" in out
     assert f'at {shas[6][:10]} "commit 6", after {shas[5][:10]} "commit 5", 0 commits between' in out
     document = json.loads((tmp_path / "h.json").read_text())
     points = [p for p in document["change_points"] if p["test"] == TEST]
@@ -86,7 +94,9 @@ def test_commits_not_measured_between_the_two_runs_are_counted(
     storage = tmp_path / "runs"
     shas = measured_history(project, storage, range(0, 12, 3), step_at=6)  # commits 0, 3, 6, 9
     history(project, storage)
-    assert f'at {shas[6][:10]} "commit 6", after {shas[3][:10]} "commit 3", 2 commits between' in capsys.readouterr().out
+    assert (
+        f'at {shas[6][:10]} "commit 6", after {shas[3][:10]} "commit 3", 2 commits between' in capsys.readouterr().out
+    )
 
 
 def test_an_unchanged_history_has_no_change_point_and_passes_the_gate(
@@ -164,3 +174,70 @@ def test_a_storage_folder_with_no_runs_reads_as_an_empty_history(
 ) -> None:
     assert history(project, tmp_path / "none") == 0
     assert "0 runs" in capsys.readouterr().out
+
+
+class FakeSessions:
+    """Sessions of a commit against another, read off a made history: ``culprit`` and every commit
+    after it regressed over every commit before it; the arguments each session was given, kept."""
+
+    made: list[list[str]] = []
+
+    def __init__(self, shas: list[str], culprit: int, regressed: bool = True) -> None:
+        self.shas, self.culprit, self.regressed = shas, culprit, regressed
+
+    def __call__(self, repository: Path, threshold: float, pytest_args: list[str]) -> FakeSessions:
+        FakeSessions.made.append([f"{threshold:.0f}%", *pytest_args])
+        return self
+
+    def measure(self, commit: str, reference: str) -> Measured:
+        moved = self.shas.index(commit) >= self.culprit > self.shas.index(reference) and self.regressed
+        if moved:
+            return Measured((Moved(TEST, 16.0, 12.0, 20.0, Finding.REGRESSED),))
+        return Measured((Moved(TEST, 0.2, -1.0, 1.4, Finding.SAME),))
+
+    def close(self) -> None:
+        pass
+
+
+def confirming(monkeypatch: pytest.MonkeyPatch, sessions: FakeSessions) -> None:
+    class Bound:
+        def __init__(self, repository: Path, threshold: float, pytest_args: list[str]) -> None:
+            sessions(repository, threshold, pytest_args)
+
+        def __call__(self, commit: str, reference: str) -> Measured:
+            return sessions.measure(commit, reference)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(cli, "confirm", functools.partial(confirm, sessions_for=Bound))
+
+
+def test_confirm_measures_a_regression_in_one_session_and_bisects_the_commits_no_run_measured(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, (0, 0, 3, 3, 6, 6, 9, 9), step_at=6)  # commits 4, 5 not measured
+    FakeSessions.made.clear()
+    confirming(monkeypatch, FakeSessions(shas, culprit=5))
+    assert history(project, storage, "--confirm", "--json", str(tmp_path / "h.json"), "--", "-x") == 0
+    out = capsys.readouterr().out
+    assert f"CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +16.0% (+12.0..+20.0%) regressed" in out
+    assert f"first regressed commit between them: {shas[5]}" in out
+    tests = {result["nodeid"] for result in json.loads(GOLDEN.read_text())["results"]}
+    # each pair's test alone, at half its step (+16%): confirmed where the commits differ by more than 8%
+    assert sorted(map(tuple, FakeSessions.made)) == sorted(("8%", "-x", test) for test in tests)
+    (point,) = [p for p in json.loads((tmp_path / "h.json").read_text())["change_points"] if p["test"] == TEST]
+    assert point["confirm"]["verdict"] == "confirmed" and point["confirm"]["bisect"]["first_bad"] == shas[5]
+
+
+def test_a_step_the_same_session_reads_the_same_is_not_confirmed_and_not_bisected(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, (0, 0, 3, 3, 6, 6, 9, 9), step_at=6)
+    confirming(monkeypatch, FakeSessions(shas, culprit=5, regressed=False))
+    history(project, storage, "--confirm")
+    out = capsys.readouterr().out
+    assert f"NOT CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +0.2%" in out
+    assert "first regressed commit" not in out

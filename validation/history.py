@@ -103,7 +103,10 @@ def series_mode(out: Path, seed: int) -> str:
             f"| {shas.index(point['commit'])} | {point['kind']} | {point['change']:+.1%} | "
             f"{low:+.1%}..{high:+.1%} | {point['z']:.1f} |"
         )
-    lines += ["", f"named at commits {named}; expected [{first}, {second}]: {'met' if named == [first, second] else 'MISSED'}"]
+    lines += [
+        "",
+        f"named at commits {named}; expected [{first}, {second}]: {'met' if named == [first, second] else 'MISSED'}",
+    ]
     return "\n".join(lines)
 
 
@@ -116,7 +119,9 @@ def busy_mode(out: Path, commits: int) -> str:
     return "\n".join(lines)
 
 
-def simulated(rng: np.random.Generator, runs: int, tau: float, se: float, at: int = -1, size: float = 0.0) -> list[Point]:
+def simulated(
+    rng: np.random.Generator, runs: int, tau: float, se: float, at: int = -1, size: float = 0.0
+) -> list[Point]:
     levels = np.where(np.arange(runs) >= at, math.log1p(size), 0.0) if at >= 0 else np.zeros(runs)
     values = levels + rng.normal(0, tau, runs) + rng.normal(0, se, runs)
     return [Point(float(v), se, str(i)) for i, v in enumerate(values)]
@@ -142,7 +147,9 @@ def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int) -> s
         lines.append(f"| {sds} | {size:+.1%} | {hits / trials:.1%} |")
     drifts = 0
     for _ in range(200):
-        values = [Point(p.log + i * math.log1p(0.005), p.se, p.commit) for i, p in enumerate(simulated(rng, 20, tau, se))]
+        values = [
+            Point(p.log + i * math.log1p(0.005), p.se, p.commit) for i, p in enumerate(simulated(rng, 20, tau, se))
+        ]
         drifts += any(s.kind is ShiftKind.DRIFT for s in find_shifts(values, FLOOR_SD).shifts)
     lines += ["", f"a drift of +0.5% a run over 20 runs: read as a drift in {drifts / 200:.0%} of 200 series"]
     return "\n".join(lines)
@@ -156,8 +163,8 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=40, help="busy: commits measured")
     parser.add_argument("--series", type=int, default=3000, help="simulate: flat series drawn")
     parser.add_argument("--runs", type=int, default=30, help="simulate: runs a series")
-    parser.add_argument("--tau", type=float, default=0.01, help="simulate: between-session sd of the log")
-    parser.add_argument("--se", type=float, default=0.008, help="simulate: each run's own standard error of the log")
+    parser.add_argument("--tau", type=float, default=0.005, help="simulate: between-session sd of the log")
+    parser.add_argument("--se", type=float, default=0.003, help="simulate: each run's own standard error of the log")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.mode == "series":

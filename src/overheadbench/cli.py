@@ -7,7 +7,7 @@
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
     overheadbench bisect GOOD BAD [--fail-above PCT] [--json FILE] [-- PYTEST_ARGS]
                                                     (the first commit regressed over GOOD)
-    overheadbench history [STORAGE] [--branch NAME] [--json FILE] [--fail-above PCT] [--since REF]
+    overheadbench history [STORAGE] [--json FILE] [--fail-above PCT] [--since REF] [--confirm [-- PYTEST_ARGS]]
                                                     (every step and drift of the stored runs' figures)
 
 RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--storage,
@@ -39,15 +39,16 @@ from .engine.settings import Policy
 from .history.bisect import BisectError, bisect
 from .history.combined import Column, combine
 from .history.commits import CommitSessions, commits_between
+from .history.confirm import confirm
 from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
 from .history.index import indexed_runs
 from .history.pair_changes import compare_runs
 from .history.runs import Run, Storage, read_run
-from .history.timeline import newer_than, read_history
+from .history.timeline import newer_than, on_branch, read_history
 from .report.budgets import check_csv_rows
 from .report.changes import Shown, figure_places, figure_shown, pair_shown, render_changes, render_places
-from .report.history import regressions, render_history
+from .report.history import history_document, regressions, render_history, where
 from .report.markdown import render_markdown
 from .report.pairs_csv import csv_rows
 from .report.plots import PlotUnavailable, distributions, trend as trend_plot
@@ -58,8 +59,6 @@ BISECT_THRESHOLD = 5.0
 """``bisect``'s threshold, percent, where none is given: the CI templates' gate."""
 BISECT_ROUNDS = 3
 """Sessions of a commit whose change stays unknown before it is skipped."""
-EVERY_BRANCH = "all"
-"""``history --branch all``: the runs of every branch."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -162,6 +161,11 @@ def _history_command(commands: Commands, anywhere: argparse.ArgumentParser) -> N
         "--fail-above", type=float, default=None, metavar="PCT", help="exit 1 on a regression of more than PCT percent"
     )
     history.add_argument("--since", default=None, metavar="REF", help="... that came after REF (a commit or branch)")
+    history.add_argument(
+        "--confirm",
+        action="store_true",
+        help="measure each regression's two commits in one session (pytest args after --)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -177,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "bisect":
             return _bisect(args.good, args.bad, args.fail_above, args.rounds, args.json, pytest_args)
         if args.command == "history":
-            return _history(Storage(args.folder) if args.folder else storage, args)
+            return _history(Storage(args.folder) if args.folder else storage, args, pytest_args)
         return _plot(storage, args.run, args.trend, args.output)
     except (StorageError, PlotUnavailable, BisectError) as exc:
         print(f"overheadbench: {plain(str(exc), lines=True)}", file=sys.stderr)  # git's and pytest's own lines
@@ -284,25 +288,20 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
     return 0 if found.first_bad else 1
 
 
-def _history(storage: Storage, args: argparse.Namespace) -> int:
-    """The change points of this machine's runs on one branch (the checked-out one, where runs record
-    it; ``--branch all``: every run), printed and written; 1 where ``--fail-above`` finds a regression."""
+def _history(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> int:
+    """The change points of this machine's runs on one branch (the checked-out one, where runs record it),
+    printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression."""
     rows, skipped = indexed_runs(storage)
-    for reason in skipped:
-        print(f"overheadbench: left out: {plain(reason)}")
-    branch = args.branch or checked_out_branch(args.repository) or EVERY_BRANCH
-    if branch != EVERY_BRANCH and any(row.branch == branch for row in rows):
-        rows = [row for row in rows if row.branch == branch]
-    else:
-        branch = EVERY_BRANCH
+    print("\n".join(f"overheadbench: left out: {plain(reason)}" for reason in skipped), end="\n" * bool(skipped))
+    rows, branch = on_branch(rows, args.branch or checked_out_branch(args.repository))
     repository = args.repository if is_repository(args.repository) else None
     history = read_history(rows, repository)
-    on = "every branch" if branch == EVERY_BRANCH else f"branch {branch}"
-    print("\n".join(render_history(history, f"machine {storage.machine} on {on}")))
+    confirmed = {}
+    for point in (p for p in history.change_points if p.regression and args.confirm and repository):
+        confirmed[point] = confirm(point, args.repository, BISECT_ROUNDS, pytest_args)
+    print("\n".join(render_history(history, where(storage.machine, branch), confirmed)))
     if args.json:
-        points = [point.to_json() for point in history.change_points]
-        document = {"machine": storage.machine, "branch": branch, "runs": history.runs, "change_points": points}
-        write_text_atomic(args.json, dumps(document) + "\n")
+        write_text_atomic(args.json, dumps(history_document(history, storage.machine, branch, confirmed)) + "\n")
     if args.fail_above is None:
         return 0
     if args.since and repository is None:

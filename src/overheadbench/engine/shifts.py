@@ -5,8 +5,9 @@ commit order, each run its log value with its own standard error (from its inter
 different sessions also differ by the machine's state between sessions, which no run sees in
 itself, so each run's variance is its own plus the between-session variance ``tau**2``. ``tau`` is
 measured on the series: the spread of successive differences (a step moves one difference of the
-``n - 1``, so their median does not see it), less what the runs' own errors explain, and never
-below the floor the caller gives (the project's measured between-session spread).
+``n - 1``: the largest tenth is left out), less what the runs' own errors explain, pooled with the
+project's measured between-session spread that the caller gives, as if it were :data:`PRIOR_RUNS`
+more differences (a short series leans on it, a long one on itself).
 
 Steps are found by binary segmentation, as Otava and asv search theirs: the split of a segment
 whose two sides' weighted means differ most, in standard errors (``z``), is kept when ``|z|`` reaches
@@ -52,6 +53,8 @@ MEDIAN_WINDOW = 5
 CLIP = 3.0
 """A value farther than this many of its standard deviations from the running median is moved to that distance."""
 CONFIDENCE = 0.95
+PRIOR_RUNS = 4
+"""How many differences the project's measured between-session spread counts as, beside a series' own."""
 KEPT_DIFFERENCES = 0.9
 """The share of successive differences, the smallest, that the between-session spread is read
 from: a step makes one large difference, which the largest tenth (at least one) leaves out."""
@@ -104,13 +107,13 @@ class Series:
     tau: float
 
 
-def find_shifts(points: Sequence[Point], floor_sd: float, threshold: float = THRESHOLD) -> Series:
+def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THRESHOLD) -> Series:
     """The steps and drifts of a series of runs in commit order (see the module)."""
     if len(points) < 2 * MIN_RUNS:
-        return Series((), floor_sd)
+        return Series((), prior_sd)
     y = np.array([p.log for p in points], float)
     own = np.array([p.se for p in points], float) ** 2
-    tau = between_sd(y, own, floor_sd)
+    tau = between_sd(y, own, prior_sd)
     variance = own + tau**2
     weights = 1.0 / variance
     clipped = _winsorised(y, np.sqrt(variance))
@@ -120,15 +123,18 @@ def find_shifts(points: Sequence[Point], floor_sd: float, threshold: float = THR
     return Series(tuple(sorted(_levelled(shifts, clipped, weights), key=lambda s: s.start)), tau)
 
 
-def between_sd(y: np.ndarray, own: np.ndarray, floor_sd: float) -> float:
-    """The between-session sd of a series' log values: its successive differences' robust spread
-    (each difference holds two runs' variance), less the runs' own, at least ``floor_sd``."""
+def between_sd(y: np.ndarray, own: np.ndarray, prior_sd: float) -> float:
+    """The between-session sd of a series' log values: its successive differences' spread (the
+    smallest :data:`KEPT_DIFFERENCES` of them; each difference holds two runs' variance), less the
+    runs' own, pooled with ``prior_sd`` as if it were :data:`PRIOR_RUNS` more differences: a short
+    series leans on the project's measured spread, a long one on its own."""
     if y.size < 3:
-        return floor_sd
+        return prior_sd
     differences = np.sort(np.abs(np.diff(y)))
     kept = max(1, math.floor(KEPT_DIFFERENCES * differences.size))
     spread = math.sqrt(float(np.mean(differences[:kept] ** 2))) / _trimmed_rms(kept / differences.size)
-    return max(math.sqrt(max(spread**2 / 2 - float(np.median(own)), 0.0)), floor_sd)
+    own_sd2 = max(spread**2 / 2 - float(np.median(own)), 0.0)
+    return math.sqrt((kept * own_sd2 + PRIOR_RUNS * prior_sd**2) / (kept + PRIOR_RUNS))
 
 
 def _trimmed_rms(share: float) -> float:

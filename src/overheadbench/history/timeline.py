@@ -139,6 +139,18 @@ class History:
     """``git`` or ``date``."""
 
 
+EVERY_BRANCH = "all"
+"""``history --branch all``: the runs of every branch."""
+
+
+def on_branch(rows: Sequence[RunRow], branch: str | None) -> tuple[list[RunRow], str]:
+    """The runs of ``branch`` and its name, where any run records it; else every run (and
+    :data:`EVERY_BRANCH`)."""
+    if branch and branch != EVERY_BRANCH and any(row.branch == branch for row in rows):
+        return [row for row in rows if row.branch == branch], branch
+    return list(rows), EVERY_BRANCH
+
+
 def read_history(rows: Sequence[RunRow], repository: Path | None) -> History:
     """The change points of every figure's series in ``rows`` (one machine and branch), in commit
     order (git's, where ``repository`` holds every run's commit)."""

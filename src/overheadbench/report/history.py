@@ -3,12 +3,13 @@ first within them), and the lines of the gate ``--fail-above`` and ``--since`` a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from ..core.tables import plain
 from ..core.units import format_fraction, format_overhead
 from ..engine.shifts import CONFIDENCE, ShiftKind
-from ..history.timeline import ChangePoint, History
+from ..history.timeline import EVERY_BRANCH, ChangePoint, History
 
 PAIR_FIGURE = "overhead"
 
@@ -25,8 +26,39 @@ def regressions(history: History, fail_above: float, newer: Callable[[str], bool
     ]
 
 
-def render_history(history: History, where: str) -> list[str]:
-    """The history's lines: what was read, then each change point (``where``: machine and branch)."""
+class Confirmation(Protocol):
+    """A change point measured again (:class:`~overheadbench.history.confirm.Confirmation`)."""
+
+    def told(self, point: ChangePoint) -> list[str]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+Confirmations = Mapping[ChangePoint, Confirmation]
+"""``--confirm``'s session (and bisection) of each regression change point."""
+
+
+def history_document(history: History, machine: str, branch: str, confirmed: Confirmations) -> dict[str, Any]:
+    """What ``--json`` writes."""
+    points = []
+    for point in history.change_points:
+        points.append(point.to_json() | ({"confirm": confirmed[point].to_json()} if point in confirmed else {}))
+    return {
+        "machine": machine,
+        "branch": branch,
+        "runs": history.runs,
+        "series": history.series,
+        "change_points": points,
+    }
+
+
+def where(machine: str, branch: str) -> str:
+    return f"machine {machine} on {'every branch' if branch == EVERY_BRANCH else f'branch {branch}'}"
+
+
+def render_history(history: History, where: str, confirmed: Confirmations | None = None) -> list[str]:
+    """The history's lines: what was read, then each change point (``where``: machine and branch),
+    with its confirmation where it was measured again."""
     points = sorted(history.change_points, key=lambda p: (not p.regression, -p.after.number))
     dirty = f", {_runs(history.dirty)} of a dirty tree left out" if history.dirty else ""
     lines = [
@@ -35,6 +67,8 @@ def render_history(history: History, where: str) -> list[str]:
     ]
     for point in points:
         lines += _point_lines(point)
+        if confirmed and point in confirmed:
+            lines += confirmed[point].told(point)
     return lines
 
 
