@@ -10,6 +10,7 @@ comment job's line runs against a stand-in ``gh``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -30,16 +31,21 @@ overheadbench), checked instead."""
 
 
 def template_commands(path: Path, job: str | None = None) -> list[str]:
-    """The shell lines of a CI template: GitHub steps' ``run`` (of ``job`` only, if named), GitLab jobs' ``script``."""
+    """The shell lines of a CI template: GitHub steps' ``run``, GitLab jobs' ``script`` (of ``job``
+    only, if named)."""
     document = yaml.safe_load(path.read_text())
     lines: list[str] = []
     for name, steps in (document.get("jobs") or {}).items():
         if job in (None, name):
             lines += [line for step in steps["steps"] if "run" in step for line in step["run"].splitlines()]
-    for found in document.values():
-        if isinstance(found, dict) and "script" in found:
-            lines += found["script"]
+    for name, found in document.items():
+        if isinstance(found, dict) and "script" in found and job in (None, name):
+            lines += [line for item in found["script"] for line in item.splitlines()]
     return [line.strip() for line in lines if line.strip()]
+
+
+MEASURING_JOBS = {"github-workflow.yml": ("overhead", "history"), "gitlab-ci.yml": ("overhead", "overhead-history")}
+"""Each template's jobs that install and measure: the pull request's gate, and main's history."""
 
 
 def test_the_ci_templates_exist() -> None:
@@ -49,9 +55,10 @@ def test_the_ci_templates_exist() -> None:
 @pytest.mark.parametrize("template", TEMPLATES, ids=[path.name for path in TEMPLATES])
 def test_a_ci_template_installs_a_pinned_overheadbench_and_no_project(template: Path) -> None:
     text = template.read_text()
-    installs = [line for line in template_commands(template) if "pip install" in line]
-    assert installs == [f'{INSTALL}"$OVERHEADBENCH"', f"{INSTALL}-r requirements.txt"]
-    assert re.search(r"OVERHEADBENCH: overheadbench==\d+\.\d+\.\d+\n", text)  # pinned, in one place
+    for job in MEASURING_JOBS[template.name]:
+        installs = [line for line in template_commands(template, job) if "pip install" in line]
+        assert installs == [f'{INSTALL}"$OVERHEADBENCH"', f"{INSTALL}-r requirements.txt"], job
+    assert len(set(re.findall(r"OVERHEADBENCH: (overheadbench==\d+\.\d+\.\d+)\n", text))) == 1  # pinned, alike
     assert "python -m build" in text and "git+https://" in text  # what to name until it is on PyPI
     assert "fetch-depth: 0" in text or 'GIT_DEPTH: "0"' in text
     assert "pythonpath" in text  # what makes each tree import its own source, said where the user reads it
@@ -65,6 +72,9 @@ def test_the_github_template_gives_the_measuring_job_no_write_access() -> None:
     assert "permissions" not in measuring  # the workflow's read-only token
     (checkout,) = [step for step in measuring["steps"] if step.get("uses", "").startswith("actions/checkout")]
     assert checkout["with"]["persist-credentials"] is False
+    assert measuring["if"] == "github.event_name == 'pull_request'"
+    history = document["jobs"]["history"]  # main's own code, after the merge: it pushes to the data branch
+    assert history["if"] == "github.event_name == 'push'" and history["permissions"] == {"contents": "write"}
     comment = document["jobs"]["comment"]
     assert comment["permissions"] == {"pull-requests": "write"} and comment["needs"] == "overhead"
     assert not [step for step in comment["steps"] if step.get("uses", "").startswith("actions/checkout")]
@@ -108,6 +118,7 @@ def test_steady(overhead):
     overhead.compare(handle, steady)
 """
 GITHUB_EXPRESSIONS = {
+    "github.sha": "0123abc",
     "github.base_ref": "main",
     "github.event.pull_request.number": "7",
     "github.repository": "owner/project",
@@ -203,6 +214,45 @@ def _substituted(lines: list[str]) -> list[str]:
         lines = [line.replace("${{ " + expression + " }}", value) for line in lines]
     assert not [line for line in lines if "${{" in line], lines
     return lines
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=[path.name for path in TEMPLATES])
+def test_a_templates_history_job_keeps_mains_runs_on_a_data_branch_and_reads_them(
+    template: Path, pull_request: Path
+) -> None:
+    """Two pushes to main, the second one slower: each run lands on ``overheadbench-runs`` in the
+    origin, and the history of both is in the job summary (GitHub) or its report (GitLab)."""
+    github = template.name == "github-workflow.yml"
+    _git(pull_request, "checkout", "-q", "main")
+    summary = pull_request.parent / "summary.md"
+    origin = pull_request.parent / "origin.git"
+    env = _environment(pull_request, summary, github)  # GitLab pushes to its https URL: here, the origin
+    env |= {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{origin}.insteadOf"}
+    env |= {"GIT_CONFIG_VALUE_0": "https://oauth2:token@gitlab.example.com/owner/project.git"}
+    env |= {
+        "OVERHEADBENCH_PUSH_TOKEN": "token",
+        "CI_SERVER_HOST": "gitlab.example.com",
+        "CI_PROJECT_PATH": "owner/project",
+    }
+    lines = _substituted(template_commands(template, job=MEASURING_JOBS[template.name][1]))
+    for push in range(2):
+        if push:
+            (pull_request / "src" / "app.py").write_text(APP.format(work=6))
+            _git(pull_request, "commit", "-q", "-am", "slower layers")
+        if (pull_request / "runs").exists():  # each push is a fresh clone
+            _git(pull_request, "worktree", "remove", "--force", "runs")
+        done = _run(lines, pull_request, env | {"CI_COMMIT_SHA": f"push{push}"})
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    kept = subprocess.run(
+        ["git", "-C", str(origin), "log", "--format=%s", "--name-only", "overheadbench-runs"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert kept.count("run of ") == 2 and kept.count(".json") == 2, kept
+    report = summary.read_text() if github else (pull_request / "history.txt").read_text()
+    assert "overheadbench history: 2 runs of machine" in report
+    assert json.loads((pull_request / "history.json").read_text())["runs"] == 2
 
 
 def test_the_release_workflow_builds_checks_and_publishes_by_trusted_publishing() -> None:
