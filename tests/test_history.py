@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import random
+import re
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -241,3 +242,15 @@ def test_a_step_the_same_session_reads_the_same_is_not_confirmed_and_not_bisecte
     out = capsys.readouterr().out
     assert f"NOT CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +0.2%" in out
     assert "first regressed commit" not in out
+
+
+def test_a_step_down_is_an_improvement_and_never_fails_the_gate(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(12), step_at=4, scale=0.8)
+    assert history(project, storage, "--fail-above", "1") == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"STEP improved: {re.escape(TEST)} overhead \(time\): -(19|20)\.\d%", out)
+    assert f'at {shas[4][:10]} "commit 4"' in out
+    assert "REGRESSION" not in out

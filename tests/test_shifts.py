@@ -83,3 +83,8 @@ def test_the_between_session_spread_is_read_past_the_steps_and_leans_on_the_prio
 
 def test_a_series_too_short_to_split_has_none() -> None:
     assert find_shifts(series(3, {2: 1.0}), 0.005).shifts == ()
+
+
+def test_steps_of_both_signs_in_one_series_are_each_found_with_their_sign() -> None:
+    found = find_shifts(series(36, {12: -0.08, 24: 0.06}, seed=6), 0.005)
+    assert [(shift.start, shift.change < 0) for shift in found.shifts] == [(12, True), (24, False)]
