@@ -254,3 +254,37 @@ def test_a_step_down_is_an_improvement_and_never_fails_the_gate(
     assert re.search(rf"STEP improved: {re.escape(TEST)} overhead \(time\): -(19|20)\.\d%", out)
     assert f'at {shas[4][:10]} "commit 4"' in out
     assert "REGRESSION" not in out
+
+
+def test_a_transport_figure_that_fell_is_a_regression_named_with_its_row(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """req/s is a floor: lower is worse. Its series is the row's own figure, on its own spread."""
+    storage = tmp_path / "runs"
+    shas = measured_history(project, storage, range(12), step_at=12)
+    for path in sorted((storage / fingerprint()).glob("*.json")):
+        number = int(path.name[:4])
+        rps = (2000.0 if number <= 6 else 1200.0) * (1 + random.Random(number).gauss(0, 0.01))
+        data = json.loads(path.read_text())
+        figure = {**FIGURE, "value": rps, "ci": [rps * 0.98, rps * 1.02], "samples": [rps] * 10}
+        data["figures"], data["schema_version"] = [figure], 8
+        path.write_text(json.dumps(data))
+    assert history(project, storage, "--fail-above", "10") == 1
+    out = capsys.readouterr().out
+    assert "STEP regressed: tests/test_http.py::test_gateway h2c c=10 rps: -40" in out
+    assert f'at {shas[6][:10]} "commit 6", after {shas[5][:10]}' in out and ", over its budget (1500)" in out
+    assert "REGRESSION tests/test_http.py::test_gateway h2c c=10 rps: -40" in out
+
+
+FIGURE = {
+    "nodeid": "tests/test_http.py::test_gateway",
+    "row": "h2c c=10",
+    "metric": "rps",
+    "interval": "95% CI over 10 windows",
+    "note": "",
+    "limit": 1500,
+    "floor": True,
+    "verdict": "pass",
+    "message": "",
+}
+"""A transport test's figure, in the shape runs had before schema 9 (still read)."""
