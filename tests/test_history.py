@@ -162,6 +162,10 @@ def test_the_index_reads_again_only_what_changed_and_is_rebuilt_when_it_cannot_b
     assert reads == [changed] and len(rows) == 5
     assert [row.readings[0].log for row in rows][2] > [row.readings[0].log for row in rows][1]
     with sqlite3.connect(storage / INDEX_FILE) as db:
+        db.execute("UPDATE runs SET data = '{\"path\": 1}' WHERE path LIKE '%0002_main.json'")  # a row it cannot read
+    reads.clear()
+    assert len(indexed_runs(Storage(storage))[0]) == 5 and [path.name for path in reads] == ["0002_main.json"]
+    with sqlite3.connect(storage / INDEX_FILE) as db:
         db.execute("PRAGMA user_version = 99")  # an index of another version
     reads.clear()
     assert len(indexed_runs(Storage(storage))[0]) == 5 and len(reads) == 5

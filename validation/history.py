@@ -37,11 +37,11 @@ import numpy as np
 from bisect_history import AGENT, calibrate, project
 
 from overheadbench.engine.shifts import Point, ShiftKind, find_shifts
+from overheadbench.engine.stats import SESSION_SD
 
 CLI = [sys.executable, "-c", "import sys; from overheadbench.cli import main; sys.exit(main())"]
 STEPS = (0.09, 0.045)
 """The held-out series' two steps, as fractions of framework / baseline."""
-FLOOR_SD = 0.005
 
 
 def measure(folder: Path, runs: Path, busy: int) -> None:
@@ -129,7 +129,7 @@ def simulated(
 
 def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int) -> str:
     rng = np.random.default_rng(seed)
-    false = sum(len(find_shifts(simulated(rng, runs, tau, se), FLOOR_SD).shifts) for _ in range(series))
+    false = sum(len(find_shifts(simulated(rng, runs, tau, se), SESSION_SD).shifts) for _ in range(series))
     lines = [
         f"# history: simulated series (tau {tau:.2%}, own se {se:.2%}, {runs} runs)",
         "",
@@ -142,7 +142,7 @@ def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int) -> s
         size, hits, trials = math.expm1(sds * tau), 0, max(series // 5, 200)
         for _ in range(trials):
             at = int(rng.integers(3, runs - 2))
-            found = find_shifts(simulated(rng, runs, tau, se, at, size), FLOOR_SD).shifts
+            found = find_shifts(simulated(rng, runs, tau, se, at, size), SESSION_SD).shifts
             hits += any(s.kind is ShiftKind.STEP and abs(s.start - at) <= 1 for s in found)
         lines.append(f"| {sds} | {size:+.1%} | {hits / trials:.1%} |")
     drifts = 0
@@ -150,7 +150,7 @@ def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int) -> s
         values = [
             Point(p.log + i * math.log1p(0.005), p.se, p.commit) for i, p in enumerate(simulated(rng, 20, tau, se))
         ]
-        drifts += any(s.kind is ShiftKind.DRIFT for s in find_shifts(values, FLOOR_SD).shifts)
+        drifts += any(s.kind is ShiftKind.DRIFT for s in find_shifts(values, SESSION_SD).shifts)
     lines += ["", f"a drift of +0.5% a run over 20 runs: read as a drift in {drifts / 200:.0%} of 200 series"]
     return "\n".join(lines)
 

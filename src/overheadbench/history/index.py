@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.errors import StorageError
 from ..engine.changes import interval_estimate
+from ..engine.stats import SESSION_SD
 from ..pairs.comparing import reading
 from ..pairs.results import OverheadResult
 from ..transport.metrics import SPECS, Measure
@@ -32,11 +33,10 @@ from .timeline import Reading, RunRow
 INDEX_FILE = ".overheadbench-index.sqlite"
 INDEX_VERSION = 1
 """Bumped whenever :class:`RunRow` changes: an index of another version is rebuilt."""
-PAIR_FLOOR_SD = 0.005
-"""The least between-session sd (of the log) a pair's series is read with: the prior of
-:data:`overheadbench.engine.stats.SESSION_SD`; a series' own runs say more where they spread more."""
-COUNT_FLOOR_SD = 0.001
-"""... and a counted pair's: counts are exact, but a 0.1% move is an interpreter's, not the code's."""
+COUNT_PRIOR_SD = 0.001
+"""The between-session sd (of the log) a counted pair's series leans on (a time pair's is
+:data:`~overheadbench.engine.stats.SESSION_SD`): counts are exact, but a 0.1% move is an
+interpreter's, not the code's."""
 
 
 def run_row(path: Path, run: Run) -> RunRow:
@@ -60,9 +60,9 @@ def _pair_reading(result: OverheadResult) -> Reading:
     estimate = reading(result)
     figure = f"overhead ({result.mode.value}" + (f", {result.concurrency} callers)" if result.concurrency > 1 else ")")
     budget = result.pair.budget.max_overhead
-    floor = COUNT_FLOOR_SD if result.mode.counted else PAIR_FLOOR_SD
+    prior = COUNT_PRIOR_SD if result.mode.counted else SESSION_SD
     return Reading(
-        result.nodeid, figure, math.log(result.ratio), estimate.log_se, floor, None if budget is None else 1 + budget
+        result.nodeid, figure, math.log(result.ratio), estimate.log_se, prior, None if budget is None else 1 + budget
     )
 
 
@@ -96,8 +96,9 @@ def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[Ru
         for path in paths:
             stat = path.stat()
             entry = known.pop(str(path), None)
-            if entry is not None and entry[:2] == (stat.st_size, stat.st_mtime_ns):
-                rows.append(RunRow.from_json(json.loads(entry[2])))
+            kept = _row(entry[2]) if entry is not None and entry[:2] == (stat.st_size, stat.st_mtime_ns) else None
+            if kept is not None:
+                rows.append(kept)
                 continue
             try:
                 row = run_row(path, read_run(path))
@@ -111,6 +112,14 @@ def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[Ru
             rows.append(row)
         db.executemany("DELETE FROM runs WHERE path = ?", [(path,) for path in known if not Path(path).exists()])
     return rows, skipped
+
+
+def _row(data: str) -> RunRow | None:
+    """An index row read back (None: one this version cannot read, and the run is read again)."""
+    try:
+        return RunRow.from_json(json.loads(data))
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 @contextmanager

@@ -29,8 +29,9 @@ class Reading:
     """``overhead`` (a pair's ratio, with its mode) or a transport row's figure (``h2c c=10 p95``)."""
     log: float
     se: float
-    floor_sd: float
-    """The least between-session sd of the figure's log (see :data:`PAIR_FLOOR_SD`)."""
+    prior_sd: float
+    """The project's measured between-session sd of the figure's log, which a short series leans on
+    (:func:`~overheadbench.engine.shifts.between_sd`)."""
     limit: float | None
     """The budget on the value (a pair's ratio limit, 1 + max), where one was set."""
     higher_is_worse: bool = True
@@ -172,9 +173,8 @@ def read_history(rows: Sequence[RunRow], repository: Path | None) -> History:
 def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> list[ChangePoint]:
     readings = [figure for _, figure in runs]
     points = [Point(figure.log, figure.se, row.commit) for row, figure in runs]
-    floor = max(figure.floor_sd for figure in readings)
     found = []
-    for shift in find_shifts(points, floor).shifts:
+    for shift in find_shifts(points, readings[-1].prior_sd).shifts:
         first = shift.start - 1 if shift.kind is ShiftKind.STEP else shift.start
         before, after = runs[first][0], runs[shift.end][0]
         last = readings[-1]
