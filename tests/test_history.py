@@ -292,3 +292,17 @@ FIGURE = {
     "message": "",
 }
 """A transport test's figure, in the shape runs had before schema 9 (still read)."""
+
+
+def test_outside_a_repository_runs_are_in_date_order_and_git_options_are_refused(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "runs"
+    measured_history(project, storage, range(12), step_at=6)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert main(["history", str(storage), "--repository", str(plain)]) == 0
+    out = capsys.readouterr().out
+    assert "(date order)" in out and f"STEP regressed: {TEST} overhead (time): +16" in out
+    assert main(["history", str(storage), "--repository", str(plain), "--confirm"]) == 2
+    assert "is not a git repository" in capsys.readouterr().err

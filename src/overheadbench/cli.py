@@ -48,7 +48,7 @@ from .history.runs import Run, Storage, read_run
 from .history.timeline import newer_than, on_branch, read_history
 from .report.budgets import check_csv_rows
 from .report.changes import Shown, figure_places, figure_shown, pair_shown, render_changes, render_places
-from .report.history import history_document, regressions, render_history, where
+from .report.history import history_document, regressions, render_history, whose
 from .report.markdown import render_markdown
 from .report.pairs_csv import csv_rows
 from .report.plots import PlotUnavailable, distributions, trend as trend_plot
@@ -292,20 +292,21 @@ def _history(storage: Storage, args: argparse.Namespace, pytest_args: list[str])
     """The change points of this machine's runs on one branch (the checked-out one, where runs record it),
     printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression."""
     rows, skipped = indexed_runs(storage)
-    print("\n".join(f"overheadbench: left out: {plain(reason)}" for reason in skipped), end="\n" * bool(skipped))
+    for reason in skipped:
+        print(f"overheadbench: left out: {plain(reason)}")
     rows, branch = on_branch(rows, args.branch or checked_out_branch(args.repository))
     repository = args.repository if is_repository(args.repository) else None
+    if repository is None and (args.since or args.confirm):
+        raise StorageError(f"--since and --confirm read git: {args.repository} is not a git repository")
     history = read_history(rows, repository)
     confirmed = {}
-    for point in (p for p in history.change_points if p.regression and args.confirm and repository):
+    for point in (p for p in history.change_points if p.regression and args.confirm):
         confirmed[point] = confirm(point, args.repository, BISECT_ROUNDS, pytest_args)
-    print("\n".join(render_history(history, where(storage.machine, branch), confirmed)))
+    print("\n".join(render_history(history, whose(storage.machine, branch), confirmed)))
     if args.json:
         write_text_atomic(args.json, dumps(history_document(history, storage.machine, branch, confirmed)) + "\n")
     if args.fail_above is None:
         return 0
-    if args.since and repository is None:
-        raise StorageError(f"--since {args.since}: {args.repository} is not a git repository")
     newer = (lambda commit: newer_than(args.repository, commit, args.since)) if args.since else None
     failing = regressions(history, args.fail_above, newer)
     print("\n".join(failing))

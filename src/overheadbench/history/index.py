@@ -83,6 +83,7 @@ def _figure_reading(figure: FigureResult) -> Reading:
         spec.session_sd,
         figure.check.limit,
         higher_is_worse=not spec.floor,
+        ratio=False,
     )
 
 

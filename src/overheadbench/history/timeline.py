@@ -35,6 +35,8 @@ class Reading:
     limit: float | None
     """The budget on the value (a pair's ratio limit, 1 + max), where one was set."""
     higher_is_worse: bool = True
+    ratio: bool = True
+    """A pair's framework / baseline, shown as its overhead; else a transport figure in its unit."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -82,8 +84,8 @@ class ChangePoint:
     first after), or a drift over runs ``before..after``: the change of the figure with its
     interval, and what it did to its budget."""
 
-    test: str
-    figure: str
+    latest: Reading
+    """The series' newest reading: its test, figure, budget and direction."""
     shift: Shift
     before: RunRow
     after: RunRow
@@ -93,19 +95,29 @@ class ChangePoint:
     """Commits strictly between the two runs' (None: unknown outside the repository)."""
     value_after: float
     """The figure's level after the change (the mean of the runs after a step, the drift's end)."""
-    limit: float | None
-    higher_is_worse: bool
+
+    @property
+    def test(self) -> str:
+        return self.latest.test
+
+    @property
+    def figure(self) -> str:
+        return self.latest.figure
+
+    @property
+    def limit(self) -> float | None:
+        return self.latest.limit
 
     @property
     def regression(self) -> bool:
-        return (self.shift.change > 0) == self.higher_is_worse
+        return (self.shift.change > 0) == self.latest.higher_is_worse
 
     @property
     def over_budget(self) -> bool | None:
         """Whether the figure's level after the change breaks its budget (None: it has none)."""
         if self.limit is None:
             return None
-        return self.value_after > self.limit if self.higher_is_worse else self.value_after < self.limit
+        return self.value_after > self.limit if self.latest.higher_is_worse else self.value_after < self.limit
 
     def to_json(self) -> dict[str, Any]:
         low, high = self.shift.interval()
@@ -177,11 +189,9 @@ def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> l
     for shift in find_shifts(points, readings[-1].prior_sd).shifts:
         first = shift.start - 1 if shift.kind is ShiftKind.STEP else shift.start
         before, after = runs[first][0], runs[shift.end][0]
-        last = readings[-1]
         found.append(
             ChangePoint(
-                last.test,
-                last.figure,
+                readings[-1],
                 shift,
                 before,
                 after,
@@ -189,8 +199,6 @@ def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> l
                 subjects.commit(after.commit),
                 subjects.between(before.commit, after.commit),
                 math.exp(shift.level),
-                last.limit,
-                last.higher_is_worse,
             )
         )
     return found

@@ -11,8 +11,6 @@ from ..core.units import format_fraction, format_overhead
 from ..engine.shifts import CONFIDENCE, ShiftKind
 from ..history.timeline import EVERY_BRANCH, ChangePoint, History
 
-PAIR_FIGURE = "overhead"
-
 
 def regressions(history: History, fail_above: float, newer: Callable[[str], bool] | None = None) -> list[str]:
     """The gate's lines: each regression change point of more than ``fail_above`` percent (that
@@ -52,7 +50,8 @@ def history_document(history: History, machine: str, branch: str, confirmed: Con
     }
 
 
-def where(machine: str, branch: str) -> str:
+def whose(machine: str, branch: str) -> str:
+    """Whose runs a history read: a machine's, on a branch or on every one."""
     return f"machine {machine} on {'every branch' if branch == EVERY_BRANCH else f'branch {branch}'}"
 
 
@@ -101,9 +100,9 @@ def _commit(short: str, subject: str) -> str:
 
 
 def _budget(point: ChangePoint) -> str:
-    is_pair = point.figure.startswith(PAIR_FIGURE)
-    now = format_overhead(point.value_after - 1) if is_pair else f"{point.value_after:.4g}"
+    ratio = point.latest.ratio
+    now = format_overhead(point.value_after - 1) if ratio else f"{point.value_after:.4g}"
     if point.limit is None:
         return f"; now {now}"
-    limit = format_overhead(point.limit - 1) if is_pair else f"{point.limit:.4g}"
+    limit = format_overhead(point.limit - 1) if ratio else f"{point.limit:.4g}"
     return f"; now {now}, {'over' if point.over_budget else 'within'} its budget ({limit})"
