@@ -95,6 +95,8 @@ class ChangePoint:
     """Commits strictly between the two runs' (None: unknown outside the repository)."""
     value_after: float
     """The figure's level after the change (the mean of the runs after a step, the drift's end)."""
+    between_sd: float
+    """The spread between sessions (sd of the figure's log) its series was read with."""
 
     @property
     def test(self) -> str:
@@ -135,6 +137,7 @@ class ChangePoint:
             "value_after": self.value_after,
             "limit": self.limit,
             "over_budget": self.over_budget,
+            "between_sd": self.between_sd,
             "runs": [self.before.path, self.after.path],
         }
 
@@ -186,7 +189,8 @@ def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> l
     readings = [figure for _, figure in runs]
     points = [Point(figure.log, figure.se, row.commit) for row, figure in runs]
     found = []
-    for shift in find_shifts(points, readings[-1].prior_sd).shifts:
+    series = find_shifts(points, readings[-1].prior_sd)
+    for shift in series.shifts:
         first = shift.start - 1 if shift.kind is ShiftKind.STEP else shift.start
         before, after = runs[first][0], runs[shift.end][0]
         found.append(
@@ -199,6 +203,7 @@ def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> l
                 subjects.commit(after.commit),
                 subjects.between(before.commit, after.commit),
                 math.exp(shift.level),
+                series.tau,
             )
         )
     return found
