@@ -16,7 +16,7 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
 from ..core.errors import StorageError
@@ -95,7 +95,11 @@ def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[Ru
     with _index(storage.root) as db:
         known = {path: (size, mtime, data) for path, size, mtime, data in db.execute("SELECT * FROM runs")}
         for path in paths:
-            stat = path.stat()
+            try:
+                stat = path.stat()
+            except OSError as exc:  # gone since it was listed
+                skipped.append(f"{path}: cannot be read ({exc.strerror or exc})")
+                continue
             entry = known.pop(str(path), None)
             kept = _row(entry[2]) if entry is not None and entry[:2] == (stat.st_size, stat.st_mtime_ns) else None
             if kept is not None:
@@ -131,7 +135,8 @@ def _index(root: Path) -> Iterator[sqlite3.Connection]:
     try:
         db = _opened(path)
     except sqlite3.Error:
-        path.unlink(missing_ok=True)
+        with suppress(OSError):
+            path.unlink(missing_ok=True)
         try:
             db = _opened(path)
         except sqlite3.Error:
@@ -149,8 +154,8 @@ def _opened(path: Path | None) -> sqlite3.Connection:
         if version != INDEX_VERSION:
             db.execute("DROP TABLE IF EXISTS runs")
             db.execute("CREATE TABLE runs (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, data TEXT)")
-            db.execute(f"PRAGMA user_version = {INDEX_VERSION}")
-            db.commit()
+        db.execute(f"PRAGMA user_version = {INDEX_VERSION}")  # a write: a read-only index fails here, not later
+        db.commit()
         db.execute("SELECT path, size, mtime_ns, data FROM runs LIMIT 1").fetchall()
     except sqlite3.Error:
         db.close()
