@@ -10,6 +10,7 @@ import random
 import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -181,22 +182,23 @@ def test_a_storage_folder_with_no_runs_reads_as_an_empty_history(
     assert "0 runs" in capsys.readouterr().out
 
 
-class FakeSessions:
-    """Sessions of a commit against another, read off a made history: ``culprit`` and every commit
-    after it regressed over every commit before it; the arguments each session was given, kept."""
+@dataclass
+class MadeSessions:
+    """Sessions of a commit against another (what ``CommitSessions`` is), read off a made history:
+    ``culprit`` and every commit after it regressed over every commit before it; the threshold and
+    arguments each set of sessions was opened with, kept."""
 
-    made: list[list[str]] = []
+    shas: list[str]
+    culprit: int
+    regressed: bool = True
+    opened: list[tuple[str, ...]] = field(default_factory=list)
 
-    def __init__(self, shas: list[str], culprit: int, regressed: bool = True) -> None:
-        self.shas, self.culprit, self.regressed = shas, culprit, regressed
-
-    def __call__(self, repository: Path, threshold: float, pytest_args: list[str]) -> FakeSessions:
-        FakeSessions.made.append([f"{threshold:.0f}%", *pytest_args])
+    def open(self, repository: Path, threshold: float, pytest_args: list[str]) -> MadeSessions:
+        self.opened.append((f"{threshold:.0f}%", *pytest_args))
         return self
 
-    def measure(self, commit: str, reference: str) -> Measured:
-        moved = self.shas.index(commit) >= self.culprit > self.shas.index(reference) and self.regressed
-        if moved:
+    def __call__(self, commit: str, reference: str) -> Measured:
+        if self.regressed and self.shas.index(commit) >= self.culprit > self.shas.index(reference):
             return Measured((Moved(TEST, 16.0, 12.0, 20.0, Finding.REGRESSED),))
         return Measured((Moved(TEST, 0.2, -1.0, 1.4, Finding.SAME),))
 
@@ -204,18 +206,8 @@ class FakeSessions:
         pass
 
 
-def confirming(monkeypatch: pytest.MonkeyPatch, sessions: FakeSessions) -> None:
-    class Bound:
-        def __init__(self, repository: Path, threshold: float, pytest_args: list[str]) -> None:
-            sessions(repository, threshold, pytest_args)
-
-        def __call__(self, commit: str, reference: str) -> Measured:
-            return sessions.measure(commit, reference)
-
-        def close(self) -> None:
-            pass
-
-    monkeypatch.setattr(cli, "confirm", functools.partial(confirm, sessions_for=Bound))
+def confirming(monkeypatch: pytest.MonkeyPatch, sessions: MadeSessions) -> None:
+    monkeypatch.setattr(cli, "confirm", functools.partial(confirm, sessions_for=sessions.open))
 
 
 def test_confirm_measures_a_regression_in_one_session_and_bisects_the_commits_no_run_measured(
@@ -223,15 +215,15 @@ def test_confirm_measures_a_regression_in_one_session_and_bisects_the_commits_no
 ) -> None:
     storage = tmp_path / "runs"
     shas = measured_history(project, storage, (0, 0, 3, 3, 6, 6, 9, 9), step_at=6)  # commits 4, 5 not measured
-    FakeSessions.made.clear()
-    confirming(monkeypatch, FakeSessions(shas, culprit=5))
+    sessions = MadeSessions(shas, culprit=5)
+    confirming(monkeypatch, sessions)
     assert history(project, storage, "--confirm", "--json", str(tmp_path / "h.json"), "--", "-x") == 0
     out = capsys.readouterr().out
     assert f"CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +16.0% (+12.0..+20.0%) regressed" in out
     assert f"first regressed commit between them: {shas[5]}" in out
     tests = {result["nodeid"] for result in json.loads(GOLDEN.read_text())["results"]}
     # each pair's test alone, at half its step (+16%): confirmed where the commits differ by more than 8%
-    assert sorted(map(tuple, FakeSessions.made)) == sorted(("8%", "-x", test) for test in tests)
+    assert sorted(sessions.opened) == sorted(("8%", "-x", test) for test in tests)
     (point,) = [p for p in json.loads((tmp_path / "h.json").read_text())["change_points"] if p["test"] == TEST]
     assert point["confirm"]["verdict"] == "confirmed" and point["confirm"]["bisect"]["first_bad"] == shas[5]
 
@@ -241,7 +233,7 @@ def test_a_step_the_same_session_reads_the_same_is_not_confirmed_and_not_bisecte
 ) -> None:
     storage = tmp_path / "runs"
     shas = measured_history(project, storage, (0, 0, 3, 3, 6, 6, 9, 9), step_at=6)
-    confirming(monkeypatch, FakeSessions(shas, culprit=5, regressed=False))
+    confirming(monkeypatch, MadeSessions(shas, culprit=5, regressed=False))
     history(project, storage, "--confirm")
     out = capsys.readouterr().out
     assert f"NOT CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +0.2%" in out
