@@ -29,21 +29,37 @@ from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.replicas.messages import Explained, decode, encode
 
+METRICS, RETRY = "mw:metrics_layer.<locals>.run", "mw:retry_layer.<locals>.run"
+
 
 def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> None:
-    baseline = {"app:handle": 1000.0, "app:parse": 400.0}
+    """Profiles keyed by whole stacks, read by the function each ends in; the flame graph keeps the
+    framework side's whole stacks."""
+    baseline = {"t:bare;app:handle": 1000.0, "t:bare;app:handle;app:parse": 400.0}
     framework = {
-        "app:handle": 2000.0,  # the same per call
-        "app:parse": 400.0,  # half the baseline's per call: saved
-        "mw:metrics_layer.<locals>.run": 3000.0,
-        "mw:retry_layer.<locals>.run": 1000.0,
+        f"t:framed;{RETRY};{METRICS};app:handle": 2000.0,  # the same per call
+        f"t:framed;{RETRY};{METRICS};app:handle;app:parse": 400.0,  # half the baseline's per call: saved
+        f"t:framed;{RETRY};{METRICS}": 3000.0,
+        f"t:framed;{RETRY}": 1000.0,
     }
     explained = explain(Profiled(baseline, 10, framework, 20), "instructions", exact=True)
-    assert [row.where for row in explained.rows] == ["mw:metrics_layer.<locals>.run", "mw:retry_layer.<locals>.run"]
+    assert [row.where for row in explained.rows] == [METRICS, RETRY]
     assert [row.share for row in explained.rows] == [0.75, 0.25]
     assert [row.added for row in explained.rows] == [150.0, 50.0]
     assert explained.net == pytest.approx(150 + 50 - 20)  # parse: 20 per call saved
-    assert explained.folded() == "mw;metrics_layer.<locals>.run 150\nmw;retry_layer.<locals>.run 50\n"
+    assert explained.folded() == f"t:framed;{RETRY};{METRICS} 150\nt:framed;{RETRY} 50\n"
+    stacks = {stack.path.rpartition(";")[2]: (stack.cost, stack.added) for stack in explained.stacks}
+    assert stacks == {"app:handle": (100.0, 0.0), "app:parse": (20.0, -20.0), METRICS: (150.0, 150.0), RETRY: (50, 50)}
+
+
+def test_a_functions_added_cost_is_shared_among_its_stacks_by_what_each_spent() -> None:
+    """A function reached through two layers: its added cost goes to each stack by its share of the
+    function's cost, so the stacks' added costs sum to the row's."""
+    framework = {"t:f;mw:a;app:encode": 300.0, "t:f;mw:b;app:encode": 100.0, "t:f;app:encode": 100.0}
+    explained = explain(Profiled({"t:b;app:encode": 100.0}, 1, framework, 1), "instructions", exact=True)
+    assert explained.rows[0].where == "app:encode" and explained.rows[0].added == 400.0
+    added = {stack.path: stack.added for stack in explained.stacks}
+    assert added == {"t:f;mw:a;app:encode": 240.0, "t:f;mw:b;app:encode": 80.0, "t:f;app:encode": 80.0}
 
 
 def test_an_explanation_survives_its_json() -> None:
@@ -142,6 +158,14 @@ def test_generous(overhead):
 """
 
 
+WHOLE_STACK = (
+    "test_stack:test_generous.<locals>.<lambda>@29;test_stack:retry_layer.<locals>.run;"
+    "test_stack:metrics_layer.<locals>.run"
+)
+"""The stack the metrics layer's own work is in: the framework side's lambda (line 29 of the written file), the
+retry layer, the metrics layer."""
+
+
 def test_a_failing_pair_is_explained_in_its_message_the_json_and_the_markdown(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_stack=STACK)
     result = pytester.runpytest(
@@ -174,7 +198,8 @@ def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester
     results = json.loads((pytester.path / "out.json").read_text())["results"]
     assert all(r["explain"] is not None for r in results)
     folded = flame_path(str(flame), "test_stack.py::test_generous").read_text().splitlines()
-    assert folded[0].startswith("test_stack;metrics_layer.<locals>.run ") and int(folded[0].split()[-1]) > 0
+    assert WHOLE_STACK in [line.rpartition(" ")[0] for line in folded]  # from the side's lambda down
+    assert all(int(line.rpartition(" ")[2]) > 0 for line in folded)
     # the passing pair's explanation in the terminal too (only a failure's was printed), once
     result.stdout.fnmatch_lines(
         [
@@ -198,7 +223,7 @@ def test_an_xdist_workers_explained_pair_gets_its_flame_graph_from_the_controlle
     )
     result.assert_outcomes(passed=1, failed=1)
     folded = flame_path(str(flame), "test_stack.py::test_generous").read_text().splitlines()
-    assert folded[0].startswith("test_stack;metrics_layer.<locals>.run ") and int(folded[0].split()[-1]) > 0
+    assert WHOLE_STACK in [line.rpartition(" ")[0] for line in folded]
 
 
 def test_each_test_has_a_flame_file_of_its_own_whatever_its_id() -> None:

@@ -9,7 +9,9 @@ framework path spends less in (the baseline's own work, moved or skipped) has no
 net added cost per call is kept beside the rows.
 
 Functions are named ``module:qualname`` (``framework:make_layer.<locals>.run``), so a layer's
-inner functions stay apart from another layer's.
+inner functions stay apart from another layer's. A profile keeps its costs by whole call stack
+(:mod:`overheadbench.engine.stacks`); the rows read them by the function each stack ends in, and
+the explanation keeps the framework side's stacks with their added cost: its flame graph.
 
 Sampled profiles are **paired**: the two sides are profiled in alternating rounds
 (:data:`~overheadbench.pairs.explaining.EXPLAIN_ROUNDS`), so a drift of the machine (its clock, its
@@ -28,12 +30,14 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
 
 from ..core.jsonio import Fields, ShapeError
 from ..core.units import format_count, format_seconds
+from .stacks import StackCost, apportioned, by_function, folded
 
 SHOWN_ROWS = 3
 """Rows a failure message quotes."""
@@ -53,7 +57,8 @@ KEPT_ROWS = 20
 
 
 Profile = Mapping[str, float]
-"""A side's profile: each function (``module:qualname``) and its cost over all the calls run
+"""A side's profile: each call stack (``module:qualname`` frames, outermost first, ``;`` between:
+:mod:`overheadbench.engine.stacks`) and the cost spent in its last frame over all the calls run
 (instructions or seconds). How often each ran is not kept: sampled time cannot know it, and the
 counted profile charges instructions to the function executing them, not calls to it."""
 
@@ -98,6 +103,11 @@ class Profiled:
     def calls(self) -> tuple[int, int]:
         return self.baseline_calls, self.framework_calls
 
+    @cached_property
+    def _by_function(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each side's cost per function (its stacks' costs by the function they end in)."""
+        return by_function(self.baseline), by_function(self.framework)
+
     @property
     def baseline_per_call(self) -> float:
         """The baseline's whole profiled cost per call: what a place's profile is normalised by."""
@@ -114,13 +124,13 @@ class Profiled:
         )
 
     def per_call(self, where: str) -> float:
-        """What the framework path adds at ``where`` per call beyond the baseline."""
-        return (
-            self.framework.get(where, 0.0) / self.framework_calls - self.baseline.get(where, 0.0) / self.baseline_calls
-        )
+        """What the framework path adds in the function ``where`` per call beyond the baseline."""
+        baseline, framework = self._by_function
+        return framework.get(where, 0.0) / self.framework_calls - baseline.get(where, 0.0) / self.baseline_calls
 
     def functions(self) -> set[str]:
-        return {*self.baseline, *self.framework}
+        baseline, framework = self._by_function
+        return {*baseline, *framework}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -205,9 +215,10 @@ class Explanation:
     """The share of the functions beyond ``KEPT_ROWS``."""
     note: str = ""
     """How the figures were made (the profiler's cost taken off, the counter)."""
-    stacks: tuple[tuple[str, float], ...] = field(default=(), compare=False)
-    """The added cost per call by ``module;function`` path: the flame graph the session writes
-    (``--overhead-flame``) from the gathered results, xdist workers' included."""
+    stacks: tuple[StackCost, ...] = field(default=(), compare=False)
+    """The framework side's whole call stacks, each with its cost and added cost per call
+    (:mod:`overheadbench.engine.stacks`): the flame graph the session writes (``--overhead-flame``,
+    and the page's) from the gathered results, xdist workers' included."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -218,7 +229,7 @@ class Explanation:
             "rows": [row.to_json() for row in self.rows],
             "rest": self.rest,
             "note": self.note,
-            "stacks": [[path, cost] for path, cost in self.stacks],
+            "stacks": [stack.to_json() for stack in self.stacks],
         }
 
     @classmethod
@@ -283,17 +294,15 @@ class Explanation:
         return self.per_call(row.added) + noise
 
     def folded(self) -> str:
-        """The added cost as folded stacks (``module;function count``), what flame graph tools read
-        (``flamegraph.pl``, speedscope, inferno); counts in instructions, or nanoseconds."""
-        scale = 1.0 if self.exact else 1e9
-        lines = [f"{path} {round(cost * scale)}" for path, cost in self.stacks if round(cost * scale) > 0]
-        return "\n".join(lines) + ("\n" if lines else "")
+        """The added cost as whole folded stacks (``module:f;module:g count``), what flame graph tools
+        read (``flamegraph.pl``, speedscope, inferno); counts in instructions, or nanoseconds."""
+        return folded(self.stacks, 1.0 if self.exact else 1e9)
 
 
 def explain(profiled: Profiled, unit: str, exact: bool, note: str = "") -> Explanation:
     """The framework path's profile against the baseline's, per call."""
     added = {where: (profiled.per_call(where), profiled.spread.get(where, 0.0)) for where in profiled.functions()}
-    return _ranked(added, profiled.calls, unit, exact, note)
+    return _ranked(added, profiled.calls, unit, exact, note, profiled)
 
 
 def explain_change(old: Profiled, new: Profiled, unit: str, exact: bool, note: str = "") -> Explanation:
@@ -307,14 +316,20 @@ def explain_change(old: Profiled, new: Profiled, unit: str, exact: bool, note: s
         where: (new.per_call(where) - old.per_call(where), old.spread.get(where, 0.0) + new.spread.get(where, 0.0))
         for where in old.functions() | new.functions()
     }
-    return _ranked(added, (old.framework_calls, new.framework_calls), unit, exact, note)
+    return _ranked(added, (old.framework_calls, new.framework_calls), unit, exact, note, new)
 
 
 def _ranked(
-    per_call: Mapping[str, tuple[float, float]], calls: tuple[int, int], unit: str, exact: bool, note: str
+    per_call: Mapping[str, tuple[float, float]],
+    calls: tuple[int, int],
+    unit: str,
+    exact: bool,
+    note: str,
+    drawn: Profiled,
 ) -> Explanation:
     """Each function's added cost per call (and its variance) ranked into an explanation: by what it
-    adds beyond its noise (``added - NOISE_Z se``; exact rows have none)."""
+    adds beyond its noise (``added - NOISE_Z se``; exact rows have none); its stacks are ``drawn``'s
+    framework side, each with its share of its function's added cost."""
     net = sum(added for added, _ in per_call.values())
     total = sum(added for added, _ in per_call.values() if added > 0)
     ranked = sorted(
@@ -327,25 +342,21 @@ def _ranked(
     )
     rows = tuple(ExplainRow(where, added / total, added, se) for _, added, se, where in ranked[:KEPT_ROWS])
     rest = sum(added for _, added, _, _ in ranked[KEPT_ROWS:]) / total if total else 0.0
-    stacks = tuple((_folded_path(where), added) for _, added, _, where in ranked)
+    added = {where: added for where, (added, _) in per_call.items()}
+    stacks = apportioned(drawn.framework, drawn.framework_calls, added)
     return Explanation(unit, exact, calls, net, rows, rest, note, stacks)
 
 
-def _stacks(fields: Fields) -> list[tuple[str, float]]:
-    """An explanation's stacks back (a run before schema 18 kept none)."""
+def _stacks(fields: Fields) -> list[StackCost]:
+    """An explanation's stacks back: ``[stack, cost, added]`` (schema 19); a run of schema 18 kept
+    ``[module;function, added]`` (its cost read as its added cost); older runs kept none."""
     if "stacks" not in fields.data:
         return []
 
-    def stack(item: Any, path: str) -> tuple[str, float]:
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
-            raise ShapeError(f"{path}: expected [stack, cost], got {item!r:.80}")
-        return item[0], Fields({"cost": item[1]}, path).number("cost")
+    def stack(item: Any, path: str) -> StackCost:
+        if not (isinstance(item, list) and len(item) in (2, 3) and isinstance(item[0], str)):
+            raise ShapeError(f"{path}: expected [stack, cost, added], got {item!r:.80}")
+        numbers = Fields({"cost": item[1], "added": item[-1]}, path)
+        return StackCost(item[0], numbers.number("cost"), numbers.number("added"))
 
     return fields.items("stacks", stack)
-
-
-def _folded_path(where: str) -> str:
-    """``module:qual.name`` as a folded stack's frames: the module, then the function (``;`` and
-    spaces, which the format uses, taken out of names)."""
-    module, _, qualname = where.partition(":")
-    return ";".join(part.replace(";", ",").replace(" ", "_") for part in (module, qualname))

@@ -18,7 +18,8 @@ calls (:data:`~overheadbench.engine.attribution.Profile`) and how many calls ran
 
 A function is named ``module:qualname`` (``framework:make_layer.<locals>.run``); a lambda
 keeps its line (``tests.test_x:test_pair.<locals>.<lambda>@12``), since a pair's two sides are
-often two lambdas of one test; a built-in is ``builtins:`` and its name.
+often two lambdas of one test; a built-in is ``builtins:`` and its name. Costs are kept by whole
+call stack, from the side's callable down (:func:`named_stacks`): the flame graph's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 
 from ..core.timeouts import check_silence, lent, progressed
 from ..engine.attribution import Profile
+from ..engine.stacks import stack_path
 
 MAX_CALLS = 1_000_000
 """At most this many calls of a side, however fast."""
@@ -50,6 +52,30 @@ def function_name(code: CodeType | str, modules: dict[str, str]) -> str:
     module = modules.get(code.co_filename) or Path(code.co_filename).stem
     name = getattr(code, "co_qualname", code.co_name)
     return f"{module}:{name}@{code.co_firstlineno}" if code.co_name == "<lambda>" else f"{module}:{name}"
+
+
+Stack = tuple[CodeType, ...]
+"""A call stack as its code objects, innermost first (as a frame's ``f_back`` walks it)."""
+
+
+def named_stacks(costs: dict[Stack, float]) -> Profile:
+    """Each stack's cost under its name (frames outermost first, :mod:`overheadbench.engine.stacks`)."""
+    modules, profile = loaded_modules(), dict[str, float]()
+    for stack, cost in costs.items():
+        path = stack_path(function_name(code, modules) for code in reversed(stack))
+        profile[path] = profile.get(path, 0.0) + cost
+    return profile
+
+
+def stack_of(frame: FrameType | None, harness: set[int]) -> Stack:
+    """The stack from ``frame`` up to (not into) the first frame of ``harness``'s code ids (the
+    loop calling the side); where no harness frame is above (an event loop's own code, running
+    the side's tasks), the frame's function alone."""
+    codes: list[CodeType] = []
+    while frame is not None and id(frame.f_code) not in harness:
+        codes.append(frame.f_code)
+        frame = frame.f_back
+    return tuple(codes) if frame is not None else tuple(codes[:1])
 
 
 def loaded_modules() -> dict[str, str]:
@@ -100,10 +126,10 @@ class SampledTime:
                 fn()
 
         blocks = Doubling(budget_s)
-        with _Sampling() as sampling:
+        with _Sampling({run.__code__}) as sampling:
             for calls in blocks:
                 run(calls)
-        return sampling.profile({run.__code__}), blocks.calls
+        return sampling.profile(), blocks.calls
 
     async def asynchronous(self, fn: Callable[[], Awaitable[Any]], budget_s: float) -> tuple[Profile, int]:
         async def run(n: int) -> None:
@@ -111,10 +137,10 @@ class SampledTime:
                 await fn()
 
         blocks = Doubling(budget_s)
-        with _Sampling() as sampling:
+        with _Sampling({run.__code__}) as sampling:
             for calls in blocks:
                 await run(calls)
-        return sampling.profile({run.__code__}), blocks.calls
+        return sampling.profile(), blocks.calls
 
 
 def _waits() -> int:
@@ -132,7 +158,8 @@ def _waits() -> int:
 class _Sampling:
     """A wall-clock timer (``SIGALRM`` every ``SAMPLE_S``: the process's CPU-time timer ticks only every
     few milliseconds, 124 samples in 0.5 s here, against 4,995) while entered; each signal counts one
-    sample for the function the main thread is running when its handler runs. The samples' shares
+    sample for the stack the main thread is running when its handler runs (up to ``harness``, the
+    loop calling the side: :func:`stack_of`). The samples' shares
     are shares of the thread's CPU time, as a pair that never waits is read (beside two busy loops
     the wall clock charged the five-layer stack's functions 2-3 times their quiet figures), or of the
     wall clock where the calls waited. A pair's silence limit is
@@ -140,8 +167,10 @@ class _Sampling:
     at each sample whether the pair has been silent too long (a callable that blocks only while
     profiled ends there), and set again, with what is left of the silence, after."""
 
-    def __init__(self) -> None:
-        self.samples: dict[CodeType, int] = {}
+    def __init__(self, harness: set[CodeType]) -> None:
+        self.harness = harness
+        self._stop_at = {id(code) for code in harness}
+        self.samples: dict[Stack, int] = {}
         self.elapsed_s = 0.0
         self._previous: Any = None
         self._lent = lent()
@@ -153,7 +182,8 @@ class _Sampling:
         if self._stopped:
             return  # a tick handled after the timer was stopped (a signal is handled late)
         if frame is not None:
-            self.samples[frame.f_code] = self.samples.get(frame.f_code, 0) + 1
+            stack = stack_of(frame, self._stop_at)
+            self.samples[stack] = self.samples.get(stack, 0) + 1
         check_silence(before=self._stop)
 
     def _stop(self) -> None:
@@ -182,17 +212,12 @@ class _Sampling:
         finally:  # the silence limit goes on, and strikes at once if it ran out meanwhile
             self._lent.__exit__(*exc)
 
-    def profile(self, harness: set[CodeType]) -> Profile:
-        """Each function's share of the samples as a share of the time sampled (seconds), the
+    def profile(self) -> Profile:
+        """Each stack's share of the samples as a share of the time sampled (seconds), samples in the
         harness's loop and the sampler's own code left out (their time stays in the whole)."""
         # its own handler too
         sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal, _Sampling._stop, check_silence)
-        own = {*harness, Doubling.__iter__.__code__, *(function.__code__ for function in sampler)}
+        own = {*self.harness, Doubling.__iter__.__code__, *(function.__code__ for function in sampler)}
         total = sum(self.samples.values()) or 1
-        modules, profile = loaded_modules(), dict[str, float]()
-        for code, count in self.samples.items():
-            if code in own:
-                continue
-            where = function_name(code, modules)
-            profile[where] = profile.get(where, 0.0) + count / total * self.elapsed_s
-        return profile
+        kept = {stack: count for stack, count in self.samples.items() if stack and stack[0] not in own}
+        return named_stacks({stack: count / total * self.elapsed_s for stack, count in kept.items()})

@@ -31,7 +31,7 @@ from ..core.errors import InstrumentError
 from ..engine.attribution import Profile
 from ..engine.samples import Figure, Kind
 from . import walltime
-from .functions import MAX_CALLS as MAX_PROFILED_CALLS, function_name, loaded_modules
+from .functions import MAX_CALLS as MAX_PROFILED_CALLS, Stack, named_stacks, stack_of
 
 _FREE_TOOL_IDS = (2, 3, 4, 5)
 """sys.monitoring tool ids tried in turn (0 is debuggers', 1 coverage's)."""
@@ -45,13 +45,16 @@ class InstructionCounter:
     """Counts instructions while entered (``with counter:``), except in the harness's code.
 
     ``read`` is a C-level callable (no bytecode of its own) returning the running total.
-    ``by_code``, when given, gets each code object's own instructions too (an explanation's
-    exact profile, :mod:`.functions`).
+    ``by_stack``, when given, gets each call stack's own instructions too, the stack walked up to
+    the harness (an explanation's exact profile, :mod:`.functions`); walked again only when the
+    executing frame changes, since a frame's callers do not change while it runs.
     """
 
-    def __init__(self, by_code: dict[CodeType, int] | None = None) -> None:
+    def __init__(self, by_stack: dict[Stack, int] | None = None) -> None:
         self.count = 0
-        self.by_code = by_code
+        self.by_stack = by_stack
+        self._last: tuple[FrameType | None, Stack] = (None, ())
+        """The frame the last instruction ran in, and its stack (held, so that its id is not reused)."""
         self.read: Callable[[], int] = partial(getattr, self, "count")
         self._skip: set[int] = {id(code) for code in _own_codes()}
         self._thread = threading.get_ident()
@@ -67,6 +70,15 @@ class InstructionCounter:
 
     def __exit__(self, *exc: object) -> None:
         self._stop()
+        self._last = (None, ())
+
+    def _counted_in(self, frame: FrameType) -> None:
+        """One instruction of ``frame`` counted to its stack."""
+        if frame is not self._last[0]:
+            self._last = (frame, stack_of(frame, self._skip))
+        stack, by_stack = self._last[1], self.by_stack
+        if by_stack is not None:
+            by_stack[stack] = by_stack.get(stack, 0) + 1
 
     if sys.version_info >= (3, 12):
         _tool: int = -1
@@ -78,15 +90,15 @@ class InstructionCounter:
                 raise CounterBusy("count mode needs a free sys.monitoring tool id (2-5); other tools hold them all")
             monitoring.use_tool_id(self._tool, "overheadbench")
             thread, get_ident, skip, disable = self._thread, threading.get_ident, self._skip, monitoring.DISABLE
-            by_code = self.by_code
+            counted_in, getframe, by_stack = self._counted_in, sys._getframe, self.by_stack is not None
 
             def on_instruction(code: CodeType, offset: int) -> Any:
                 if id(code) in skip:
                     return disable  # never called back for this harness location again
                 if get_ident() == thread:
                     self.count += 1
-                    if by_code is not None:
-                        by_code[code] = by_code.get(code, 0) + 1
+                    if by_stack:
+                        counted_in(getframe(1))  # the frame executing ``code``
                 return None
 
             monitoring.register_callback(self._tool, monitoring.events.INSTRUCTION, on_instruction)
@@ -101,13 +113,13 @@ class InstructionCounter:
         _previous: Any = None
 
         def _start(self) -> None:
-            skip, by_code = self._skip, self.by_code
+            skip, counted_in, by_stack = self._skip, self._counted_in, self.by_stack is not None
 
             def on_opcode(frame: FrameType, event: str, arg: Any) -> Any:
                 if event == "opcode":
                     self.count += 1
-                    if by_code is not None:
-                        by_code[frame.f_code] = by_code.get(frame.f_code, 0) + 1
+                    if by_stack:
+                        counted_in(frame)
                 return on_opcode
 
             def on_call(frame: FrameType, event: str, arg: Any) -> Any:
@@ -191,30 +203,30 @@ class InstructionsByFunction:
     note = "bytecode instructions counted per function (compiled code is not seen)"
 
     def sync(self, fn: Callable[[], Any], budget_s: float) -> tuple[Profile, int]:
-        by_code: dict[CodeType, int] = {}
-        block = sync_block(fn, InstructionCounter(by_code))
+        by_stack: dict[Stack, int] = {}
+        block = sync_block(fn, InstructionCounter(by_stack))
         started = time.perf_counter()
         block(1)  # the first counted call runs the code as instrumented for the first time
         calls = _calls_within(budget_s, time.perf_counter() - started)
-        by_code.clear()
+        by_stack.clear()
         block(calls)
-        once = dict(by_code)
-        by_code.clear()
+        once = dict(by_stack)
+        by_stack.clear()
         block(2 * calls)
-        return _counted(by_code, once), calls
+        return _counted(by_stack, once), calls
 
     async def asynchronous(self, fn: Callable[[], Awaitable[Any]], budget_s: float) -> tuple[Profile, int]:
-        by_code: dict[CodeType, int] = {}
-        block = async_block(fn, InstructionCounter(by_code))
+        by_stack: dict[Stack, int] = {}
+        block = async_block(fn, InstructionCounter(by_stack))
         started = time.perf_counter()
         await block(1)
         calls = _calls_within(budget_s, time.perf_counter() - started)
-        by_code.clear()
+        by_stack.clear()
         await block(calls)
-        once = dict(by_code)
-        by_code.clear()
+        once = dict(by_stack)
+        by_stack.clear()
         await block(2 * calls)
-        return _counted(by_code, once), calls
+        return _counted(by_stack, once), calls
 
 
 def _calls_within(budget_s: float, one_s: float) -> int:
@@ -227,10 +239,6 @@ def _calls_within(budget_s: float, one_s: float) -> int:
     return min(calls, (walltime.PRIMED_BELOW - 1) // 2) if calls < walltime.PRIMED_BELOW else calls
 
 
-def _counted(twice: dict[CodeType, int], once: dict[CodeType, int]) -> Profile:
-    """Each function's instructions in the longer block beyond the shorter one, named."""
-    modules, profile = loaded_modules(), dict[str, float]()
-    for code in {*twice, *once}:
-        where = function_name(code, modules)
-        profile[where] = profile.get(where, 0.0) + max(0, twice.get(code, 0) - once.get(code, 0))
-    return profile
+def _counted(twice: dict[Stack, int], once: dict[Stack, int]) -> Profile:
+    """Each stack's instructions in the longer block beyond the shorter one, named."""
+    return named_stacks({stack: float(max(0, twice.get(stack, 0) - once.get(stack, 0))) for stack in {*twice, *once}})
