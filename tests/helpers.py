@@ -3,11 +3,20 @@ process probe, synthetic blocks. One module, so that no test module imports anot
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 import subprocess
 from pathlib import Path
 
+from overheadbench.core.vocabulary import Role
+from overheadbench.engine.attribution import Profiled, explain
+from overheadbench.engine.changes import Change
+from overheadbench.engine.checks import Overall
 from overheadbench.engine.samples import Side
+from overheadbench.history.environment import fingerprint
+from overheadbench.history.runs import Run, read_run
+from overheadbench.pairs.results import PlaceResult
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 
@@ -131,3 +140,68 @@ class Synthetic:
 
     def blocks(self) -> dict:
         return {side: self.block(side) for side in (BASELINE, FRAMEWORK, HARNESS)}
+
+
+GOLDEN_RUN = Path(__file__).parent / "golden" / "0001_old.json"
+"""A stored run of three pairs (schema 1): what made histories and pages are built from."""
+
+
+def commit(repository: Path, subject: str) -> str:
+    (repository / "README.md").write_text(subject)
+    git(repository, "add", "README.md")
+    git(repository, "commit", "-q", "-m", subject)
+    return git(repository, "rev-parse", "HEAD").strip()
+
+
+def store(storage: Path, number: int, sha: str, scale: float, branch: str = "main", seed: int = 0) -> Path:
+    """A stored run of ``sha``: the golden run, its pairs' ratios times ``scale`` (and a little noise)."""
+    data = json.loads(GOLDEN_RUN.read_text())
+    data["environment"]["commit_info"] = {"id": sha, "branch": branch, "dirty": False, "time": f"2026-01-{number:02d}"}
+    noise = random.Random(number * 100 + seed)
+    for result in data["results"]:
+        result["ratio"] *= scale * (1 + noise.gauss(0, 0.002))
+    folder = storage / fingerprint()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{number:04d}_main.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+OUTER, MIDDLE, INNER = "mw:outer.<locals>.run", "mw:middle.<locals>.run", "mw:inner.<locals>.run"
+
+
+def three_layers() -> Profiled:
+    """A framework path of three layers over the baseline's work; the middle layer's loop dominates."""
+    baseline = {"t:bare;app:work": 1000.0}
+    framework = {
+        f"t:framed;{OUTER}": 50.0,
+        f"t:framed;{OUTER};{MIDDLE}": 800.0,
+        f"t:framed;{OUTER};{MIDDLE};{INNER}": 20.0,
+        f"t:framed;{OUTER};{MIDDLE};{INNER};app:work": 1000.0,
+    }
+    return Profiled(baseline, 1, framework, 1)
+
+
+def made_run() -> Run:
+    """The golden run with a failed pair (explained), a regressed one (its base tree's change) and a passing one."""
+    run = read_run(GOLDEN_RUN)
+    failed, regressed, passed = run.results
+    failed = dataclasses.replace(
+        failed, outcome=Overall.FAIL, explain=explain(three_layers(), "instructions", exact=True)
+    )
+    change = Change("overhead", 1.10, 1.20, se=0.01)
+    place = PlaceResult("main", Role.BASE, change=change, explain=explain(three_layers(), "instructions", exact=True))
+    regressed = dataclasses.replace(regressed, outcome=Overall.REGRESSED, places=[place])
+    return dataclasses.replace(run, results=[passed, regressed, failed], gate=dataclasses.replace(run.gate, pairs=5.0))
+
+
+def stepped_history(folder: Path) -> tuple[Path, Path, list[str]]:
+    """A git project of ten commits in ``folder``, each with a stored run, every pair 16% slower from
+    the sixth commit on: the project, its storage folder, and the commits."""
+    project, storage = folder / "project", folder / "runs"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    shas = [commit(project, f"commit {i}") for i in range(10)]
+    for number, sha in enumerate(shas, start=1):
+        store(storage, number, sha, 1.16 if number > 5 else 1.0)
+    return project, storage, shas

@@ -145,8 +145,9 @@ def test_no_function_is_over_60_lines_and_no_class_over_250() -> None:
 
 def test_the_plugin_and_the_cli_judge_a_change_by_the_one_regression_check() -> None:
     """The CLI had its own regression rule, without the unknown policy the session has, and its own
-    sentence; both read ``Gate.fails`` and say ``gate_sentence``."""
-    for name in ("overheadbench.engine.outcome", "overheadbench.cli"):
+    sentence; both read ``Gate.fails`` and say ``gate_sentence`` (the CLI through ``gate_lines``)."""
+    assert "gate_lines(" in MODULES["overheadbench.cli"].read_text(encoding="utf-8")
+    for name in ("overheadbench.engine.outcome", "overheadbench.report.changes"):
         text = MODULES[name].read_text(encoding="utf-8")
         assert ".fails(" in text and ".unknown ==" not in text, name  # the policy is read in one place
         assert "gate_sentence(" in text, name

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import GOLDEN_RUN, commit, git, store
 
 from overheadbench import cli
 from overheadbench.cli import main
@@ -25,7 +25,6 @@ from overheadbench.history.environment import fingerprint
 from overheadbench.history.index import INDEX_FILE, indexed_runs
 from overheadbench.history.runs import Storage
 
-GOLDEN = Path(__file__).parent / "golden" / "0001_old.json"
 TEST = "tests/test_mw.py::test_retry"
 
 
@@ -35,27 +34,6 @@ def project(tmp_path: Path) -> Path:
     repository.mkdir()
     git(repository, "init", "-q", "-b", "main")
     return repository
-
-
-def commit(repository: Path, subject: str) -> str:
-    (repository / "README.md").write_text(subject)
-    git(repository, "add", "README.md")
-    git(repository, "commit", "-q", "-m", subject)
-    return git(repository, "rev-parse", "HEAD").strip()
-
-
-def store(storage: Path, number: int, sha: str, scale: float, branch: str = "main", seed: int = 0) -> Path:
-    """A stored run of ``sha``: the golden run, its pairs' ratios times ``scale`` (and a little noise)."""
-    data = json.loads(GOLDEN.read_text())
-    data["environment"]["commit_info"] = {"id": sha, "branch": branch, "dirty": False, "time": f"2026-01-{number:02d}"}
-    noise = random.Random(number * 100 + seed)
-    for result in data["results"]:
-        result["ratio"] *= scale * (1 + noise.gauss(0, 0.002))
-    folder = storage / fingerprint()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{number:04d}_main.json"
-    path.write_text(json.dumps(data))
-    return path
 
 
 def history(project: Path, storage: Path, *args: str) -> int:
@@ -221,7 +199,7 @@ def test_confirm_measures_a_regression_in_one_session_and_bisects_the_commits_no
     out = capsys.readouterr().out
     assert f"CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +16.0% (+12.0..+20.0%) regressed" in out
     assert f"first regressed commit between them: {shas[5]}" in out
-    tests = {result["nodeid"] for result in json.loads(GOLDEN.read_text())["results"]}
+    tests = {result["nodeid"] for result in json.loads(GOLDEN_RUN.read_text())["results"]}
     # each pair's test alone, at half its step (+16%): confirmed where the commits differ by more than 8%
     assert sorted(sessions.opened) == sorted(("8%", "-x", test) for test in tests)
     (point,) = [p for p in json.loads((tmp_path / "h.json").read_text())["change_points"] if p["test"] == TEST]

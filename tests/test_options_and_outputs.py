@@ -48,6 +48,7 @@ def test_pair(overhead, clock):
         ("--overhead-save=", "*run name ''*"),
         ("--overhead-json=afile/out.json", "*--overhead-json=afile/out.json: cannot write in *afile"),
         ("--overhead-md=adir", "*--overhead-md=adir: is a folder; name a file"),
+        ("--overhead-html=adir", "*--overhead-html=adir: is a folder; name a file"),
         ("--overhead-json=", "*--overhead-json needs a file path"),
         ("--overhead-storage=afile", "*afile: the storage folder is a file; name a folder*"),
         ("--overhead-fail-above=nan", "*--overhead-fail-above='nan': give a number of percent*"),
@@ -190,8 +191,12 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
 ) -> None:
     """A 413x pair read "41,200%" and a budget of max=1500 warned "did you mean max=15?" on every run."""
     fake_clock_project.makepyfile(FACTOR_PAIRS)
-    result = fake_clock_project.runpytest("--overhead", "--overhead-json=out.json", "--overhead-md=out.md")
+    outputs = ("--overhead-json=out.json", "--overhead-md=out.md", "--overhead-html=out.html")
+    result = fake_clock_project.runpytest("--overhead", *outputs)
     result.assert_outcomes(passed=4, failed=1, warnings=1)
+    result.stdout.fnmatch_lines(["overhead results written to *out.html"])
+    page = (fake_clock_project.path / "out.html").read_text()
+    assert "ratio, log axis" in page and page.count('<tr id="pair-') == 5  # ratios over decades: a log axis
     result.stdout.fnmatch_lines(
         [
             "*overhead 413x (95% CI 41?x..41?x) exceeds max 100x: baseline 1.00 µs/call*",

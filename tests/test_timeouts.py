@@ -113,12 +113,12 @@ def test_the_sampler_gives_the_signal_back_when_the_limit_strikes_inside_it(cloc
 
     with time_limit(60, lambda waiting: "silent"):
         expire = signal.getsignal(signal.SIGALRM)
-        with pytest.raises(PairTimeout), _Sampling():
+        with pytest.raises(PairTimeout), _Sampling(set()):
             clock[0] += 61
             _handle_a_tick()  # the sampler's own check strikes
         assert signal.getsignal(signal.SIGALRM) is expire
         assert _timer() == 0  # the limit has struck: not armed again to strike twice
-        sampling = _Sampling()
+        sampling = _Sampling(set())
         with sampling:
             signal.setitimer(signal.ITIMER_REAL, 0, 0)
         sampling._on_signal(signal.SIGALRM, None)  # a tick handled after the sampler stopped: nothing

@@ -9,13 +9,13 @@
                                                     (the first commit regressed over GOOD)
     overheadbench history [STORAGE] [--json FILE] [--fail-above PCT] [--since REF] [--confirm [-- PYTEST_ARGS]]
                                                     (every step and drift of the stored runs' figures)
+    overheadbench html [RUN ... | STORAGE] -o FILE.html  (the page: one self-contained HTML file)
 
 RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--storage,
 default baselines/). Several runs are read as one report: shards of one suite merged, runs of
 other environments (another Python, other package versions) a column each
-(:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above
-(bisect: no first regressed commit found; history: a regression change point past --fail-above), 2 bad
-input.
+(:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above (bisect:
+no first regressed commit found; history: a regression change point past --fail-above), 2 bad input.
 """
 
 from __future__ import annotations
@@ -27,14 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from .core.errors import StorageError
-from .core.git import checked_out_branch, is_repository
+from .core.git import is_repository
 from .core.jsonio import cannot_write, dumps, write_text_atomic
 from .core.tables import plain
 from .core.termination import install_sigterm, uninstall_sigterm
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.attribution import CHANGE_HEAD
-from .engine.changes import Finding, Gate
-from .engine.outcome import Gated, gate_sentence
 from .engine.settings import Policy
 from .history.bisect import BisectError, bisect
 from .history.combined import Column, combine
@@ -42,16 +40,25 @@ from .history.commits import CommitSessions, commits_between
 from .history.confirm import confirm
 from .history.environment import differences_heading
 from .history.figure_changes import compare_figures
-from .history.index import indexed_runs
+from .history.index import run_row, stored_history
 from .history.pair_changes import compare_runs
 from .history.runs import Run, Storage, read_run
-from .history.timeline import newer_than, on_branch, read_history
+from .history.timeline import newer_than, read_history
 from .report.budgets import check_csv_rows
-from .report.changes import Shown, figure_places, figure_shown, pair_shown, render_changes, render_places
+from .report.changes import (
+    Shown,
+    figure_places,
+    figure_shown,
+    gate_lines,
+    pair_shown,
+    render_changes,
+    render_places,
+)
 from .report.history import history_document, regressions, render_history, whose
 from .report.markdown import render_markdown
+from .report.page import render_page
 from .report.pairs_csv import csv_rows
-from .report.plots import PlotUnavailable, distributions, trend as trend_plot
+from .report.plots import PlotUnavailable, distributions, stored_trend, trend as trend_plot
 from .report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 from .report.spreadsheet import csv_text
 
@@ -62,7 +69,7 @@ BISECT_ROUNDS = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``compare``, ``report``, ``plot`` and ``bisect``."""
+    """The command line: ``compare``, ``report``, ``plot``, ``bisect``, ``history`` and ``html``."""
     parser = argparse.ArgumentParser(prog="overheadbench", description="Compare, report and plot overheadbench runs.")
     storage_help = "folder of stored runs (default baselines/); before or after the command"
     parser.add_argument("--storage", type=Path, default=Path("baselines"), help=storage_help)
@@ -73,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     _report_commands(commands, anywhere)
     _bisect_command(commands)
     _history_command(commands, anywhere)
+    page = commands.add_parser("html", parents=[anywhere], help="the page of runs or a storage folder: one HTML file")
+    page.add_argument("runs", nargs="*", metavar="RUN|STORAGE", help="runs, or a storage folder (default --storage)")
+    page.add_argument("-o", "--output", type=Path, required=True, help="the page's file (.html)")
+    page.add_argument("--branch", default=None, help="the history's branch (default: the checked-out one)")
     return parser
 
 
@@ -182,6 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bisect(args.good, args.bad, args.fail_above, args.rounds, args.json, pytest_args)
         if args.command == "history":
             return _history(Storage(args.folder) if args.folder else storage, args, pytest_args)
+        if args.command == "html":
+            return _html(storage, args.runs, args.output, args.branch)
         return _plot(storage, args.run, args.trend, args.output)
     except (StorageError, PlotUnavailable, BisectError) as exc:
         print(f"overheadbench: {plain(str(exc), lines=True)}", file=sys.stderr)  # git's and pytest's own lines
@@ -243,21 +256,10 @@ def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
 
 
 def _regressions(changes: Sequence[tuple[str, Shown]], fail_above: Thresholds, unknown: Policy) -> int:
-    """Say each change (against the run or place named beside it) the gate fails or warns of, at
-    its kind's threshold (percent), on standard error, in the session's own sentence (its one
-    regression check, :meth:`~overheadbench.engine.changes.Gate.fails`); 1 if any fails."""
-    failed = False
-    for reference, shown in changes:
-        gate = Gate(reference, fail_above.pick(shown.pair), unknown)
-        if not (gate.fails(shown.change) or gate.warns(shown.change)):
-            continue
-        failed = failed or gate.fails(shown.change)
-        word = "REGRESSION" if gate.finding(shown.change) == Finding.REGRESSED else "UNKNOWN"
-        gated = Gated(plain(shown.figure), shown.change.describe((shown.old, shown.new)), shown.change)
-        print(
-            f"{word} {gate_sentence(plain(shown.test), gated, gate, f'--fail-above={gate.threshold:g}%')}",
-            file=sys.stderr,
-        )
+    """Say each change the gate fails or warns of (:func:`~overheadbench.report.changes.gate_lines`); 1 if any fails."""
+    lines, failed = gate_lines(changes, fail_above, unknown)
+    for line in lines:
+        print(line, file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -291,14 +293,11 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
 def _history(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> int:
     """The change points of this machine's runs on one branch (the checked-out one, where runs record it),
     printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression."""
-    rows, skipped = indexed_runs(storage)
+    if not is_repository(args.repository) and (args.since or args.confirm):
+        raise StorageError(f"--since and --confirm read git: {args.repository} is not a git repository")
+    history, branch, skipped = stored_history(storage, args.branch, args.repository)
     for reason in skipped:
         print(f"overheadbench: left out: {plain(reason)}")
-    rows, branch = on_branch(rows, args.branch or checked_out_branch(args.repository))
-    repository = args.repository if is_repository(args.repository) else None
-    if repository is None and (args.since or args.confirm):
-        raise StorageError(f"--since and --confirm read git: {args.repository} is not a git repository")
-    history = read_history(rows, repository)
     confirmed = {}
     for point in (p for p in history.change_points if p.regression and args.confirm):
         confirmed[point] = confirm(point, args.repository, BISECT_ROUNDS, pytest_args)
@@ -311,6 +310,24 @@ def _history(storage: Storage, args: argparse.Namespace, pytest_args: list[str])
     failing = regressions(history, args.fail_above, newer)
     print("\n".join(failing))
     return 1 if failing else 0
+
+
+def _html(storage: Storage, references: Sequence[str], output: Path, branch: str | None) -> int:
+    """The page of a storage folder (this machine's newest run and its branch's history) or of the
+    runs named (the last one, and the history of them all)."""
+    here = Path(".")
+    if len(references) <= 1 and (not references or Path(references[0]).is_dir()):
+        storage = Storage(Path(references[0])) if references else storage
+        history, _, skipped = stored_history(storage, branch, here)
+        print("".join(f"overheadbench: left out: {plain(reason)}\n" for reason in skipped), end="")
+        run = read_run(storage.find())  # none stored here: an error that says so
+    else:
+        runs = [(path, read_run(path)) for path in map(storage.find, references)]
+        history = read_history([run_row(*each) for each in runs], here if is_repository(here) else None)
+        run = runs[-1][1]
+    write_text_atomic(output, render_page(run, history))
+    print(f"page written to {output}")
+    return 0
 
 
 def _columns(storage: Storage, references: Sequence[str]) -> list[Column]:
@@ -357,18 +374,8 @@ def _plot(storage: Storage, references: Sequence[str], over_runs: bool, output: 
     if output.suffix.lower() not in (".svg", ".png"):
         raise StorageError(f"{output}: the plot is written as .svg or .png")
     if over_runs:
-        paths = storage.runs() or storage.runs(every_machine=True)  # this machine's history, else every run
-        if not paths:
-            raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
-        readable = []
-        for path in paths:  # one unreadable run is left out with a warning, as the gate's history does
-            try:
-                readable.append((path.name, read_run(path)))
-            except StorageError as exc:
-                print(f"overheadbench: warning: {plain(str(exc))}; left out of the trend", file=sys.stderr)
-        if not readable:
-            raise StorageError(f"no readable stored run in {storage.folder}/ to plot a trend from")
-        trend_plot(readable, output)
+        for warning in stored_trend(storage, output):
+            print(f"overheadbench: warning: {plain(warning)}", file=sys.stderr)
     else:
         if not references:
             raise StorageError("plot needs a RUN (or --trend)")

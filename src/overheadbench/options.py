@@ -183,6 +183,11 @@ REPORT_FLAGS = (
         metavar="PATH",
     ),
     Flag(
+        "--overhead-html",
+        "write the page (one self-contained HTML file: verdict, budgets, flame graphs) to PATH (implies --overhead)",
+        metavar="PATH",
+    ),
+    Flag(
         "--overhead-columns",
         f"the terminal table's columns, comma-separated, or 'all': {', '.join(COLUMN_KEYS)} "
         f"(default {','.join(TERMINAL_COLUMNS)}; the markdown report and JSON always have every figure)",
@@ -238,6 +243,7 @@ IMPLYING = (
     "--overhead-quick",
     "--overhead-json",
     "--overhead-md",
+    "--overhead-html",
     "--overhead-save",
     "--overhead-autosave",
     "--overhead-compare",
@@ -263,6 +269,8 @@ class Options:
     quick: bool
     json_path: Path | None
     markdown_path: Path | None
+    html_path: Path | None
+    """The page (``--overhead-html``)."""
     columns: tuple[str, ...]
     """The terminal table's columns (keys of :data:`overheadbench.report.pairs.COLUMNS`)."""
     github: bool
@@ -284,6 +292,7 @@ def options_from_config(config: pytest.Config) -> Options:
         quick=bool(option("--overhead-quick")),
         json_path=_output(option("--overhead-json"), "--overhead-json"),
         markdown_path=_output(option("--overhead-md"), "--overhead-md"),
+        html_path=_output(option("--overhead-html"), "--overhead-html"),
         columns=_columns(option("--overhead-columns") or config.getini("overhead_columns")),
         github=_flag(option("--overhead-github") or config.getini("overhead_github"), "--overhead-github"),
         explain=bool(option("--overhead-explain")),

@@ -147,7 +147,12 @@ def _trimmed_rms(share: float) -> float:
 
 def _winsorised(y: np.ndarray, sd: np.ndarray) -> np.ndarray:
     half = MEDIAN_WINDOW // 2
-    medians = np.array([np.median(y[max(0, i - half) : i + half + 1]) for i in range(y.size)])
+    edges = [i for i in range(y.size) if i < half or i >= y.size - half]  # windows cut short by an end
+    medians = np.empty(y.size)
+    if y.size >= MEDIAN_WINDOW:  # every whole window at once (a thousand runs of fifty pairs: 1.3 s one by one)
+        medians[half : y.size - half] = np.median(np.lib.stride_tricks.sliding_window_view(y, MEDIAN_WINDOW), axis=1)
+    for i in edges:
+        medians[i] = np.median(y[max(0, i - half) : i + half + 1])
     clipped: np.ndarray = np.clip(y, medians - CLIP * sd, medians + CLIP * sd)
     return clipped
 

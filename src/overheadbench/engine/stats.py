@@ -143,7 +143,8 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
     if ordered.size == 0:
         raise ValueError("no samples")
     low, high = median_ranks(ordered.size, confidence) or (0, ordered.size - 1)
-    return float(np.median(ordered)), float(ordered[low]), float(ordered[high])
+    middle = (ordered[(ordered.size - 1) // 2] + ordered[ordered.size // 2]) / 2  # np.median's, of sorted values
+    return float(middle), float(ordered[low]), float(ordered[high])
 
 
 @functools.cache

@@ -153,6 +153,8 @@ class History:
     """Runs of a dirty tree, left out."""
     ordered_by: str
     """``git`` or ``date``."""
+    ordered: tuple[RunRow, ...] = ()
+    """The runs read, oldest first (commit order): each series' points, for a page's trends."""
 
 
 EVERY_BRANCH = "all"
@@ -182,7 +184,8 @@ def read_history(rows: Sequence[RunRow], repository: Path | None) -> History:
             series.setdefault(figure.key, []).append((row, figure))
     subjects = _Subjects(repository if positions is not None else None)
     found = [point for runs in series.values() for point in _change_points(runs, subjects)]
-    return History(tuple(found), len(ordered), len(series), len(rows) - len(clean), "git" if positions else "date")
+    order = "git" if positions else "date"
+    return History(tuple(found), len(ordered), len(series), len(rows) - len(clean), order, tuple(ordered))
 
 
 def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> list[ChangePoint]:

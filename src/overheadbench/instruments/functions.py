@@ -214,10 +214,12 @@ class _Sampling:
 
     def profile(self) -> Profile:
         """Each stack's share of the samples as a share of the time sampled (seconds), samples in the
-        harness's loop and the sampler's own code left out (their time stays in the whole)."""
+        harness's loops and the sampler's own code (a signal handled while the last one's stack was
+        walked) left out: their time stays in the whole."""
         # its own handler too
         sampler = (_Sampling.__enter__, _Sampling.__exit__, _Sampling._on_signal, _Sampling._stop, check_silence)
-        own = {*self.harness, Doubling.__iter__.__code__, *(function.__code__ for function in sampler)}
+        loops = (Doubling.__iter__, SampledTime.sync, SampledTime.asynchronous, progressed, stack_of)
+        own = {*self.harness, *(function.__code__ for function in (*sampler, *loops))}
         total = sum(self.samples.values()) or 1
         kept = {stack: count for stack, count in self.samples.items() if stack and stack[0] not in own}
         return named_stacks({stack: count / total * self.elapsed_s for stack, count in kept.items()})

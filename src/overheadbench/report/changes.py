@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_code, markdown_table, plain
 from ..core.thresholds import UNGATED, Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
-from ..engine.changes import Change, Finding
+from ..engine.changes import Change, Finding, Gate
 from ..engine.checks import Unit, show
+from ..engine.outcome import Gated, gate_sentence
 from ..engine.samples import Side
+from ..engine.settings import Policy
 from ..pairs.comparing import per_call_change
 from ..pairs.results import OVERHEAD, OverheadResult, PlaceResult
 from ..transport.metrics import SPECS, Measure
@@ -323,3 +325,19 @@ def markdown_stored(results: Sequence[OverheadResult], threshold: float | None =
     run = markdown_cell(compared[0].stored.run if compared[0].stored else "")
     note = f"_Separate sessions, not paired: {SESSION_TERM}_"
     return "\n".join([f"## Against the stored run {run}", "", *markdown_table(rows), "", note]) + "\n"
+
+
+def gate_lines(changes: Sequence[tuple[str, Shown]], fail_above: Thresholds, unknown: Policy) -> tuple[list[str], bool]:
+    """Each change (against the run or place named beside it) the gate fails or warns of, at its
+    kind's threshold (percent), on standard error, in the session's own sentence (its one
+    regression check, :meth:`~overheadbench.engine.changes.Gate.fails`); and whether any fails."""
+    lines, failed = [], False
+    for reference, shown in changes:
+        gate = Gate(reference, fail_above.pick(shown.pair), unknown)
+        if not (gate.fails(shown.change) or gate.warns(shown.change)):
+            continue
+        failed = failed or gate.fails(shown.change)
+        word = "REGRESSION" if gate.finding(shown.change) == Finding.REGRESSED else "UNKNOWN"
+        gated = Gated(plain(shown.figure), shown.change.describe((shown.old, shown.new)), shown.change)
+        lines.append(f"{word} {gate_sentence(plain(shown.test), gated, gate, f'--fail-above={gate.threshold:g}%')}")
+    return lines, failed

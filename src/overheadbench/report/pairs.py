@@ -226,6 +226,11 @@ def footnotes(results: Sequence[OverheadResult], keys: Sequence[str] = COLUMN_KE
 
 def environment_lines(env: dict[str, Any]) -> list[str]:
     """The environment as a two-column markdown table (Python, OS, CPU, commit, packages, date)."""
+    return markdown_table([("", ""), *environment_rows(env)], code_first=False)
+
+
+def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
+    """The environment, what and which (Python, OS, CPU, commit, packages, date)."""
     machine, commit = env.get("machine_info") or {}, env.get("commit_info") or {}
     cpu = (machine.get("cpu") or {}).get("brand_raw") or machine.get("processor") or "?"
     packages = ", ".join(f"{name} {version}" for name, version in (env.get("packages") or {}).items() if version)
@@ -240,7 +245,7 @@ def environment_lines(env: dict[str, Any]) -> list[str]:
         ("Packages", packages or "?"),
         ("Date", str(env.get("datetime", "?"))),
     ]
-    return markdown_table([("", ""), *rows], code_first=False)
+    return rows
 
 
 def scaling_rows(results: Sequence[OverheadResult]) -> list[tuple[str, ...]]:

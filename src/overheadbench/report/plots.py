@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import StorageError
 from ..core.tables import plain
 from ..engine.stats import pair_ratios
-from ..history.runs import Run
+from ..history.runs import Run, Storage, read_run
 from ..pairs.results import OverheadResult
 
 
@@ -95,6 +96,24 @@ def trend(runs: list[tuple[str, Run]], output: Path, title: str = "overhead acro
     figure.tight_layout()
     figure.savefig(output)
     plt.close(figure)
+
+
+def stored_trend(storage: Storage, output: Path) -> list[str]:
+    """:func:`trend` of this machine's stored runs (else every machine's); each unreadable run is
+    left out, as the gate's history does, and said (the warnings returned)."""
+    paths = storage.runs() or storage.runs(every_machine=True)
+    if not paths:
+        raise StorageError(f"no stored run in {storage.folder}/ to plot a trend from")
+    readable, warnings = [], []
+    for path in paths:
+        try:
+            readable.append((path.name, read_run(path)))
+        except StorageError as exc:
+            warnings.append(f"{exc}; left out of the trend")
+    if not readable:
+        raise StorageError(f"no readable stored run in {storage.folder}/ to plot a trend from")
+    trend(readable, output)
+    return warnings
 
 
 def _label(nodeid: str) -> str:

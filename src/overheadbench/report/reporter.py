@@ -1,7 +1,7 @@
 """The session's reporting plugin, registered in the user's session only (as pytest-xdist's
 ``TerminalDistReporter`` is): it gathers what the test reports carry (:class:`Gathered`, here and
 from xdist workers), prints the summary, and writes the outputs: ``--overhead-json``,
-``--overhead-md``, the job summary, the stored run, each explained pair's flame graph
+``--overhead-md``, ``--overhead-html``, the job summary, the stored run, each explained pair's flame graph
 (``--overhead-flame``), and this session's run inside pytest-benchmark's JSON.
 
 Each measured kind puts its tests' data on their call reports, as extra attributes that pytest
@@ -36,6 +36,7 @@ from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureRes
 from .github import Failure, append_summary, in_actions, is_summary
 from .markdown import render_markdown
 from .outputs import Output, write_outputs
+from .page import render_page
 from .summary import SessionFacts, StoredComparison, session_summary
 
 TRANSPORT = "transport"
@@ -94,6 +95,8 @@ class ReporterOptions(Protocol):
     def json_path(self) -> Path | None: ...
     @property
     def markdown_path(self) -> Path | None: ...
+    @property
+    def html_path(self) -> Path | None: ...
     @property
     def columns(self) -> tuple[str, ...]: ...
     @property
@@ -215,6 +218,8 @@ class Reporter:
         named = options.markdown_path is not None and is_summary(options.markdown_path, os.environ)
         if (markdown_path := options.markdown_path) and not named:
             outputs.append(Output.file(markdown_path, self.markdown))
+        if html_path := options.html_path:
+            outputs.append(Output.file(html_path, lambda: render_page(run())))
         if named or (options.github and in_actions(os.environ) and self.gathered.measured_anything):
             appended = Output(summary, lambda: append_summary(os.environ, self.markdown()), optional=not named)
             outputs.append(appended)

@@ -83,14 +83,18 @@ def render_figures(figures: Sequence[FigureResult], width: int = TERMINAL_WIDTH)
     return lines[1:] + textwrap.wrap(NOTE, width) if lines else []
 
 
+def transport_tables(figures: Sequence[FigureResult]) -> list[tuple[str, list[tuple[str, ...]]]]:
+    """The load and stream tables (each titled, its first row the header; none where empty): one row
+    per test and protocol/concurrency row, its figures side by side."""
+    tables = (
+        ("Transport", _table(figures, (*LOAD, Metric.SCALING))),
+        ("Streams", _table(figures, STREAM_FIGURES)),
+    )
+    return [(title, table) for title, table in tables if table]
+
+
 def markdown_figures(figures: Sequence[FigureResult]) -> str:
     """The same tables as markdown sections (appended to the ``--overhead-md`` report; their
     budgets are in its one budgets table, :func:`~overheadbench.report.budgets.markdown_budgets`)."""
-    sections = []
-    for title, table in (
-        ("Transport", _table(figures, (*LOAD, Metric.SCALING))),
-        ("Streams", _table(figures, STREAM_FIGURES)),
-    ):
-        if table:
-            sections.append(f"## {title}\n\n" + "\n".join(markdown_table(table)))
+    sections = [f"## {title}\n\n" + "\n".join(markdown_table(table)) for title, table in transport_tables(figures)]
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""

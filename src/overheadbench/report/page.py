@@ -1,0 +1,273 @@
+"""The page: one self-contained HTML file of a run (and of its history), what ``--overhead-html``
+and ``overheadbench html`` write.
+
+What it shows, in this order: the verdict (failed, inconclusive, regressed, unknown, then the
+rest), each pair's overhead and interval against its budget (:mod:`.forest`), the changes against
+the session's other places and the stored run with the gate's thresholds, the history of each
+figure with its change points (:mod:`.trends`), the transport figures, and where each explained
+overhead goes as a differential flame graph of whole stacks (:mod:`.flame`).
+
+Why one file with nothing outside it: it is opened as a CI artifact, from a ``file://`` URL and on
+GitHub/GitLab Pages, often where nothing else can be fetched; so the style and the script are
+inlined, no font, image or script is loaded, and every figure and verdict is in the HTML itself
+(the script only adds zoom, search and keyboard use to the flame graphs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from importlib import resources
+
+from ..engine.attribution import Explanation
+from ..engine.changes import Change
+from ..engine.checks import Overall
+from ..history.runs import Run
+from ..history.timeline import History
+from ..pairs.results import OverheadResult
+from .changes import places_of
+from .flame import render_flame
+from .forest import Forest, ForestRow, render_forest
+from .pairs import environment_rows, overhead_cell
+from .svg import esc
+from .transport import NOTE as TRANSPORT_NOTE, transport_tables
+from .trends import render_trend, trend_caption, trends
+
+PAGE_ORDER = (
+    Overall.FAIL,
+    Overall.INCONCLUSIVE,
+    Overall.REGRESSED,
+    Overall.UNKNOWN,
+    Overall.UNJUDGED,
+    Overall.PASS,
+    Overall.UNMEASURED,
+)
+"""The verdict's order: what a reviewer must act on first."""
+OUTCOME_WORDS = {
+    Overall.FAIL: "failed",
+    Overall.INCONCLUSIVE: "inconclusive",
+    Overall.REGRESSED: "regressed",
+    Overall.UNKNOWN: "unknown (gate)",
+    Overall.UNJUDGED: "not judged",
+    Overall.PASS: "passed",
+    Overall.UNMEASURED: "not measured",
+}
+
+
+def anchor(kind: str, nodeid: str) -> str:
+    """A stable id for a test's row or section (a test id holds characters an id should not)."""
+    return f"{kind}-{hashlib.sha1(nodeid.encode()).hexdigest()[:12]}"
+
+
+def render_page(run: Run | None, history: History | None = None, title: str = "Overhead report") -> str:
+    """The page of ``run`` (None: a history alone) and of ``history`` (None: no trends)."""
+    results = sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall)) if run else []
+    sections = [_verdict(results, history)]
+    if results:
+        sections += [_pairs(results), _changes(results, run.gate.pairs if run else None), _explained(results)]
+    if history is not None and history.ordered:
+        sections.append(_history(history))
+    if run is not None and run.figures:
+        sections.append(_transport(run))
+    environment = _environment(run) if run is not None else ""
+    return _document(title, environment, [section for section in sections if section])
+
+
+def _document(title: str, environment: str, sections: Sequence[str]) -> str:
+    assets = resources.files("overheadbench.report")
+    style = assets.joinpath("page.css").read_text(encoding="utf-8")
+    script = assets.joinpath("page.js").read_text(encoding="utf-8")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(title)}</title><style>{style}</style></head>"
+        f"<body><header><h1>{esc(title)}</h1>{environment}</header><main>{''.join(sections)}</main>"
+        f"<script>{script}</script></body></html>\n"
+    )
+
+
+def _environment(run: Run) -> str:
+    rows = "".join(
+        f'<tr><th scope="row">{esc(what)}</th><td>{esc(which)}</td></tr>'
+        for what, which in environment_rows(run.environment)
+    )
+    return f'<details class="environment"><summary>Where it ran</summary><table>{rows}</table></details>'
+
+
+def _verdict(results: Sequence[OverheadResult], history: History | None) -> str:
+    counts = [(outcome, sum(r.overall == outcome for r in results)) for outcome in PAGE_ORDER]
+    said = ", ".join(f"{count} {OUTCOME_WORDS[outcome]}" for outcome, count in counts if count)
+    items = [
+        f'<li class="{result.overall.value}"><a href="#{anchor("pair", result.nodeid)}">'
+        f"<code>{esc(result.nodeid)}</code></a> "
+        f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>: {esc(_first_line(result))}</li>'
+        for result in results
+        if result.overall not in (Overall.PASS, Overall.UNMEASURED)
+    ]
+    regressions = [point for point in (history.change_points if history else ()) if point.regression]
+    items += [
+        f'<li class="regressed"><a href="#{anchor("trend", f"{point.test} {point.figure}")}">'
+        f"<code>{esc(point.test)}</code></a> "
+        f'<span class="outcome">{esc(point.shift.kind.value)} regressed</span> {100 * point.shift.change:+.1f}% at '
+        f'<code class="commit">{esc(point.after_commit.short)}</code> {esc(point.after_commit.subject)}</li>'
+        for point in regressions
+    ]
+    head = f'<p class="headline">{esc(said or "nothing measured")} of {len(results)} pairs'
+    head += f"; {len(regressions)} regressions in the history" if history is not None else ""
+    listed = (
+        f'<ol class="verdict-list">{"".join(items)}</ol>'
+        if items
+        else "<p>Every measured pair is within its budget.</p>"
+    )
+    return f'<section id="verdict"><h2>Verdict</h2>{head}.</p>{listed}</section>'
+
+
+def _first_line(result: OverheadResult) -> str:
+    return (result.message or "").strip().splitlines()[0] if (result.message or "").strip() else ""
+
+
+def _pairs(results: Sequence[OverheadResult]) -> str:
+    rows = []
+    for result in results:
+        limit = result.pair.budget.max_overhead
+        cells = (
+            f"<code>{esc(result.nodeid)}</code>",
+            esc(overhead_cell(result)),
+            esc(result.pair.budget.describe(result.mode)),
+            f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>',
+        )
+        low, high = result.ci
+        rows.append(
+            ForestRow(
+                anchor("pair", result.nodeid),
+                cells,
+                1 + result.overhead,
+                1 + low,
+                1 + high,
+                1 + limit if limit is not None else None,
+                result.overall.value,
+            )
+        )
+    forest = Forest(
+        "Each pair's overhead with its 95% interval; its budget is the red mark",
+        ("Test", "Overhead (95% CI)", "Budget", "Outcome"),
+        tuple(rows),
+    )
+    return f'<section id="pairs"><h2>Pairs</h2>{render_forest(forest)}</section>'
+
+
+def _changes(results: Sequence[OverheadResult], gate: float | None) -> str:
+    rows = []
+    for name, measured in places_of(results):
+        for result, place in measured:
+            if place.change is not None:
+                rows.append(_change_row(result.nodeid, place.role.place_side(name), place.change, result.overall.value))
+    for result in results:
+        if result.stored is not None:
+            rows.append(
+                _change_row(
+                    result.nodeid, f"stored run {result.stored.run}", result.stored.change, result.overall.value
+                )
+            )
+    if not rows:
+        return ""
+    across = ((1 + gate / 100, f"gate +{gate:g}%"), (1 - gate / 100, f"gate -{gate:g}%")) if gate is not None else ()
+    forest = Forest(
+        "Each change against the session's other places and the stored run, with its 95% interval"
+        + (f"; the gate's threshold (±{gate:g}%) is the dashed line" if gate is not None else ""),
+        ("Test", "Against", "Change (95% CI)", "Outcome"),
+        tuple(rows),
+        across,
+        "change",
+    )
+    return f'<section id="changes"><h2>Changes</h2>{render_forest(forest)}</section>'
+
+
+def _change_row(nodeid: str, against: str, change: Change, css: str) -> ForestRow:
+    low, high = change.interval
+    cells = (
+        f"<code>{esc(nodeid)}</code>",
+        esc(against),
+        esc(f"{change.percent:+.1f}% ({change.evidence})"),
+        f'<span class="outcome">{esc(css)}</span>',
+    )
+    return ForestRow(
+        anchor("change", f"{nodeid} {against}"),
+        cells,
+        change.new / change.old,
+        1 + low / 100,
+        1 + high / 100,
+        None,
+        css,
+    )
+
+
+def _explained(results: Sequence[OverheadResult]) -> str:
+    parts = []
+    for result in results:
+        if result.explain is not None:
+            parts.append(_explanation(result.nodeid, "where the overhead goes", result.explain))
+        for place in result.places:
+            if place.explain is not None:
+                old, new = place.sides
+                parts.append(_explanation(result.nodeid, f"what the change added ({new} less {old})", place.explain))
+    if not parts:
+        return ""
+    return f'<section id="explained"><h2>Where the overhead goes</h2>{"".join(parts)}</section>'
+
+
+def _explanation(nodeid: str, what: str, explanation: Explanation) -> str:
+    rows = "".join(
+        f"<tr><td><code>{esc(row.where)}</code></td><td>{row.share:.0%}</td><td>{esc(explanation.per_call(row.added))}</td></tr>"
+        for row in explanation.rows
+    )
+    table = (
+        f'<table class="rows"><caption>{esc(explanation.kind)}; '
+        f"net {esc(explanation.per_call(explanation.net))}/call</caption>"
+        '<thead><tr><th scope="col">Function</th><th scope="col">Share</th>'
+        '<th scope="col">Added per call</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
+    flame = render_flame(explanation.stacks, f"flame graph: {nodeid}, {what}", explanation.per_call)
+    tools = (
+        '<div class="flame-tools" hidden><label>Search <input type="search" class="flame-search"></label> '
+        '<button type="button" class="flame-reset">Reset zoom</button> <span class="flame-found"></span></div>'
+    )
+    graph = (
+        f'<div class="flame-box">{tools}{flame}</div>' if flame else "<p>No stacks were kept for this explanation.</p>"
+    )
+    return (
+        f'<article class="explanation" id="{anchor("explain", nodeid + what)}">'
+        f"<h3><code>{esc(nodeid)}</code>: {esc(what)}</h3>"
+        f'<div class="side-by-side">{graph}{table}</div></article>'
+    )
+
+
+def _history(history: History) -> str:
+    figures = [
+        f'<figure id="{anchor("trend", f"{trend.test} {trend.figure}")}"><figcaption><code>{esc(trend.test)}</code> '
+        f"{esc(trend.figure)}: {trend_caption(trend)}</figcaption>{render_trend(trend)}</figure>"
+        for trend in trends(history)
+    ]
+    said = f"{history.runs} runs in {history.ordered_by} order, {len(history.change_points)} change points"
+    return f'<section id="history"><h2>History</h2><p>{esc(said)}.</p>{"".join(figures)}</section>'
+
+
+def _transport(run: Run) -> str:
+    tables = [f"<h3>{esc(title)}</h3>{_table(rows)}" for title, rows in transport_tables(run.figures)]
+    note = f'<p class="note">{esc(TRANSPORT_NOTE)}</p>'
+    return f'<section id="transport"><h2>Transport</h2>{"".join(tables)}{note}</section>'
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    header, *body = rows
+    head = "".join(f'<th scope="col">{esc(cell)}</th>' for cell in header)
+    lines = "".join("<tr>" + "".join(_cells(row)) + "</tr>" for row in body)
+    return f'<table class="figures"><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>'
+
+
+def _cells(row: Iterable[str]) -> Iterable[str]:
+    for index, cell in enumerate(row):
+        yield f'<th scope="row"><code>{esc(cell)}</code></th>' if index == 0 else f"<td>{esc(cell)}</td>"

@@ -1,0 +1,144 @@
+"""Each figure's history as a small chart: its value over the stored runs in commit order, each run's
+interval as a band, its budget as a line, and the change points ``overheadbench history`` finds
+marked where they fall, with their commits.
+
+Why a band and a line rather than a point and whisker per run: 1,000 runs of 50 pairs are 50,000
+intervals; as two paths per chart the page stays a few megabytes and draws at once. Points are
+drawn as well where a chart has few runs (:data:`MARKED_RUNS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from ..history.timeline import ChangePoint, History, Reading, RunRow
+from .svg import Scale, esc, line, number, svg, text
+
+WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 150.0, 12.0, 24.0, 52.0
+FAR = 2.0
+"""A budget further from the series than this many times the series' own span is named, not drawn."""
+MARKED_RUNS = 60
+"""A chart of at most this many runs marks each run with a point too."""
+Z = NormalDist().inv_cdf(0.975)
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One figure's series: the runs in commit order with their readings, and its change points."""
+
+    test: str
+    figure: str
+    points: tuple[tuple[RunRow, Reading], ...]
+    changes: tuple[ChangePoint, ...]
+
+    def shown(self, reading: Reading, log: float) -> float:
+        """A log value as the chart shows it: an overhead in percent, or the figure in its unit."""
+        return 100 * (math.exp(log) - 1) if reading.ratio else math.exp(log)
+
+    @property
+    def unit(self) -> str:
+        return "overhead, %" if self.points[-1][1].ratio else self.figure
+
+
+def trends(history: History) -> list[Trend]:
+    """Every series of the history, each with its change points (tests in name order)."""
+    series: dict[tuple[str, str], list[tuple[RunRow, Reading]]] = {}
+    for row in history.ordered:
+        for reading in row.readings:
+            series.setdefault(reading.key, []).append((row, reading))
+    found = []
+    for key in sorted(series):
+        changes = tuple(point for point in history.change_points if (point.test, point.figure) == key)
+        found.append(Trend(key[0], key[1], tuple(series[key]), changes))
+    return found
+
+
+def render_trend(trend: Trend) -> str:
+    """The chart: band, line, budget, change points (each labelled with its commit), axes."""
+    values, lows, highs = [], [], []
+    for _, reading in trend.points:
+        values.append(trend.shown(reading, reading.log))
+        lows.append(trend.shown(reading, reading.log - Z * reading.se))
+        highs.append(trend.shown(reading, reading.log + Z * reading.se))
+    latest = trend.points[-1][1]
+    limit = trend.shown(latest, math.log(latest.limit)) if latest.limit and latest.limit > 0 else None
+    span = max(highs) - min(lows)
+    near = limit is not None and min(lows) - FAR * span <= limit <= max(highs) + FAR * span
+    y = Scale.spanning([*lows, *highs, *([limit] if near and limit is not None else [])], HEIGHT - BOTTOM, TOP)
+    count = len(trend.points)
+    x = Scale(0.0, max(count - 1, 1), LEFT, WIDTH - 8)
+    body = [_band(x, y, lows, highs), _polyline(x, y, values)]
+    if count <= MARKED_RUNS:
+        body += [
+            f'<circle class="run" cx="{number(x(i))}" cy="{number(y(v))}" r="2.5"></circle>'
+            for i, v in enumerate(values)
+        ]
+    if limit is not None and near:
+        body.append(line(LEFT, y(limit), WIDTH - 8, y(limit), "budget", f"budget {limit:g}"))
+        body.append(text(WIDTH - 10, y(limit) - 3, "budget", "budget-label", "end"))
+    elif limit is not None:  # far off the series: said, not drawn (it would flatten the series to a line)
+        where = "above" if limit > max(highs) else "below"
+        body.append(text(WIDTH - 10, TOP + 8, f"budget {limit:.4g} ({where})", "budget-label", "end"))
+    body += _changes(trend, x)
+    body += _axes(trend, x, y)
+    label = f"{trend.test} {trend.figure}: {count} runs, {len(trend.changes)} change points"
+    return svg(WIDTH, HEIGHT, body, label, "trend")
+
+
+def _band(x: Scale, y: Scale, lows: Sequence[float], highs: Sequence[float]) -> str:
+    upper = [f"{number(x(i))},{number(y(v))}" for i, v in enumerate(highs)]
+    lower = [f"{number(x(i))},{number(y(v))}" for i, v in reversed(list(enumerate(lows)))]
+    return f'<polygon class="band" points="{" ".join(upper + lower)}"></polygon>'
+
+
+def _polyline(x: Scale, y: Scale, values: Sequence[float]) -> str:
+    points = " ".join(f"{number(x(i))},{number(y(v))}" for i, v in enumerate(values))
+    return f'<polyline class="value" points="{points}"></polyline>'
+
+
+def _changes(trend: Trend, x: Scale) -> list[str]:
+    """Each change point: a line between its last run before and first run after, its commit above."""
+    paths = [row.path for row, _ in trend.points]
+    marks = []
+    for point in trend.changes:
+        if point.after.path not in paths or point.before.path not in paths:
+            continue
+        at = (x(paths.index(point.before.path)) + x(paths.index(point.after.path))) / 2
+        css = "change regression" if point.regression else "change"
+        low, high = point.shift.interval()
+        what = f"{point.shift.kind.value} {100 * point.shift.change:+.1f}% ({100 * low:+.1f}..{100 * high:+.1f}%)"
+        tip = f"{what} at {point.after_commit.short} {point.after_commit.subject}".strip()
+        marks.append(line(at, TOP - 4, at, HEIGHT - BOTTOM, css, tip))
+        marks.append(text(at + 3, TOP + 6, point.after_commit.short[:7], "commit", "start"))
+    return marks
+
+
+def _axes(trend: Trend, x: Scale, y: Scale) -> list[str]:
+    marks = [
+        line(LEFT, HEIGHT - BOTTOM, WIDTH - 8, HEIGHT - BOTTOM, "axis"),
+        line(LEFT, TOP, LEFT, HEIGHT - BOTTOM, "axis"),
+    ]
+    for tick in y.ticks(4):
+        marks.append(text(LEFT - 4, y(tick) + 3, f"{tick:g}", "tick", "end"))
+    first, last = trend.points[0][0], trend.points[-1][0]
+    marks.append(text(LEFT, HEIGHT - 8, first.commit[:7] or first.time[:10], "tick", "start"))
+    marks.append(text(WIDTH - 8, HEIGHT - 8, last.commit[:7] or last.time[:10], "tick", "end"))
+    marks.append(text((LEFT + WIDTH) / 2, HEIGHT - 8, f"{len(trend.points)} runs, oldest to newest", "tick"))
+    return marks
+
+
+def trend_caption(trend: Trend) -> str:
+    """What the chart shows, in words (also where scripts are off and for screen readers)."""
+    latest = trend.points[-1][1]
+    now = trend.shown(latest, latest.log)
+    unit = "%" if latest.ratio else ""
+    changes = [
+        f"{point.shift.kind.value} of {100 * point.shift.change:+.1f}% at {point.after_commit.short[:10]}"
+        + (f" ({point.after_commit.subject})" if point.after_commit.subject else "")
+        for point in trend.changes
+    ]
+    said = "; ".join(changes) if changes else "no change point"
+    return esc(f"{len(trend.points)} runs; latest {now:.3g}{unit}; {said}")

@@ -1,0 +1,123 @@
+"""The page (``--overhead-html``, ``overheadbench html``): one self-contained HTML file, its verdict
+first, every pair a row against its budget, changes with the gate's threshold, a history's change
+points with their commits, and differential flame graphs of whole stacks. Read here as HTML; the
+browser's view of it is tests/test_page_browser.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from helpers import GOLDEN_RUN, MIDDLE, OUTER, made_run, stepped_history, three_layers
+
+from overheadbench.cli import main
+from overheadbench.engine.attribution import explain
+from overheadbench.history.runs import read_run
+from overheadbench.report.flame import stack_tree, widest_added
+from overheadbench.report.page import anchor, render_page
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, in document order, and the text under each id'd element."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {name: value or "" for name, value in attrs}))
+
+    def ids(self) -> list[str]:
+        return [attributes["id"] for _, attributes in self.tags if "id" in attributes]
+
+    def having(self, css: str) -> list[dict[str, str]]:
+        return [attributes for _, attributes in self.tags if css in attributes.get("class", "").split()]
+
+
+def test_the_verdict_comes_first_then_every_pair_in_a_row_against_its_budget() -> None:
+    run = made_run()
+    page = Elements(render_page(run))
+    sections = [attributes["id"] for tag, attributes in page.tags if tag == "section"]
+    assert sections == ["verdict", "pairs", "changes", "explained"]
+    verdict = render_page(run).split('id="pairs"')[0]
+    assert verdict.index("test_mw.py::test_retry") < verdict.index("test_mw.py::test_metrics")  # failed first
+    assert "1 failed, 1 regressed, 1 passed of 3 pairs" in verdict
+    assert "test_h2c" not in verdict  # a passing pair is not listed under the verdict
+    rows = {
+        attributes["id"]: attributes["class"] for tag, attributes in page.tags if tag == "tr" and "id" in attributes
+    }
+    assert rows == {anchor("pair", result.nodeid): result.overall.value for result in run.results} | {
+        anchor("change", "tests/test_mw.py::test_metrics base main"): "regressed"
+    }
+    assert len(page.having("budget")) == 3  # every pair's budget marked on its row
+    assert len(page.having("estimate")) == 4  # and each change's
+
+
+def test_a_change_is_drawn_against_the_gates_threshold_and_explained_head_less_base() -> None:
+    text = render_page(made_run())
+    page = Elements(text)
+    assert anchor("change", "tests/test_mw.py::test_metrics base main") in page.ids()
+    assert len(page.having("threshold")) == 2  # the gate's +5% and -5%, through the row
+    assert "+9.1% (" in text  # 1.10 -> 1.20
+    assert "what the change added (head less base)" in text
+
+
+def test_the_page_is_one_file_that_loads_nothing() -> None:
+    text = render_page(made_run())
+    page = Elements(text)
+    assert not [tag for tag, attributes in page.tags if {"src", "href"} & set(attributes) and tag != "a"]
+    assert all(attributes["href"].startswith("#") for tag, attributes in page.tags if tag == "a")
+    assert not re.search(r"url\(|@import|https?://", text.split("<main>")[0])  # the style asks for nothing
+    policy = next(a["content"] for tag, a in page.tags if a.get("http-equiv") == "Content-Security-Policy")
+    assert "default-src 'none'" in policy and "connect-src" not in policy
+
+
+def test_a_test_id_is_text_in_the_page_never_markup() -> None:
+    run = read_run(GOLDEN_RUN)
+    hostile = dataclasses.replace(run.results[0].pair, nodeid='t.py::test[<script>alert(1)</script>"]')
+    run.results[0] = dataclasses.replace(run.results[0], pair=hostile)
+    text = render_page(run)
+    assert "<script>alert(1)" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;&quot;" in text
+
+
+def test_the_flame_graph_draws_whole_stacks_and_the_middle_layer_adds_most() -> None:
+    explanation = explain(three_layers(), "instructions", exact=True)
+    assert [frame.name for frame in widest_added(stack_tree(explanation.stacks))][:1] == [MIDDLE]
+    page = Elements(render_page(made_run()))
+    frames = page.having("frame")
+    depth = {frame["data-name"]: int(frame["data-depth"]) for frame in frames}
+    assert depth["t:framed"] == 1 and depth[OUTER] == 2 and depth[MIDDLE] == 3 and depth["app:work"] == 5
+    reddest = max(frames, key=lambda frame: float(frame["data-added"]))
+    assert reddest["data-name"] == MIDDLE
+    shared = next(frame for frame in frames if frame["data-name"] == "app:work")
+    assert float(shared["data-added"]) == 0.0 and float(shared["data-w"]) > float(reddest["data-w"]) / 2
+
+
+def test_the_page_of_a_storage_folder_shows_each_pairs_history_with_its_change_points_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, storage, shas = stepped_history(tmp_path)
+    monkeypatch.chdir(project)  # the history in git's order, named by the commits' subjects
+    assert main(["html", str(storage), "-o", str(tmp_path / "page.html")]) == 0
+    assert capsys.readouterr().out == f"page written to {tmp_path / 'page.html'}\n"
+    text = (tmp_path / "page.html").read_text()
+    page = Elements(text)
+    assert [attributes["id"] for tag, attributes in page.tags if tag == "section"] == ["verdict", "pairs", "history"]
+    assert len(page.having("trend")) == 3 and len(page.having("budget")) == 6  # a trend per pair, budgets drawn
+    assert len(page.having("regression")) == 3  # each pair's step, marked where it fell
+    assert text.count(f">{shas[5][:7]}</text>") == 3  # ... labelled with its commit
+    verdict = text.split('id="pairs"')[0]
+    assert (
+        "3 regressions in the history" in verdict and f'<code class="commit">{shas[5][:10]}</code> commit 5' in verdict
+    )
+
+
+def test_html_names_what_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert main(["html", str(tmp_path / "empty"), "-o", str(tmp_path / "page.html")]) == 2
+    assert "no stored run of this machine" in capsys.readouterr().err
+    assert not (tmp_path / "page.html").exists()

@@ -1,0 +1,164 @@
+"""The page in a real browser: Debian's chromium driven by playwright (``.ci/run`` installs both and
+requires them; elsewhere these tests are skipped where chromium is missing, saying how to get it).
+
+What a reader does with the page, asserted on the DOM and the console: it loads from a file with no
+error and no request leaving the file; every pair has its row and chart; the history's change points
+and the regressed pair show their commits; the flame graph zooms on click and from the keyboard;
+with JavaScript off the verdicts and figures are all there; and a phone's width needs no sideways
+scrolling."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import MIDDLE, made_run, stepped_history
+
+from overheadbench.history.index import stored_history
+from overheadbench.history.runs import Storage
+from overheadbench.report.page import render_page
+
+pytestmark = pytest.mark.replicas  # a browser process
+
+REQUIRED = "OVERHEADBENCH_BROWSER"
+"""Set to ``required`` (``.ci/run`` does): a missing chromium fails these tests instead of skipping them."""
+
+
+def chromium() -> str:
+    found = os.environ.get("OVERHEADBENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    message = "the page's browser tests need chromium (apt-get install chromium; or OVERHEADBENCH_CHROMIUM=PATH)"
+    if os.environ.get(REQUIRED) == "required":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def page_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A failing session's page (a failed pair explained, a regressed change) with a history of ten
+    commits whose pairs stepped up at the sixth; and those commits."""
+    folder = tmp_path_factory.mktemp("page")
+    project, storage, shas = stepped_history(folder)
+    history, _, _ = stored_history(Storage(storage), "main", project)
+    path = folder / "page.html"
+    path.write_text(render_page(made_run(), history), encoding="utf-8")
+    return path, shas
+
+
+@pytest.fixture
+def opened(browser: Any, page_file: tuple[Path, list[str]]) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """The page opened from its file: the page, its console errors, and every URL it requested."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    requested: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(page_file[0].as_uri())
+    yield page, errors, requested
+    context.close()
+
+
+def test_the_page_loads_with_no_error_and_no_request_leaving_the_file(opened: Any, page_file: Any) -> None:
+    page, errors, requested = opened
+    assert errors == []
+    assert requested == [page_file[0].as_uri()]
+    assert page.title() == "Overhead report"
+
+
+def test_every_pair_has_its_row_and_chart(opened: Any) -> None:
+    page, _, _ = opened
+    rows = page.locator("#pairs tbody tr")
+    assert rows.count() == 3
+    for index in range(3):
+        chart = rows.nth(index).locator("svg.row")
+        box = chart.bounding_box()
+        assert chart.is_visible() and box["width"] > 100 and box["height"] > 5
+        assert rows.nth(index).locator(".budget").count() == 1
+    assert page.locator("#history figure svg.trend").count() == 3
+
+
+def test_a_change_point_and_a_regressed_pair_show_their_commits(opened: Any, page_file: Any) -> None:
+    page, _, _ = opened
+    shas = page_file[1]
+    verdict = page.locator("#verdict").inner_text()
+    assert "test_mw.py::test_metrics regressed" in verdict
+    assert "step regressed +16" in verdict and f"{shas[5][:10]} commit 5" in verdict
+    labels = page.locator("#history text.commit")
+    assert labels.count() == 3 and labels.first.text_content() == shas[5][:7] and labels.first.is_visible()
+    assert page.locator("#changes tbody tr").first.inner_text().startswith("tests/test_mw.py::test_metrics")
+
+
+def _width(frame: Any) -> float:
+    return float(frame.locator("rect").get_attribute("width"))
+
+
+def test_the_flame_graph_zooms_on_click_and_back(opened: Any) -> None:
+    page, errors, _ = opened
+    flame = page.locator("svg.flame").first
+    middle = flame.locator(f'.frame[data-name="{MIDDLE}"]')
+    before = _width(middle)
+    assert 0 < before < 1000
+    middle.click()
+    assert _width(middle) == 1000.0 and flame.get_attribute("data-zoomed") == MIDDLE
+    outside = flame.locator('.frame[data-depth="0"]')  # the root stays, as the zoomed frame's caller
+    assert _width(outside) == 1000.0
+    outside.click()
+    assert _width(middle) == before and flame.get_attribute("data-zoomed") == ""
+    assert errors == []
+
+
+def test_the_flame_graph_is_searched_and_zoomed_from_the_keyboard(opened: Any) -> None:
+    page, errors, _ = opened
+    flame = page.locator("svg.flame").first
+    for _ in range(300):  # Tab through the page's links, fields and frames, as a keyboard user does
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.getAttribute('data-name')") == MIDDLE:
+            break
+    else:
+        pytest.fail("the middle layer's frame cannot be reached with Tab")
+    page.keyboard.press("Enter")
+    assert flame.get_attribute("data-zoomed") == MIDDLE
+    page.keyboard.press("Escape")
+    assert flame.get_attribute("data-zoomed") == ""
+    search = page.locator(".flame-search").first
+    search.fill("middle")
+    assert flame.locator(".frame.match").count() == 1
+    assert "1 frames" in page.locator(".flame-found").first.inner_text()
+    assert errors == []
+
+
+def test_with_javascript_off_the_verdicts_and_figures_are_all_there(browser: Any, page_file: Any) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(page_file[0].as_uri())
+    assert "1 failed, 1 regressed, 1 passed of 3 pairs" in page.locator("#verdict").inner_text()
+    assert page.locator("#pairs tbody tr").count() == 3 and page.locator("svg.flame").first.is_visible()
+    assert not page.locator(".flame-tools").first.is_visible()  # the tools only work with a script
+    context.close()
+
+
+def test_a_phones_width_needs_no_sideways_scrolling(browser: Any, page_file: Any) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    page.goto(page_file[0].as_uri())
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1
+    context.close()
