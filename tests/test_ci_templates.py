@@ -30,18 +30,29 @@ INSTALL = "python -m pip install "
 overheadbench), checked instead."""
 
 
-def template_commands(path: Path, job: str | None = None) -> list[str]:
-    """The shell lines of a CI template: GitHub steps' ``run``, GitLab jobs' ``script`` (of ``job``
-    only, if named)."""
+def template_steps(path: Path, job: str | None = None) -> list[list[str]]:
+    """The shell lines of a CI template, step by step: each GitHub step's ``run``, each GitLab job's
+    ``script`` as one step (of ``job`` only, if named)."""
     document = yaml.safe_load(path.read_text())
-    lines: list[str] = []
-    for name, steps in (document.get("jobs") or {}).items():
+    steps: list[list[str]] = []
+    for name, found in (document.get("jobs") or {}).items():
         if job in (None, name):
-            lines += [line for step in steps["steps"] if "run" in step for line in step["run"].splitlines()]
+            steps += [step["run"].splitlines() for step in found["steps"] if "run" in step]
     for name, found in document.items():
         if isinstance(found, dict) and "script" in found and job in (None, name):
-            lines += [line for item in found["script"] for line in item.splitlines()]
-    return [line.strip() for line in lines if line.strip()]
+            steps.append([line for item in found["script"] for line in item.splitlines()])
+    return [[line.strip() for line in lines if line.strip()] for lines in steps]
+
+
+def template_commands(path: Path, job: str | None = None) -> list[str]:
+    """Every shell line of a CI template (of ``job`` only, if named)."""
+    return [line for lines in template_steps(path, job) for line in lines]
+
+
+def template_variables(path: Path) -> dict[str, str]:
+    """What a template asks the user to fill in once: its workflow's ``env`` or its top-level ``variables``."""
+    document = yaml.safe_load(path.read_text())
+    return {key: str(value) for key, value in (document.get("env") or document.get("variables") or {}).items()}
 
 
 MEASURING_JOBS = {"github-workflow.yml": ("overhead", "history"), "gitlab-ci.yml": ("overhead", "overhead-history")}
@@ -57,8 +68,11 @@ def test_a_ci_template_installs_a_pinned_overheadbench_and_no_project(template: 
     text = template.read_text()
     for job in MEASURING_JOBS[template.name]:
         installs = [line for line in template_commands(template, job) if "pip install" in line]
-        assert installs == [f'{INSTALL}"$OVERHEADBENCH"', f"{INSTALL}-r requirements.txt"], job
-    assert len(set(re.findall(r"OVERHEADBENCH: (overheadbench==\d+\.\d+\.\d+)\n", text))) == 1  # pinned, alike
+        assert installs == [f'{INSTALL}"$OVERHEADBENCH"', f"{INSTALL}$DEPENDENCIES"], job
+    variables = template_variables(template)  # each a variable the user fills in once, said at the top
+    assert re.fullmatch(r"overheadbench==\d+\.\d+\.\d+", variables["OVERHEADBENCH"])  # pinned
+    assert variables["DEPENDENCIES"] == "-r requirements.txt" and variables["OVERHEAD_TESTS"] == "tests"
+    assert text.count("OVERHEADBENCH: overheadbench==") == 1
     assert "python -m build" in text and "git+https://" in text  # what to name until it is on PyPI
     assert "fetch-depth: 0" in text or 'GIT_DEPTH: "0"' in text
     assert "pythonpath" in text  # what makes each tree import its own source, said where the user reads it
@@ -78,6 +92,16 @@ def test_the_github_template_gives_the_measuring_job_no_write_access() -> None:
     comment = document["jobs"]["comment"]
     assert comment["permissions"] == {"pull-requests": "write"} and comment["needs"] == "overhead"
     assert not [step for step in comment["steps"] if step.get("uses", "").startswith("actions/checkout")]
+    assert measuring["timeout-minutes"] and history["timeout-minutes"]  # a job is bounded too
+    assert measuring["concurrency"]["cancel-in-progress"] is True  # a new push cancels the superseded run
+    assert history["concurrency"]["cancel-in-progress"] is False  # never a push to the data branch cut short
+
+
+def test_the_gitlab_template_bounds_its_jobs_and_lets_a_new_push_cancel_the_old() -> None:
+    (template,) = [path for path in TEMPLATES if path.name == "gitlab-ci.yml"]
+    document = yaml.safe_load(template.read_text())
+    assert document["overhead"]["interruptible"] is True and document["overhead"]["timeout"]
+    assert document["overhead-history"]["timeout"] and "interruptible" not in document["overhead-history"]
 
 
 PYPROJECT = """
@@ -119,6 +143,8 @@ def test_steady(overhead):
 """
 GITHUB_EXPRESSIONS = {
     "github.sha": "0123abc",
+    "github.server_url": "https://github.com",
+    "github.run_id": "99",
     "github.base_ref": "main",
     "github.event.pull_request.number": "7",
     "github.repository": "owner/project",
@@ -162,12 +188,24 @@ def _run(lines: list[str], project: Path, env: dict[str, str]) -> subprocess.Com
     )
 
 
+GH = """#!/bin/sh
+printf "%s\\n" "$*" >> {folder}/gh-calls
+case "$1 $2" in
+  "api -X") cp body.md {folder}/edited.md ;;
+  "api "*) cat {folder}/made 2>/dev/null || true ;;
+  "pr comment") echo 101 > {folder}/made; cp body.md {folder}/made.md ;;
+esac
+"""
+"""GitHub's CLI as the comment job uses it: ``gh api COMMENTS --jq ...`` prints the ids of the comments
+it made (the filter's output), ``gh api -X PATCH`` edits one, ``gh pr comment`` makes one (id 101)."""
+
+
 def _environment(project: Path, summary: Path, github: bool) -> dict[str, str]:
     """The runner's environment: GitHub's job summary and ``GITHUB_ACTIONS``, or GitLab's target branch."""
     bin_folder = project.parent / "bin"
     bin_folder.mkdir(exist_ok=True)
-    gh = bin_folder / "gh"  # stands in for GitHub's CLI: records what it was asked
-    gh.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {shlex.quote(str(project.parent / "gh-args"))}\n')
+    gh = bin_folder / "gh"  # stands in for GitHub's CLI: records each call; the comments API lists what it made
+    gh.write_text(GH.format(folder=shlex.quote(str(project.parent))))
     gh.chmod(gh.stat().st_mode | stat.S_IEXEC)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "PYTEST_", "CI_"))}
     python = Path(sys.executable).parent  # a virtual environment's folder has its `python`
@@ -185,10 +223,13 @@ def test_a_templates_commands_gate_a_pull_request_as_written(template: Path, pul
     summary = pull_request.parent / "summary.md"
     summary.write_text("Tests: 212 passed\n")
     github = template.name == "github-workflow.yml"
-    env = _environment(pull_request, summary, github)
-    gated = _run(_substituted(template_commands(template, job="overhead")), pull_request, env)
+    env = _environment(pull_request, summary, github) | template_variables(template)
+    steps = [_run(_substituted(lines), pull_request, env) for lines in template_steps(template, job="overhead")]
+    (gated,) = [step for step in steps if "test_layers" in step.stdout]
     assert gated.returncode == 1, gated.stdout[-3000:] + gated.stderr[-3000:]  # the regressed test failed the job
-    assert "test_layers" in gated.stdout and "regressed" in gated.stdout
+    assert "regressed" in gated.stdout and "1 failed, 1 passed" in gated.stdout  # the test path: tests/ only
+    assert [step.returncode for step in steps if step is not gated] == [0] * (len(steps) - 1)  # the later steps ran
+    assert (pull_request / "overhead.html").is_file()
     report = (pull_request / "overhead.md").read_text()
     assert report.startswith(
         "# Overhead report\n\n## Gate\n\n**❌ 1 regressed · ⚠ 0 unknown · ✅ 0 improved · ✅ 1 same**"
@@ -202,10 +243,22 @@ def test_a_templates_commands_gate_a_pull_request_as_written(template: Path, pul
         assert written == "Tests: 212 passed\n"  # GitLab has no job summary: the artifact is the report
         return
     assert written == f"Tests: 212 passed\n{report}\n"  # appended once, after what was there
-    commented = _run(_substituted(template_commands(template, job="comment")), pull_request, env)
-    assert commented.returncode == 0, commented.stderr
-    asked = (pull_request.parent / "gh-args").read_text().split()
-    assert asked == ["pr", "comment", "7", "--repo", "owner/project", "--body-file", "overhead.md"]
+    for _ in range(2):  # one comment, made at the first push and edited in place at the next
+        commented = _run(_substituted(template_commands(template, job="comment")), pull_request, env)
+        assert commented.returncode == 0, commented.stderr
+    calls = (pull_request.parent / "gh-calls").read_text().splitlines()
+    assert [call.split()[:2] for call in calls] == [
+        ["api", "repos/owner/project/issues/7/comments"],
+        ["pr", "comment"],
+    ] + [
+        ["api", "repos/owner/project/issues/7/comments"],
+        ["api", "-X"],
+    ]
+    assert calls[3].startswith("api -X PATCH repos/owner/project/issues/comments/101 -F body=@body.md")
+    body = (pull_request.parent / "edited.md").read_text()
+    assert body.startswith("<!-- overheadbench -->\n# Overhead report\n\n## Gate\n")  # the gate first
+    assert body.index("test_layers") < body.index("<details>") and "</details>" in body  # the rest folded
+    assert "`overhead.html` in the [run's overhead artifact](https://github.com/owner/project/actions/runs/99" in body
 
 
 def _substituted(lines: list[str]) -> list[str]:
@@ -226,7 +279,8 @@ def test_a_templates_history_job_keeps_mains_runs_on_a_data_branch_and_reads_the
     _git(pull_request, "checkout", "-q", "main")
     summary = pull_request.parent / "summary.md"
     origin = pull_request.parent / "origin.git"
-    env = _environment(pull_request, summary, github)  # GitLab pushes to its https URL: here, the origin
+    env = _environment(pull_request, summary, github) | template_variables(template)  # GitLab pushes to its
+    # https URL: here, the origin
     env |= {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{origin}.insteadOf"}
     env |= {"GIT_CONFIG_VALUE_0": "https://oauth2:token@gitlab.example.com/owner/project.git"}
     env |= {
@@ -253,6 +307,8 @@ def test_a_templates_history_job_keeps_mains_runs_on_a_data_branch_and_reads_the
     report = summary.read_text() if github else (pull_request / "history.txt").read_text()
     assert "overheadbench history: 2 runs of machine" in report
     assert json.loads((pull_request / "history.json").read_text())["runs"] == 2
+    page = (pull_request / ("site" if github else "public") / "index.html").read_text()  # and its page, for Pages
+    assert page.count('<figure id="trend-') == 2
 
 
 def test_the_release_workflow_builds_checks_and_publishes_by_trusted_publishing() -> None:

@@ -186,6 +186,7 @@ def test_a_failing_pair_is_explained_in_its_message_the_json_and_the_markdown(py
     assert sum(row["share"] for row in rows) == pytest.approx(1.0)
     markdown = (pytester.path / "out.md").read_text()
     assert "## Where the overhead goes" in markdown and "### `test_stack.py::test_stack`" in markdown
+    assert "| `test_stack:metrics_layer.<locals>.run` |" in markdown  # as written: no entity inside a code span
 
 
 def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester: pytest.Pytester) -> None:

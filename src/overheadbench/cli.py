@@ -2,7 +2,7 @@
 
     overheadbench compare OLD NEW [--fail-above PCT]    (pairs and transport figures; PCT as pytest's
                                                          --overhead-fail-above takes it)
-    overheadbench report RUN [RUN ...] [--format markdown|csv|checks|json] [-o FILE]
+    overheadbench report RUN [RUN ...] [--format markdown|comment|csv|checks|json] [-o FILE]
     overheadbench plot RUN [RUN ...] -o FILE.svg|png (per-pair ratio distributions)
     overheadbench plot --trend -o FILE.svg|png      (overhead across the stored runs)
     overheadbench bisect GOOD BAD [--fail-above PCT] [--json FILE] [-- PYTEST_ARGS]
@@ -127,9 +127,10 @@ def _report_commands(commands: Commands, anywhere: argparse.ArgumentParser) -> N
     report.add_argument("run", nargs="+")
     report.add_argument(
         "--format",
-        choices=("markdown", "csv", "checks", "json"),
+        choices=("markdown", "comment", "csv", "checks", "json"),
         default="markdown",
-        help="markdown: pairs, transport figures and every budget; csv: a row per pair; checks: a CSV row per "
+        help="markdown: pairs, transport figures and every budget; comment: the same, the gate and the changes "
+        "first and the rest folded (a pull request's comment); csv: a row per pair; checks: a CSV row per "
         "judged budget (pairs' and transport figures'); json: the whole run",
     )
     report.add_argument("-o", "--output", type=Path, default=None, help="write to FILE instead of standard output")
@@ -352,7 +353,7 @@ def _report(storage: Storage, references: Sequence[str], fmt: str, output: Path 
 
 
 def _side_by_side(columns: Sequence[Column], fmt: str) -> str:
-    if fmt == "markdown":
+    if fmt in ("markdown", "comment"):
         return markdown_side_by_side(columns)
     if fmt == "csv":
         return csv_text(csv_side_by_side(columns))
@@ -361,13 +362,11 @@ def _side_by_side(columns: Sequence[Column], fmt: str) -> str:
 
 def _one_report(run: Run, fmt: str) -> str:
     results, figures = run.measured(), run.measured_figures()
-    if fmt == "markdown":
-        text = render_markdown(results, run.environment, figures, thresholds=run.gate)
-    elif fmt in ("csv", "checks"):
-        text = csv_text(csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures))
-    else:
-        text = dumps(run.to_json()) + "\n"
-    return text
+    if fmt in ("markdown", "comment"):
+        return render_markdown(results, run.environment, figures, thresholds=run.gate, folded=fmt == "comment")
+    if fmt in ("csv", "checks"):
+        return csv_text(csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures))
+    return dumps(run.to_json()) + "\n"
 
 
 def _plot(storage: Storage, references: Sequence[str], over_runs: bool, output: Path) -> int:

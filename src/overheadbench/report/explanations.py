@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.tables import markdown_cell, markdown_table, plain
+from ..core.tables import markdown_cell, markdown_code, markdown_table, plain
 from ..engine.attribution import Explanation
 from ..engine.checks import Status
 from ..pairs.results import OverheadResult
@@ -14,13 +14,15 @@ from ..pairs.results import OverheadResult
 
 def markdown_explanations(results: Sequence[OverheadResult]) -> str:
     """A section per explained pair, and one per explained change at another place: each function's
-    share of the added cost and what it adds per call, most first; what the figures are under it."""
-    explained = [(f"`{markdown_cell(r.nodeid)}`", r.explain) for r in results if r.explain is not None]
+    share of the added cost and what it adds per call, most first; what the figures are under it.
+    Names are code spans, written as they are (``with_retry.<locals>.wrapped``): CommonMark decodes no
+    entity inside one, so an escaped ``&lt;`` showed as written."""
+    explained = [(markdown_code(r.nodeid), r.explain) for r in results if r.explain is not None]
     for result in results:
         for place in result.places:
             if place.explain is not None:
                 where = markdown_cell(place.role.section(place.name))
-                explained.append((f"{where}: `{markdown_cell(result.nodeid)}`, what the change added", place.explain))
+                explained.append((f"{where}: {markdown_code(result.nodeid)}, what the change added", place.explain))
     if not explained:
         return ""
     lines = ["## Where the overhead goes"]
@@ -35,7 +37,7 @@ def markdown_explanations(results: Sequence[OverheadResult]) -> str:
 def _rows(explanation: Explanation) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = [("Function", "Share", "Added per call")]
     for row in explanation.rows:
-        rows.append((f"`{markdown_cell(row.where)}`", f"{row.share:.0%}", explanation.per_call(row.added)))
+        rows.append((row.where, f"{row.share:.0%}", explanation.per_call(row.added)))  # a code span: as written
     if explanation.rest:
         rows.append(("(the rest)", f"{explanation.rest:.0%}", ""))
     return rows

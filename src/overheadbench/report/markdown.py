@@ -29,6 +29,10 @@ MARKDOWN_STATUS = {
     Overall.UNMEASURED: "— (not measured)",
 }
 """A pair's status: its one outcome (a ✅ beside a test the gate failed misled its reviewer)."""
+COMMENT_CHARACTERS = 60_000
+"""What a folded report keeps (a GitHub comment holds 65,536 characters)."""
+FOLDED_SUMMARY = "Every pair, where the overhead goes, transport figures and budgets"
+CUT = "_(cut here: a comment holds no more; the whole report is in the run's artifact)_"
 
 
 def render_markdown(
@@ -37,13 +41,16 @@ def render_markdown(
     figures: Sequence[FigureResult] = (),
     purposes: dict[str, str] | None = None,
     thresholds: Thresholds = UNGATED,
+    folded: bool = False,
 ) -> str:
     """A report in the style of published benchmark baselines: under a gate, its outcome first
     (counted, the failed pairs named) and the pairs' changes at every other place of the session
     (the base tree of ``--overhead-against``, each ``--overhead-env``; gated at ``thresholds``);
     then the environment, one table per group of pairs, the transport tables, every judged
     budget, and what the budgets are for. Ready for a PR comment or a CI step summary: what a
-    reviewer decides on comes first."""
+    reviewer decides on comes first. ``folded``: everything after the gate and the changes inside one
+    ``<details>`` (a pull request's comment: short, the rest a click away), cut where a comment could
+    not hold it."""
     gated = thresholds.pairs
     regressed = [result.nodeid for result in results if result.overall == Overall.REGRESSED]
     first = (
@@ -59,7 +66,12 @@ def render_markdown(
         markdown_purposes(purposes or {}),
     )
     head = "# Overhead report\n" + "".join(f"\n{part}" for part in first if part)
-    return head + "\n" + "\n".join(markdown_pairs(results, env)) + "\n" + "".join(f"\n{part}" for part in rest if part)
+    body = "\n".join(markdown_pairs(results, env)) + "\n" + "".join(f"\n{part}" for part in rest if part)
+    if not folded:
+        return head + "\n" + body
+    if len(head) + len(body) > COMMENT_CHARACTERS:
+        body = body[: max(0, COMMENT_CHARACTERS - len(head))].rsplit("\n", 1)[0] + f"\n\n{CUT}\n"
+    return f"{head}\n<details><summary>{FOLDED_SUMMARY}</summary>\n\n{body}\n</details>\n"
 
 
 def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
