@@ -8,6 +8,7 @@ import io
 import json
 import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -153,6 +154,28 @@ def test_a_plot_of_an_ab_run_draws_each_pair_on_both_trees(storage: Path, tmp_pa
     assert len(labels) == len(rest) + 2
     distributions("ab", run, tmp_path / "ab.svg")
     assert (tmp_path / "ab.svg").read_text().count('<g id="patch_') > len(labels)  # every box drawn
+
+
+def test_a_plot_of_100_pairs_is_readable_marks_budgets_and_goes_logarithmic_over_decades(
+    storage: Path, tmp_path: Path
+) -> None:
+    """100 pairs made a 5,460-pixel plot with a cut title; a 400x pair beside 5% ones flattened every box."""
+    run = read_run(storage / "0002_new.json")
+    first = next(result for result in run.results if result.samples)
+    many = [
+        dataclasses.replace(first, pair=dataclasses.replace(first.pair, nodeid=f"t.py::test_{i}")) for i in range(100)
+    ]
+    distributions("a suite of 100 pairs", dataclasses.replace(run, results=many), tmp_path / "many.png")
+    width, height = struct.unpack(">II", (tmp_path / "many.png").read_bytes()[16:24])
+    assert height <= 2600 and width == 900  # 100 dpi: 0.24 inches a row
+    distributions("one run", run, tmp_path / "flat.svg")
+    flat = (tmp_path / "flat.svg").read_text()
+    assert "<!-- budget -->" in flat and "per pair of blocks (%)" in flat  # each row's budget marked
+    slow = dataclasses.replace(
+        first, samples=[dataclasses.replace(s, framework_ns=[400 * v for v in s.framework_ns]) for s in first.samples]
+    )
+    distributions("decades", dataclasses.replace(run, results=[first, slow]), tmp_path / "log.svg")
+    assert "per pair of blocks (log)" in (tmp_path / "log.svg").read_text()
 
 
 def test_without_matplotlib_plot_says_how_to_get_it(storage: Path, tmp_path: Path, capsys, monkeypatch) -> None:

@@ -2,12 +2,21 @@
 
 * :func:`distributions`: every pair ratio of each test of one run, one box per test and place
   (an A/B run's head and base tree, each ``--overhead-env`` interpreter), with each process's
-  median marked, so the between-process spread shows.
-* :func:`trend`: each test's overhead and interval across stored runs, oldest first.
+  median marked, so the between-process spread shows; each pair's budget marked on its row, and
+  under a gate the level past which the head regresses against its base.
+* :func:`trend`: each test's overhead and interval across stored runs, oldest first, its budget a
+  dashed line in its colour.
+
+Both read a reviewer's way (issue 59): a log axis where the ratios span more than
+:data:`~overheadbench.report.svg.LOG_SPAN` times (a 400x pair beside 5% ones flattened every box),
+and a row height that keeps a suite of 100 pairs readable (0.6 inches a row made it 5,460 pixels tall
+with its title cut).
 """
 
 from __future__ import annotations
 
+import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +24,16 @@ import numpy as np
 
 from ..core.errors import StorageError
 from ..core.tables import plain
+from ..core.vocabulary import Role
 from ..engine.stats import pair_ratios
 from ..history.runs import Run, Storage, read_run
 from ..pairs.results import OverheadResult
+from .svg import LOG_SPAN
+
+ROW_INCHES = 0.24
+"""A row's height in a distributions plot (9-point labels)."""
+MAX_ROWS_INCHES = 60.0
+"""A plot's largest height: past it, the rows are thinner still."""
 
 
 class PlotUnavailable(Exception):
@@ -50,48 +66,104 @@ def plotted(run: Run) -> list[tuple[str, OverheadResult]]:
     return rows
 
 
+def _log(values: list[float]) -> bool:
+    """Whether ratios spanning ``values`` read on a log axis."""
+    positive = [value for value in values if value > 0 and math.isfinite(value)]
+    return bool(positive) and max(positive) / min(positive) > LOG_SPAN
+
+
+def _title(axes: Any, text: str) -> None:
+    axes.set_title("\n".join(textwrap.wrap(text, 90)), fontsize=9, loc="left")
+
+
 def distributions(name: str, run: Run, output: Path) -> None:
     plt = _pyplot()
     rows = plotted(run)
-    figure, axes = plt.subplots(figsize=(9, 1.2 + 0.6 * max(len(rows), 1)))
-    for row, (_, result) in enumerate(rows):
-        per_process = [100 * (pair_ratios(s.baseline_ns, s.framework_ns) - 1) for s in result.samples]
-        axes.boxplot(
-            np.concatenate(per_process), positions=[row], orientation="horizontal", widths=0.5, showfliers=False
-        )
+    ratios = [np.concatenate([pair_ratios(s.baseline_ns, s.framework_ns) for s in r.samples]) for _, r in rows]
+    log = _log([float(value) for values in ratios for value in values])
+    shown = [values if log else 100 * (values - 1) for values in ratios]
+    height = min(MAX_ROWS_INCHES, 1.6 + ROW_INCHES * max(len(rows), 1))
+    figure, axes = plt.subplots(figsize=(9, height))
+    for row, ((_, result), values) in enumerate(zip(rows, shown, strict=True)):
+        axes.boxplot(values, positions=[row], orientation="horizontal", widths=0.6, showfliers=False)
+        medians = [float(np.median(pair_ratios(s.baseline_ns, s.framework_ns))) for s in result.samples]
         axes.scatter(
-            [float(np.median(p)) for p in per_process],
-            [row] * len(per_process),
-            s=12,
+            [m if log else 100 * (m - 1) for m in medians],
+            [row] * len(medians),
+            s=10,
             color="tab:red",
             zorder=3,
             label="process medians" if row == 0 else None,
         )
-    axes.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=8)
-    axes.set_xlabel("framework / baseline - 1, per pair of blocks (%)")
-    axes.set_title(f"{plain(name)}: pair ratios (boxes) and process medians (dots)")
+    _marks(axes, rows, run, log)
+    axes.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=8 if len(rows) < 40 else 7)
+    axes.set_ylim(-0.7, len(rows) - 0.3)
+    axes.invert_yaxis()
+    if log:
+        axes.set_xscale("log")
+    axes.set_xlabel(
+        "framework / baseline, per pair of blocks (log)" if log else "framework / baseline - 1, per pair of blocks (%)"
+    )
+    _title(axes, f"{plain(name)}: pair ratios (boxes), process medians (dots), budgets (|)")
     if rows:
-        axes.legend(loc="lower right", fontsize=8)
+        axes.legend(loc="lower right", fontsize=7)
     figure.tight_layout()
     figure.savefig(output)
     plt.close(figure)
 
 
+def _marks(axes: Any, rows: list[tuple[str, OverheadResult]], run: Run, log: bool) -> None:
+    """Each row's budget, and under a gate each head row's regression level (its base's ratio plus
+    the threshold), as vertical ticks on the row."""
+    gate = run.gate.pairs
+    for row, (_, result) in enumerate(rows):
+        if (limit := result.pair.budget.max_overhead) is not None:
+            axes.scatter(
+                [1 + limit if log else 100 * limit],
+                [row],
+                marker="|",
+                s=160,
+                color="tab:purple",
+                zorder=4,
+                label="budget" if row == 0 else None,
+            )
+        base = next((p.result for p in result.places if p.role is Role.BASE and p.result is not None), None)
+        if gate is not None and base is not None and result in run.results:
+            level = base.ratio * (1 + gate / 100)
+            axes.scatter(
+                [level if log else 100 * (level - 1)],
+                [row],
+                marker="|",
+                s=160,
+                color="tab:orange",
+                zorder=4,
+                label=f"gate: base + {gate:g}%" if row == 0 else None,
+            )
+
+
 def trend(runs: list[tuple[str, Run]], output: Path, title: str = "overhead across stored runs") -> None:
-    """Each test's overhead and interval, one point per run (or per environment's merged runs)."""
+    """Each test's overhead and interval, one point per run (or per environment's merged runs), its
+    budget (the newest run's) a dashed line in its colour."""
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    figure, axes = plt.subplots(figsize=(9, 4.8))
     tests = sorted({r.nodeid for _, run in runs for r in run.measured()})
+    measured = [r for _, run in runs for r in run.measured()]
+    log = _log([r.ratio for r in measured] + [1 + r.ci[1] for r in measured])
     for nodeid in tests:
         points = [(index, r) for index, (_, run) in enumerate(runs) for r in run.measured() if r.nodeid == nodeid]
         x = [index for index, _ in points]
-        y = np.array([100 * r.overhead for _, r in points])
-        low = np.array([100 * r.ci[0] for _, r in points])
-        high = np.array([100 * r.ci[1] for _, r in points])
-        axes.errorbar(x, y, yerr=[y - low, high - y], marker="o", capsize=3, label=_label(nodeid))
+        shift, scale = (1.0, 1.0) if log else (0.0, 100.0)
+        y = np.array([scale * (shift + r.overhead) for _, r in points])
+        low = np.array([scale * (shift + r.ci[0]) for _, r in points])
+        high = np.array([scale * (shift + r.ci[1]) for _, r in points])
+        drawn = axes.errorbar(x, y, yerr=[y - low, high - y], marker="o", capsize=3, label=_label(nodeid))
+        if (limit := points[-1][1].pair.budget.max_overhead) is not None:
+            axes.axhline(scale * (shift + limit), linestyle="--", linewidth=1, color=drawn[0].get_color())
+    if log:
+        axes.set_yscale("log")
     axes.set_xticks(range(len(runs)), [plain(name) for name, _ in runs], rotation=30, ha="right", fontsize=8)
-    axes.set_ylabel("overhead (%) with its interval")
-    axes.set_title(title)
+    axes.set_ylabel("framework / baseline (log), with its interval" if log else "overhead (%) with its interval")
+    _title(axes, f"{title}; dashed: each test's budget")
     axes.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(output)
