@@ -99,10 +99,13 @@ def _environment(run: Run) -> str:
 def _verdict(results: Sequence[OverheadResult], history: History | None) -> str:
     counts = [(outcome, sum(r.overall == outcome for r in results)) for outcome in PAGE_ORDER]
     said = ", ".join(f"{count} {OUTCOME_WORDS[outcome]}" for outcome, count in counts if count)
+    explained = {nodeid: anchor("explain", nodeid + what) for nodeid, what, _ in reversed(_explanations(results))}
     items = [
         f'<li class="{result.overall.value}"><a href="#{anchor("pair", result.nodeid)}">'
         f"<code>{esc(result.nodeid)}</code></a> "
-        f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>: {esc(_first_line(result))}</li>'
+        f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>: {esc(_said(result))}'
+        + (f' (<a href="#{explained[result.nodeid]}">where it goes</a>)' if result.nodeid in explained else "")
+        + "</li>"
         for result in results
         if result.overall not in (Overall.PASS, Overall.UNMEASURED)
     ]
@@ -124,8 +127,14 @@ def _verdict(results: Sequence[OverheadResult], history: History | None) -> str:
     return f'<section id="verdict"><h2>Verdict</h2>{head}.</p>{listed}</section>'
 
 
-def _first_line(result: OverheadResult) -> str:
-    return (result.message or "").strip().splitlines()[0] if (result.message or "").strip() else ""
+def _said(result: OverheadResult) -> str:
+    """Why a pair is listed: a gated change (against each place and the stored run), or its budget's message."""
+    if result.overall in (Overall.REGRESSED, Overall.UNKNOWN):
+        changes = [(place.role.place_side(place.name), place.change) for place in result.places if place.change]
+        changes += [(f"stored run {result.stored.run}", result.stored.change)] if result.stored else []
+        return "; ".join(f"{where}: {change.percent:+.1f}% ({change.evidence})" for where, change in changes)
+    text = (result.message or "").strip()
+    return text.splitlines()[0] if text else ""
 
 
 def _pairs(results: Sequence[OverheadResult]) -> str:
@@ -204,15 +213,22 @@ def _change_row(nodeid: str, against: str, change: Change, css: str) -> ForestRo
     )
 
 
-def _explained(results: Sequence[OverheadResult]) -> str:
-    parts = []
+def _explanations(results: Sequence[OverheadResult]) -> list[tuple[str, str, Explanation]]:
+    """Each explanation of the page (test, what it explains, it): for each test, what each change
+    between places added first (why a regressed pair is read), then where its own overhead goes."""
+    found = []
     for result in results:
-        if result.explain is not None:
-            parts.append(_explanation(result.nodeid, "where the overhead goes", result.explain))
         for place in result.places:
             if place.explain is not None:
                 old, new = place.sides
-                parts.append(_explanation(result.nodeid, f"what the change added ({new} less {old})", place.explain))
+                found.append((result.nodeid, f"what the change added ({new} less {old})", place.explain))
+        if result.explain is not None:
+            found.append((result.nodeid, "where the overhead goes", result.explain))
+    return found
+
+
+def _explained(results: Sequence[OverheadResult]) -> str:
+    parts = [_explanation(nodeid, what, explanation) for nodeid, what, explanation in _explanations(results)]
     if not parts:
         return ""
     return f'<section id="explained"><h2>Where the overhead goes</h2>{"".join(parts)}</section>'

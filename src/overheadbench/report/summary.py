@@ -99,7 +99,7 @@ def session_summary(
     elif facts.measuring and not figures:
         sections.append(Section("overhead: no pair was measured"))
     if explained := passing_explanations(results):
-        sections.append(Section("overhead: where it goes, in the pairs that passed (--overhead-explain)", explained))
+        sections.append(Section("overhead: where it goes, in the pairs within their budgets", explained))
     sections.append(Section(None, _facts(results, facts)))
     if compared and compared.changes:
         changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.thresholds)
