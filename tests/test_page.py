@@ -121,3 +121,26 @@ def test_html_names_what_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["html", str(tmp_path / "empty"), "-o", str(tmp_path / "page.html")]) == 2
     assert "no stored run of this machine" in capsys.readouterr().err
     assert not (tmp_path / "page.html").exists()
+
+
+SESSION_PAIR = """
+import pytest
+
+@pytest.mark.overhead(max=1.0, processes=1)
+def test_pair(overhead, clock):
+    overhead.compare(clock.cost(1000), clock.cost(1100, seed=2))
+"""
+
+
+def test_a_sessions_page_holds_the_history_of_the_runs_it_stores(fake_clock_project: pytest.Pytester) -> None:
+    """With a storage folder, the session's page has the history of this machine's runs, its own included."""
+    fake_clock_project.makepyfile(test_session=SESSION_PAIR)
+    stored = ("--overhead-autosave", "--overhead-storage=runs", "--overhead-html=page.html")
+    for _ in range(3):
+        fake_clock_project.runpytest("--overhead", *stored).assert_outcomes(passed=1)
+    page = Elements((fake_clock_project.path / "page.html").read_text())
+    sections = [attributes["id"] for tag, attributes in page.tags if tag == "section"]
+    assert sections == ["verdict", "pairs", "history"]
+    assert len(page.having("trend")) == 1 and len(page.having("run")) == 3  # three runs, this one the third
+    fake_clock_project.runpytest("--overhead", "--overhead-html=alone.html").assert_outcomes(passed=1)
+    assert 'id="history"' not in (fake_clock_project.path / "alone.html").read_text()  # no storage: no history

@@ -28,7 +28,9 @@ from ..core.xdist import WORKER_REPLICAS
 from ..engine.outcome import PURPOSE_ATTRIBUTE
 from ..engine.settings import Settings
 from ..history.gate import StoredRuns
+from ..history.index import stored_history
 from ..history.runs import Run
+from ..history.timeline import History
 from ..pairs.explaining import flame_path
 from ..pairs.marker import MARKER_NAME
 from ..pairs.results import OVERHEAD, REPORT_ATTRIBUTE as RESULT_ATTRIBUTE, OverheadResult
@@ -218,15 +220,24 @@ class Reporter:
         named = options.markdown_path is not None and is_summary(options.markdown_path, os.environ)
         if (markdown_path := options.markdown_path) and not named:
             outputs.append(Output.file(markdown_path, self.markdown))
-        if html_path := options.html_path:
-            outputs.append(Output.file(html_path, lambda: render_page(run())))
         if named or (options.github and in_actions(os.environ) and self.gathered.measured_anything):
             appended = Output(summary, lambda: append_summary(os.environ, self.markdown()), optional=not named)
             outputs.append(appended)
         stored, finished = self.state.stored, exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         if stored and stored.save_as and self.gathered.measured_anything and finished:
             outputs.append(Output(f"the run to store as {stored.save_as!r}", lambda: stored.save(run())))
+        if html_path := options.html_path:  # after the stored run: its history holds this session's run
+            outputs.append(Output.file(html_path, lambda: render_page(run(), self._history())))
         return outputs + self._flames()
+
+    def _history(self) -> History | None:
+        """The history of this machine's stored runs on the checked-out branch, where the session
+        stores or compares runs (the page's trends); None where it does not, or none is stored."""
+        stored = self.state.stored
+        if stored is None:
+            return None
+        history, _, _ = stored_history(stored.storage, None, self.config.rootpath)
+        return history if history.ordered else None
 
     def _flames(self) -> list[Output]:
         """Each explained pair's flame graph (``--overhead-flame``): an optional output (a file that
