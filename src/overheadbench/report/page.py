@@ -16,7 +16,7 @@ inlined, no font, image or script is loaded, and every figure and verdict is in 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 
 from ..engine.attribution import Explanation
@@ -278,12 +278,14 @@ def _transport(run: Run) -> str:
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
+    """A figures table, each test's id once beside its rows (``rowspan``)."""
     header, *body = rows
     head = "".join(f'<th scope="col">{esc(cell)}</th>' for cell in header)
-    lines = "".join("<tr>" + "".join(_cells(row)) + "</tr>" for row in body)
-    return f'<table class="figures"><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>'
-
-
-def _cells(row: Iterable[str]) -> Iterable[str]:
-    for index, cell in enumerate(row):
-        yield f'<th scope="row"><code>{esc(cell)}</code></th>' if index == 0 else f"<td>{esc(cell)}</td>"
+    lines = []
+    for index, row in enumerate(body):
+        first = ""
+        if index == 0 or body[index - 1][0] != row[0]:
+            span = next((n for n, later in enumerate(body[index:]) if later[0] != row[0]), len(body) - index)
+            first = f'<th scope="rowgroup" rowspan="{span}"><code>{esc(row[0])}</code></th>'
+        lines.append("<tr>" + first + "".join(f"<td>{esc(cell)}</td>" for cell in row[1:]) + "</tr>")
+    return f'<table class="figures"><thead><tr>{head}</tr></thead><tbody>{"".join(lines)}</tbody></table>'
