@@ -15,9 +15,12 @@ from helpers import GOLDEN_RUN, MIDDLE, OUTER, made_run, stepped_history, three_
 
 from overheadbench.cli import main
 from overheadbench.engine.attribution import explain
-from overheadbench.history.runs import read_run
+from overheadbench.history.runs import Run, read_run
 from overheadbench.report.flame import stack_tree, widest_added
 from overheadbench.report.page import anchor, render_page
+from overheadbench.transport.metrics import Metric
+from overheadbench.transport.results import Reading
+from overheadbench.transport.verdict import judge
 
 
 class Elements(HTMLParser):
@@ -144,3 +147,19 @@ def test_a_sessions_page_holds_the_history_of_the_runs_it_stores(fake_clock_proj
     assert len(page.having("trend")) == 1 and len(page.having("run")) == 3  # three runs, this one the third
     fake_clock_project.runpytest("--overhead", "--overhead-html=alone.html").assert_outcomes(passed=1)
     assert 'id="history"' not in (fake_clock_project.path / "alone.html").read_text()  # no storage: no history
+
+
+def test_transport_figures_are_tables_per_protocol_and_concurrency_each_test_named_once() -> None:
+    figures = [
+        judge("t.py::test_h2c", Reading(f"h2c c={callers}", metric, value, value * 0.98, value * 1.02, "95% CI"), None)
+        for callers in (1, 100)
+        for metric, value in ((Metric.RPS, 1826.0), (Metric.P95, 0.0007))
+    ]
+    figures.append(judge("t.py::test_sse", Reading("sse c=1", Metric.TTFE, 0.004, 0.0038, 0.0043, "95% CI"), 0.002))
+    text = render_page(Run(figures=figures))
+    transport = text[text.index('<section id="transport">') :]
+    assert [title for title in ("Transport", "Streams") if f"<h3>{title}</h3>" in transport] == ["Transport", "Streams"]
+    assert transport.count('rowspan="2"><code>t.py::test_h2c</code>') == 1  # its two rows, named once
+    assert "h2c c=100" in transport and "1,826/s" in transport and "700 µs" in transport and "4.00 ms" in transport
+    verdict = text[: text.index('<section id="transport">')]  # a figure over its budget is in the verdict
+    assert "0 of 1 judged transport figures passed" in verdict and "t.py::test_sse</code> sse c=1" in verdict

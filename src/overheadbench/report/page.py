@@ -21,10 +21,11 @@ from importlib import resources
 
 from ..engine.attribution import Explanation
 from ..engine.changes import Change
-from ..engine.checks import Overall
+from ..engine.checks import Overall, Status
 from ..history.runs import Run
 from ..history.timeline import History
 from ..pairs.results import OverheadResult
+from ..transport.results import FigureResult
 from .changes import places_of
 from .flame import render_flame
 from .forest import Forest, ForestRow, render_forest
@@ -62,7 +63,7 @@ def anchor(kind: str, nodeid: str) -> str:
 def render_page(run: Run | None, history: History | None = None, title: str = "Overhead report") -> str:
     """The page of ``run`` (None: a history alone) and of ``history`` (None: no trends)."""
     results = sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall)) if run else []
-    sections = [_verdict(results, history)]
+    sections = [_verdict(results, run.figures if run else [], history)]
     if results:
         sections += [_pairs(results), _changes(results, run.gate.pairs if run else None), _explained(results)]
     if history is not None and history.ordered:
@@ -96,7 +97,7 @@ def _environment(run: Run) -> str:
     return f'<details class="environment"><summary>Where it ran</summary><table>{rows}</table></details>'
 
 
-def _verdict(results: Sequence[OverheadResult], history: History | None) -> str:
+def _verdict(results: Sequence[OverheadResult], figures: Sequence[FigureResult], history: History | None) -> str:
     counts = [(outcome, sum(r.overall == outcome for r in results)) for outcome in PAGE_ORDER]
     said = ", ".join(f"{count} {OUTCOME_WORDS[outcome]}" for outcome, count in counts if count)
     explained = {nodeid: anchor("explain", nodeid + what) for nodeid, what, _ in reversed(_explanations(results))}
@@ -109,6 +110,12 @@ def _verdict(results: Sequence[OverheadResult], history: History | None) -> str:
         for result in results
         if result.overall not in (Overall.PASS, Overall.UNMEASURED)
     ]
+    broken = [figure for figure in figures if figure.verdict in (Status.FAIL, Status.INCONCLUSIVE)]
+    items += [
+        f'<li class="{figure.verdict.value}"><code>{esc(figure.nodeid)}</code> {esc(figure.row)} '
+        f'<span class="outcome">{esc(figure.verdict.value)}</span>: {esc(figure.message)}</li>'
+        for figure in sorted(broken, key=lambda figure: figure.verdict != Status.FAIL)
+    ]
     regressions = [point for point in (history.change_points if history else ()) if point.regression]
     items += [
         f'<li class="regressed"><a href="#{anchor("trend", f"{point.test} {point.figure}")}">'
@@ -118,6 +125,8 @@ def _verdict(results: Sequence[OverheadResult], history: History | None) -> str:
         for point in regressions
     ]
     head = f'<p class="headline">{esc(said or "nothing measured")} of {len(results)} pairs'
+    judged = [figure for figure in figures if figure.verdict != Status.UNJUDGED and figure.measured]
+    head += f"; {len(judged) - len(broken)} of {len(judged)} judged transport figures passed" if judged else ""
     head += f"; {len(regressions)} regressions in the history" if history is not None else ""
     listed = (
         f'<ol class="verdict-list">{"".join(items)}</ol>'
