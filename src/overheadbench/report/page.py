@@ -193,7 +193,7 @@ def _changes(results: Sequence[OverheadResult], gate: float | None) -> str:
         return ""
     across = ((1 + gate / 100, f"gate +{gate:g}%"), (1 - gate / 100, f"gate -{gate:g}%")) if gate is not None else ()
     forest = Forest(
-        "Each change against the session's other places and the stored run, with its 95% interval"
+        "Each change against the session's other places and the stored run, with its interval as the gate read it"
         + (f"; the gate's threshold (±{gate:g}%) is the dashed line" if gate is not None else ""),
         ("Test", "Against", "Change (95% CI)", "Outcome"),
         tuple(rows),
