@@ -24,13 +24,14 @@ call stack, from the side's callable down (:func:`named_stacks`): the flame grap
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from types import CodeType, FrameType
+from types import CodeType, FrameType, FunctionType
 from typing import Any
 
 from ..core.timeouts import check_silence, lent, progressed
@@ -45,12 +46,14 @@ SAMPLE_S = 100e-6
 """Time between two samples: 2,500 samples in a side's 0.25 s, a function's share read to about 1%."""
 
 
-def function_name(code: CodeType | str, modules: dict[str, str]) -> str:
-    """``module:qualname`` of a code object (``modules``: file -> module name), or a built-in's."""
+def function_name(code: CodeType | str, modules: dict[str, str], qualnames: Mapping[CodeType, str] = {}) -> str:
+    """``module:qualname`` of a code object (``modules``: file -> module name; ``qualnames``: where
+    code objects have no ``co_qualname``, Python 3.10, each live function's: :func:`live_qualnames`),
+    or a built-in's."""
     if isinstance(code, str):
         return "builtins:" + code.strip("<>").removeprefix("built-in method ").removeprefix("built-in function ")
     module = modules.get(code.co_filename) or Path(code.co_filename).stem
-    name = getattr(code, "co_qualname", code.co_name)
+    name = getattr(code, "co_qualname", None) or qualnames.get(code, code.co_name)
     return f"{module}:{name}@{code.co_firstlineno}" if code.co_name == "<lambda>" else f"{module}:{name}"
 
 
@@ -58,11 +61,19 @@ Stack = tuple[CodeType, ...]
 """A call stack as its code objects, innermost first (as a frame's ``f_back`` walks it)."""
 
 
+def live_qualnames() -> dict[CodeType, str]:
+    """Each live function's qualified name by its code (one pass over the heap): Python 3.10's code
+    objects have no ``co_qualname``, and by ``co_name`` alone every layer's inner ``run`` was one row."""
+    if sys.version_info >= (3, 11):
+        return {}
+    return {found.__code__: found.__qualname__ for found in gc.get_objects() if isinstance(found, FunctionType)}
+
+
 def named_stacks(costs: dict[Stack, float]) -> Profile:
     """Each stack's cost under its name (frames outermost first, :mod:`overheadbench.engine.stacks`)."""
-    modules, profile = loaded_modules(), dict[str, float]()
+    modules, qualnames, profile = loaded_modules(), live_qualnames(), dict[str, float]()
     for stack, cost in costs.items():
-        path = stack_path(function_name(code, modules) for code in reversed(stack))
+        path = stack_path(function_name(code, modules, qualnames) for code in reversed(stack))
         profile[path] = profile.get(path, 0.0) + cost
     return profile
 
