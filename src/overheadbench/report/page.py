@@ -60,18 +60,17 @@ def anchor(kind: str, nodeid: str) -> str:
     return f"{kind}-{hashlib.sha1(nodeid.encode()).hexdigest()[:12]}"
 
 
-def render_page(run: Run | None, history: History | None = None, title: str = "Overhead report") -> str:
-    """The page of ``run`` (None: a history alone) and of ``history`` (None: no trends)."""
-    results = sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall)) if run else []
-    sections = [_verdict(results, run.figures if run else [], history)]
+def render_page(run: Run, history: History | None = None, title: str = "Overhead report") -> str:
+    """The page of ``run`` and of ``history`` (None: no trends)."""
+    results = sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall))
+    sections = [_verdict(results, run.figures, history)]
     if results:
-        sections += [_pairs(results), _changes(results, run.gate.pairs if run else None), _explained(results)]
+        sections += [_pairs(results), _changes(results, run.gate.pairs), _explained(results)]
     if history is not None and history.ordered:
         sections.append(_history(history))
-    if run is not None and run.figures:
+    if run.figures:
         sections.append(_transport(run))
-    environment = _environment(run) if run is not None else ""
-    return _document(title, environment, [section for section in sections if section])
+    return _document(title, _environment(run), [section for section in sections if section])
 
 
 def _document(title: str, environment: str, sections: Sequence[str]) -> str:
