@@ -57,19 +57,6 @@ def stack_tree(stacks: Iterable[StackCost]) -> Frame:
     return root
 
 
-def widest_added(root: Frame, count: int = 3) -> list[Frame]:
-    """The frames that add the most themselves, most first (what the graph's reddest blocks are)."""
-    found: list[Frame] = []
-
-    def walk(frame: Frame) -> None:
-        found.append(frame)
-        for child in frame.children.values():
-            walk(child)
-
-    walk(root)
-    return sorted((f for f in found if f.own_added > 0), key=lambda f: -f.own_added)[:count]
-
-
 def render_flame(stacks: Iterable[StackCost], label: str, per_call: Callable[[float], str]) -> str:
     """The flame graph's SVG (``per_call`` writes a cost per call in the explanation's unit)."""
     root = stack_tree(stacks)
