@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import BYTECODE, FAKE_CLOCK_CONFTEST, LOOP_SCOPE, QUIET_INI, XDIST_WORKER_ENV
+from helpers import BYTECODE, FAKE_CLOCK_CONFTEST, INI, LOOP_SCOPE, ONLY_THIS_PLUGIN, QUIET_INI, XDIST_WORKER_ENV
 
 PROCESS_NAMES = frozenset(
     {"runpytest_subprocess", "popen", "Popen", "subprocess", "start_server", "git", "main", "spawn", "fork", "kill"}
@@ -71,6 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "unit: starts nothing (no pytester session, no process)")
     config.addinivalue_line("markers", "session: runs an in-process pytester session")
     config.addinivalue_line("markers", "replicas: starts processes (pytest in a subprocess, replicas, servers, git)")
+    config.addinivalue_line("markers", "every_plugin: the generated project loads every installed plugin, as users' do")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -99,19 +100,27 @@ def _unit_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: py
     yield
 
 
+def every_plugin(request: pytest.FixtureRequest) -> bool:
+    """Whether the test's generated project loads every installed plugin (else only this one)."""
+    return request.node.get_closest_marker("every_plugin") is not None
+
+
 @pytest.fixture(autouse=True)
 def _quiet_pytester_ini(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Generated projects set pytest-asyncio's loop scope, so its deprecation warning stays out,
-    and run as sessions of their own, whether or not this suite runs under xdist."""
+    """Generated projects run as sessions of their own, whether or not this suite runs under
+    xdist, and load only this plugin unless marked ``every_plugin`` (:data:`helpers.ONLY_THIS_PLUGIN`)."""
     if "pytester" in request.fixturenames:
-        request.getfixturevalue("pytester").makeini(QUIET_INI)
+        request.getfixturevalue("pytester").makeini(QUIET_INI + (LOOP_SCOPE if every_plugin(request) else ""))
         for name in XDIST_WORKER_ENV:
             monkeypatch.delenv(name, raising=False)
+        if not every_plugin(request):
+            for name, value in ONLY_THIS_PLUGIN.items():
+                monkeypatch.setenv(name, value)
 
 
 @pytest.fixture
-def fake_clock_project(pytester: pytest.Pytester) -> pytest.Pytester:
+def fake_clock_project(pytester: pytest.Pytester, request: pytest.FixtureRequest) -> pytest.Pytester:
     """A pytester project whose tests get a ``clock`` fixture driving ``overhead`` synthetically."""
     pytester.makeconftest(FAKE_CLOCK_CONFTEST)
-    pytester.makeini(f"{LOOP_SCOPE}overhead_processes = 1\n{BYTECODE}")
+    pytester.makeini(f"{INI}{LOOP_SCOPE if every_plugin(request) else ''}overhead_processes = 1\n{BYTECODE}")
     return pytester

@@ -466,6 +466,7 @@ def test_a_killed_sessions_worktree_is_removed_by_the_next(project: pytest.Pytes
     assert git(project.path, "worktree", "list").count("\n") == 1
 
 
+@pytest.mark.every_plugin
 def test_under_xdist_the_pairs_are_measured_against_the_base_on_one_worker(project: pytest.Pytester) -> None:
     project.makepyfile(test_more=PAIR.replace("test_middleware", "test_other"))
     git(project.path, "add", "test_more.py")

@@ -271,6 +271,7 @@ def test_another_environment_is_named_in_a_warning(fake_clock_project: pytest.Py
     result.stdout.fnmatch_lines([warning, "*collected 1 item*", "*compared with 0001_base.json*", warning])
 
 
+@pytest.mark.every_plugin
 def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(
         """
@@ -295,6 +296,7 @@ def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_
     assert len(list((fake_clock_project.path / "baselines").rglob("*.json"))) == 1  # saved once, by the controller
 
 
+@pytest.mark.every_plugin
 def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(
         """
@@ -324,6 +326,7 @@ def test_the_markdown_report_and_pytest_benchmarks_json_carry_the_pairs(fake_clo
     assert [r["nodeid"].split("::")[1] for r in carried] == ["test_pair"] and carried[0]["group"] == "middleware"
 
 
+@pytest.mark.every_plugin
 def test_without_pytest_benchmark_a_session_prints_no_header_makes_no_folder_and_still_records_the_environment(
     fake_clock_project: pytest.Pytester,
 ) -> None:

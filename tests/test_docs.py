@@ -68,6 +68,7 @@ def test_the_pages_show_command_lines_at_all() -> None:
 
 
 @pytest.mark.parametrize(("where", "args"), PYTEST_LINES, ids=[where for where, _ in PYTEST_LINES])
+@pytest.mark.every_plugin
 def test_every_pytest_command_line_in_the_docs_parses(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, where: str, args: list[str]
 ) -> None:

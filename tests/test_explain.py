@@ -8,7 +8,7 @@ import math
 import os
 
 import pytest
-from helpers import BYTECODE, LOOP_SCOPE
+from helpers import BYTECODE, INI, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.core.vocabulary import Role
@@ -215,6 +215,7 @@ def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester
     assert len([line for line in written if line.endswith(".folded")]) == 2  # named, as every output is
 
 
+@pytest.mark.every_plugin
 def test_an_xdist_workers_explained_pair_gets_its_flame_graph_from_the_controller(pytester: pytest.Pytester) -> None:
     """The controller writes the flame graphs from the gathered results: a worker's pair carries its stacks."""
     pytester.makepyfile(test_stack=STACK)
@@ -298,8 +299,9 @@ async def test_in_loop(overhead):
 """
 
 
+@pytest.mark.every_plugin
 def test_async_pairs_are_explained_in_both_modes(pytester: pytest.Pytester) -> None:
-    pytester.makeini(f"{LOOP_SCOPE}{BYTECODE}")
+    pytester.makeini(f"{INI}{LOOP_SCOPE}{BYTECODE}")
     pytester.makepyfile(test_async=ASYNC_PAIRS)
     result = pytester.runpytest("--overhead", "--overhead-time-budget=0.2s", "--overhead-json=out.json")
     result.assert_outcomes(failed=2)

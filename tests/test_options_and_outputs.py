@@ -234,6 +234,7 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     )
 
 
+@pytest.mark.every_plugin
 def test_count_mode_json_outputs_are_strict_json(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

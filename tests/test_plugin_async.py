@@ -55,6 +55,7 @@ def test_trio_backend_is_selectable(fake_clock_project: pytest.Pytester) -> None
     fake_clock_project.runpytest("--overhead", "--overhead-backend=trio").assert_outcomes(passed=1)
 
 
+@pytest.mark.every_plugin
 def test_acompare_measures_in_the_tests_own_loop(fake_clock_project: pytest.Pytester) -> None:
     fake_clock_project.makepyfile(
         """
@@ -79,6 +80,7 @@ def test_acompare_measures_in_the_tests_own_loop(fake_clock_project: pytest.Pyte
     result.stdout.fnmatch_lines(["*overhead 30.*% * exceeds max 5.0%*"])
 
 
+@pytest.mark.every_plugin
 def test_compare_inside_a_running_loop_points_to_acompare(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from helpers import BYTECODE, LOOP_SCOPE
+from helpers import BYTECODE, INI
 
 from overheadbench.engine.counting import disagreement
 
@@ -51,7 +51,7 @@ def test_count_mode_judges_the_instruction_ratio(pytester: pytest.Pytester) -> N
 def test_count_mode_from_the_marker_or_the_ini(pytester: pytest.Pytester, how: str) -> None:
     source = PAIRS.replace("max=0.25)", "max=0.25, mode='count')") if how == "marker" else PAIRS
     if how == "ini":
-        pytester.makeini(f"{LOOP_SCOPE}{BYTECODE}overhead_mode = count\n")
+        pytester.makeini(f"{INI}{BYTECODE}overhead_mode = count\n")
     pytester.makepyfile(source)
     result = pytester.runpytest("--overhead", "-o", "overhead_processes=1", "--overhead-json=r.json")
     data = {r["nodeid"].split("::")[1]: r for r in json.loads((pytester.path / "r.json").read_text())["results"]}

@@ -373,6 +373,7 @@ async def test_over(transport):
 """
 
 
+@pytest.mark.every_plugin
 def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(PAIR_OF_CALLABLES)
     pytester.makeconftest(SYNTHETIC)  # a quiet machine's judgement, however busy this one is (its probe pinned)
@@ -392,6 +393,7 @@ def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester:
     assert "stack vs bare (change)" in result.stdout.str() and "stack vs bare [framework]" in result.stdout.str()
 
 
+@pytest.mark.every_plugin
 def test_a_pair_budget_that_names_no_figure_fails_the_test_saying_how(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
@@ -527,6 +529,7 @@ async def test_misshapen(transport):
 """
 
 
+@pytest.mark.every_plugin
 def test_streams_as_sdks_have_them_a_post_with_json_and_an_iterator_of_events(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SDK_STREAMS)
     result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
@@ -612,6 +615,7 @@ async def test_slow(transport):
 """
 
 
+@pytest.mark.every_plugin
 def test_a_pair_whose_requests_outlast_its_windows_is_measured_again_in_longer_ones(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SLOW_SIDE)
     result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")

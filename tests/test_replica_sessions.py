@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import QUIET_INI, alive
+from helpers import LOOP_SCOPE, QUIET_INI, alive
 
 PAIR = """
 import pytest
@@ -120,10 +120,11 @@ def test_a_conftest_option_reaches_the_replicas(pytester: pytest.Pytester) -> No
     assert_replicated(pairs, 1)
 
 
+@pytest.mark.every_plugin
 def test_a_strict_configuration_with_another_plugins_ini_key_works_in_the_replicas(pytester: pytest.Pytester) -> None:
     # asyncio_default_fixture_loop_scope is pytest-asyncio's key: a replica that did not load
     # every plugin the session loaded failed on it under --strict-config
-    pytester.makeini(f"{QUIET_INI}addopts = --strict-config\nfilterwarnings =\n    error\n")
+    pytester.makeini(f"{QUIET_INI}{LOOP_SCOPE}addopts = --strict-config\nfilterwarnings =\n    error\n")
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
     result, pairs = measure(pytester)
     result.assert_outcomes(passed=1)
@@ -618,6 +619,7 @@ def test_pair_in_a_group_of_its_own(overhead):
 
 
 @pytest.mark.parametrize("dist", [(), ("--dist", "loadgroup")])
+@pytest.mark.every_plugin
 def test_under_xdist_pairs_run_one_at_a_time_and_the_controller_gathers_them(pytester: pytest.Pytester, dist) -> None:
     pytester.makeconftest(WINDOWS)
     for name in ("test_a", "test_b"):
@@ -638,6 +640,7 @@ def test_under_xdist_pairs_run_one_at_a_time_and_the_controller_gathers_them(pyt
 
 
 @pytest.mark.parametrize("dist", ["loadfile", "loadscope", "worksteal", "each"])
+@pytest.mark.every_plugin
 def test_xdist_modes_that_cannot_keep_pairs_on_one_worker_are_refused(pytester: pytest.Pytester, dist: str) -> None:
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
     result = pytester.runpytest_subprocess("--overhead", "-n", "2", "--dist", dist)
@@ -650,6 +653,7 @@ def test_xdist_modes_that_cannot_keep_pairs_on_one_worker_are_refused(pytester: 
     )
 
 
+@pytest.mark.every_plugin
 def test_under_xdist_transport_tests_run_on_the_pairs_worker(pytester: pytest.Pytester) -> None:
     """A transport test's load beside a timed pair disturbs both: every test that times
     anything (pairs, transport-marked tests, tests using the transport fixture) goes to one worker."""

@@ -353,6 +353,7 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
     )
 
 
+@pytest.mark.every_plugin
 def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

@@ -159,6 +159,7 @@ def test_pair(overhead):
 
 
 @pytest.mark.parametrize("processes", [2])  # the replicas and this process's calibration
+@pytest.mark.every_plugin
 def test_under_cov_the_timed_calls_are_untraced_and_the_coverage_data_is_whole(
     pytester: pytest.Pytester, processes: int
 ) -> None:
@@ -318,6 +319,7 @@ def test_pytest_finders_are_back_exactly_after_the_pair(pytester: pytest.Pyteste
     pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.1s").assert_outcomes(passed=1)
 
 
+@pytest.mark.every_plugin
 def test_an_async_pair_is_timed_with_the_loop_out_of_debug_mode(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
