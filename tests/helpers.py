@@ -65,10 +65,10 @@ LOOP_SCOPE = "asyncio_default_fixture_loop_scope = function\n"
 """pytest-asyncio's key, in the ini file of a project that loads it (its deprecation warning stays out)."""
 BYTECODE = "overhead_counter = bytecode\n"
 QUIET_INI = f"{INI}overhead_processes = 3\noverhead_time_budget = 0.5s\n{BYTECODE}"
-"""Generated projects: 3 replica processes per pair rather than the default 10 (the quick profile's 3): these projects
-test how replicas run, not how many, and the suite's time on a 2-core CI machine is spent mostly
-starting them (a replica is a whole pytest session, about 1 s of CPU) and timing (0.5 s per
-pair, the quick profile's, rather than 2 s);
+"""Generated projects: 3 replica processes per pair rather than the default 10 (the quick
+profile's 3): these projects test how replicas run, not how many, and the suite's time on a
+2-core CI machine is spent mostly starting them (a replica is a whole pytest session, about 0.7 s
+of CPU) and timing (0.5 s per pair, the quick profile's, rather than 2 s);
 and count mode counting bytecode in the test's process, whose exact counts the tests read (a
 callgrind replica costs ~10 s a session: the tests of that counter ask for it by option)."""
 
@@ -77,7 +77,7 @@ ONLY_THIS_PLUGIN = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_PLUGINS": "ov
 """The environment of a generated project's sessions, and so of their replicas and xdist workers:
 overheadbench loaded, no other installed plugin, unless the test is marked ``every_plugin``.
 
-Each of the ~600 Python processes the suite starts paid ~0.5 s of CPU for plugins its project
+Each of the ~900 Python processes the suite starts paid ~0.5 s of CPU for plugins its project
 never used: pytest scanning every installed distribution for entry points (~0.25 s with this
 suite's dependencies), then importing and configuring pytest-benchmark, anyio, pytest-asyncio,
 xdist and pytest-cov: half of a replica's start-up. A test of the plugin beside another one (xdist,
