@@ -105,12 +105,17 @@ def every_plugin(request: pytest.FixtureRequest) -> bool:
     return request.node.get_closest_marker("every_plugin") is not None
 
 
+def loop_scope(request: pytest.FixtureRequest) -> str:
+    """pytest-asyncio's ini key where the project loads it (elsewhere an unknown key warns)."""
+    return LOOP_SCOPE if every_plugin(request) else ""
+
+
 @pytest.fixture(autouse=True)
 def _quiet_pytester_ini(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Generated projects run as sessions of their own, whether or not this suite runs under
     xdist, and load only this plugin unless marked ``every_plugin`` (:data:`helpers.ONLY_THIS_PLUGIN`)."""
     if "pytester" in request.fixturenames:
-        request.getfixturevalue("pytester").makeini(QUIET_INI + (LOOP_SCOPE if every_plugin(request) else ""))
+        request.getfixturevalue("pytester").makeini(QUIET_INI + loop_scope(request))
         for name in XDIST_WORKER_ENV:
             monkeypatch.delenv(name, raising=False)
         if not every_plugin(request):
@@ -122,5 +127,5 @@ def _quiet_pytester_ini(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
 def fake_clock_project(pytester: pytest.Pytester, request: pytest.FixtureRequest) -> pytest.Pytester:
     """A pytester project whose tests get a ``clock`` fixture driving ``overhead`` synthetically."""
     pytester.makeconftest(FAKE_CLOCK_CONFTEST)
-    pytester.makeini(f"{INI}{LOOP_SCOPE if every_plugin(request) else ''}overhead_processes = 1\n{BYTECODE}")
+    pytester.makeini(f"{INI}{loop_scope(request)}overhead_processes = 1\n{BYTECODE}")
     return pytester
