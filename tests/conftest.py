@@ -19,7 +19,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import BYTECODE, FAKE_CLOCK_CONFTEST, INI, LOOP_SCOPE, ONLY_THIS_PLUGIN, QUIET_INI, XDIST_WORKER_ENV
+from helpers import (
+    BYTECODE,
+    FAKE_CLOCK_CONFTEST,
+    INI,
+    LOOP_SCOPE,
+    ONE_BLAS_THREAD,
+    ONLY_THIS_PLUGIN,
+    QUIET_INI,
+    XDIST_WORKER_ENV,
+)
 
 PROCESS_NAMES = frozenset(
     {"runpytest_subprocess", "popen", "Popen", "subprocess", "start_server", "git", "main", "spawn", "fork", "kill"}
@@ -100,6 +109,15 @@ def _unit_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: py
     yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _one_blas_thread() -> Iterator[None]:
+    """Every process the suite starts runs numpy's OpenBLAS on one thread (:data:`helpers.ONE_BLAS_THREAD`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in ONE_BLAS_THREAD.items():
+            patch.setenv(name, value)
+        yield
+
+
 def every_plugin(request: pytest.FixtureRequest) -> bool:
     """Whether the test's generated project loads every installed plugin (else only this one)."""
     return request.node.get_closest_marker("every_plugin") is not None
@@ -119,8 +137,15 @@ def _quiet_pytester_ini(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
         for name in XDIST_WORKER_ENV:
             monkeypatch.delenv(name, raising=False)
         if not every_plugin(request):
-            for name, value in ONLY_THIS_PLUGIN.items():
-                monkeypatch.setenv(name, value)
+            request.getfixturevalue("only_this_plugin")
+
+
+@pytest.fixture
+def only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sessions this test starts load only this plugin (:data:`helpers.ONLY_THIS_PLUGIN`): every
+    pytester project's unless marked ``every_plugin``; a test that starts sessions otherwise asks."""
+    for name, value in ONLY_THIS_PLUGIN.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture

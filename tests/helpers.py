@@ -84,6 +84,13 @@ xdist and pytest-cov: half of a replica's start-up. A test of the plugin beside 
 pytest-benchmark, async tests, coverage) is marked and its project loads them all, as users' do."""
 
 
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1"}
+"""The environment of every process the suite starts. numpy's OpenBLAS starts a thread per core
+when numpy is imported, and each spins for ~0.1 s before it sleeps (its ``OPENBLAS_THREAD_TIMEOUT``):
+0.1 s of CPU (a quarter of a replica's start-up) in each of the ~600 processes that import the
+plugin, and none of them calls BLAS. A user's replicas keep the user's setting: their code may."""
+
+
 XDIST_WORKER_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 """What an xdist worker running this suite puts in the environment: a generated session is no
 worker (pytest-benchmark disables itself in any session that sees ``PYTEST_XDIST_WORKER``)."""

@@ -111,6 +111,7 @@ def _git(folder: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True, env=environ).stdout
 
 
+@pytest.mark.usefixtures("only_this_plugin")
 def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -203,6 +204,7 @@ def test_bad_input_is_refused_before_the_first_session(tmp_path: Path, monkeypat
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.usefixtures("only_this_plugin")
 def test_a_killed_bisection_leaves_no_process_and_no_worktree(tmp_path: Path, how: signal.Signals) -> None:
     """SIGTERM or SIGKILL left the step's pytest running ~60 s and the worktree registered in the user's repository."""
     _git(tmp_path, "init", "-q", "-b", "main")

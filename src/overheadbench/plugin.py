@@ -21,7 +21,6 @@ from .pairs.marker import (
 )
 from .replicas.launch import ReplicaRequest
 from .replicas.replica import ReplicaPlugin
-from .report.reporter import Reporter
 from .session import assemble
 from .transport.limits import MARKER_HELP as TRANSPORT_HELP
 
@@ -68,5 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for kind in measurer.kinds:  # each kind's fixture, and its report hook
         config.pluginmanager.register(kind, f"overheadbench-{kind.marker}")
     if replica is None and not hasattr(config, "workerinput"):  # only the user's session reports
+        from .report.reporter import Reporter  # here: a replica or worker never imports the report's ~20 modules
+
         reporter = Reporter(config, options, gate, measurer.state, measurer.started)
         config.pluginmanager.register(reporter, "overheadbench-reporter")

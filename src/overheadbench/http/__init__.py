@@ -21,7 +21,7 @@ _HOMES = {
     "ServerError": "server",
     "start_server": "server",
     "EventTimer": "streaming",
-    "StreamStats": "streaming",
+    "StreamStats": "stream_stats",
     "astream": "streaming",
     "stream": "streaming",
     "Probe": "sweeps",

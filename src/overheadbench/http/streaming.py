@@ -31,26 +31,10 @@ import httpx
 import numpy as np
 from httpx_sse import EventSource, ServerSentEvent
 
+from .stream_stats import REQUEST_KEYS, StreamSide, StreamStats
+
 BOM = b"\xef\xbb\xbf"
 """A stream may start with a UTF-8 byte order mark, which the spec says to drop (httpx-sse keeps it)."""
-
-
-@dataclass(frozen=True)
-class StreamStats:
-    """One streamed response. Times in seconds from the request being sent."""
-
-    events: int
-    bytes: int
-    reads: int
-    first_event_s: float
-    total_s: float
-    gap_p50_s: float
-    gap_p95_s: float
-    last_event_id: str = ""
-
-    @property
-    def events_per_s(self) -> float:
-        return self.events / self.total_s if self.total_s > 0 else float("nan")
 
 
 @dataclass
@@ -128,8 +112,6 @@ class _StampedStream(httpx.SyncByteStream, httpx.AsyncByteStream):
 
 
 HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
-REQUEST_KEYS = ("method", "headers", "json", "content")
-"""What a streamed request may say besides its URL (:func:`stream`'s keywords)."""
 
 
 def _stamped(response: httpx.Response, timer: EventTimer) -> EventSource:
@@ -197,11 +179,6 @@ async def aevents(source: Callable[[], Any], *, clock_ns: Callable[[], int] = ti
     async for _ in iterable:
         timer.arrived()
     return timer.stats()
-
-
-StreamSide = tuple[Any, str] | tuple[Any, str, Mapping[str, Any]] | Callable[[], Any]
-"""One side of a stream pair: ``(client, url)``, ``(client, url, {"method": "POST", "json": ...})``
-(any of ``REQUEST_KEYS``), or a zero-argument callable that starts an SDK's stream (:func:`aevents`)."""
 
 
 def stream_opener(side: StreamSide) -> Callable[[], Awaitable[StreamStats]]:

@@ -29,7 +29,7 @@ from ..engine.contention import core_share
 from ..engine.figure_intervals import ratio_interval
 from ..engine.settings import Settings
 from ..http.load import Throughput
-from ..http.streaming import StreamSide, StreamStats
+from ..http.stream_stats import StreamSide, StreamStats
 
 if TYPE_CHECKING:
     from ..http.loadrun import Target

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..engine.stats import t_quantile
 from ..http.load import Throughput
-from ..http.streaming import StreamStats
+from ..http.stream_stats import StreamStats
 from .metrics import QUANTILES, Measure, Metric
 from .results import Reading
 

@@ -20,7 +20,7 @@ from ..engine.figure_intervals import mean_interval, quantile_interval
 from ..engine.settings import Settings
 from ..engine.stats import median_interval
 from ..http.load import Throughput
-from ..http.streaming import REQUEST_KEYS, StreamStats
+from ..http.stream_stats import REQUEST_KEYS, StreamStats
 from .limits import parse_limits
 from .metrics import KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric
 from .results import Reading
