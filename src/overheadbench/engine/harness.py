@@ -29,6 +29,7 @@ import contextlib
 import functools
 import inspect
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -68,17 +69,51 @@ def machinery() -> dict[str, list[str]]:
     }
 
 
+PLAIN_ENV = "OVERHEADBENCH_PLAIN_INTERPRETER"
+"""A replica's environment: its controller's :func:`plain_interpreter`, with what it was asked
+under (:func:`plain_for_replicas`): a replica of the same interpreter and ``PYTHON*`` settings
+uses it rather than starting a plain ``python`` of its own (one per session, not one per process)."""
+IRRELEVANT = frozenset({"PYTHONHASHSEED"})
+"""``PYTHON*`` variables that change no finder or path hook (a callgrind replica fixes the hash seed)."""
+
+
+def _asked_under() -> dict[str, str]:
+    """What a plain ``python``'s machinery depends on in this process: the interpreter, and the
+    ``PYTHON*`` variables a child inherits (``PYTHONPATH``, ``PYTHONHOME``, ``PYTHONNOUSERSITE``...)."""
+    python = {name: value for name, value in os.environ.items() if name.startswith("PYTHON") and name not in IRRELEVANT}
+    return {"executable": sys.executable, **python}
+
+
 @functools.cache
 def plain_interpreter() -> dict[str, frozenset[str]]:
     """:func:`machinery` of a plain ``python`` of this interpreter (``site`` and its ``.pth``
-    files included; asked once per process). If it cannot be asked, nothing is taken out."""
-    code = "import json; from overheadbench.engine.harness import machinery; print(json.dumps(machinery()))"
-    try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-        found = json.loads(done.stdout)
-    except (OSError, subprocess.SubprocessError, ValueError):  # no interpreter to ask: take nothing out
-        found = machinery()
+    files included; asked once per process, or told by the controller: :data:`PLAIN_ENV`). If it
+    cannot be asked, nothing is taken out."""
+    found = _told()
+    if found is None:
+        code = "import json; from overheadbench.engine.harness import machinery; print(json.dumps(machinery()))"
+        try:
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+            found = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):  # no interpreter to ask: take nothing out
+            found = machinery()
     return {key: frozenset(names) for key, names in found.items()}
+
+
+def _told() -> dict[str, list[str]] | None:
+    """The controller's answer (:data:`PLAIN_ENV`) where it was asked under this process's
+    interpreter and settings; None where it was not (another environment's python, another path)."""
+    try:
+        told = json.loads(os.environ.get(PLAIN_ENV, "null"))
+        return told["found"] if told and told["asked"] == _asked_under() else None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def plain_for_replicas() -> str:
+    """:data:`PLAIN_ENV`'s value: this process's :func:`plain_interpreter` and what it was asked under."""
+    found = {key: sorted(names) for key, names in plain_interpreter().items()}
+    return json.dumps({"asked": _asked_under(), "found": found})
 
 
 def _filters_mutated() -> None:

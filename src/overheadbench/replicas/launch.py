@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..engine.harness import PLAIN_ENV, plain_for_replicas
 from ..engine.valgrind import SCRATCH_ENV
 from .channel import Channel, Pipes, ReplicaEnds
 from .lifeline import REPLICA_ENV
@@ -84,7 +85,7 @@ def launch(
     opened = channel()
     ends = opened.replica
     request = ReplicaRequest(str(work), position, ends.messages_fd, ends.commands_fd, ends.lifeline_fd, *trees)
-    extra = {REPLICA_ENV: request.to_env(), SCRATCH_ENV: str(folder)}
+    extra = {REPLICA_ENV: request.to_env(), SCRATCH_ENV: str(folder), PLAIN_ENV: plain_for_replicas()}
     log = tempfile.TemporaryFile(prefix="overheadbench-replica-")
     try:
         process = subprocess.Popen(
