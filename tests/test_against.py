@@ -64,7 +64,7 @@ def project(fake_clock_project: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_identical_trees_measure_the_same_and_the_worktree_is_removed(project: pytest.Pytester) -> None:
-    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
+    done = project.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(
         [
@@ -84,7 +84,7 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
     project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project.makepyfile(costs="FRAMEWORK_NS = 1300\n")  # the working tree (head): +18% on framework / baseline
-    done = project.runpytest_subprocess(
+    done = project.runpytest(
         "--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(failed=1)
@@ -115,7 +115,7 @@ def test_a_place_lopsided_to_this_one_times_its_blocks_in_its_own_sizes(project:
     """A head ~360x its base was read in the head's block sizes: the base's framework blocks were 360
     times too short, and the change misread. A place that calibrates lopsided keeps its own sizes."""
     project.makepyfile(costs="FRAMEWORK_NS = 360000\n")  # the head's framework: ~330x the base's
-    project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-json=o.json", *REPLICATED)
+    project.runpytest("--overhead-against=HEAD", "--overhead-json=o.json", *REPLICATED)
     (result,) = read_run(project.path / "o.json").results
     (base,) = result.places
     assert base.result is not None and base.change is not None
@@ -138,11 +138,11 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     git(pytester.path, "init", "-q")
     git(pytester.path, "add", "-A")
     git(pytester.path, "commit", "-qm", "base")
-    same = pytester.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
+    same = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     same.assert_outcomes(passed=1)
     same.stdout.fnmatch_lines(["*overhead: against HEAD*", "  test_counted*+0.0%*exact*same"])
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
-    grew = pytester.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
+    grew = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     grew.assert_outcomes(failed=1)
     grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts)*"])
 
@@ -180,7 +180,7 @@ def layered(pytester: pytest.Pytester, mode: str, base: int, head: int) -> pytes
 def test_a_regressed_change_is_explained_function_by_function_head_less_base(pytester: pytest.Pytester) -> None:
     project = layered(pytester, "count", 2, 2000)
     args = ("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider", "--overhead-json=run.json")
-    done = project.runpytest_subprocess(*args)
+    done = project.runpytest(*args)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [
@@ -193,7 +193,7 @@ def test_a_regressed_change_is_explained_function_by_function_head_less_base(pyt
     explained = place["explain"]
     assert explained["exact"] and [row["where"] for row in explained["rows"]] == ["costs:extra"]
     assert 1998 * 4 <= explained["rows"][0]["added"] <= 1998 * 12  # the loop's bytecode, per added pass
-    same = project.runpytest_subprocess(*args, "--overhead-fail-above=1e6")  # not regressed: not explained
+    same = project.runpytest(*args, "--overhead-fail-above=1e6")  # not regressed: not explained
     same.assert_outcomes(passed=1)
     (place,) = json.loads((project.path / "run.json").read_text())["results"][0]["places"]
     assert place["change"] is not None and place["explain"] is None
@@ -202,9 +202,7 @@ def test_a_regressed_change_is_explained_function_by_function_head_less_base(pyt
 def test_with_explain_every_change_is_explained_in_time_too(pytester: pytest.Pytester) -> None:
     project = layered(pytester, "time", 10, 60)
     against = ("--overhead-against=HEAD", "--overhead-explain", "--overhead-quick", "-o", "overhead_processes=2")
-    done = project.runpytest_subprocess(
-        *against, "-p", "no:cacheprovider", "--overhead-json=run.json", "--overhead-md=run.md"
-    )
+    done = project.runpytest(*against, "-p", "no:cacheprovider", "--overhead-json=run.json", "--overhead-md=run.md")
     done.assert_outcomes(passed=1)
     (result,) = json.loads((project.path / "run.json").read_text())["results"]
     (place,) = result["places"]
@@ -275,7 +273,7 @@ def test_a_test_the_base_does_not_have_is_new_and_one_it_cannot_collect_fails_al
     git(project.path, "commit", "-qm", "broken")
     project.makepyfile(test_added=PAIR.replace("test_middleware", "test_added_later"))
     project.makepyfile(test_new=PAIR.replace("test_middleware", "test_only_in_head"))
-    done = project.runpytest_subprocess("--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
+    done = project.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(passed=2, failed=1)
     done.stdout.fnmatch_lines_random(
         [
@@ -315,7 +313,7 @@ def test_the_base_imports_the_base_or_the_session_stops_saying_why(
     git(project.path, "init", "-q")
     git(project.path, "add", "-A")
     git(project.path, "commit", "-qm", "base")
-    done = project.runpytest_subprocess("--overhead-against=HEAD", *REPLICATED)
+    done = project.runpytest("--overhead-against=HEAD", *REPLICATED)
     if path_entry == "relative":
         done.assert_outcomes(passed=1)
         return
@@ -402,7 +400,7 @@ def test_a_base_folder_with_uncommitted_changes_is_refused(project: pytest.Pytes
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines(["*the checkout has uncommitted changes (costs.py); commit or stash them*"])
     git(checkout, "checkout", "-q", "costs.py")
-    clean = project.runpytest_subprocess(f"--overhead-against={checkout}", "--overhead-fail-above=5", *REPLICATED)
+    clean = project.runpytest(f"--overhead-against={checkout}", "--overhead-fail-above=5", *REPLICATED)
     clean.assert_outcomes(passed=1)
     clean.stdout.fnmatch_lines([f"*overhead: against {checkout} (measured in this session, interleaved)*"])
 
@@ -471,7 +469,7 @@ def test_under_xdist_the_pairs_are_measured_against_the_base_on_one_worker(proje
     project.makepyfile(test_more=PAIR.replace("test_middleware", "test_other"))
     git(project.path, "add", "test_more.py")
     git(project.path, "commit", "-qm", "another pair")
-    done = project.runpytest_subprocess("-n", "2", "--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
+    done = project.runpytest("-n", "2", "--overhead-against=HEAD", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(passed=2)
     done.stdout.fnmatch_lines_random(
         ["*overhead: against HEAD (*", "  test_middleware*10.0%*10.0%*same", "  test_other*10.0%*10.0%*same"]
@@ -525,7 +523,7 @@ def test_a_replica_that_fails_while_explaining_a_change_costs_the_explanation_no
     pytester.makepyfile(test_pair=RAISES_WHEN_EXPLAINED)
     for command in (("init", "-q"), ("add", "-A"), ("commit", "-qm", "base")):
         git(pytester.path, *command)
-    done = pytester.runpytest_subprocess(
+    done = pytester.runpytest(
         "--overhead-against=HEAD", "--overhead-explain", "--overhead-quick", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(passed=1)

@@ -176,11 +176,9 @@ def test_a_pairs_spread_between_sessions_is_learned_from_the_runs_stored_here(
     fake_clock_project.makepyfile(SLOWABLE_PAIR)
     for framework_ns in (1100, 1200, 1000):  # three sessions that read 10%, 20% and 0%
         monkeypatch.setenv("FRAMEWORK_NS", str(framework_ns))
-        fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-save=run").assert_outcomes(passed=1)
+        fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-save=run").assert_outcomes(passed=1)
     monkeypatch.setenv("FRAMEWORK_NS", "1100")
-    fourth = fake_clock_project.runpytest_subprocess(
-        "--overhead", *FIVE, "--overhead-save=run", "--overhead-json=o.json"
-    )
+    fourth = fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-save=run", "--overhead-json=o.json")
     fourth.assert_outcomes(passed=1)
     fourth.stdout.fnmatch_lines(["*9.1% sd between sessions (learned from 3 stored", "runs of this machine: a busy*"])
     fourth.stdout.no_fnmatch_line("*still wider than the*")  # more processes cannot narrow what sessions add
@@ -190,7 +188,7 @@ def test_a_pairs_spread_between_sessions_is_learned_from_the_runs_stored_here(
     low, high = result["ci"]
     assert low < 0.0 and high > 0.2  # a 9% sd with two degrees of freedom: what three sessions can say
     monkeypatch.setenv("FRAMEWORK_NS", "1100")
-    alone = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-json=p.json")
+    alone = fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-json=p.json")
     (prior,) = json.loads((fake_clock_project.path / "p.json").read_text())["results"]
     assert prior["session_runs"] == 0 and prior["ci"][1] - prior["ci"][0] < 0.05  # no storage read: the prior
     alone.stdout.fnmatch_lines(["*sd between sessions (1.25x each pair's"])
@@ -198,21 +196,21 @@ def test_a_pairs_spread_between_sessions_is_learned_from_the_runs_stored_here(
 
 def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: pytest.Pytester, monkeypatch) -> None:
     fake_clock_project.makepyfile(SLOWABLE_PAIR)
-    first = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-save", "base")
+    first = fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-save", "base")
     first.assert_outcomes(passed=1)
     first.stdout.fnmatch_lines([f"overhead run saved to *baselines/{MACHINE}/0001_base.json"])
     stored = json.loads((fake_clock_project.path / "baselines" / MACHINE / "0001_base.json").read_text())
     assert stored["schema_version"] == SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
     assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
 
-    same = fake_clock_project.runpytest_subprocess("--overhead", *FIVE, "--overhead-fail-above=5")
+    same = fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-fail-above=5")
     same.assert_outcomes(passed=1)
     same.stdout.fnmatch_lines(
         ["*overhead: compared with 0001_base.json*", "  test_middleware*10.0%*10.0%*~ +0.0%*same"]
     )
 
     monkeypatch.setenv("FRAMEWORK_NS", "1300")
-    slowed = fake_clock_project.runpytest_subprocess(
+    slowed = fake_clock_project.runpytest(
         "--overhead",
         *FIVE,
         "--overhead-fail-above=5",
@@ -286,7 +284,7 @@ def test_xdist_workers_measure_and_the_controller_gathers_everything(fake_clock_
             pass
         """
     )
-    result = fake_clock_project.runpytest_subprocess(
+    result = fake_clock_project.runpytest(
         "-n", "2", "--dist", "loadgroup", "--overhead", "--overhead-json=out.json", "--overhead-save=x"
     )
     result.assert_outcomes(passed=5)

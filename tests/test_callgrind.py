@@ -52,7 +52,7 @@ def test_python(overhead):
 
 def counted(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, dict]]:
     pytester.makepyfile(test_pairs=JSON_AND_PYTHON)
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider", *args)
+    result = pytester.runpytest("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider", *args)
     data = json.loads((pytester.path / "out.json").read_text())
     return result, {r["nodeid"].split("::")[1]: r for r in data["results"]}
 
@@ -83,7 +83,7 @@ def test_under_against_both_trees_are_counted_by_callgrind(pytester: pytest.Pyte
     git(pytester.path, "add", "-A")
     git(pytester.path, "commit", "-qm", "base")
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
-    grew = pytester.runpytest_subprocess(
+    grew = pytester.runpytest(
         "--overhead-against=HEAD",
         "--overhead-fail-above=5",
         "--overhead-counter=callgrind",

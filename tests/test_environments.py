@@ -50,7 +50,7 @@ def project(fake_clock_project: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_an_identical_environment_measures_the_same_and_passes_the_gate(project: pytest.Pytester) -> None:
-    done = project.runpytest_subprocess(
+    done = project.runpytest(
         f"--overhead-env=twin={sys.executable}", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(passed=1)
@@ -69,7 +69,7 @@ def test_an_identical_environment_measures_the_same_and_passes_the_gate(project:
 
 def test_an_environment_whose_framework_path_is_slower_fails_the_test(project: pytest.Pytester) -> None:
     slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
-    done = project.runpytest_subprocess(f"--overhead-env=slow={slow}", "--overhead-fail-above=5", *REPLICATED)
+    done = project.runpytest(f"--overhead-env=slow={slow}", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [
@@ -100,7 +100,7 @@ def test_a_plugin_adds_a_place_and_machine_facts_through_the_hooks(project: pyte
     conftest = project.path / "conftest.py"  # the fake clock's, and the plugin's hooks beside it
     conftest.write_text(conftest.read_text() + PLUGIN_PLACES)
     slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
-    done = project.runpytest_subprocess(
+    done = project.runpytest(
         f"--slow-python={slow}", "--overhead", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(failed=1)
@@ -115,7 +115,7 @@ def test_each_of_several_environments_is_measured_and_named_by_what_differs(proj
     slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
     fast = interpreter(project.path, "fastpython", FRAMEWORK_NS="1050")
     project.makeini(f"[pytest]\noverhead_envs =\n    slow={slow}\n    {fast}\n")
-    done = project.runpytest_subprocess("--overhead", "--overhead-json=o.json", "-o", "overhead_processes=2")
+    done = project.runpytest("--overhead", "--overhead-json=o.json", "-o", "overhead_processes=2")
     done.assert_outcomes(passed=1)  # no threshold: shown, not gated
     (result,) = json.loads((project.path / "o.json").read_text())["results"]
     slow_place, fast_place = result["places"]
@@ -130,13 +130,13 @@ def test_a_test_that_does_not_collect_in_an_environment_fails_with_that_environm
     project: pytest.Pytester,
 ) -> None:
     broken = interpreter(project.path, "brokenpython", FRAMEWORK_NS="not-a-number")
-    done = project.runpytest_subprocess(f"--overhead-env=broken={broken}", *REPLICATED)
+    done = project.runpytest(f"--overhead-env=broken={broken}", *REPLICATED)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(["*test_middleware: the environment broken does not collect there:*", "*ValueError*"])
 
 
 def test_a_pair_measured_in_this_process_only_is_not_compared(project: pytest.Pytester) -> None:
-    done = project.runpytest_subprocess(f"--overhead-env=twin={sys.executable}", "-p", "no:cacheprovider")
+    done = project.runpytest(f"--overhead-env=twin={sys.executable}", "-p", "no:cacheprovider")
     done.assert_outcomes(passed=1)
     done.stdout.fnmatch_lines(["*test_middleware: not compared: measured in this process only (processes=1)*"])
 
@@ -212,7 +212,7 @@ def test_a_tox_environment_is_resolved_by_tox_and_must_exist(
         [f"*--overhead-env=tox:py313: tox has not made the environment 'py313' yet *; {made_first}*"]
     )
     fake_tox(project.path, f"[testenv:py313]\nenv_python = {sys.executable}")
-    found = project.runpytest_subprocess("--overhead-env=tox:py313", "--overhead-json=o.json", *REPLICATED)
+    found = project.runpytest("--overhead-env=tox:py313", "--overhead-json=o.json", *REPLICATED)
     found.assert_outcomes(passed=1)
     (result,) = json.loads((project.path / "o.json").read_text())["results"]
     assert result["places"][0]["role"] == "environment" and result["places"][0]["change"] is not None
@@ -299,7 +299,7 @@ def test_a_transport_test_runs_at_every_environment_and_a_lower_rate_there_fails
     slow = interpreter(fake_clock_project.path, "slowpython", RATE="1500")
     envs = (f"--overhead-env=same={same}", f"--overhead-env=slow={slow}")
     outputs = ("--overhead-json=o.json", "--overhead-md=o.md")
-    done = fake_clock_project.runpytest_subprocess(*envs, "--overhead-fail-above=5", *outputs)
+    done = fake_clock_project.runpytest(*envs, "--overhead-fail-above=5", *outputs)
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [

@@ -242,7 +242,7 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    result = fake_clock_project.runpytest_subprocess("--overhead")
+    result = fake_clock_project.runpytest("--overhead")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -252,7 +252,7 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     )
     text = summary.read_text()
     assert text.startswith("earlier step\n# Overhead report") and "test_middleware" in text
-    quiet = fake_clock_project.runpytest_subprocess("--overhead", "--overhead-github=false")
+    quiet = fake_clock_project.runpytest("--overhead", "--overhead-github=false")
     quiet.stdout.no_fnmatch_line("::error*")
 
 
@@ -269,9 +269,7 @@ def test_a_markdown_report_named_as_the_job_summary_is_appended_to_it_once(
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    result = fake_clock_project.runpytest_subprocess(
-        "--overhead", f"--overhead-md={summary}", f"--overhead-github={github}"
-    )
+    result = fake_clock_project.runpytest("--overhead", f"--overhead-md={summary}", f"--overhead-github={github}")
     result.assert_outcomes(failed=1)
     text = summary.read_text()
     assert text.startswith("earlier step\n# Overhead report") and text.count("# Overhead report") == 1
@@ -284,7 +282,7 @@ def test_a_job_summary_that_cannot_be_written_is_a_warning_not_a_failed_session(
     fake_clock_project.makepyfile(GATED_PAIR)
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(fake_clock_project.path / "no-such-folder" / "summary.md"))
-    result = fake_clock_project.runpytest_subprocess("--overhead", "--overhead-json=out.json")
+    result = fake_clock_project.runpytest("--overhead", "--overhead-json=out.json")
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["overheadbench: warning: *no-such-folder/summary.md: could not be written (*)"])

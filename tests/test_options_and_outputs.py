@@ -541,7 +541,7 @@ def test_text_from_test_ids_is_escaped_in_every_message_and_report(pytester: pyt
         "disable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n"
     )
     pytester.makepyfile(BIDI_IDS)
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-time-budget=200ms", "--overhead-md=r.md")
+    result = pytester.runpytest("--overhead", "--overhead-time-budget=200ms", "--overhead-md=r.md")
     result.assert_outcomes(passed=1, failed=1)
     ours = [  # pytest's own lines (its short summary's "FAILED <id>") print the id as the ini asked
         line

@@ -247,7 +247,7 @@ def test_counts_and_time_that_disagree_are_flagged_on_the_test(pytester: pytest.
             overhead.compare(bare, looping)
         """
     )
-    done = pytester.runpytest_subprocess("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider")
+    done = pytester.runpytest("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider")
     done.assert_outcomes(passed=2)
     done.stdout.fnmatch_lines(
         [

@@ -454,7 +454,7 @@ def test_two_servers_alternate_windows_and_each_servers_cpu_is_in_the_rows(pytes
             assert set(names) == {"overheadbench.http.apps:app (http1)", "greeter:app (http1)"}
         """,
     )
-    result = pytester.runpytest_subprocess("--overhead", "--overhead-quick", "--overhead-json=out.json")
+    result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
     result.assert_outcomes(passed=1)
     figures = json.loads((pytester.path / "out.json").read_text())["figures"]
     rows = {(f["row"], f["metric"], f["measure"]) for f in figures}

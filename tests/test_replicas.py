@@ -333,7 +333,7 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
             overhead.compare(lambda: None, lambda: None)
         """
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=300ms"
     )
     result.assert_outcomes(failed=2, passed=1)
@@ -371,7 +371,7 @@ def test_async_test_replicas_load_the_async_runner(pytester: pytest.Pytester) ->
             await overhead.acompare(step, step)
         """
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=500ms"
     )
     result.assert_outcomes(passed=1)
@@ -406,7 +406,7 @@ def test_two(overhead):
 
 def test_one_pool_of_replicas_serves_every_pair_of_the_session(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(PID_LOGGING_TESTS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_subprocess(  # the controller's pid is among those that must be gone
         "--overhead", "--overhead-processes=3", "--overhead-target=0.5", "--overhead-time-budget=1s"
     )
     result.assert_outcomes(passed=3)
@@ -429,7 +429,7 @@ def test_replicas_follow_the_controllers_order(pytester: pytest.Pytester) -> Non
         """
     )
     pytester.makepyfile(PID_LOGGING_TESTS)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=500ms", "-v"
     )
     result.assert_outcomes(passed=3)
@@ -453,7 +453,7 @@ def test_a_pair_skipped_here_is_passed_over_by_the_replicas(pytester: pytest.Pyt
             overhead.compare(lambda: sum(range(20)), lambda: sum(range(30)))
         """
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest(
         "--overhead",
         "--overhead-processes=2",
         "--overhead-target=0.5",
