@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -384,8 +385,10 @@ class {name}:
     pytester.runpytest("--overhead", "-o", "overhead_time_budget=0.1s").assert_outcomes(passed=1)
 
 
-def _plain_probe(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The plain interpreter's probes this test makes (none runs: each answers an empty machinery)."""
+@pytest.fixture
+def plain_probes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
+    """The plain interpreter's probes the test makes (none runs: each answers an empty machinery);
+    the process's own answer is forgotten before and after."""
     probes: list[list[str]] = []
 
     def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -393,48 +396,40 @@ def _plain_probe(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return subprocess.CompletedProcess(command, 0, json.dumps({"finders": [], "hooks": [], "cached": []}), "")
 
     monkeypatch.setattr(harness.subprocess, "run", run)
-    harness.plain_interpreter.cache_clear()
     monkeypatch.delenv(harness.PLAIN_ENV, raising=False)
-    return probes
+    harness.plain_interpreter.cache_clear()
+    yield probes
+    harness.plain_interpreter.cache_clear()
 
 
 @pytest.mark.unit  # its names say "subprocess": the mark says it starts none (conftest refuses one)
 def test_a_replica_of_the_same_interpreter_is_told_the_plain_interpreter_and_asks_no_python(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, plain_probes: list[list[str]]
 ) -> None:
     """Each replica started a plain ``python`` to learn what its finders are: one process per replica."""
-    probes = _plain_probe(monkeypatch)
-    try:
-        told = harness.plain_for_replicas()  # the controller asks once
-        assert len(probes) == 1
-        monkeypatch.setenv(harness.PLAIN_ENV, told)
-        monkeypatch.setenv("PYTHONHASHSEED", "0")  # a callgrind replica's: no finder depends on it
-        harness.plain_interpreter.cache_clear()  # a replica's process
-        assert harness.plain_interpreter() == {"finders": frozenset(), "hooks": frozenset(), "cached": frozenset()}
-        assert len(probes) == 1
-    finally:
-        harness.plain_interpreter.cache_clear()
+    told = harness.plain_for_replicas()  # the controller asks once
+    assert len(plain_probes) == 1
+    monkeypatch.setenv(harness.PLAIN_ENV, told)
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # a callgrind replica's: no finder depends on it
+    harness.plain_interpreter.cache_clear()  # a replica's process
+    assert harness.plain_interpreter() == {"finders": frozenset(), "hooks": frozenset(), "cached": frozenset()}
+    assert len(plain_probes) == 1
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize("elsewhere", ["PYTHONPATH", "executable"])
 def test_a_replica_of_another_interpreter_or_path_asks_its_own_plain_python(
-    monkeypatch: pytest.MonkeyPatch, elsewhere: str
+    monkeypatch: pytest.MonkeyPatch, plain_probes: list[list[str]], elsewhere: str
 ) -> None:
-    probes = _plain_probe(monkeypatch)
-    try:
-        told = harness.plain_for_replicas()
-        monkeypatch.setenv(harness.PLAIN_ENV, told)
-        if elsewhere == "PYTHONPATH":  # --pythonpath, or a base tree's replica
-            monkeypatch.setenv("PYTHONPATH", "/somewhere/else")
-        else:  # another environment's interpreter
-            monkeypatch.setattr(harness.sys, "executable", "/other/venv/bin/python")
-        harness.plain_interpreter.cache_clear()
-        harness.plain_interpreter()
-        assert len(probes) == 2 and probes[1][0] == harness.sys.executable
-        monkeypatch.setenv(harness.PLAIN_ENV, "{not json")  # what a user's environment may hold: asked too
-        harness.plain_interpreter.cache_clear()
-        harness.plain_interpreter()
-        assert len(probes) == 3
-    finally:
-        harness.plain_interpreter.cache_clear()
+    monkeypatch.setenv(harness.PLAIN_ENV, harness.plain_for_replicas())
+    if elsewhere == "PYTHONPATH":  # --pythonpath, or a base tree's replica
+        monkeypatch.setenv("PYTHONPATH", "/somewhere/else")
+    else:  # another environment's interpreter
+        monkeypatch.setattr(harness.sys, "executable", "/other/venv/bin/python")
+    harness.plain_interpreter.cache_clear()
+    harness.plain_interpreter()
+    assert len(plain_probes) == 2 and plain_probes[1][0] == harness.sys.executable
+    monkeypatch.setenv(harness.PLAIN_ENV, "{not json")  # what a user's environment may hold: asked too
+    harness.plain_interpreter.cache_clear()
+    harness.plain_interpreter()
+    assert len(plain_probes) == 3
