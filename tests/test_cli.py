@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import io
@@ -25,6 +26,14 @@ from overheadbench.report.plots import distributions, plotted
 from overheadbench.report.spreadsheet import csv_text
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _font_cache() -> None:
+    """matplotlib runs ``fc-list`` once a machine to build its font cache: before the plots, not in a
+    ``unit`` test (a fresh machine's first plot otherwise starts a process where none may start)."""
+    with contextlib.suppress(ImportError):
+        import matplotlib.font_manager  # noqa: F401, PLC0415
 
 
 @pytest.fixture

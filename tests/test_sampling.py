@@ -10,14 +10,12 @@ import pytest
 from helpers import Synthetic
 
 from overheadbench.core.errors import CallableError
+from overheadbench.engine.calibration import WARMUP_PAIRS, calibrate, choose_timer
 from overheadbench.engine.counting import TIME_PROBE_CEILING_S, probe_settings
 from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side, Timer, Timing
 from overheadbench.engine.sampling import (
     MAX_PAIRS,
     MIN_PAIRS,
-    WARMUP_PAIRS,
-    calibrate,
-    choose_timer,
     drive_async,
     drive_sync,
     replica_plan,

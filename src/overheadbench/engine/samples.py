@@ -51,6 +51,11 @@ UNDISTURBED = 0.9
 """A block ran undisturbed when its thread's CPU time is at least this share of its wall time."""
 MIN_UNDISTURBED = 10
 """Undisturbed pairs a process needs for its figure to be read from them alone."""
+SOUND_SHARE = 0.2
+"""...and the share of its pairs they must be: 29 undisturbed pairs of 69,133 (blocks of a few hundred
+nanoseconds, where the test is the clocks' own noise) were the outliers, and read -88.6% for a pair
+whose every other reading was positive. Beside four busy loops, blocks of the minimum length ran
+undisturbed in most pairs; a millisecond call's in a third of them or more."""
 Range = tuple[float, float, float]
 """(median, lowest, highest) over the repeats."""
 
@@ -69,7 +74,7 @@ fake): what every block is timed with."""
 
 class Timer(Word):
     """Which clock a pair's blocks are read on (chosen per pair at calibration,
-    :func:`overheadbench.engine.sampling.choose_timer`)."""
+    :func:`overheadbench.engine.calibration.choose_timer`)."""
 
     WALL = "wall"
     """Elapsed time: what a pair that waits (on a socket, a thread, a lock) must be read on."""
@@ -182,7 +187,9 @@ class ReplicaSamples:
     def estimated_pairs(self) -> tuple[list[int], list[int]]:
         """The pairs a process's figure is read from: on CPU time, those whose two blocks ran
         undisturbed (their thread on its CPU for at least ``UNDISTURBED`` of the wall time), where
-        there are ``MIN_UNDISTURBED`` of them; else every pair.
+        there are ``MIN_UNDISTURBED`` of them and they are ``SOUND_SHARE`` of the pairs; else every
+        pair (and the pair's verdict is judged on both readings where they disagree,
+        :func:`~overheadbench.pairs.estimating.judged_interval`).
 
         A block that was preempted is not charged for the neighbour's time slice on this clock, but
         it comes back to caches the neighbour used: a 1 ms workflow call's CPU time grew with how
@@ -192,9 +199,17 @@ class ReplicaSamples:
         ``MIN_PAIRS`` undisturbed ones, within the pair's ceiling.
         """
         kept = self._undisturbed()
-        if len(kept) < MIN_UNDISTURBED:
+        if not self._sound(len(kept)):
             return self.baseline_ns, self.framework_ns
         return [base for base, _ in kept], [framework for _, framework in kept]
+
+    @property
+    def reads_subset(self) -> bool:
+        """Whether the figure is read from the undisturbed pairs only (:meth:`estimated_pairs`)."""
+        return self._sound(self.undisturbed) and self.undisturbed < len(self.baseline_ns)
+
+    def _sound(self, undisturbed: int) -> bool:
+        return undisturbed >= max(MIN_UNDISTURBED, SOUND_SHARE * len(self.baseline_ns))
 
     def _undisturbed(self) -> list[tuple[int, int]]:
         if self.timer != Timer.CPU or len(self.other_baseline_ns) != len(self.baseline_ns):
@@ -206,6 +221,21 @@ class ReplicaSamples:
             )
             if base >= UNDISTURBED * base_wall and framework >= UNDISTURBED * framework_wall
         ]
+
+    def recent_wall_ns(self, pairs: int) -> dict[Side, float]:
+        """Each side's median wall time of one block as it ran (the framework's unscaled) over the
+        last ``pairs`` pairs; empty with fewer."""
+        if len(self.baseline_ns) < pairs:
+            return {}
+        on_wall = self.timer == Timer.WALL or not self.other_baseline_ns
+        baseline, framework = (
+            (self.baseline_ns, self.framework_ns) if on_wall else (self.other_baseline_ns, self.other_framework_ns)
+        )
+        unscale = self.framework_calls / self.calls_per_block
+        return {
+            Side.BASELINE: float(np.median(baseline[-pairs:])),
+            Side.FRAMEWORK: float(np.median(framework[-pairs:])) * unscale,
+        }
 
     @property
     def other_timer(self) -> Timer | None:

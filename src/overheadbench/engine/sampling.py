@@ -20,7 +20,17 @@ import numpy as np
 from ..core.errors import CallableError, InstrumentError
 from ..core.timeouts import progressed
 from ..core.vocabulary import Role
-from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side, Timer, Timing
+from .calibration import (
+    MAX_CALLS_PER_BLOCK,
+    RESIZE_FACTOR,
+    RESIZES,
+    Request,
+    calibrate,
+    min_block_ns,
+    on_timer,
+    warm_enough,
+)
+from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side
 from .settings import Settings
 from .stats import median_interval, pair_ratios
 
@@ -35,7 +45,6 @@ class Sampled:
     """Wall time the pair waited for new replica processes to start (import and collect)."""
 
 
-Request = tuple[Side, int]
 T = TypeVar("T")
 Plan = Generator[Request, int, ReplicaSamples]
 PairPlan = Generator[Request, int, Sampled]
@@ -64,14 +73,6 @@ class Stopping:
     gate: GateRounds | None = None
 
 
-MAX_CALLS_PER_BLOCK = 10_000_000
-SAME_SIZE_WITHIN = 4
-"""Sides whose calibrated call counts are at most this many times apart share the larger count."""
-CALLER_BLOCK_S = 1e-3
-"""With concurrent callers a block lasts at least this long per caller: releasing and
-gathering a crew of threads costs ~10-50 µs per caller here, which must stay a small share."""
-WARMUP_PAIRS = 5
-WARMUP_MIN_S = 0.02
 HARNESS_BLOCKS = 7
 MIN_PAIRS = 30
 """Block pairs every process gathers before its time slice may end it, whatever a call costs
@@ -88,12 +89,6 @@ CHECK_EVERY = 16
 SAMPLING_SHARE = 0.2
 CEILING_SHARE = 0.5
 """Share of the pair's ceiling (``max_time_s``) the processes' sampling may take, all together."""
-DURATION_PROBES = 3
-"""Blocks of each side timed again at their final size before the shorter side grows to the longer
-one's duration; the fastest of them is the side's cost (a preempted call read 13.8 ms instead of 1.4)."""
-WAITS_PER_BLOCK = 0.5
-"""A side whose calibration blocks made fewer voluntary context switches than this per block
-never waits: a block that waits on I/O, a thread or a lock switches at least once per call."""
 
 
 class Replication(Protocol):
@@ -144,7 +139,9 @@ def replica_plan(
     clock_ns: Callable[[], int],
     sizes: BlockSizes,
 ) -> Plan:
-    """Warm up, probe the harness, then sample pairs of blocks, each side's of its own size.
+    """Warm up, probe the harness, then sample pairs of blocks, each side's of its own size; all
+    again with longer blocks where a side's blocks fell below the floor (:func:`outgrown`), at most
+    ``RESIZES`` times.
 
     Pairs are timed in random order (baseline first or framework first, a coin flip per
     pair) so drift and periodic noise hit both sides alike. Sampling stops, once there are
@@ -153,13 +150,28 @@ def replica_plan(
     ``MIN_TIMED_PAIRS``); and after ``MAX_PAIRS`` pairs in any case.
     """
     start = clock_ns()
+    for resized in range(RESIZES + 1):
+        samples = yield from _sample(settings, rng, clock_ns, sizes, check_floor=resized < RESIZES)
+        grown = outgrown(samples, sizes, settings)
+        if grown is None or resized == RESIZES:
+            break
+        sizes = grown
+    samples.wall_s = (clock_ns() - start) / 1e9
+    return samples
+
+
+def _sample(
+    settings: Settings, rng: random.Random, clock_ns: Callable[[], int], sizes: BlockSizes, check_floor: bool
+) -> Plan:
+    """One warm-up, harness probe and sampling at ``sizes``; cut short (``check_floor``) as soon as
+    a side's recent blocks last less than the floor."""
     slice_ns = replica_slice_s(settings) * 1e9
     ceiling_ns = replica_ceiling_s(settings) * 1e9
     samples = ReplicaSamples(sizes.baseline, framework_calls=sizes.framework, timer=sizes.timer)
 
-    warm_until = clock_ns() + WARMUP_MIN_S * 1e9
+    warm_from = clock_ns()
     pairs = 0
-    while pairs < WARMUP_PAIRS or clock_ns() < warm_until:
+    while not warm_enough(pairs, sizes, clock_ns() - warm_from):
         yield Side.BASELINE, sizes.baseline
         yield Side.FRAMEWORK, sizes.framework
         pairs += 1
@@ -185,95 +197,32 @@ def replica_plan(
         spent_ns = clock_ns() - sampling_from
         if (spent_ns >= slice_ns and usable >= MIN_PAIRS) or (spent_ns >= ceiling_ns and count >= MIN_TIMED_PAIRS):
             break
-        if usable >= MIN_PAIRS and count % CHECK_EVERY == 0:
-            _, low, high = median_interval(pair_ratios(*samples.estimated_pairs()), settings.confidence)
-            if (high - low) / 2 <= target:
+        if count % CHECK_EVERY == 0:
+            if check_floor and outgrown(samples, sizes, settings):
                 break
-    samples.wall_s = (clock_ns() - start) / 1e9
+            if usable >= MIN_PAIRS:
+                _, low, high = median_interval(pair_ratios(*samples.estimated_pairs()), settings.confidence)
+                if (high - low) / 2 <= target:
+                    break
     return samples
 
 
-def calibrate(settings: Settings) -> Generator[Request, int, BlockSizes]:
-    """Each side's smallest power-of-two call count whose block lasts ``settings.min_block_s``,
-    then the shorter side's grown to last as long as the longer one's; and the pair's clock.
-
-    Each side is sized on its own per-call cost: sized on the faster side, a framework 400x
-    its baseline ran 75 ms blocks and a pair cost 20-25 s. Sides whose counts come out within
-    ``SAME_SIZE_WITHIN`` of each other both take the larger, as every pair did before: their
-    blocks stay short anyway, and a balanced pair's two sides then run the very same loop
-    (the regime the A/A and A/B validations measured). Where one call of the framework outlasts
-    the minimum block (a millisecond call), the baseline's block grows to last about as long
-    (within a factor of sqrt(2)): a busy machine's preemptions then fall on both sides alike,
-    where a 20 µs baseline block against a 4 ms framework block read the ratio 2.8x too high
-    beside four busy loops. Power-of-two steps keep the counts stable; the replica processes are
-    given this process's sizes and clock, so every replica times blocks of the same lengths.
-    """
-    callers = settings.concurrency
-    min_block_ns = (settings.min_block_s if callers == 1 else max(settings.min_block_s, callers * CALLER_BLOCK_S)) * 1e9
-    first = 1 << max(settings.concurrency - 1, 0).bit_length()  # every concurrent caller gets a call
-    calls = {Side.BASELINE: first, Side.FRAMEWORK: first}
-    timed: dict[Side, list[int]] = {Side.BASELINE: [], Side.FRAMEWORK: []}
-    sizing = [Side.BASELINE, Side.FRAMEWORK]
-    while sizing:
-        for side in list(sizing):
-            n = calls[side]
-            cost = yield side, n
-            timed[side].append(cost)
-            if cost >= min_block_ns or n >= MAX_CALLS_PER_BLOCK:
-                sizing.remove(side)
-            elif cost > 0:
-                # Jump close to the answer, then let the doubling finish it.
-                calls[side] = max(n * 2, 1 << max(0, int(math.log2(n * min_block_ns / cost)) - 1))
-            else:
-                calls[side] = n * 2
-    baseline, framework = (min(calls[side], MAX_CALLS_PER_BLOCK) for side in (Side.BASELINE, Side.FRAMEWORK))
-    if max(baseline, framework) <= SAME_SIZE_WITHIN * min(baseline, framework):
-        return BlockSizes(max(baseline, framework), max(baseline, framework), choose_timer(timed, callers))
-    # A millisecond call sized in one block: more of each side, the fastest kept (a busy machine
-    # only ever adds to a block), on the clock the pair will be read on.
-    sized = {Side.BASELINE: baseline, Side.FRAMEWORK: framework}
-    for _ in range(DURATION_PROBES):
-        for side in (Side.BASELINE, Side.FRAMEWORK):
-            timed[side].append((yield side, sized[side]))
-    timer = choose_timer(timed, callers)
-    fastest = {
-        side: min(on_timer(cost, timer) for cost in timed[side][-DURATION_PROBES:]) / sized[side] for side in sized
-    }
-    baseline, framework = _equal_durations(baseline, framework, fastest[Side.BASELINE], fastest[Side.FRAMEWORK])
-    return BlockSizes(baseline, framework, timer)
-
-
-def _equal_durations(baseline: int, framework: int, baseline_ns: float, framework_ns: float) -> tuple[int, int]:
-    """The counts with the shorter side's block grown by the power of two nearest to the
-    ratio of the two blocks' durations (per-call costs: the fastest of :data:`DURATION_PROBES` blocks)."""
-    if baseline_ns <= 0 or framework_ns <= 0:
-        return baseline, framework
-    ratio = (framework * framework_ns) / (baseline * baseline_ns)
-    steps = round(math.log2(ratio)) if ratio > 0 else 0
-    if steps > 0:
-        baseline = min(baseline << steps, MAX_CALLS_PER_BLOCK)
-    elif steps < 0:
-        framework = min(framework << -steps, MAX_CALLS_PER_BLOCK)
-    return baseline, framework
-
-
-def choose_timer(timed: dict[Side, list[int]], callers: int) -> Timer:
-    """The thread's CPU time where one caller's blocks of both sides were read on both clocks
-    and neither side waits (fewer than ``WAITS_PER_BLOCK`` voluntary context switches a block:
-    see :mod:`overheadbench.instruments.walltime`); the wall clock otherwise."""
-    if callers != 1:
-        return Timer.WALL
-    for costs in timed.values():
-        if not costs or not all(isinstance(cost, Timing) for cost in costs):
-            return Timer.WALL
-        if sum(cost.waits for cost in costs if isinstance(cost, Timing)) >= WAITS_PER_BLOCK * len(costs):
-            return Timer.WALL
-    return Timer.CPU
-
-
-def on_timer(cost: int, timer: Timer) -> int:
-    """A block's cost on ``timer`` (a plain int is the wall clock's, the only one it read)."""
-    return cost.on(timer)[0] if isinstance(cost, Timing) else int(cost)
+def outgrown(samples: ReplicaSamples, sizes: BlockSizes, settings: Settings) -> BlockSizes | None:
+    """Longer block sizes where a side's last ``CHECK_EVERY`` blocks lasted (median, wall clock) less
+    than ``1 / RESIZE_FACTOR`` of the minimum block: its calls got faster after calibration (a slow
+    start that outlasted calibration's warm-up: 1,000 calls at 15 µs), and blocks of a few hundred
+    nanoseconds are read on the clocks' own cost; the side's count grows by the power of two that
+    brings it back to the minimum. None: every side's blocks still last long enough."""
+    floor_ns = min_block_ns(settings)
+    counts = {Side.BASELINE: sizes.baseline, Side.FRAMEWORK: sizes.framework}
+    grown = dict(counts)
+    for side, lasted in samples.recent_wall_ns(CHECK_EVERY).items():
+        n = counts[side]
+        if 0 < lasted < floor_ns / RESIZE_FACTOR and n < MAX_CALLS_PER_BLOCK:
+            grown[side] = min(n << math.ceil(math.log2(floor_ns / lasted)), MAX_CALLS_PER_BLOCK)
+    if grown == counts:
+        return None
+    return BlockSizes(grown[Side.BASELINE], grown[Side.FRAMEWORK], sizes.timer)
 
 
 def drive_sync(plan: Generator[Request, Any, T], blocks: dict[Side, Callable[[int], Any]]) -> T:

@@ -26,7 +26,7 @@ from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -52,7 +52,8 @@ shows what the session showed) and a result's ``session_sd``; 17 a result's ``se
 runs its between-session term was learned from, 0: the prior); 18 an explanation's ``stacks`` (its flame
 graph, written from the gathered results); 19 those stacks whole, each ``[stack, cost, added]`` (the
 framework side's call stack, its cost and added cost per call; 18 kept ``module;function`` and the
-added cost). Versions 1 to 18 still load."""
+added cost); 20 a result's ``widened`` (the readings of its blocks that missed its estimate's interval,
+which its ``ci`` then joins). Versions 1 to 19 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20

@@ -11,7 +11,7 @@ scheduler gives its neighbours, and a long block collects more of them than a sh
 reads 193x alone; the thread's CPU time read 188x). A block that never waits is read on its
 thread's CPU time, which those slices do not touch; one that waits (a socket, another thread) on
 the wall clock, since its CPU time leaves the wait out. The thread's voluntary context switches
-tell which (:func:`overheadbench.engine.sampling.choose_timer`).
+tell which (:func:`overheadbench.engine.calibration.choose_timer`).
 """
 
 from __future__ import annotations

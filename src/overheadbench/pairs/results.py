@@ -39,8 +39,13 @@ class OverheadResult:
     ratio: float = math.nan
     """framework / baseline."""
     ci: tuple[float, float] = (math.nan, math.nan)
-    """Interval of the overhead (ratio - 1): at the pair's confidence (time), or the range
-    over the repeats (count)."""
+    """Interval of the overhead (ratio - 1) its budgets were judged on: at the pair's confidence
+    (time; joined with every reading that missed it, :attr:`widened`), or the range over the
+    repeats (count)."""
+    widened: str = ""
+    """Why :attr:`ci` spans more than the estimate's own interval: the readings that missed it
+    (the other clock, every block pair where the figure was read from the undisturbed ones;
+    :func:`~overheadbench.pairs.estimating.judged_interval`); empty when none did (schema 20)."""
     method: Method | None = None
     baseline_s: float = math.nan
     framework_s: float = math.nan
@@ -115,15 +120,6 @@ class OverheadResult:
         return self.samples[0].timer if self.samples else Timer.WALL
 
     @property
-    def clocks_disagree(self) -> bool:
-        """Whether the other clock's interval misses this one's: on a busy machine, the wall
-        clock's of a pair read on CPU time (the wall clock charged it its neighbours' time)."""
-        _, low, high = self.other_ratio
-        if not (math.isfinite(low) and math.isfinite(high)):
-            return False
-        return high < 1 + self.ci[0] or low > 1 + self.ci[1]
-
-    @property
     def abs_overhead_s(self) -> float:
         return self.framework_s - self.baseline_s
 
@@ -182,6 +178,7 @@ class OverheadResult:
             "ratio": self.ratio,
             "overhead": self.overhead,
             "ci": list(self.ci),
+            "widened": self.widened,
             "detectable": self.detectable,
             "method": self.method,
             "baseline_s": self.baseline_s,
@@ -248,6 +245,7 @@ class OverheadResult:
             session_sd=fields.number("session_sd", optional=True),  # schema 16
             session_runs=fields.whole("session_runs", optional=True) or 0,  # schema 17
             disagree=bool(fields.flag("disagree", optional=True)),
+            widened=fields.text("widened", optional=True) or "",  # schema 20
         )
         _read_later_fields(result, fields)
         return result

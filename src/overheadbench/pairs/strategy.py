@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core.vocabulary import Counter
 from ..engine.attribution import Profiler
+from ..engine.calibration import Request
 from ..engine.contention import core_share
 from ..engine.counting import (
     CALLGRIND_MAX_CALLS,
@@ -37,7 +38,7 @@ from ..engine.counting import (
     probe_settings,
 )
 from ..engine.samples import CountSamples, Kind, PlaceSamples
-from ..engine.sampling import InProcess, Request, Sampled, Stopping
+from ..engine.sampling import InProcess, Sampled, Stopping
 from ..engine.settings import Mode, Settings
 from ..engine.stats import pair_ratios
 from ..engine.valgrind import in_counting_replica

@@ -25,7 +25,7 @@ from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSa
 from ..engine.settings import Settings
 from ..engine.stats import Method
 from .comparing import place_change
-from .estimating import Between, estimate, harness_ns, other_clock
+from .estimating import Between, estimate, harness_ns, judged_interval, other_clock
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult
 
@@ -170,27 +170,30 @@ def summarise(
     ``wall_s``, its new replicas' start-up; ``probe``: how much of a core this process gets,
     asked where a ``max_abs`` is judged on the wall clock, None where the pair's clock was injected;
     ``between``: the pair's spread between sessions, learned from this machine's stored runs)."""
-    calls = replicas[0].calls_per_block
+    calls = max(r.calls_per_block for r in replicas)
     loop_ns = harness_ns(replicas)
-    offset_ns = loop_ns * calls if settings.subtract_harness else 0.0
+    kept_ns = 0.0 if settings.subtract_harness else loop_ns
     found = estimate(pair, replicas, settings, between=between)
-    per_call_ns = [float(np.median(r.baseline_ns)) - offset_ns for r in replicas]
-    baseline_s = max(float(np.median(per_call_ns)), 1.0) / calls / 1e9
+    judged = judged_interval(pair, replicas, settings, found)
+    per_call_ns = [float(np.median(r.baseline_ns)) / r.calls_per_block - loop_ns + kept_ns for r in replicas]
+    baseline_s = max(float(np.median(per_call_ns)), 1.0 / calls) / 1e9
     on_the_wall = probe is not None and replicas[0].timer == Timer.WALL and pair.budget.max_abs_s is not None
     share = probe() if probe is not None and on_the_wall else None
-    verdict = judge_time(found.overhead, found.overhead_ci, baseline_s, pair, counts, share)
+    verdict = judge_time(found.overhead, (judged.low - 1, judged.high - 1), baseline_s, pair, counts, share)
+    message = verdict.message + (f" (judged on every reading: {judged.widened})" if judged.widened else "")
     return OverheadResult(
         pair=pair,
         kind=kind,
         ratio=found.ratio,
-        ci=found.overhead_ci,
+        ci=(judged.low - 1, judged.high - 1),
+        widened=judged.widened,
         method=found.method,
         baseline_s=baseline_s,
         framework_s=baseline_s * found.ratio,
         harness_s=loop_ns / 1e9,
         harness_subtracted=settings.subtract_harness,
         verdict=verdict.status,
-        message=verdict.message,
+        message=message,
         checks=list(verdict.checks),
         calls_per_block=calls,
         wall_s=wall_s,

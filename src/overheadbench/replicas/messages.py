@@ -117,7 +117,7 @@ class Go:
     framework_calls: int = 0
     """The framework's blocks' calls, sized on its own cost (0: ``calls_per_block``)."""
     timer: str = Timer.WALL
-    """The clock the controller chose for the pair (:func:`~overheadbench.engine.sampling.choose_timer`)."""
+    """The clock the controller chose for the pair (:func:`~overheadbench.engine.calibration.choose_timer`)."""
     own_sizes: bool = False
     """Another place's first process: calibrate here first, and keep its own sizes where they are
     lopsided to these (:meth:`~overheadbench.engine.samples.BlockSizes.at_place`); its samples say

@@ -25,8 +25,9 @@ from typing import Any
 import pytest
 
 from ..engine.attribution import Profiled
+from ..engine.calibration import Request, calibrate
 from ..engine.samples import CountSamples
-from ..engine.sampling import Request, Sampled, calibrate, replica_plan
+from ..engine.sampling import Sampled, replica_plan
 from . import messages
 from .channel import ReplicaEnds
 from .launch import ReplicaRequest

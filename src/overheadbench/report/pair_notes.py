@@ -8,7 +8,6 @@ import math
 from collections.abc import Sequence
 
 from ..core.tables import plain
-from ..core.units import as_factor, format_overhead
 from ..engine.samples import Timer
 from ..engine.stats import SESSION_SD, SESSION_SHARE
 from ..pairs.results import OverheadResult
@@ -78,12 +77,10 @@ def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
             f"(a busy machine's time slices do not bias it){rest}"
         )
     for r in timed:
-        if r.clocks_disagree:
-            ratio, low, high = r.other_ratio
-            other = "wall clock" if r.timer == Timer.CPU else "CPU time"
-            shown = [format_overhead(value - 1, as_factor(ratio - 1)) for value in (ratio, low, high)]
+        if r.widened:
             notes.append(
-                f"{plain(r.nodeid)}: the {other} read {shown[0]} ({shown[1]}..{shown[2]}), outside the "
-                f"{r.timer} clock's interval (a busy machine charges its neighbours' time slices to the longer block)"
+                f"{plain(r.nodeid)}: judged on every reading of its blocks, which disagreed: the {r.timer} clock's "
+                f"estimate, and {r.widened} (a busy machine charges its neighbours' time slices to the longer block "
+                "on the wall clock; blocks too short for the clocks mislead both)"
             )
     return notes

@@ -1,0 +1,175 @@
+"""Adversarial pairs (issue 68): no pass or fail whose interval misses the truth.
+
+    python validation/adversarial.py truth --out DIR                      # ~2 min, run alone
+    python validation/adversarial.py collect --out DIR --sessions 5       # alone: ~25 min
+    python validation/adversarial.py collect --out DIR --sessions 5 --busy 4
+    python validation/adversarial.py report --out DIR                     # the table again
+
+The pairs (``adversarial_project/adversaries.py``): a baseline whose first 10/50/100/300/1000 calls are
+slow (15 µs, then ~60 ns), bimodal calls, a pause every 500 calls, a framework that hands its work
+to a thread pool, an async side that yields to its loop, a side whose cost grows with its calls
+(until its history is full), a ~60 ns baseline; each under a budget its truth is far from.
+
+``truth``: each pair's long interleaved reference outside pytest, in ``--processes`` fresh
+processes: the pair built as the test builds it, warmed up for ``--warm`` seconds, then blocks of
+about a millisecond a side, alternating, for ``--seconds``; the median block ratio per process, with
+the same loop the plugin times (``for _ in range(n): fn()``). The truth is the median over the
+processes, and the range they span is kept beside it.
+
+``collect``: ``--sessions`` fresh sessions at each of ``overhead_processes`` 1, 3 and the default,
+beside ``--busy`` busy loops, each run kept as ``DIR/b{busy}-p{processes}-{n}.json``.
+
+``report``: per pair, setting and load: pass, fail, inconclusive and unknown; and **wrong**, a pass or a
+fail whose interval misses every process of the reference (the truth's own range).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import harness
+
+PROJECT = Path(__file__).parent / "adversarial_project"
+SETTINGS = {"p1": ["-o", "overhead_processes=1"], "p3": ["-o", "overhead_processes=3"], "default": []}
+REFERENCE = """
+import asyncio, json, statistics, sys, time
+sys.path.insert(0, {project!r})
+from adversaries import ADVERSARIES
+
+pair = ADVERSARIES[{name!r}]
+baseline, framework = pair.build()
+if pair.is_async:
+    loop = asyncio.new_event_loop()
+
+    def block(fn, n):
+        async def run():
+            start = time.perf_counter_ns()
+            for _ in range(n):
+                await fn()
+            return time.perf_counter_ns() - start
+        return loop.run_until_complete(run())
+else:
+    def block(fn, n):
+        start = time.perf_counter_ns()
+        for _ in range(n):
+            fn()
+        return time.perf_counter_ns() - start
+
+def size(fn):
+    n = 1
+    while block(fn, n) < 1e6 and n < 1 << 24:
+        n *= 2
+    return n
+
+end = time.monotonic() + {warm}
+while time.monotonic() < end:
+    block(baseline, 64), block(framework, 64)
+nb, nf = size(baseline), size(framework)
+ratios, end = [], time.monotonic() + {seconds}
+while time.monotonic() < end:
+    b, f = block(baseline, nb), block(framework, nf)
+    ratios.append((f / nf) / (b / nb))
+print(json.dumps(statistics.median(ratios)))
+"""
+
+
+def truth(out: Path, processes: int, warm: float, seconds: float) -> dict[str, Any]:
+    names = subprocess.run(
+        [sys.executable, "-c", "import json, adversaries; print(json.dumps(list(adversaries.ADVERSARIES)))"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = {}
+    for name in json.loads(names):
+        code = REFERENCE.format(project=str(PROJECT), name=name, warm=warm, seconds=seconds)
+        ratios = [
+            json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+            for _ in range(processes)
+        ]
+        found[name] = {"ratio": statistics.median(ratios), "low": min(ratios), "high": max(ratios)}
+        print(f"{name}: {found[name]['ratio']:.4f} ({found[name]['low']:.4f}..{found[name]['high']:.4f})", flush=True)
+    (out / "truth.json").write_text(json.dumps(found, indent=1))
+    return found
+
+
+def collect(out: Path, sessions: int, busy: int, python: str) -> None:
+    with harness.busy_loops(busy):
+        for n in range(sessions):
+            for setting, args in SETTINGS.items():
+                path = out / f"b{busy}-{setting}-{n}.json"
+                started = time.monotonic()
+                ran = harness.session(PROJECT, path, *args, python=python, paths=[harness.SRC], reuse=True)
+                print(f"{path.name}: {len(ran.results)} pairs, {time.monotonic() - started:.0f} s", flush=True)
+
+
+def name_of(nodeid: str) -> str:
+    return nodeid.rsplit("[", 1)[1].rstrip("]")
+
+
+def report(out: Path) -> str:
+    truths = json.loads((out / "truth.json").read_text())
+    tally: dict[tuple[str, str, str], Counter[str]] = {}
+    wrong: list[str] = []
+    for path in sorted(out.glob("b*-*.json")):
+        load, setting, _ = path.stem.split("-")
+        for result in json.loads(path.read_text())["results"]:
+            name = name_of(result["nodeid"])
+            verdict = result.get("outcome") or result["verdict"]
+            counts = tally.setdefault((name, setting, load), Counter())
+            counts[verdict] += 1
+            low, high = (1 + bound for bound in result["ci"])
+            truth = truths[name]
+            if verdict in ("pass", "fail") and (high < truth["low"] or low > truth["high"]):
+                counts["wrong"] += 1
+                wrong.append(f"{path.name} {name}: {verdict} {low:.3f}..{high:.3f}, truth {truth['ratio']:.3f}")
+    lines = [
+        "| pair | truth (range over reference processes) | setting | load | pass | fail | inconclusive | unknown | wrong |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (name, setting, load), counts in sorted(tally.items()):
+        truth = truths[name]
+        lines.append(
+            f"| {name} | {truth['ratio']:.3f} ({truth['low']:.3f}..{truth['high']:.3f}) | {setting} | {load} | "
+            f"{counts['pass']} | {counts['fail']} | {counts['inconclusive']} | {counts['unknown']} | {counts['wrong']} |"
+        )
+    total = sum(c["wrong"] for c in tally.values())
+    decided = sum(c["pass"] + c["fail"] for c in tally.values())
+    lines += ["", f"wrong verdicts: {total} of {decided} pass or fail verdicts", *wrong]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    reference = commands.add_parser("truth", help="each pair's long interleaved reference outside pytest")
+    reference.add_argument("--out", type=Path, required=True)
+    reference.add_argument("--processes", type=int, default=5)
+    reference.add_argument("--warm", type=float, default=1.0)
+    reference.add_argument("--seconds", type=float, default=4.0)
+    sessions = commands.add_parser("collect", help="sessions at processes 1, 3 and the default")
+    sessions.add_argument("--out", type=Path, required=True)
+    harness.session_options(sessions, sessions=5, busy=0)
+    table = commands.add_parser("report", help="the verdict table")
+    table.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.command == "truth":
+        truth(args.out, args.processes, args.warm, args.seconds)
+    elif args.command == "collect":
+        collect(args.out, args.sessions, args.busy, args.python)
+    else:
+        print(report(args.out))
+
+
+if __name__ == "__main__":
+    main()
