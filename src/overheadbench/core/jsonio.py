@@ -112,6 +112,40 @@ class ShapeError(ValueError):
     """A JSON document has the wrong shape; the message names the field (``results[3].ci``)."""
 
 
+ABSURD = 1e12
+"""No figure we store is this large: a ratio, a second, a byte count per call or a rate beyond it is a
+hand-edited or corrupt file (a 1e300 ratio crashed the page and ``compare``). Raw samples (block
+costs in ns, scaled to the baseline's calls) may be larger, and are only checked finite."""
+
+
+class Bare:
+    """A bare ``NaN`` or ``Infinity`` in a stored file (:func:`loads`): JSON has neither, we write null."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def __repr__(self) -> str:
+        return self.token
+
+
+def loads(text: str | bytes) -> Any:
+    """A stored document, each bare ``NaN``/``Infinity`` kept as a :class:`Bare` for its field's reader to
+    refuse by name (Python's parser reads them as floats: a NaN ratio was accepted where Infinity was
+    refused); :func:`bare_nan_as_null` reads the files that wrote them (schemas 1 and 2)."""
+    return json.loads(text, parse_constant=Bare)
+
+
+def bare_nan_as_null(data: Any) -> Any:
+    """``data`` with every bare ``NaN`` read as null (an unmeasured figure, as schemas 1 and 2 wrote it)."""
+    if isinstance(data, Bare):
+        return None if data.token == "NaN" else data
+    if isinstance(data, dict):
+        return {key: bare_nan_as_null(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [bare_nan_as_null(value) for value in data]
+    return data
+
+
 class Fields:
     """Typed reads of one JSON object's fields, each error naming the field's path."""
 
@@ -168,6 +202,24 @@ class Fields:
         """A list of numbers (null items read as NaN)."""
         return self.items(key, lambda item, path: math.nan if item is None else self._number(item, path))
 
+    def ratio(self, key: str, optional: bool = False) -> float:
+        """A ratio: above zero, or NaN (null: not measured)."""
+        value = self.number(key, optional)
+        if value <= 0:
+            raise ShapeError(f"{self._at(key)}: a ratio must be above zero, got {value!r}")
+        return value
+
+    def interval(self, key: str, size: int = 2) -> list[float]:
+        """``[low, high]`` (``size`` 3: ``[value, low, high]``), low at most high where both were measured."""
+        values = self.numbers(key)
+        if len(values) != size:
+            shape = "[low, high]" if size == 2 else "[value, low, high]"
+            raise ShapeError(f"{self._at(key)}: expected {shape}, got {len(values)} values")
+        low, high = values[-2:]
+        if low > high:
+            raise ShapeError(f"{self._at(key)}: the interval is reversed ({low!r} > {high!r})")
+        return values
+
     def samples(self, key: str, signed: bool = False) -> list[float]:
         """A list of measured values: each a finite number, 0 or more unless ``signed`` (never
         null: a sample that was not measured is not stored, and one NaN, infinite or negative
@@ -205,21 +257,25 @@ class Fields:
         return value
 
     @staticmethod
-    def _number(value: Any, path: str) -> float:
-        """A number, not infinite: nothing we write is (``1e999`` parses as infinity). NaN is an
-        unmeasured figure (schemas 1 and 2 wrote it bare; later ones write null)."""
+    def _number(value: Any, path: str, bound: float = ABSURD) -> float:
+        """A number, finite and within ``bound``: nothing we write is outside it (``1e999`` parses as
+        infinity; a bare ``NaN`` is a :class:`Bare`, refused: an unmeasured figure is null)."""
+        if isinstance(value, Bare):
+            raise ShapeError(f"{path}: expected a finite number or null, got a bare {value.token}")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ShapeError(f"{path}: expected a number, got {_kind(value)}")
         number = float(value)
         if math.isinf(number):
             raise ShapeError(f"{path}: expected a finite number, got {_kind(value)}")
+        if abs(number) > bound:
+            raise ShapeError(f"{path}: {number:g} is beyond any figure a run holds (±{bound:g}): a corrupt file")
         return number
 
 
 def _sample(value: Any, path: str, signed: bool) -> float:
     if value is None:
         raise ShapeError(f"{path}: a sample is missing (null)")
-    number = Fields._number(value, path)
+    number = Fields._number(value, path, math.inf)
     if math.isnan(number):
         raise ShapeError(f"{path}: a sample must be a number, got NaN")
     if number < 0 and not signed:

@@ -132,8 +132,8 @@ class Change:
         between = fields.obj("between", optional=True)
         return cls(
             what,
-            fields.number("old"),
-            fields.number("new"),
+            fields.ratio("old"),
+            fields.ratio("new"),
             fields.number("se"),
             math.inf if df is None else df,
             fields.flag("exact"),

@@ -9,7 +9,6 @@ bad file raises :class:`~overheadbench.core.errors.StorageError` naming the file
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import StorageError
-from ..core.jsonio import Fields, ShapeError, dumps, remove_stale_temporaries, write_exclusive
+from ..core.jsonio import Fields, ShapeError, bare_nan_as_null, dumps, loads, remove_stale_temporaries, write_exclusive
 from ..core.thresholds import UNGATED, Thresholds
 from ..engine.settings import Settings
 from ..pairs.comparing import place_change
@@ -92,6 +91,8 @@ class Run:
         """The run back from :meth:`to_json`; raises :class:`ShapeError` naming a bad field."""
         fields = Fields(data, "")
         version = fields.count("schema_version")
+        if version <= 2:  # they wrote an unmeasured figure as a bare NaN
+            fields = Fields(bare_nan_as_null(data), "")
         if version > SCHEMA_VERSION:
             raise ShapeError(
                 f"schema version {version} was written by a newer overheadbench; this one reads up to "
@@ -132,7 +133,7 @@ def read_run(path: Path) -> Run:
     """A stored run, checked: a regular file of a size this version reads, JSON, a known
     schema, every field."""
     try:
-        data = json.loads(_read_bounded(path))
+        data = loads(_read_bounded(path))
     except OSError as exc:
         raise StorageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors

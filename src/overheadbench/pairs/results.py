@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.jsonio import Fields, ShapeError
+from ..core.jsonio import Fields
 from ..core.vocabulary import Role
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
@@ -217,15 +217,13 @@ class OverheadResult:
         nodeid = fields.text("nodeid")
         samples = fields.items("samples", ReplicaSamples.from_json)
         counts = fields.obj("counts", optional=True)
-        ci = fields.numbers("ci")
-        if len(ci) != 2:
-            raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
+        ci = fields.interval("ci")
         pair = _pair_from_json(fields, nodeid, len(samples))
         method = fields.text("method", optional=True)
         result = cls(
             pair=pair,
             kind=fields.choice("kind", Kind),
-            ratio=fields.number("ratio"),
+            ratio=fields.ratio("ratio"),
             ci=(ci[0], ci[1]),
             method=fields.choice("method", Method) if method else None,
             baseline_s=fields.number("baseline_s"),
@@ -272,13 +270,11 @@ def _pair_from_json(fields: Fields, nodeid: str, processes: int) -> Pair:
 def _read_later_fields(result: OverheadResult, fields: Fields) -> None:
     """What later schemas added to a result: its outcome, the other clock's ratio, its stored change,
     its explanation, its other places (schemas 5 to 11: a base tree only)."""
-    nodeid, path = result.nodeid, fields.path
+    nodeid = result.nodeid
     if "outcome" in fields.data:  # schema 16
         result.outcome, result.failed = fields.choice("outcome", Overall), fields.flag("failed")
     if "other_ratio" in fields.data:
-        clock = fields.numbers("other_ratio")
-        if len(clock) != 3:
-            raise ShapeError(f"{path}.other_ratio: expected [ratio, low, high], got {len(clock)} values")
+        clock = fields.interval("other_ratio", size=3)
         result.other_ratio = (clock[0], clock[1], clock[2])
     stored = fields.obj("stored", optional=True) if "stored" in fields.data else None
     if stored is not None:
