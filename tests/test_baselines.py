@@ -68,7 +68,7 @@ GOOD_RESULT = run({"t::a": 0.1}).to_json()["results"][0]
 def stored(**changes: object) -> str:
     """A stored run of one result, with ``changes`` applied to that result (None deletes a key)."""
     entry = {key: value for key, value in {**GOOD_RESULT, **changes}.items() if value is not None}
-    return json.dumps({"schema_version": SCHEMA_VERSION, "results": [entry]})
+    return json.dumps(strict({"schema_version": SCHEMA_VERSION, "results": [entry]}))  # NaN as null, as a run writes
 
 
 @pytest.mark.parametrize(
