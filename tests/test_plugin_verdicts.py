@@ -55,12 +55,12 @@ def test_overhead_within_budget_passes_and_is_tabled(fake_clock_project: pytest.
     result.stdout.fnmatch_lines(["  test_metrics *10.*% (*..*)*≤25%, ≤500 ns/call*PASS"])
 
 
-INCONCLUSIVE_TEST = """
+INCONCLUSIVE_TEST = """  # the truth at the budget: a fixed draw whose 95% interval straddles it (1 in 20 would not)
 import pytest
 
 @pytest.mark.overhead(max=0.25)
 def test_borderline(overhead, clock):
-    overhead.compare(clock.cost(1_000_000, jitter=0.9), clock.cost(1_250_000, jitter=0.9, seed=2))
+    overhead.compare(clock.cost(1_000_000, jitter=0.9), clock.cost(1_250_000, jitter=0.9, seed=6))
 """
 
 

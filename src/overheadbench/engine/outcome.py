@@ -64,15 +64,17 @@ def decide(
     gate: Gate | None = None,
     warnings: Sequence[Warning] = (),
 ) -> Outcome:
-    """The test's outcome from its verdicts (status, message), its changes and its own ``warnings``."""
+    """The test's outcome from its verdicts (status, message), its changes and its own ``warnings``.
+    Its one ``overall`` is the worst of what failed it where something did (a test failed on an
+    inconclusive budget read UNKNOWN for a change the gate only warned of), else the worst found."""
     failures: list[str] = []
     warned: list[Warning] = []
     found = [Overall.of(status) for status, _ in verdicts]
+    failing: list[Overall] = []
     for status, message in verdicts:
-        if status == Status.FAIL:
-            failures.append(message)
-        elif status == Status.INCONCLUSIVE and policy == Policy.FAIL:
-            failures.append(f"inconclusive: {message}")
+        if status == Status.FAIL or (status == Status.INCONCLUSIVE and policy == Policy.FAIL):
+            failures.append(message if status == Status.FAIL else f"inconclusive: {message}")
+            failing.append(Overall.of(status))
         elif status == Status.INCONCLUSIVE:
             warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))
     for gated in changes:
@@ -80,7 +82,10 @@ def decide(
             gate_effect(nodeid, gated, gate, failures, warned)
             if gate.fails(gated.change) or gate.warns(gated.change):
                 found.append(Overall(gate.finding(gated.change)))
-    overall = min(found, key=OVERALL_ORDER.index) if found else Overall.UNMEASURED
+            if gate.fails(gated.change):
+                failing.append(Overall(gate.finding(gated.change)))
+    shown = failing or found
+    overall = min(shown, key=OVERALL_ORDER.index) if shown else Overall.UNMEASURED
     return Outcome("\n".join(failures) or None, (*warned, *warnings), overall)
 
 

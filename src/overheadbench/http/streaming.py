@@ -33,6 +33,8 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from .stream_stats import REQUEST_KEYS, StreamSide, StreamStats
 
+TERMINATOR = "[DONE]"
+"""The data of the event that ends an OpenAI-style stream (``data: [DONE]``): the end, not an event."""
 BOM = b"\xef\xbb\xbf"
 """A stream may start with a UTF-8 byte order mark, which the spec says to drop (httpx-sse keeps it)."""
 
@@ -63,7 +65,11 @@ class EventTimer:
         return chunk
 
     def event(self, sse: ServerSentEvent) -> None:
-        """An event was parsed: it arrived with the latest read."""
+        """An event was parsed: it arrived with the latest read; a stream's ``[DONE]`` terminator is
+        not an event (an SDK's iterator never yields it: counted, it took 3% off a raw stream's
+        events/s against the SDK's own)."""
+        if sse.data == TERMINATOR:
+            return
         self.arrivals_ns.append(self._last_read_ns)
         self.last_event_id = sse.id or self.last_event_id
 

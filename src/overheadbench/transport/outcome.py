@@ -12,7 +12,7 @@ from ..engine.changes import Change, Finding, Gate
 from ..engine.outcome import Gated, Outcome, decide
 from ..engine.settings import Policy
 from .metrics import SPECS
-from .results import FigureResult
+from .results import FigureResult, compared_text
 
 
 def figures_outcome(
@@ -28,7 +28,7 @@ def figures_outcome(
     gated = []
     for figure, change, place in [*((figure, change, None) for figure, change in changes), *placed]:
         spec = SPECS[figure.metric]
-        story = f"{spec.what} {change.describe((figure.check.show(change.old), figure.check.show(change.new)))}"
+        story = f"{spec.what} {change.describe((compared_text(figure, change.old), compared_text(figure, change.new)))}"
         under = place.role.under(place.name) if place is not None else ""
         gated.append(Gated(f"{figure.row} {spec.what}{under}", story, change))
     warned = [undecided] if gate is not None and (undecided := undecided_figures(nodeid, gated, gate)) else []

@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.jsonio import Fields, ShapeError
+from ..core.jsonio import Fields
 from ..core.vocabulary import Role
 from ..engine.changes import Change, StoredChange
-from ..engine.checks import Check, Status, Unit
+from ..engine.checks import Check, Status, Unit, show
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
 
 REPORT_ATTRIBUTE = "overheadbench_figures"
@@ -149,7 +149,7 @@ class FigureResult:
         check = Check.from_json(stored.data, stored.path) if stored else _older_check(fields, row, metric)
         low, high, interval = check.low, check.high, "" if check.counted else check.interval
         if stored and "ci" in fields.data:  # this session's own interval (schema 10), beside the judged one
-            low, high = _pair(fields.numbers("ci"), fields.path)
+            low, high = fields.interval("ci")
             interval = fields.text("interval")
         samples = tuple(fields.samples("samples", signed=measure != Measure.FIGURE))
         note = fields.text("note", optional=True) or ""
@@ -171,6 +171,13 @@ def compared_values(figure: FigureResult) -> tuple[float, float, float]:
     return reading.value + shift, reading.low + shift, reading.high + shift
 
 
+def compared_text(figure: FigureResult, value: float) -> str:
+    """A compared value (:func:`compared_values`) as the figure prints: a pair change's ratio as a
+    ratio (``2.28x``, never ``+228.2%``: a gate's sentence read "stream total time +228.2% -> +253.3%"
+    for 2.28x -> 2.53x), any other in the figure's unit."""
+    return show(Unit.TIMES, value) if figure.measure == Measure.CHANGE else SPECS[figure.metric].show(value)
+
+
 def comparable(figure: FigureResult) -> bool:
     """Whether a figure has a positive value to compare as a ratio."""
     value = compared_values(figure)[0]
@@ -183,15 +190,9 @@ def comparable(figure: FigureResult) -> bool:
     )
 
 
-def _pair(ci: list[float], path: str) -> tuple[float, float]:
-    if len(ci) != 2:
-        raise ShapeError(f"{path}.ci: expected [low, high], got {len(ci)} values")
-    return ci[0], ci[1]
-
-
 def _older_check(fields: Fields, row: str, metric: Metric) -> Check:
     """The check of a figure stored before schema 9, from its value, interval, limit and verdict."""
-    low, high = _pair(fields.numbers("ci"), fields.path)
+    low, high = fields.interval("ci")
     interval = fields.text("interval")
     measured = fields.choice("verdict", Status) != Status.UNMEASURED
     return check_of(

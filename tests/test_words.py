@@ -1,0 +1,87 @@
+"""Words right (issue 68): a change of a ratio prints as a ratio, a side shows a change only by the
+gate's own rule, the status column shows the outcome that failed the test, a stream's terminator is
+not an event."""
+
+from __future__ import annotations
+
+import random
+
+from httpx_sse import ServerSentEvent
+
+from overheadbench.core.vocabulary import Role
+from overheadbench.engine.changes import Change, Gate
+from overheadbench.engine.checks import Overall, Status
+from overheadbench.engine.outcome import Gated, decide
+from overheadbench.engine.samples import Kind, ReplicaSamples, Side
+from overheadbench.engine.settings import Policy
+from overheadbench.http.streaming import EventTimer
+from overheadbench.pairs.pair import Budget, Pair
+from overheadbench.pairs.results import OverheadResult, PlaceResult
+from overheadbench.report.changes import per_call_shown
+from overheadbench.transport.metrics import Measure, Metric
+from overheadbench.transport.outcome import figures_outcome
+from overheadbench.transport.results import Reading
+from overheadbench.transport.verdict import judge
+
+
+def test_a_change_of_a_ratio_prints_as_a_ratio_in_the_gates_sentence() -> None:
+    """ "stream total time +228.2% -> +253.3%" was said of 2.28x -> 2.53x."""
+    ratio = judge(
+        "t.py::test_stream", Reading("sse", Metric.TOTAL, 1.53, 1.5, 1.56, "95% CI", measure=Measure.CHANGE), None
+    )
+    change = Change("t.py::test_stream", 2.28, 2.53, 0.01)
+    failed = figures_outcome("t.py::test_stream", [], Policy.FAIL, [(ratio, change)], Gate("0001_ref.json", 5, None))
+    assert failed.failure is not None and "2.28x -> 2.53x" in failed.failure, failed.failure
+    assert "%" not in failed.failure.split("2.53x")[0].split("->")[0]
+
+
+def test_the_status_is_the_outcome_that_failed_the_test() -> None:
+    """A test failed on an inconclusive budget showed UNKNOWN, for a change the gate only warned of."""
+    unknown = Gated("the framework path", "+4.0% (95% CI -1..+9%)", Change("t::x", 1.0, 1.04, 0.025))
+    gate = Gate("the base tree", 5, Policy.WARN)
+    decided = decide("t::x", [(Status.INCONCLUSIVE, "overhead 20% (10..30%)")], Policy.FAIL, [unknown], gate)
+    assert decided.failure is not None and decided.overall == Overall.INCONCLUSIVE
+    warned = decide("t::x", [(Status.INCONCLUSIVE, "overhead 20% (10..30%)")], Policy.WARN, [unknown], gate)
+    assert warned.failure is None and warned.overall == Overall.UNKNOWN  # nothing failed it: the worst found
+
+
+def measured(baseline_ns: float, spread: float, seed: int) -> OverheadResult:
+    """A pair of three processes whose baseline costs ``baseline_ns`` a call (and the framework twice it)."""
+    rng, samples = random.Random(seed), []
+    for _ in range(3):
+        process = ReplicaSamples(1000)
+        level = 1 + rng.gauss(0, spread)
+        for _ in range(40):
+            base = baseline_ns * 1000 * level * (1 + rng.gauss(0, 0.002))
+            process.add(int(base), int(2 * base))
+        samples.append(process)
+    pair = Pair("t.py::test_pair", Budget(max_overhead=2.0), processes=3)
+    return OverheadResult(
+        pair,
+        Kind.SYNC,
+        ratio=2.0,
+        baseline_s=baseline_ns * 1e-9,
+        framework_s=2 * baseline_ns * 1e-9,
+        verdict=Status.PASS,
+        samples=samples,
+    )
+
+
+def test_a_side_shows_a_change_between_trees_only_where_the_gate_would_call_one() -> None:
+    """An identical baseline read -23.6% (95% CI -38.8..-4.5%) between two trees, shown as significant."""
+    own, base = measured(90, 0.01, 1), measured(100, 0.01, 2)
+    place = PlaceResult("HEAD", Role.BASE, base, Change("t.py::test_pair", 2.0, 2.0, 0.01))
+    significant = per_call_shown(own, place, Side.BASELINE, None)
+    assert significant.startswith("-10") and not significant.startswith("~")  # no gate: an interval clear of zero
+    assert per_call_shown(own, place, Side.BASELINE, 20.0).startswith("~ -10")  # within the gate's 20%: no change
+    assert per_call_shown(own, place, Side.BASELINE, 5.0).startswith("-10")  # past its 5%: a change
+
+
+def test_a_streams_done_terminator_is_not_an_event() -> None:
+    ticks = iter(range(0, 10_000, 100))
+    timer = EventTimer(lambda: next(ticks))
+    timer.start()
+    for data in ("a", "b", "[DONE]"):
+        timer.read(f"data: {data}\n\n".encode())
+        timer.event(ServerSentEvent(data=data))
+    assert timer.stats().events == 2
