@@ -15,6 +15,7 @@ from overheadbench.engine.changes import Finding, Gate
 from overheadbench.engine.checks import Status
 from overheadbench.engine.figure_intervals import mean_interval, quantile_interval, ratio_interval
 from overheadbench.engine.settings import Policy
+from overheadbench.engine.shifts import Point, find_shifts
 from overheadbench.history.figure_changes import compare_figure, compare_figures
 from overheadbench.history.runs import Run
 from overheadbench.report.changes import figure_shown, render_changes
@@ -171,13 +172,15 @@ def test_a_change_is_worse_in_the_figures_own_direction_and_gated_on_its_interva
 
 
 def test_the_session_spread_is_learned_from_history_or_taken_from_the_prior() -> None:
-    """Three stored values of the figure on this machine: their spread, less their own error."""
+    """Three stored values of the figure on this machine: their series' spread (as ``history`` reads it),
+    less their own error; two: the prior."""
     two = compare_figure(figure(1000.0), figure(1000.0), [figure(1000.0), figure(1100.0)])
     own = math.log(1.02 / 0.98) / (2 * 1.959964)
     assert two is not None and two.se == pytest.approx(math.sqrt(2 * own**2 + 2 * RPS_PRIOR**2))
     learned = compare_figure(figure(1000.0), figure(1000.0), [figure(1000.0), figure(1100.0), figure(1210.0)])
-    session = float(np.var(np.log([1000, 1100, 1210]), ddof=1)) - own**2
-    assert learned is not None and learned.se == pytest.approx(math.sqrt(2 * own**2 + 2 * session))
+    series = find_shifts([Point(math.log(v), own, str(v)) for v in (1000, 1100, 1210)], RPS_PRIOR)
+    assert learned is not None and learned.se == pytest.approx(math.sqrt(2 * own**2 + 2 * series.tau**2), rel=1e-3)
+    assert series.tau != RPS_PRIOR and math.isfinite(series.df)
     changes = compare_figures([figure(5.0)], [figure(6.0), figure(7.0, Metric.P50)])
     assert [f.key for f, _ in changes] == [figure(1.0).key]
 

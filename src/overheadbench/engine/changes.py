@@ -32,11 +32,10 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-import numpy as np
-
 from ..core.jsonio import Fields
 from ..core.vocabulary import Word
 from .settings import Policy
+from .shifts import Point, find_shifts
 from .stats import t_quantile
 
 REGRESSED_MARK = " regressed against "
@@ -46,15 +45,6 @@ CONFIDENCE = 0.95
 """Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
 MIN_HISTORY = 3
 """Stored runs of a figure on this machine needed to learn its own between-session spread."""
-ROBUST_FROM = 5
-"""Stored runs from which one far from the others is left out of the learned spread (below, a
-median absolute deviation says too little to tell an outlier)."""
-OUTLIER_MADS = 5.0
-"""How far from the stored runs' median (in robust standard deviations: 1.4826 median absolute
-deviations) a run is left out. A haystack pipeline read 32x in one session of ten where the others
-read 550-640x (its CPU and wall clocks disagreeing 5-fold): kept, that one run made the pair's
-learned spread 100-150% for the next twenty sessions, every interval useless and its budget
-inconclusive."""
 
 
 class Finding(Word):
@@ -230,21 +220,15 @@ def interval_estimate(value: float, low: float, high: float) -> LogEstimate:
 
 def session_log_sd(history: Sequence[LogEstimate], prior: float) -> tuple[float, float]:
     """A figure's between-session standard deviation (of its log) on this machine, and its
-    degrees of freedom: the spread of its stored values beyond what their own errors explain,
-    learned once there are ``MIN_HISTORY`` of them (from ``ROBUST_FROM`` on, a value
-    ``OUTLIER_MADS`` robust sds from their median left out); else ``prior`` (infinite degrees of
-    freedom)."""
+    degrees of freedom, from its stored values in the order they were stored: learned once there
+    are ``MIN_HISTORY`` of them, as ``history`` reads a series (the spread of successive values within
+    its segments, every step between them left out, :func:`~overheadbench.engine.shifts.find_shifts`);
+    else ``prior`` (infinite degrees of freedom)."""
     past = [r for r in history if r.value > 0 and math.isfinite(r.value) and math.isfinite(r.log_se)]
-    logs = np.log([r.value for r in past])
-    if len(past) >= ROBUST_FROM:
-        centre = float(np.median(logs))
-        scale = 1.4826 * float(np.median(np.abs(logs - centre)))
-        kept = np.abs(logs - centre) <= OUTLIER_MADS * scale if scale > 0 else np.ones(len(past), bool)
-        past, logs = [r for r, keep in zip(past, kept, strict=True) if keep], logs[kept]
     if len(past) < MIN_HISTORY:
         return prior, math.inf
-    excess = float(np.var(logs, ddof=1)) - float(np.mean([r.log_se**2 for r in past]))
-    return math.sqrt(max(excess, 0.0)), len(past) - 1
+    series = find_shifts([Point(math.log(r.value), r.log_se, str(index)) for index, r in enumerate(past)], prior)
+    return series.tau, series.df
 
 
 def change(

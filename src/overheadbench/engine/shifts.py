@@ -4,10 +4,13 @@ A series is one figure (a pair's overhead ratio, a transport figure) over runs o
 commit order, each run its log value with its own standard error (from its interval). Runs of
 different sessions also differ by the machine's state between sessions, which no run sees in
 itself, so each run's variance is its own plus the between-session variance ``tau**2``. ``tau`` is
-measured on the series: the spread of successive differences (a step moves one difference of the
-``n - 1``: the largest tenth is left out), less what the runs' own errors explain, pooled with the
-project's measured between-session spread that the caller gives, as if it were :data:`PRIOR_RUNS`
-more differences (a short series leans on it, a long one on itself).
+measured on the series: the spread of successive differences, less what the runs' own errors
+explain, pooled with the project's measured between-session spread that the caller gives, as if it
+were :data:`PRIOR_RUNS` more differences (a short series leans on it, a long one on itself): first
+from all of them (the largest tenth left out) to weigh the search, and from their median to
+winsorise (one far run cannot move it); then, once the steps are found, from the winsorised
+differences within the segments (the largest tenth left out). That second one is the series'
+spread everywhere: a session's interval, a comparison with a stored run and ``history`` read it alike.
 
 Steps are found by binary segmentation, as Otava and asv search theirs: the split of a segment
 whose two sides' weighted means differ most, in standard errors (``z``), is kept when ``|z|`` reaches
@@ -55,6 +58,8 @@ CLIP = 3.0
 CONFIDENCE = 0.95
 PRIOR_RUNS = 4
 """How many differences the project's measured between-session spread counts as, beside a series' own."""
+MEDIAN_ABSOLUTE = NormalDist().inv_cdf(0.75)
+"""A standard normal's median absolute value (0.6745): a robust spread's scale."""
 KEPT_DIFFERENCES = 0.9
 """The share of successive differences, the smallest, that the between-session spread is read
 from: a step makes one large difference, which the largest tenth (at least one) leaves out."""
@@ -101,40 +106,69 @@ class Shift:
 
 @dataclass(frozen=True)
 class Series:
-    """A series searched: its shifts, and the between-session spread (``tau``, of the log) it was read with."""
+    """A series searched: its shifts, and its between-session spread (``tau``, of the log) read
+    within its segments (:func:`find_shifts`), with that spread's degrees of freedom (infinite: the prior alone)."""
 
     shifts: tuple[Shift, ...]
     tau: float
+    df: float = math.inf
 
 
 def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THRESHOLD) -> Series:
-    """The steps and drifts of a series of runs in commit order (see the module)."""
-    if len(points) < 2 * MIN_RUNS:
-        return Series((), prior_sd)
+    """The steps and drifts of a series of runs in commit order (see the module), and its
+    between-session spread: read first from every successive difference (the largest tenth left
+    out) to weigh the search, then again from the differences within its segments, every one
+    across a step left out. The one spread of a stored series: the session's own interval, a
+    comparison with a stored run and ``history`` read it alike (:func:`~overheadbench.engine.changes.session_log_sd`);
+    a retry library's two real steps (+26%, +55%) made the sessions' learned spread 31-33%,
+    ``history``'s 0.88%, and every later interval ±600 points."""
     y = np.array([p.log for p in points], float)
     own = np.array([p.se for p in points], float) ** 2
-    tau = between_sd(y, own, prior_sd)
-    variance = own + tau**2
-    weights = 1.0 / variance
-    clipped = _winsorised(y, np.sqrt(variance))
+    if len(points) < 2 * MIN_RUNS:
+        return Series((), *spread(np.diff(y), own, prior_sd))
+    tau = spread(np.diff(y), own, prior_sd)[0]
+    weights = 1.0 / (own + tau**2)
+    clipped = _winsorised(y, np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2))
     cuts = [i for i in range(1, len(points)) if points[i].commit != points[i - 1].commit]
     commits = np.searchsorted(np.array(cuts, int), np.arange(len(points)), side="right").astype(float)
-    shifts = _search(_Runs(clipped, weights, commits), cuts, threshold)
-    return Series(tuple(sorted(_levelled(shifts, clipped, weights), key=lambda s: s.start)), tau)
+    shifts = sorted(
+        _levelled(_search(_Runs(clipped, weights, commits), cuts, threshold), clipped, weights), key=lambda s: s.start
+    )
+    # the spread within segments: no difference across a step, none touching a run the search winsorised
+    left_out = {shift.start for shift in shifts if shift.kind is ShiftKind.STEP}
+    far = clipped != y
+    within = np.array(
+        [y[i] - y[i - 1] for i in range(1, len(points)) if i not in left_out and not far[i - 1 : i + 1].any()]
+    )
+    return Series(tuple(shifts), *spread(within, own, prior_sd))
 
 
 def between_sd(y: np.ndarray, own: np.ndarray, prior_sd: float) -> float:
-    """The between-session sd of a series' log values: its successive differences' spread (the
-    smallest :data:`KEPT_DIFFERENCES` of them; each difference holds two runs' variance), less the
-    runs' own, pooled with ``prior_sd`` as if it were :data:`PRIOR_RUNS` more differences: a short
-    series leans on the project's measured spread, a long one on its own."""
-    if y.size < 3:
-        return prior_sd
-    differences = np.sort(np.abs(np.diff(y)))
-    kept = max(1, math.floor(KEPT_DIFFERENCES * differences.size))
-    spread = math.sqrt(float(np.mean(differences[:kept] ** 2))) / _trimmed_rms(kept / differences.size)
-    own_sd2 = max(spread**2 / 2 - float(np.median(own)), 0.0)
-    return math.sqrt((kept * own_sd2 + PRIOR_RUNS * prior_sd**2) / (kept + PRIOR_RUNS))
+    """The between-session sd of a series' log values from all its successive differences (:func:`spread`)."""
+    return spread(np.diff(y), own, prior_sd)[0]
+
+
+def spread(differences: np.ndarray, own: np.ndarray, prior_sd: float, robust: bool = False) -> tuple[float, float]:
+    """The between-session sd of a series from its successive log ``differences`` (the smallest
+    :data:`KEPT_DIFFERENCES` of them; each holds two runs' variance), less the runs' ``own``
+    variance, pooled with ``prior_sd`` as if it were :data:`PRIOR_RUNS` more differences (a short
+    series leans on the project's measured spread, a long one on its own; a NaN prior: none), and
+    its degrees of freedom, the differences kept; fewer than two differences: the prior, taken as known.
+    ``robust``: from the differences' median instead, which one run far from the rest (two large
+    differences of six: a pipeline read 32x in one session of ten, 550-640x in the rest) cannot move:
+    the scale values are winsorised at, before the steps are known."""
+    if differences.size < 2:
+        return prior_sd, math.inf
+    ordered = np.sort(np.abs(differences))
+    kept = max(1, math.floor(KEPT_DIFFERENCES * ordered.size))
+    if robust:
+        rms = float(np.median(ordered)) / MEDIAN_ABSOLUTE
+    else:
+        rms = math.sqrt(float(np.mean(ordered[:kept] ** 2))) / _trimmed_rms(kept / ordered.size)
+    own_sd2 = max(rms**2 / 2 - float(np.median(own)), 0.0)
+    if not math.isfinite(prior_sd):
+        return math.sqrt(own_sd2), float(kept)
+    return math.sqrt((kept * own_sd2 + PRIOR_RUNS * prior_sd**2) / (kept + PRIOR_RUNS)), float(kept)
 
 
 def _trimmed_rms(share: float) -> float:
