@@ -110,9 +110,25 @@ def time_limit(seconds: float, message: Callable[[str | None], str]) -> Iterator
         signal.signal(signal.SIGALRM, previous)
 
 
+_HEARING: list[Callable[[], None]] = []
+"""Who else is told of progress (:func:`heard`): a replica tells its controller it is still working."""
+
+
+@contextmanager
+def heard(listener: Callable[[], None]) -> Iterator[None]:
+    """Call ``listener`` at each :func:`progressed` within the block (it throttles itself)."""
+    _HEARING.append(listener)
+    try:
+        yield
+    finally:
+        _HEARING.remove(listener)
+
+
 def progressed() -> None:
-    """The pair moved on (a block timed, a replica's message, a profile's block): its silence starts
-    again. Cheap where no limit runs, and between re-arms (a clock read)."""
+    """The pair moved on (a block timed, a replica's message, a profile's block, a transport window
+    or stream): its silence starts again. Cheap where no limit runs, and between re-arms (a clock read)."""
+    for listener in _HEARING:
+        listener()
     if not _RUNNING:
         return
     limit, now = _RUNNING[-1], time.monotonic()

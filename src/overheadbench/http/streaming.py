@@ -31,6 +31,7 @@ import httpx
 import numpy as np
 from httpx_sse import EventSource, ServerSentEvent
 
+from ..core.timeouts import progressed
 from .stream_stats import REQUEST_KEYS, StreamSide, StreamStats
 
 TERMINATOR = "[DONE]"
@@ -79,7 +80,10 @@ class EventTimer:
         self.arrivals_ns.append(self.clock_ns())
 
     def stats(self) -> StreamStats:
+        """The stream's figures, once it ended (a stream done is progress: a replica measuring minutes
+        of streams says it is still working, :func:`~overheadbench.core.timeouts.progressed`)."""
         end_ns = self.clock_ns()
+        progressed()
         if not self.arrivals_ns:
             raise ValueError(f"the stream ended after {self.bytes} bytes without one complete event")
         arrivals = (np.asarray(self.arrivals_ns, float) - self.started_ns) / 1e9

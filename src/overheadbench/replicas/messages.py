@@ -8,6 +8,8 @@ Replica to controller:
 * :class:`Samples`: the pair's samples, after :class:`Go`;
 * :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
 * :class:`Figured`: a transport test's judged figures, after :class:`Go` (its rounds at every place);
+* :class:`Working`: still measuring after :class:`Go` (a window or a stream of a long transport test
+  is done): its silence starts again;
 * :class:`Explained`: the pair's two profiles, after :class:`Explain`;
 * :class:`Missed`: the test it was sent to ended (failed, skipped) before reaching ``compare``;
   carries that test's own report, which the controller quotes;
@@ -98,6 +100,14 @@ class Explained:
 
 
 @dataclass(frozen=True)
+class Working:
+    """Replica: still measuring the test it was told to (:func:`~overheadbench.core.timeouts.progressed`,
+    at most every :data:`~overheadbench.replicas.replica.HEARTBEAT_S`): an SDK's streams at 8 in
+    flight measured minutes in a base tree's replica, sending nothing until its figures, and failed
+    the gate of identical trees on the silence limit."""
+
+
+@dataclass(frozen=True)
 class Idle:
     """Replica: between tests, holding no test's fixtures, waiting for :class:`Next`."""
 
@@ -141,12 +151,12 @@ class Next:
     nodeid: str
 
 
-FromReplica = Configured | Collected | Ready | Samples | Counted | Figured | Explained | Missed | Idle
+FromReplica = Configured | Collected | Ready | Samples | Counted | Figured | Explained | Missed | Working | Idle
 FromController = Next | Go | Explain | Done
 Message = FromReplica | FromController
 _TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Explained, Missed, Idle)
+    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Explained, Missed, Working, Idle)
     + (Next, Go, Explain, Done)
 }
 

@@ -48,6 +48,7 @@ from .messages import (
     Missed,
     Next,
     Samples,
+    Working,
 )
 from .process import ReplicaProcess, State
 from .relaunch import Invocation
@@ -190,6 +191,8 @@ class ReplicaPool:
         replica.state = State.SAMPLING
         self.talk.send(replica, order)
         message = self.talk.receive(replica)
+        while isinstance(message, Working):  # a long test's window or stream done: its silence starts again
+            message = self.talk.receive(replica)
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
             raise ReplicaError(missed_story(message, self.place))

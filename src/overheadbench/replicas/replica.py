@@ -15,15 +15,19 @@ ends the process if the controller dies.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
+import threading
+import time
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..core.timeouts import heard
 from ..engine.attribution import Profiled
 from ..engine.calibration import Request, calibrate
 from ..engine.samples import CountSamples
@@ -45,6 +49,7 @@ from .messages import (
     Next,
     Ready,
     Samples,
+    Working,
     decode,
     encode,
 )
@@ -52,6 +57,9 @@ from .relaunch import absolute_nodeid
 from .trees import foreign_modules
 
 SKIP_REASON = "overheadbench replica: this replica does not measure this test"
+BEATS_PER_SILENCE = 6
+"""How often at most a replica working on an order says so: this many times within the controller's
+silence limit for replicas (``replica_timeout_s``, 60 s by default: every 10 s)."""
 
 
 class ControllerGone(Exception):
@@ -64,6 +72,7 @@ class ReplicaChannel:
     def __init__(self, ends: ReplicaEnds) -> None:
         self._out = os.fdopen(ends.messages_fd, "wb")
         self._in = os.fdopen(ends.commands_fd, "rb")
+        self._beaten = 0.0
 
     def send(self, message: Message) -> None:
         try:
@@ -71,6 +80,14 @@ class ReplicaChannel:
             self._out.flush()
         except OSError:  # BrokenPipeError: the controller has gone
             raise ControllerGone("the overheadbench controller has gone") from None
+
+    def beat(self, every_s: float) -> None:
+        """Tell the controller this replica is still working on its order (:class:`~.messages.Working`),
+        at most every ``every_s``."""
+        now = time.monotonic()
+        if now - self._beaten >= every_s:
+            self._beaten = now
+            self.send(Working())
 
     def receive(self) -> Message:
         line = self._in.readline()
@@ -102,6 +119,8 @@ class ReplicaPlugin:
         """The test whose ``compare`` this replica reached (its outcome is then ours)."""
         self.sampling = False
         """Between :class:`~.messages.Go` and sending the samples: a failure now is the pair's."""
+        self.order: Go | None = None
+        """The order being worked on (its settings say how often to say so)."""
         self.explaining: str | None = None
         """The test whose profiles the controller asked for (:class:`~.messages.Explain`), until sent."""
         self.trees = (Path(request.head_root), Path(request.own_root)) if request.head_root else None
@@ -114,7 +133,17 @@ class ReplicaPlugin:
         here = [file for file in files if (config.rootpath / file).exists()]  # the base tree may lack some
         config.args[:] = [absolute_nodeid(file, config.rootpath) for file in here] or [str(config.rootpath)]
         self._layout = _random_layout()
+        self._hearing = contextlib.ExitStack()
+        self._hearing.enter_context(heard(self._working))
         self.channel.send(messages.Configured())
+
+    def pytest_unconfigure(self) -> None:
+        self._hearing.close()
+
+    def _working(self) -> None:
+        """Progress in the main thread while an order is owed: a long test's window or stream done."""
+        if self.sampling and self.order is not None and threading.current_thread() is threading.main_thread():
+            self.channel.beat(self.order.settings.replica_timeout_s / BEATS_PER_SILENCE)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -218,7 +247,7 @@ class ReplicaPlugin:
             self.sampling, self.explaining = True, nodeid
         if not isinstance(command, Go):
             return None
-        self.sampling = True
+        self.sampling, self.order = True, command
         return command
 
     def asked_to_explain(self, nodeid: str) -> Callable[[Profiled], None] | None:

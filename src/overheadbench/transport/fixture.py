@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import OverheadConcurrencyWarning, OverheadUsageError
+from ..core.timeouts import progressed
 from ..engine.contention import core_share
 from ..engine.figure_intervals import ratio_interval
 from ..engine.settings import Settings
@@ -177,6 +178,7 @@ class TransportFixture(RowRecorder):
                 for length in window_lengths(self.nodeid, self.measuring, name, window_s, windows):
                     for side in schedule(self._rounds(rounds), self.rng):
                         windows[side].append(workers.window(side, length))
+                        progressed()  # a window done: a replica says it is still working
 
         running(self.nodeid, "compare", [target.server for target in targets], run)
         return self._load_pair(name, windows, limits)
@@ -214,6 +216,7 @@ class TransportFixture(RowRecorder):
                         server_cpu_s=servers_cpu_s,
                     )
                 )
+                progressed()
         return self._load_pair(row, windows, limits)
 
     async def acompare_streams(
