@@ -102,7 +102,7 @@ class Explained:
 @dataclass(frozen=True)
 class Working:
     """Replica: still measuring the test it was told to (:func:`~overheadbench.core.timeouts.progressed`,
-    at most every :data:`~overheadbench.replicas.replica.HEARTBEAT_S`): an SDK's streams at 8 in
+    at most :data:`~overheadbench.replicas.replica.BEATS_PER_SILENCE` times a silence limit): an SDK's streams at 8 in
     flight measured minutes in a base tree's replica, sending nothing until its figures, and failed
     the gate of identical trees on the silence limit."""
 
