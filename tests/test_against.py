@@ -144,7 +144,7 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
     grew = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     grew.assert_outcomes(failed=1)
-    grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts)*"])
+    grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts*"])
 
 
 LAYERED = """
@@ -184,7 +184,7 @@ def test_a_regressed_change_is_explained_function_by_function_head_less_base(pyt
     done.assert_outcomes(failed=1)
     done.stdout.fnmatch_lines(
         [
-            "*test_layered: the framework path regressed against HEAD (*exact counts)*",
+            "*test_layered: the framework path regressed against HEAD (*exact counts*",
             "what the change added (exact: bytecode counted per function; net +*/call):",
             "  100%  +* bytecode instr/call  costs:extra",
         ]
@@ -532,3 +532,45 @@ def test_a_replica_that_fails_while_explaining_a_change_costs_the_explanation_no
     assert "only while a replica profiles it" in done.stdout.str()
     (result,) = read_run(pytester.path / "o.json").results
     assert result.explain is not None and result.places[0].change is not None and result.places[0].explain is None
+
+
+C_WORK = """
+import json
+import pytest
+from costs import KEYS
+
+SMALL = {"a": 1}
+PAYLOAD = {f"key{i}": i for i in range(KEYS)}
+
+
+def bare():
+    return json.dumps(SMALL)
+
+
+def framework():
+    return json.dumps(PAYLOAD)
+
+
+@pytest.mark.overhead(max="1000x", mode="count")
+def test_counted(overhead):
+    overhead.compare(bare, framework)
+"""
+
+
+def test_a_change_in_work_the_counter_cannot_see_is_unknown_never_same(pytester: pytest.Pytester) -> None:
+    """A head adding C work per call (``json.dumps`` of a bigger dict) read "+0.1% exact, same" in
+    bytecode, exit 0, where time read +7..12%: both trees' time probes are kept and compared now."""
+    pytester.makepyfile(costs="KEYS = 10\n", test_counted=C_WORK)
+    git(pytester.path, "init", "-q")
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-qm", "base")
+    pytester.makepyfile(costs="KEYS = 1000\n")  # the head's framework path serialises 100 times the keys, in C
+    args = ("--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-compare-unknown=fail")
+    done = pytester.runpytest(*args, "-p", "no:cacheprovider", "--overhead-json=o.json")
+    done.assert_outcomes(failed=1)
+    done.stdout.fnmatch_lines(["*test_counted: cannot tell whether the framework path changed by more than*"])
+    done.stdout.fnmatch_lines(["*exact counts; timing the same calls read +*work the counter does not see*"])
+    (result,) = json.loads((pytester.path / "o.json").read_text())["results"]
+    (base,) = result["places"]
+    assert result["probe"] is not None and base["result"]["probe"] is not None  # both trees' probes kept
+    assert base["change"]["timed"][0] > 5

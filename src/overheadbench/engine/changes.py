@@ -100,6 +100,11 @@ class Change:
     between: SessionTerm | None = None
     """The two sides come from separate sessions (not paired), and the interval carries this
     spread between them; None: one session, interleaved."""
+    timed: tuple[float, float] | None = None
+    """Exact counts' check (percent): the interval of the change that timing the same calls at both
+    places read. Where it decides the gate otherwise than the counts do (the counts "same", time
+    "regressed": C code or waiting, which the counter does not see), the change is unknown, never
+    "same" (:meth:`finding`; schema 20)."""
 
     def to_json(self) -> dict[str, Any]:
         between = dataclasses.asdict(self.between) if self.between else None
@@ -112,6 +117,7 @@ class Change:
             "higher_is_worse": self.higher_is_worse,
             "confidence": self.confidence,
             "between": between,
+            "timed": list(self.timed) if self.timed is not None else None,
         }
 
     @classmethod
@@ -130,6 +136,7 @@ class Change:
             fields.flag("higher_is_worse"),
             fields.maybe_number("confidence") or CONFIDENCE,
             SessionTerm(between.number("sd"), int(between.number("runs")), between.text("clocks")) if between else None,
+            _timed(fields),
         )
 
     @property
@@ -160,21 +167,21 @@ class Change:
         return not low <= 0 <= high
 
     def finding(self, threshold: float) -> Finding:
-        """Regressed, improved, same or unknown at ``threshold`` percent (see the module)."""
-        low, high = self.worse
-        if low > threshold:
-            return Finding.REGRESSED
-        if high < -threshold:
-            return Finding.IMPROVED
-        if -threshold <= low and high <= threshold:
-            return Finding.SAME
-        return Finding.UNKNOWN
+        """Regressed, improved, same or unknown at ``threshold`` percent (see the module); unknown
+        where timing the same calls decides otherwise than exact counts (:attr:`timed`)."""
+        found = _finding(self.worse, threshold)
+        if self.timed is not None:
+            low, high = self.timed if self.higher_is_worse else (-self.timed[1], -self.timed[0])
+            timed = _finding((low, high), threshold)
+            if timed in (Finding.REGRESSED, Finding.IMPROVED) and timed != found:
+                return Finding.UNKNOWN
+        return found
 
     @property
     def evidence(self) -> str:
         """The interval as printed, or "exact" for counts."""
         if self.exact:
-            return "exact"
+            return "exact" if self.timed is None else f"exact; timed {self.timed[0]:+.1f}..{self.timed[1]:+.1f}%"
         low, high = self.interval
         level = "" if math.isclose(self.confidence, CONFIDENCE) else f" at {self.confidence:.2%}"
         return f"{low:+.1f}..{high:+.1f}%{level}"
@@ -196,9 +203,33 @@ class Change:
         """e.g. ``72.0% -> 79.4% (+4.3%, 95% CI +2.1..+6.5%)``; ``show``: how to print old and new."""
         old, new = show or (f"{self.old:g}", f"{self.new:g}")
         if self.exact:
-            return f"{old} -> {new} ({self.moved()}, exact counts)"
+            timed = (
+                ""
+                if self.timed is None
+                else f"; timing the same calls read {self.timed[0]:+.1f}..{self.timed[1]:+.1f}%"
+            )
+            return f"{old} -> {new} ({self.moved()}, exact counts{timed})"
         low, high = self.interval
         return f"{old} -> {new} ({self.moved()}, {100 * self.confidence:.4g}% CI {low:+.1f}..{high:+.1f}%)"
+
+
+def _finding(worse: tuple[float, float], threshold: float) -> Finding:
+    """An interval's finding at ``threshold`` percent, its ends in the figure's bad direction."""
+    low, high = worse
+    if low > threshold:
+        return Finding.REGRESSED
+    if high < -threshold:
+        return Finding.IMPROVED
+    if -threshold <= low and high <= threshold:
+        return Finding.SAME
+    return Finding.UNKNOWN
+
+
+def _timed(fields: Fields) -> tuple[float, float] | None:
+    if fields.data.get("timed") is None:
+        return None
+    low, high = fields.interval("timed")
+    return low, high
 
 
 @dataclass(frozen=True)

@@ -108,10 +108,14 @@ def gate_sentence(nodeid: str, gated: Gated, gate: Gate, limit: str) -> str:
     threshold as the user gave it): the session's failure or warning and the CLI's line alike."""
     if gate.finding(gated.change) == Finding.REGRESSED:
         return f"{nodeid}: {gated.what}{REGRESSED_MARK}{gate.reference}: {gated.story}, more than {limit}"
-    return (
-        f"{nodeid}: cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}: "
-        f"{gated.story}; the interval contains the threshold (more processes or time per pair narrow it)"
+    why = (
+        "exact counts and timing the same calls disagree: work the counter does not see (compiled code, "
+        "waiting) changed; judge this pair in time mode"
+        if gated.change.exact
+        else "the interval contains the threshold (more processes or time per pair narrow it)"
     )
+    changed = f"cannot tell whether {gated.what} changed by more than {limit} against {gate.reference}"
+    return f"{nodeid}: {changed}: {gated.story}; {why}"
 
 
 PURPOSE_ATTRIBUTE = "overheadbench_purpose"

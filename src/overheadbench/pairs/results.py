@@ -83,6 +83,9 @@ class OverheadResult:
     time_ratio: float = math.nan
     """Count mode: framework / baseline in wall time, from a short timing of the same calls in
     the counting process (the counts' check, :func:`overheadbench.engine.counting.disagreement`)."""
+    probe: ReplicaSamples | None = None
+    """Count mode: that timing's blocks, both sides (:attr:`time_ratio` is read from them), kept so
+    that a change between places the counts cannot see is told from one they can (schema 20)."""
     places: list[PlaceResult] = field(default_factory=list)
     """The same pair at every other place of this session (``--overhead-against``'s base tree,
     each ``--overhead-env``), measured interleaved with this one, and each change."""
@@ -204,6 +207,7 @@ class OverheadResult:
             "samples": [replica.to_json() for replica in self.samples],
             "counts": self.counts.to_json() if self.counts else None,
             "time_ratio": self.time_ratio,
+            "probe": self.probe.to_json() if self.probe else None,
             "places": [place.to_json() for place in self.places],
             "stored": self.stored.to_json() if self.stored else None,
             "explain": self.explain.to_json() if self.explain else None,
@@ -273,6 +277,8 @@ def _read_later_fields(result: OverheadResult, fields: Fields) -> None:
     nodeid = result.nodeid
     if "outcome" in fields.data:  # schema 16
         result.outcome, result.failed = fields.choice("outcome", Overall), fields.flag("failed")
+    if (probe := fields.obj("probe", optional=True)) is not None:  # schema 20
+        result.probe = ReplicaSamples.from_json(probe.data, probe.path)
     if "other_ratio" in fields.data:
         clock = fields.interval("other_ratio", size=3)
         result.other_ratio = (clock[0], clock[1], clock[2])

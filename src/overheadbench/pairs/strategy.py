@@ -26,8 +26,6 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable, Generator
 
-import numpy as np
-
 from ..core.vocabulary import Counter
 from ..engine.attribution import Profiler
 from ..engine.calibration import Request
@@ -35,12 +33,12 @@ from ..engine.contention import core_share
 from ..engine.counting import (
     CALLGRIND_MAX_CALLS,
     count_calls,
+    probe_ratio,
     probe_settings,
 )
 from ..engine.samples import CountSamples, Kind, PlaceSamples
 from ..engine.sampling import InProcess, Sampled, Stopping
 from ..engine.settings import Mode, Settings
-from ..engine.stats import pair_ratios
 from ..engine.valgrind import in_counting_replica
 from ..instruments import Instrument
 from ..instruments.allocations import AllocationTrace
@@ -146,22 +144,16 @@ class CountedHere(_Judged):
         return True
 
     def _wall_plan(self) -> Generator[Request, int, Sampled]:
-        """The counts' check: the same calls timed in this process on the real clock, briefly
-        (:func:`~overheadbench.engine.counting.probe_settings`; read by
-        :func:`~overheadbench.engine.counting.disagreement`)."""
-        run = self.run
-        return InProcess().plan(
-            run.nodeid, probe_settings(run.settings), run.rng, time.perf_counter_ns, Stopping(lambda replicas: False)
-        )
+        return probe_plan(self.run)
 
     def _own(self, kind: Kind, wall_s: float) -> tuple[OverheadResult, list[PlaceSamples]]:
         run, counts = self.run, self.counts
         assert counts is not None
         own = summarise_counts(run.pair, kind, counts, wall_s)
         probe = next((samples for samples in self.sampled.samples if samples.baseline_ns), None)
-        time_ratio = float(np.median(pair_ratios(probe.baseline_ns, probe.framework_ns))) if probe else math.nan
+        time_ratio = probe_ratio(probe) if probe else math.nan
         places = self.places(run.nodeid, run.settings, counts.calls_per_block) if self.places else []
-        return dataclasses.replace(own, time_ratio=time_ratio), places
+        return dataclasses.replace(own, time_ratio=time_ratio, probe=probe), places
 
 
 class CountedInReplica(Strategy):
@@ -178,7 +170,9 @@ class CountedInReplica(Strategy):
 
     def instruments(self) -> list[Instrument]:
         counter = COUNTERS[self.counter]()
-        return [counter] if self.counter is Counter.CALLGRIND else [counter, AllocationTrace()]
+        if self.counter is Counter.CALLGRIND:
+            return [counter]
+        return [counter, AllocationTrace(), WallClock(time.perf_counter_ns, 1)]  # the probe: beside the counts
 
     def _ready(self, slowest_call_s: float) -> bool:
         orders = self.replica.park(self.run.nodeid)
@@ -188,13 +182,24 @@ class CountedInReplica(Strategy):
 
     def deliver(self) -> None:
         if self.counts is not None:
-            self.replica.deliver_counts(self.counts)
+            probe = next((samples for samples in self.sampled.samples if samples.baseline_ns), None)
+            self.replica.deliver_counts(self.counts, probe)
 
     def _wall_plan(self) -> Generator[Request, int, Sampled]:
-        raise AssertionError("a counting replica has no wall clock")
+        return probe_plan(self.run)
 
     def result(self, kind: Kind, wall_s: float) -> OverheadResult:
         raise AssertionError("a counting replica sends its counts (deliver); the controller makes the result")
+
+
+def probe_plan(run: MeasuredPair) -> Generator[Request, int, Sampled]:
+    """The counts' check: the same calls timed in this process on the real clock, briefly
+    (:func:`~overheadbench.engine.counting.probe_settings`; read by
+    :func:`~overheadbench.engine.counting.disagreement`, and between places by
+    :func:`~overheadbench.pairs.comparing.blind_counts`)."""
+    return InProcess().plan(
+        run.nodeid, probe_settings(run.settings), run.rng, time.perf_counter_ns, Stopping(lambda replicas: False)
+    )
 
 
 def strategy_for(run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> Strategy:

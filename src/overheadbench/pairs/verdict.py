@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..core.units import format_bytes, format_count, format_seconds
 from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
-from ..engine.counting import kept_resolution
+from ..engine.counting import kept_resolution, probe_ratio
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Settings
 from ..engine.stats import Method
@@ -301,10 +301,11 @@ def measure_places(
             note = place.note or place.role.lacking()
             measured.append(PlaceResult(place.name, place.role, note=note))
             continue
-        other = (
-            summarise_counts(pair, kind, place.counts, 0.0)
-            if place.counts is not None
-            else summarise(pair, kind, list(place.samples), settings, 0.0)
-        )
+        if place.counts is not None:
+            other = summarise_counts(pair, kind, place.counts, 0.0)
+            if place.samples:  # the place's time probe, beside its counts
+                other = replace(other, probe=place.samples[0], time_ratio=probe_ratio(place.samples[0]))
+        else:
+            other = summarise(pair, kind, list(place.samples), settings, 0.0)
         measured.append(PlaceResult(place.name, place.role, other, place_change(place.role, own, other, confidence)))
     return measured

@@ -83,6 +83,9 @@ class Counted:
     """Replica of the base tree: the pair's counts (count mode, ``--overhead-against``), after :class:`Go`."""
 
     counts: CountSamples
+    probe: ReplicaSamples | None = None
+    """The same calls timed briefly in that replica (bytecode counted: a change the counter cannot see
+    shows there; None under callgrind, whose replica runs under valgrind)."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ class ProtocolError(Exception):
 
 _NESTED: dict[str, type] = {
     "samples": ReplicaSamples,
+    "probe": ReplicaSamples,
     "counts": CountSamples,
     "settings": Settings,
     "profiled": Profiled,
@@ -176,7 +180,9 @@ _NESTED: dict[str, type] = {
 
 def encode(message: Message) -> bytes:
     fields: dict[str, Any] = {name: getattr(message, name) for name in message.__dataclass_fields__}
-    fields = {name: value.to_json() if name in _NESTED else value for name, value in fields.items()}
+    fields = {
+        name: value.to_json() if name in _NESTED and value is not None else value for name, value in fields.items()
+    }
     return json.dumps({"type": type(message).__name__, **fields}).encode() + b"\n"
 
 
@@ -188,7 +194,9 @@ def decode(line: bytes) -> Message:
             Message,
             cls(
                 **{
-                    name: _NESTED[name].from_json(value) if name in _NESTED else value  # type: ignore[attr-defined]
+                    name: _NESTED[name].from_json(value)  # type: ignore[attr-defined]
+                    if name in _NESTED and value is not None
+                    else value
                     for name, value in data.items()
                 }
             ),

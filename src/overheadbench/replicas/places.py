@@ -158,7 +158,7 @@ class Places:
 
     def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
         """Count a count-mode pair in one of the session's own replicas (count mode's callgrind pool)."""
-        return self._all()[0].count(nodeid, calls_per_block, settings)
+        return self._all()[0].count(nodeid, calls_per_block, settings).counts
 
     def count_places(self, nodeid: str, settings: Settings, calls_per_block: int) -> list[PlaceSamples]:
         """Count a count-mode pair in one replica of every other place, with the session's block
@@ -166,8 +166,9 @@ class Places:
         counted = []
         for place, pool in zip(self.places, self._all()[1:], strict=True):
             try:
-                counts = pool.count(nodeid, calls_per_block, settings)
-                counted.append(PlaceSamples(place.name, place.role, counts=counts))
+                found = pool.count(nodeid, calls_per_block, settings)
+                probe = (found.probe,) if found.probe is not None else ()
+                counted.append(PlaceSamples(place.name, place.role, probe, counts=found.counts))
             except NotInTree as exc:
                 if exc.failed:
                     raise

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from ..core.scratch import owned_folder, remove_folder
 from ..core.timeouts import not_counted
 from ..engine.attribution import Profiled
-from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples
+from ..engine.samples import BlockSizes, ReplicaSamples
 from ..engine.settings import Settings
 from .channel import Channel, Pipes
 from .failures import ReplicaError, missed_story
@@ -170,11 +170,12 @@ class ReplicaPool:
         """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""
         return self._go(index, Go(1, settings), Figured).figures
 
-    def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> CountSamples:
-        """Count a count-mode pair in one replica (counts are exact: one process is the whole answer)."""
+    def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> Counted:
+        """Count a count-mode pair in one replica (counts are exact: one process is the whole answer),
+        with its time probe where it took one."""
         try:
             self.ensure(1, nodeid)
-            return self._go(0, Go(calls_per_block, settings), Counted).counts
+            return self._go(0, Go(calls_per_block, settings), Counted)
         finally:
             self.release()
 

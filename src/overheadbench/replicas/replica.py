@@ -30,7 +30,7 @@ import pytest
 from ..core.timeouts import heard
 from ..engine.attribution import Profiled
 from ..engine.calibration import Request, calibrate
-from ..engine.samples import CountSamples
+from ..engine.samples import CountSamples, ReplicaSamples
 from ..engine.sampling import Sampled, replica_plan
 from . import messages
 from .channel import ReplicaEnds
@@ -257,9 +257,9 @@ class ReplicaPlugin:
         self.explaining = None
         self.finish(Explained(profiled))
 
-    def deliver_counts(self, counts: CountSamples) -> None:
-        """A replica of the base tree, in count mode: send the pair's counts (see :meth:`park`)."""
-        self.finish(Counted(counts))
+    def deliver_counts(self, counts: CountSamples, probe: ReplicaSamples | None = None) -> None:
+        """A replica of the base tree, in count mode: send the pair's counts and its time probe (see :meth:`park`)."""
+        self.finish(Counted(counts, probe))
 
     def finish(self, result: Samples | Counted | Figured | Explained) -> None:
         """Send the pair's samples or counts and park until the controller ends the pair."""
