@@ -85,3 +85,35 @@ def test_a_streams_done_terminator_is_not_an_event() -> None:
         timer.read(f"data: {data}\n\n".encode())
         timer.event(ServerSentEvent(data=data))
     assert timer.stats().events == 2
+
+
+def test_the_counts_warning_prints_ratios_as_ratios() -> None:
+    """3,690x in instructions was printed as "+368935.7%"."""
+    from overheadbench.core.vocabulary import Counter
+    from overheadbench.engine.counting import disagreement
+
+    why = disagreement("t::x", 3690.0, 446.0, Counter.CALLGRIND)
+    assert why is not None and "reads 3,690x in instructions" in why and "446x" in why and "%" not in why
+
+
+def test_the_counts_check_reads_the_probes_undisturbed_pairs() -> None:
+    """A warning fired on a disturbed probe (446x where the code reads ~3,800x)."""
+    from overheadbench.engine.counting import probe_ratio
+    from overheadbench.engine.samples import Timer, Timing
+
+    probe = ReplicaSamples(1, timer=Timer.CPU)
+    for i in range(60):
+        preempted = i % 3 == 0  # a third of the pairs ran a fifth of their wall time on the CPU
+        base_wall = 5_000 if preempted else 1_000
+        probe.add(Timing(base_wall, 1_000, 0), Timing(3_800_000, 3_800_000 if not preempted else 446_000, 0))
+    assert probe_ratio(probe) == 3800
+
+
+def test_exact_counts_that_timing_decides_otherwise_are_unknown_never_same() -> None:
+    from overheadbench.engine.changes import Finding
+
+    counted = Change("t::x", 2.0, 2.002, exact=True, timed=(7.0, 12.0))
+    assert counted.finding(5) == Finding.UNKNOWN  # counts +0.1% (same), time +7..12% (regressed)
+    assert counted.finding(20) == Finding.SAME  # time within 20%: they agree
+    python = Change("t::x", 2.0, 2.6, exact=True, timed=(8.0, 12.0))
+    assert python.finding(5) == Finding.REGRESSED  # cheap bytecode: more in counts than in time, both regressed
