@@ -96,17 +96,19 @@ def pair(budget: float = 0.05) -> Pair:
     return Pair("t.py::test_pair", Budget(max_overhead=budget), processes=3)
 
 
-def processes(cpu_ratio: float, wall_ratio: float) -> list[ReplicaSamples]:
-    """Three processes whose pairs read ``cpu_ratio`` on CPU time and ``wall_ratio`` on the wall clock."""
+def processes(cpu_ratio: float, wall_ratio: float, pause_ns: int = 0) -> list[ReplicaSamples]:
+    """Three processes whose pairs read ``cpu_ratio`` on CPU time and ``wall_ratio`` on the wall clock;
+    every fifth pair's blocks each hold a pause of ``pause_ns`` (on both clocks, both sides alike)."""
     made = []
     for process in range(3):
         samples = ReplicaSamples(1000, timer=Timer.CPU)
         rng = random.Random(process)
-        for _ in range(60):
+        for i in range(200):
             base = 100_000 * (1 + rng.uniform(-0.01, 0.01))
+            paused = pause_ns if i % 5 == 0 else 0
             samples.add(
-                Timing(int(base), int(base), 0),
-                Timing(int(base * wall_ratio), int(base * cpu_ratio), 0),
+                Timing(int(base + paused), int(base + paused), 0),
+                Timing(int(base * wall_ratio + paused), int(base * cpu_ratio + paused), 0),
             )
         made.append(samples)
     return made
@@ -138,3 +140,24 @@ def test_a_figure_read_from_undisturbed_pairs_is_judged_with_every_pair_where_th
     assert result.ratio == pytest.approx(1.2, rel=0.01)
     assert "every block pair read" in result.widened
     assert result.verdict == Status.INCONCLUSIVE
+
+
+def test_a_pause_every_few_hundred_calls_is_in_the_interval_the_pair_is_judged_on() -> None:
+    """Every 500th call paused 300 µs: the median pair read 1.85x, the mean call 1.71x; the pair's
+    interval now holds both."""
+    made = processes(1.85, 1.85, pause_ns=120_000)
+    result = summarise(pair(budget=0.3), Kind.SYNC, made, Settings(processes=3), 1.0)
+    mean = (1.85 * 100_000 + 0.2 * 120_000) / (100_000 + 0.2 * 120_000)
+    assert result.ratio == pytest.approx(1.85, rel=0.01)
+    assert 1 + result.ci[0] <= mean <= 1 + result.ci[1] and "blocks' mean read" in result.widened
+    assert result.verdict == Status.FAIL  # 1.7x and 1.85x are both past 30%
+
+
+def test_one_process_carries_the_layout_it_cannot_see() -> None:
+    """One process read 2-6% off a five-process reference with its own interval ±0.5%."""
+    from overheadbench.engine.stats import PROCESS_SD, combine, prior_session
+
+    own = (2.25, 2.24, 2.26)
+    assert combine([own], 0.95).low == 2.24  # the stopping rule reads its own width
+    widened = combine([own], 0.95, prior_session)
+    assert widened.high / widened.ratio - 1 >= 1.96 * PROCESS_SD * 0.99

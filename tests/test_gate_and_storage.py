@@ -244,7 +244,7 @@ def test_a_gate_against_another_machines_run_is_refused_unless_forced(fake_clock
 def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary(
     fake_clock_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake_clock_project.makepyfile(GATED_PAIR.replace("max=1.0", "max=0.05"))
+    fake_clock_project.makepyfile(GATED_PAIR.replace("max=1.0", "max=0.02"))
     summary = fake_clock_project.path / "summary.md"
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
@@ -254,7 +254,7 @@ def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to
     result.stdout.fnmatch_lines(
         [
             "::error file=test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary.py,"
-            "line=4,title=overhead over budget in test_middleware::overhead 10.0%25 (*) exceeds max 5.0%25: baseline*"
+            "line=4,title=overhead over budget in test_middleware::overhead 10.0%25 (*) exceeds max 2.0%25: baseline*"
         ]
     )
     text = summary.read_text()

@@ -199,17 +199,17 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     assert "ratio, log axis" in page and page.count('<tr id="pair-') == 5  # ratios over decades: a log axis
     result.stdout.fnmatch_lines(
         [
-            "*overhead 413x (95% CI 41?x..41?x) exceeds max 100x: baseline 1.00 µs/call*",
+            "*overhead 413x (95% CI 3??x..4??x) exceeds max 100x: baseline 1.00 µs/call*",  # one process: its layout prior
             "*OverheadMarkerWarning: *test_percent_meant: max=25 allows 26x overhead, and the pair measured 10.0%: "
             "max is a fraction (0.25 = 25%); did you mean max=0.25? (A factor is written as a string: max='26x'.)",
         ]
     )
     result.stdout.re_match_lines(
-        [r"\s+test_large_plain\s.*413x.*≤1,501x", r"\s+test_factor\s.*\s413x \(41\dx\.\.41\dx\)\*\s+≤500x\s+PASS"]
+        [r"\s+test_large_plain\s.*413x.*≤1,501x", r"\s+test_factor\s.*\s413x \([34]\d\dx\.\.4\d\dx\)\*\s+≤500x\s+PASS"]
     )
     assert "41,2" not in result.stdout.str() and "did you mean max=15" not in result.stdout.str()
     markdown = (fake_clock_project.path / "out.md").read_text()
-    assert "413x (41" in markdown
+    assert "413x (3" in markdown
     small = [line for line in markdown.splitlines() if "test_small_factor" in line]  # one notation, in both tables
     assert (
         len(small) == 2
@@ -222,7 +222,7 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     assert results["test_factor"]["budget"]["max"] == 499 and results["test_factor"]["budget"]["max_factor"] is True
     assert results["test_factor"]["overhead"] == pytest.approx(412, rel=0.01)  # the JSON keeps the fraction
     assert results["test_percent_meant"]["checks"][0]["sentence"].endswith("is within max 26x")  # as its budget reads
-    assert "overhead 413x (95% CI 41" in results["test_large_plain"]["checks"][0]["sentence"]
+    assert "overhead 413x (95% CI 3" in results["test_large_plain"]["checks"][0]["sentence"]
     low, high = results["test_factor"]["ci"]  # what the pair can see: twice the half-width on the log scale
     assert results["test_factor"]["detectable"] == pytest.approx((1 + high) / (1 + low) - 1)
     assert "| Detects |" in (fake_clock_project.path / "out.md").read_text()
@@ -230,7 +230,7 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
         "--overhead", "--overhead-columns=overhead,detects,wall", "-k", "test_percent_meant"
     )
     chosen.stdout.re_match_lines(
-        [r"test\s+overhead \(CI\)\s+detects\s+wall\s+status", r"\s+test_percent_meant\s.*\s±\d\.\d%\s"]
+        [r"test\s+overhead \(CI\)\s+detects\s+wall\s+status", r"\s+test_percent_meant\s.*\s±\d+\.\d%\s"]
     )
 
 

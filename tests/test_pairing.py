@@ -13,7 +13,7 @@ import pytest
 
 from overheadbench.core.errors import MarkerError
 from overheadbench.engine.checks import Status, Unit
-from overheadbench.engine.stats import t_quantile
+from overheadbench.engine.student import t_quantile
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.http.load import LatencyStats, Throughput
 from overheadbench.report.changes import figure_shown

@@ -12,6 +12,7 @@ from helpers import Synthetic
 from overheadbench.core.errors import CallableError
 from overheadbench.engine.calibration import WARMUP_PAIRS, calibrate, choose_timer
 from overheadbench.engine.counting import TIME_PROBE_CEILING_S, probe_settings
+from overheadbench.engine.process_ratio import pair_ratios
 from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side, Timer, Timing
 from overheadbench.engine.sampling import (
     MAX_PAIRS,
@@ -22,7 +23,6 @@ from overheadbench.engine.sampling import (
     replica_slice_s,
 )
 from overheadbench.engine.settings import Settings
-from overheadbench.engine.stats import pair_ratios
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 

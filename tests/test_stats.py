@@ -7,21 +7,19 @@ import math
 import numpy as np
 import pytest
 
+from overheadbench.engine.process_ratio import median_interval, median_ranks, pair_ratios
 from overheadbench.engine.stats import (
     HUBER_K,
     SESSION_SD,
     Method,
     combine,
     huber_centre,
-    median_interval,
-    median_ranks,
-    pair_ratios,
     prior_session,
     session_term,
-    t_quantile,
     weighted_median,
     welch_df,
 )
+from overheadbench.engine.student import t_quantile
 
 
 @pytest.mark.parametrize(

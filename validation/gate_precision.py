@@ -34,9 +34,9 @@ from overheadbench.engine.stats import (
     BIG_VARIANCE,
     _weighted_squares,
     pool,
-    t_quantile,
     weighted_median,
 )
+from overheadbench.engine.student import t_quantile
 from overheadbench.pairs.comparing import process_logs
 from overheadbench.pairs.results import OverheadResult
 

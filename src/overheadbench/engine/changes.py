@@ -36,7 +36,7 @@ from ..core.jsonio import Fields
 from ..core.vocabulary import Word
 from .settings import Policy
 from .shifts import Point, find_shifts
-from .stats import t_quantile
+from .student import t_quantile
 
 REGRESSED_MARK = " regressed against "
 """How a gate's failure reads (:func:`overheadbench.engine.outcome.gate_effect`): GitHub annotations

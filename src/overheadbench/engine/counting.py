@@ -22,9 +22,9 @@ import numpy as np
 
 from ..core.units import format_overheads
 from ..core.vocabulary import Counter
+from .process_ratio import median_interval, pair_ratios
 from .samples import ReplicaSamples, Side
 from .settings import Settings
-from .stats import median_interval, pair_ratios
 
 COUNT_REPEATS = 5
 COUNT_WARMUP_BLOCKS = 1

@@ -10,7 +10,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .stats import t_quantile
+from .student import t_quantile
 
 
 def quantile_interval(values: Sequence[float] | np.ndarray, q: float, confidence: float) -> tuple[float, float, float]:

@@ -30,9 +30,9 @@ from .calibration import (
     on_timer,
     warm_enough,
 )
+from .process_ratio import median_interval, pair_ratios
 from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side
 from .settings import Settings
-from .stats import median_interval, pair_ratios
 
 
 @dataclass

@@ -62,7 +62,8 @@ MEDIAN_ABSOLUTE = NormalDist().inv_cdf(0.75)
 """A standard normal's median absolute value (0.6745): a robust spread's scale."""
 KEPT_DIFFERENCES = 0.9
 """The share of successive differences, the smallest, that the between-session spread is read
-from: a step makes one large difference, which the largest tenth (at least one) leaves out."""
+from before the steps are known: a step makes one large difference, which the largest tenth (at
+least one) leaves out. Once the search has taken the steps out, every difference within a segment counts."""
 
 
 class ShiftKind(Word):
@@ -124,8 +125,8 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
     ``history``'s 0.88%, and every later interval ±600 points."""
     y = np.array([p.log for p in points], float)
     own = np.array([p.se for p in points], float) ** 2
-    if len(points) < 2 * MIN_RUNS:
-        return Series((), *spread(np.diff(y), own, prior_sd))
+    if len(points) < 2 * MIN_RUNS:  # too short for a step: every difference is within the one segment
+        return Series((), *spread(np.diff(y), own, prior_sd, trimmed=False))
     tau = spread(np.diff(y), own, prior_sd)[0]
     weights = 1.0 / (own + tau**2)
     clipped = _winsorised(y, np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2))
@@ -140,7 +141,7 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
     within = np.array(
         [y[i] - y[i - 1] for i in range(1, len(points)) if i not in left_out and not far[i - 1 : i + 1].any()]
     )
-    return Series(tuple(shifts), *spread(within, own, prior_sd))
+    return Series(tuple(shifts), *spread(within, own, prior_sd, trimmed=False))
 
 
 def between_sd(y: np.ndarray, own: np.ndarray, prior_sd: float) -> float:
@@ -148,10 +149,12 @@ def between_sd(y: np.ndarray, own: np.ndarray, prior_sd: float) -> float:
     return spread(np.diff(y), own, prior_sd)[0]
 
 
-def spread(differences: np.ndarray, own: np.ndarray, prior_sd: float, robust: bool = False) -> tuple[float, float]:
+def spread(
+    differences: np.ndarray, own: np.ndarray, prior_sd: float, robust: bool = False, trimmed: bool = True
+) -> tuple[float, float]:
     """The between-session sd of a series from its successive log ``differences`` (the smallest
-    :data:`KEPT_DIFFERENCES` of them; each holds two runs' variance), less the runs' ``own``
-    variance, pooled with ``prior_sd`` as if it were :data:`PRIOR_RUNS` more differences (a short
+    :data:`KEPT_DIFFERENCES` of them, or all where not ``trimmed``; each holds two runs' variance),
+    less the runs' ``own`` variance, pooled with ``prior_sd`` as if it were :data:`PRIOR_RUNS` more differences (a short
     series leans on the project's measured spread, a long one on its own; a NaN prior: none), and
     its degrees of freedom, the differences kept; fewer than two differences: the prior, taken as known.
     ``robust``: from the differences' median instead, which one run far from the rest (two large
@@ -160,7 +163,7 @@ def spread(differences: np.ndarray, own: np.ndarray, prior_sd: float, robust: bo
     if differences.size < 2:
         return prior_sd, math.inf
     ordered = np.sort(np.abs(differences))
-    kept = max(1, math.floor(KEPT_DIFFERENCES * ordered.size))
+    kept = max(1, math.floor(KEPT_DIFFERENCES * ordered.size)) if trimmed else ordered.size
     if robust:
         rms = float(np.median(ordered)) / MEDIAN_ABSOLUTE
     else:

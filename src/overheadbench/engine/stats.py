@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..core.vocabulary import Word
+from .student import t_quantile
 
 MEDIAN_FROM = 6
 """Processes from which the estimate is their median (fewer: their mean)."""
@@ -59,13 +59,15 @@ between-process sd, at most 1.3 for all pairs but one; cross_session.py, under l
 came and went: 0 to 0.95, validation/CROSS_SESSION.md). A constant alone let an agent
 SDK's three pairs in busy sessions carry ±3% intervals while their estimates spread 7-14% between
 sessions (:func:`session_term`)."""
+PROCESS_SD = 0.025
+"""How far one fresh process's figure may sit from another's by its layout alone (sd of the log
+ratio): the 1-3 points of the module's docstring, up to 6 on a pair whose cost grows with its
+calls. A one-process interval carries it (:func:`combine`); several processes measure their own."""
 MIN_WITHIN_SD = 1e-4
 """The least a process's own log sd is taken to be (0.01%): its ratios all agreeing is luck, not exactness."""
 BIG_VARIANCE = 1.0
 """A process's own variance is taken as at most this (a log sd of 1: a factor of e), so that one
 with no interval at all still has a weight, however small."""
-EXACT_RANKS_UP_TO = 1000
-"""Up to this many values the interval's ranks come from the exact binomial distribution."""
 
 
 class Method(Word):
@@ -74,7 +76,7 @@ class Method(Word):
     BETWEEN_PROCESSES = "between-processes"
     """Over the medians of several fresh processes (time mode)."""
     WITHIN_PROCESS = "within-process"
-    """One process's own interval: optimistic, it leaves out between-process variance."""
+    """One process's own interval, widened by the layout prior it cannot measure (``PROCESS_SD``)."""
     COUNTED = "count"
     """The range over repeated counts (count mode)."""
 
@@ -105,85 +107,6 @@ class Estimate:
     @property
     def overhead_ci(self) -> tuple[float, float]:
         return (self.low - 1, self.high - 1)
-
-
-def pair_ratios(baseline_ns: Sequence[float], framework_ns: Sequence[float], offset_ns: float = 0.0) -> np.ndarray:
-    """framework/baseline per pair, after removing ``offset_ns`` from each block (floor 1 ns)."""
-    baseline = np.maximum(np.asarray(baseline_ns, float) - offset_ns, 1.0)
-    framework = np.maximum(np.asarray(framework_ns, float) - offset_ns, 1.0)
-    return framework / baseline
-
-
-def median_ranks(n: int, confidence: float) -> tuple[int, int] | None:
-    """0-based ranks of the sorted values bounding a distribution-free interval for the median.
-
-    The number of values below the true median is Binomial(n, 1/2); the interval from the
-    r-th smallest to the r-th largest misses the median with probability 2·P(B ≤ r − 1).
-    r is the largest with that at most ``1 - confidence`` (exact up to
-    ``EXACT_RANKS_UP_TO`` values, the normal approximation above). None when even the full
-    range cannot reach the confidence (fewer than 6 values at 95%).
-    """
-    tail = (1 - confidence) / 2
-    if n > EXACT_RANKS_UP_TO:
-        spread = NormalDist().inv_cdf(1 - tail) * math.sqrt(n) / 2
-        r = max(1, math.floor(n / 2 - spread))
-        return r - 1, n - r
-    r, cumulative, total = 0, 0, 2**n
-    while r < n // 2:
-        cumulative += math.comb(n, r)
-        if cumulative > tail * total:
-            break
-        r += 1
-    return (r - 1, n - r) if r else None
-
-
-def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """Median and its distribution-free interval; the full range when too few values for one."""
-    ordered = np.sort(np.asarray(values, float))
-    if ordered.size == 0:
-        raise ValueError("no samples")
-    low, high = median_ranks(ordered.size, confidence) or (0, ordered.size - 1)
-    middle = (ordered[(ordered.size - 1) // 2] + ordered[ordered.size // 2]) / 2  # np.median's, of sorted values
-    return float(middle), float(ordered[low]), float(ordered[high])
-
-
-@functools.cache
-def t_quantile(p: float, df: int) -> float:
-    """Quantile of Student's t with ``df`` degrees of freedom (bisection on a Simpson CDF).
-
-    numpy has no t distribution and scipy is not a dependency; this is exact to ~1e-6,
-    which is far below anything a timing interval can resolve.
-    """
-    if not 0 < p < 1 or df < 1:
-        raise ValueError("p must be in (0, 1) and df >= 1")
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-
-    def cdf(t: float) -> float:
-        x = np.linspace(0.0, t, 4001)
-        density = np.exp(log_norm - (df + 1) / 2 * np.log1p(x * x / df))
-        h = t / 4000
-        area = h / 3 * (density[0] + density[-1] + 4 * density[1:-1:2].sum() + 2 * density[2:-1:2].sum())
-        return 0.5 + float(area)
-
-    low, high = 0.0, 1.0
-    while cdf(high) < p:
-        high *= 2
-    for _ in range(60):
-        middle = (low + high) / 2
-        if cdf(middle) < p:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
-
-
-def replica_ratio(
-    baseline_ns: Sequence[float], framework_ns: Sequence[float], offset_ns: float, confidence: float
-) -> tuple[float, float, float]:
-    """One process's median pair ratio and its within-process interval."""
-    return median_interval(pair_ratios(baseline_ns, framework_ns, offset_ns), confidence)
 
 
 @dataclass(frozen=True)
@@ -298,13 +221,29 @@ def prior_session(process_sd: float) -> tuple[float, float]:
     return session_term(process_sd), math.inf
 
 
+def _one_process(replica: tuple[float, float, float], confidence: float, session: SessionRule | None) -> Estimate:
+    """One process's figure: its own interval, and (``session`` given) at least as wide as its own
+    variance plus the layout prior ``PROCESS_SD`` and the between-session term, about its median:
+    one process cannot see how far its layout sits from another's (adversarial pairs read 2-6% off a
+    reference of five processes in one process, their own intervals ±0.5%)."""
+    median, low, high = replica
+    if session is None or not (0 < low <= median <= high) or not math.isfinite(high):
+        return Estimate(median, low, high, confidence, Method.WITHIN_PROCESS)
+    session_sd, _ = session(math.nan)
+    spread = math.sqrt(within_variance(low, high, confidence) + PROCESS_SD**2 + session_sd**2)
+    half = NormalDist().inv_cdf((1 + confidence) / 2) * spread
+    widened = (min(low, median * math.exp(-half)), max(high, median * math.exp(half)))
+    return Estimate(median, *widened, confidence, Method.WITHIN_PROCESS, session_sd=session_sd)
+
+
 def combine(
     replicas: Sequence[tuple[float, float, float]], confidence: float, session: SessionRule | None = None
 ) -> Estimate:
     """Pool per-process ``(median, low, high)`` into one estimate.
 
-    One process: its own interval, labelled within-process (it does not see layout effects
-    and is optimistic). ``MEDIAN_FROM`` processes or more: :func:`pool` on the log scale, with
+    One process: its own interval, labelled within-process, widened (``session`` given) by what it
+    cannot see: the layout prior ``PROCESS_SD`` and the between-session term (:func:`_one_process`).
+    ``MEDIAN_FROM`` processes or more: :func:`pool` on the log scale, with
     Student's t. Fewer: the mean ± t·s/√k (a median of 3 is no better).
     ``session``: the interval carries the between-session term, which no process of the session
     can see, added to the standard error, with Welch's degrees of freedom where it was learned
@@ -313,8 +252,7 @@ def combine(
     if not replicas:
         raise ValueError("no replicas")
     if len(replicas) == 1:
-        median, low, high = replicas[0]
-        return Estimate(median, low, high, confidence, Method.WITHIN_PROCESS)
+        return _one_process(replicas[0], confidence, session)
     medians = np.array([r[0] for r in replicas], float)
     spread = float(np.std(np.log(medians), ddof=1)) if bool(np.all(medians > 0)) else math.nan
     session_sd, session_df = session(spread) if session is not None else (0.0, math.inf)

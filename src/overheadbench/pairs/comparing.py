@@ -33,15 +33,13 @@ from ..engine.changes import (
     session_log_sd,
 )
 from ..engine.counting import probe_interval
+from ..engine.process_ratio import median_interval, pair_ratios, replica_ratio
 from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Mode
 from ..engine.stats import (
     MEDIAN_FROM,
     SessionRule,
-    median_interval,
-    pair_ratios,
     pool,
-    replica_ratio,
     session_term,
     within_variance,
 )

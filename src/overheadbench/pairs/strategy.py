@@ -196,7 +196,7 @@ def probe_plan(run: MeasuredPair) -> Generator[Request, int, Sampled]:
     """The counts' check: the same calls timed in this process on the real clock, briefly
     (:func:`~overheadbench.engine.counting.probe_settings`; read by
     :func:`~overheadbench.engine.counting.disagreement`, and between places by
-    :func:`~overheadbench.pairs.comparing.blind_counts`)."""
+    :func:`~overheadbench.pairs.comparing.timed_change`)."""
     return InProcess().plan(
         run.nodeid, probe_settings(run.settings), run.rng, time.perf_counter_ns, Stopping(lambda replicas: False)
     )

@@ -25,7 +25,7 @@ import numpy as np
 from ..core.errors import StorageError
 from ..core.tables import plain
 from ..core.vocabulary import Role
-from ..engine.stats import pair_ratios
+from ..engine.process_ratio import pair_ratios
 from ..history.runs import Run, Storage, read_run
 from ..pairs.results import OverheadResult
 from .svg import LOG_SPAN

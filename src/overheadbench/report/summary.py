@@ -19,7 +19,7 @@ from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ..core.thresholds import UNGATED, Thresholds
 from ..core.vocabulary import Role
 from ..engine.changes import REGRESSED_MARK, Change
-from ..engine.stats import Method, log_halfwidth
+from ..engine.stats import PROCESS_SD, Method, log_halfwidth
 from ..pairs.results import OVERHEAD, OverheadResult
 from ..transport.results import FigureResult
 from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
@@ -203,8 +203,8 @@ def render_table(
     notes += footnotes(results, keys)
     if any(r.method == Method.WITHIN_PROCESS for r in results):
         notes.append(
-            "* measured in one process only: the interval leaves out between-process "
-            "variance and is optimistic (use overhead_processes >= 3)"
+            "* measured in one process only: the interval carries a prior for the layout another process "
+            f"would have ({PROCESS_SD:.1%} sd) instead of measuring it (overhead_processes >= 3 measures it)"
         )
     scaling = scaling_rows(results)
     if scaling:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.stats import t_quantile
+from ..engine.student import t_quantile
 from ..http.load import Throughput
 from ..http.stream_stats import StreamStats
 from .metrics import QUANTILES, Measure, Metric

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..core.errors import MarkerError, OverheadUsageError
 from ..engine.figure_intervals import mean_interval, quantile_interval
+from ..engine.process_ratio import median_interval
 from ..engine.settings import Settings
-from ..engine.stats import median_interval
 from ..http.load import Throughput
 from ..http.stream_stats import REQUEST_KEYS, StreamStats
 from .limits import parse_limits
