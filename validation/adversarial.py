@@ -1,7 +1,8 @@
 """Adversarial pairs (issue 68): no pass or fail whose interval misses the truth.
 
     python validation/adversarial.py truth --out DIR                      # ~2 min, run alone
-    python validation/adversarial.py collect --out DIR --sessions 5       # alone: ~25 min
+    python validation/adversarial.py truth --out DIR --busy 4             # the same beside 4 busy loops
+    python validation/adversarial.py collect --out DIR --sessions 5       # alone: ~8 min
     python validation/adversarial.py collect --out DIR --sessions 5 --busy 4
     python validation/adversarial.py report --out DIR                     # the table again
 
@@ -11,10 +12,12 @@ to a thread pool, an async side that yields to its loop, a side whose cost grows
 (until its history is full), a ~60 ns baseline; each under a budget its truth is far from.
 
 ``truth``: each pair's long interleaved reference outside pytest, in ``--processes`` fresh
-processes: the pair built as the test builds it, warmed up for ``--warm`` seconds, then blocks of
-about a millisecond a side, alternating, for ``--seconds``; the median block ratio per process, with
-the same loop the plugin times (``for _ in range(n): fn()``). The truth is the median over the
-processes, and the range they span is kept beside it.
+processes, beside ``--busy`` busy loops (a pair that waits on a thread costs what the machine's load
+makes it cost: its truth is the load's): the pair built as the test builds it, warmed up for
+``--warm`` seconds, then blocks of about a millisecond a side, alternating, for ``--seconds``; the
+ratio of each side's total time per call (what a call costs on average, pauses included), with the
+same loop the plugin times (``for _ in range(n): fn()``). The truth is the median over the
+processes, and the range they span is kept beside it (``truth-b{busy}.json``).
 
 ``collect``: ``--sessions`` fresh sessions at each of ``overhead_processes`` 1, 3 and the default,
 beside ``--busy`` busy loops, each run kept as ``DIR/b{busy}-p{processes}-{n}.json``.
@@ -73,15 +76,15 @@ end = time.monotonic() + {warm}
 while time.monotonic() < end:
     block(baseline, 64), block(framework, 64)
 nb, nf = size(baseline), size(framework)
-ratios, end = [], time.monotonic() + {seconds}
+totals, end = [0, 0], time.monotonic() + {seconds}
 while time.monotonic() < end:
-    b, f = block(baseline, nb), block(framework, nf)
-    ratios.append((f / nf) / (b / nb))
-print(json.dumps(statistics.median(ratios)))
+    totals[0] += block(baseline, nb)
+    totals[1] += block(framework, nf)
+print(json.dumps((totals[1] / nf) / (totals[0] / nb)))
 """
 
 
-def truth(out: Path, processes: int, warm: float, seconds: float) -> dict[str, Any]:
+def truth(out: Path, processes: int, warm: float, seconds: float, busy: int) -> dict[str, Any]:
     names = subprocess.run(
         [sys.executable, "-c", "import json, adversaries; print(json.dumps(list(adversaries.ADVERSARIES)))"],
         cwd=PROJECT,
@@ -90,16 +93,23 @@ def truth(out: Path, processes: int, warm: float, seconds: float) -> dict[str, A
         check=True,
     ).stdout
     found = {}
-    for name in json.loads(names):
-        code = REFERENCE.format(project=str(PROJECT), name=name, warm=warm, seconds=seconds)
-        ratios = [
-            json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-            for _ in range(processes)
-        ]
-        found[name] = {"ratio": statistics.median(ratios), "low": min(ratios), "high": max(ratios)}
-        print(f"{name}: {found[name]['ratio']:.4f} ({found[name]['low']:.4f}..{found[name]['high']:.4f})", flush=True)
-    (out / "truth.json").write_text(json.dumps(found, indent=1))
+    with harness.busy_loops(busy):
+        for name in json.loads(names):
+            found[name] = _reference(name, processes, warm, seconds)
+            shown = found[name]
+            print(f"{name}: {shown['ratio']:.4f} ({shown['low']:.4f}..{shown['high']:.4f})", flush=True)
+    (out / f"truth-b{busy}.json").write_text(json.dumps(found, indent=1))
     return found
+
+
+def _reference(name: str, processes: int, warm: float, seconds: float) -> dict[str, float]:
+    """One pair's reference: its ratio in each of ``processes`` fresh processes, their median and range."""
+    code = REFERENCE.format(project=str(PROJECT), name=name, warm=warm, seconds=seconds)
+    ratios = [
+        json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(processes)
+    ]
+    return {"ratio": statistics.median(ratios), "low": min(ratios), "high": max(ratios)}
 
 
 def collect(out: Path, sessions: int, busy: int, python: str) -> None:
@@ -117,7 +127,7 @@ def name_of(nodeid: str) -> str:
 
 
 def report(out: Path) -> str:
-    truths = json.loads((out / "truth.json").read_text())
+    truths = {load: json.loads(path.read_text()) for path in out.glob("truth-*.json") for load in [path.stem[6:]]}
     tally: dict[tuple[str, str, str], Counter[str]] = {}
     wrong: list[str] = []
     for path in sorted(out.glob("b*-*.json")):
@@ -128,7 +138,7 @@ def report(out: Path) -> str:
             counts = tally.setdefault((name, setting, load), Counter())
             counts[verdict] += 1
             low, high = (1 + bound for bound in result["ci"])
-            truth = truths[name]
+            truth = truths[load][name]
             if verdict in ("pass", "fail") and (high < truth["low"] or low > truth["high"]):
                 counts["wrong"] += 1
                 wrong.append(f"{path.name} {name}: {verdict} {low:.3f}..{high:.3f}, truth {truth['ratio']:.3f}")
@@ -137,7 +147,7 @@ def report(out: Path) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for (name, setting, load), counts in sorted(tally.items()):
-        truth = truths[name]
+        truth = truths[load][name]
         lines.append(
             f"| {name} | {truth['ratio']:.3f} ({truth['low']:.3f}..{truth['high']:.3f}) | {setting} | {load} | "
             f"{counts['pass']} | {counts['fail']} | {counts['inconclusive']} | {counts['unknown']} | {counts['wrong']} |"
@@ -156,6 +166,7 @@ def main() -> None:
     reference.add_argument("--processes", type=int, default=5)
     reference.add_argument("--warm", type=float, default=1.0)
     reference.add_argument("--seconds", type=float, default=4.0)
+    reference.add_argument("--busy", type=int, default=0, help="busy loops beside the reference")
     sessions = commands.add_parser("collect", help="sessions at processes 1, 3 and the default")
     sessions.add_argument("--out", type=Path, required=True)
     harness.session_options(sessions, sessions=5, busy=0)
@@ -164,7 +175,7 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.command == "truth":
-        truth(args.out, args.processes, args.warm, args.seconds)
+        truth(args.out, args.processes, args.warm, args.seconds, args.busy)
     elif args.command == "collect":
         collect(args.out, args.sessions, args.busy, args.python)
     else:
