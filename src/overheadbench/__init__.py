@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .transport.metrics import Metric as Metric
     from .transport.results import FigureResult as FigureResult
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
 _HOMES = {
     **dict.fromkeys(
         (

@@ -1,0 +1,144 @@
+"""Identical trees never fail the gate for a limit (issue 68): an LLM client SDK's streams at 8 in
+flight, gated main against main.
+
+    python validation/sdk_streams.py --out DIR --sessions 3 --busy 2     # ~3 min a session
+
+A project in a git repository: an OpenAI-compatible chat endpoint (an ASGI app served by the
+``asgi_server`` fixture) that streams ``--tokens`` chunks ``--pace`` ms apart, and a transport pair
+(``acompare_streams``) of the ``openai`` SDK's async client, 8 streams in flight merged into one,
+bare against the same client behind a thin layer that validates each chunk (its ``model_dump``). Each
+session runs ``pytest --overhead-against=HEAD --overhead-fail-above=5`` beside ``--busy`` busy loops:
+the base tree's replica measures the test for minutes, as long as the head does. Per session: the
+exit code, the test's outcome, and whether any replica was ended for its silence ("sent nothing").
+The promise: no failure in any session. Needs ``pip install openai``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import harness
+
+SERVER = """
+import asyncio
+import json
+
+TOKENS, PACE_S = {tokens}, {pace} / 1000
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({{"type": "lifespan.startup.complete"}})
+            elif message["type"] == "lifespan.shutdown":
+                await send({{"type": "lifespan.shutdown.complete"}})
+                return
+    while (await receive()).get("more_body"):
+        pass
+    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
+    await send({{"type": "http.response.start", "status": 200, "headers": headers}})
+    for index in range(TOKENS):
+        chunk = {{
+            "id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{{"index": 0, "delta": {{"content": f"t{{index}} "}}, "finish_reason": None}}],
+        }}
+        await send({{"type": "http.response.body", "body": f"data: {{json.dumps(chunk)}}\\n\\n".encode(), "more_body": True}})
+        await asyncio.sleep(PACE_S)
+    await send({{"type": "http.response.body", "body": b"data: [DONE]\\n\\n", "more_body": False}})
+"""
+TEST = """
+import asyncio
+
+import openai
+import pytest
+
+IN_FLIGHT = 8
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def merged(client, layer):
+    async def source():
+        queue = asyncio.Queue()
+
+        async def one():
+            stream = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            async for chunk in stream:
+                await queue.put(layer(chunk))
+
+        gathered = asyncio.gather(*(one() for _ in range(IN_FLIGHT)))
+        while not (gathered.done() and queue.empty()):
+            try:
+                yield await asyncio.wait_for(queue.get(), 0.05)
+            except asyncio.TimeoutError:
+                pass
+        await gathered
+
+    return source
+
+
+@pytest.mark.anyio
+@pytest.mark.transport
+async def test_sdk_streams(transport, asgi_server):
+    server = asgi_server("server_app:app")
+    client = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+    await transport.acompare_streams(
+        merged(client, lambda chunk: chunk), merged(client, lambda chunk: chunk.model_dump()), label="sdk 8 in flight"
+    )
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--pace", type=float, default=20.0, help="ms between chunks")
+    harness.session_options(parser, sessions=3, busy=2)
+    args = parser.parse_args()
+    folder = args.out / "project"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "server_app.py").write_text(SERVER.format(tokens=args.tokens, pace=args.pace))
+    (folder / "test_sdk.py").write_text(TEST)
+    harness.git(folder, "init", "-q", "-b", "main")
+    harness.git(folder, "add", "-A")
+    harness.git(folder, "commit", "-qm", "main")
+    failures = 0
+    with harness.busy_loops(args.busy):
+        for number in range(args.sessions):
+            started = time.monotonic()
+            ran = subprocess.run(
+                harness.pytest_command(
+                    args.python, "--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "anyio", measuring=False
+                ),
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "PYTHONPATH": str(harness.SRC)},
+            )
+            output = ran.stdout + ran.stderr
+            silent = "sent nothing" in output
+            failures += ran.returncode != 0
+            (args.out / f"session{number}.txt").write_text(output)
+            tail = output.strip().splitlines()[-1] if output.strip() else ""
+            print(
+                f"session {number}: exit {ran.returncode}, silence {silent}, {time.monotonic() - started:.0f} s: {tail}"
+            )
+    print(f"{failures} of {args.sessions} sessions failed")
+
+
+if __name__ == "__main__":
+    main()
