@@ -102,9 +102,9 @@ class Change:
     spread between them; None: one session, interleaved."""
     timed: tuple[float, float] | None = None
     """Exact counts' check (percent): the interval of the change that timing the same calls at both
-    places read. Where it decides the gate otherwise than the counts do (the counts "same", time
-    "regressed": C code or waiting, which the counter does not see), the change is unknown, never
-    "same" (:meth:`finding`; schema 20)."""
+    places read. Where the counts' change lies outside it and the two would tell the gate apart (the
+    counts "same", time "regressed" or cannot tell: C code or waiting, which the counter does not
+    see), the change is unknown, never "same" (:meth:`finding`; schema 20)."""
 
     def to_json(self) -> dict[str, Any]:
         between = dataclasses.asdict(self.between) if self.between else None
@@ -168,13 +168,13 @@ class Change:
 
     def finding(self, threshold: float) -> Finding:
         """Regressed, improved, same or unknown at ``threshold`` percent (see the module); unknown
-        where timing the same calls decides otherwise than exact counts (:attr:`timed`)."""
+        where timing the same calls disagrees with exact counts (:attr:`timed`)."""
         found = _finding(self.worse, threshold)
         if self.timed is not None:
             low, high = self.timed if self.higher_is_worse else (-self.timed[1], -self.timed[0])
-            timed = _finding((low, high), threshold)
-            if timed in (Finding.REGRESSED, Finding.IMPROVED) and timed != found:
-                return Finding.UNKNOWN
+            counted = self.worse[0]
+            if not low <= counted <= high and _finding((low, high), threshold) != found:
+                return Finding.UNKNOWN  # time and counts disagree beyond time's interval, and about the gate
         return found
 
     @property
