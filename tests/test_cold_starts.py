@@ -161,3 +161,18 @@ def test_one_process_carries_the_layout_it_cannot_see() -> None:
     assert combine([own], 0.95).low == 2.24  # the stopping rule reads its own width
     widened = combine([own], 0.95, prior_session)
     assert widened.high / widened.ratio - 1 >= 1.96 * PROCESS_SD * 0.99
+
+
+def test_a_cost_that_grows_with_the_calls_reaches_past_what_the_later_pairs_read() -> None:
+    """A framework scanning a history that grows to 3,000 entries read 4.9-9.8x where it settles at 10.1x."""
+    made = []
+    for process in range(3):
+        samples = ReplicaSamples(1000, timer=Timer.CPU)
+        for i in range(100):
+            base = 100_000 + process
+            grown = base * (2 + 6 * i / 100)  # 2x at first, nearly 8x at the end, heading for 10x
+            samples.add(Timing(base, base, 0), Timing(int(grown), int(grown), 0))
+        made.append(samples)
+    result = summarise(pair(budget=0.05), Kind.SYNC, made, Settings(processes=3), 1.0)
+    assert "the cost moved with the calls" in result.widened
+    assert 1 + result.ci[1] > 9 and result.verdict == Status.FAIL  # over budget at every stage: still a fail
