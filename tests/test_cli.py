@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from overheadbench.cli import main
+from overheadbench.core.jsonio import strict
 from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import StoredChange
 from overheadbench.history.pair_changes import compare_runs
@@ -227,7 +228,7 @@ def _with_figures(path: Path, rps: float) -> None:
         "message": "",
     }
     data["figures"], data["schema_version"] = [figure], 8
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(strict(data)))  # as schema 8 wrote them: an unmeasured figure as null
 
 
 def test_report_and_compare_cover_transport_figures(storage: Path, capsys) -> None:

@@ -44,7 +44,11 @@ def poisoned(where: str, value: str) -> str:
         ("baseline_ns", "1e999", "results[0].samples[0].baseline_ns[2]: expected a finite number, got float inf"),
         ("framework_ns", "-1e999", "results[0].samples[0].framework_ns[2]: expected a finite number, got float -inf"),
         ("baseline_ns", "null", "results[0].samples[0].baseline_ns[2]: a sample is missing (null)"),
-        ("baseline_ns", "NaN", "results[0].samples[0].baseline_ns[2]: a sample must be a number, got NaN"),
+        (
+            "baseline_ns",
+            "NaN",
+            "results[0].samples[0].baseline_ns[2]: a sample is missing (null)",
+        ),  # schema 2: bare NaN was null
         ("framework_ns", "-5", "results[0].samples[0].framework_ns[2]: a sample cannot be negative, got int -5"),
         ("schema_version", "-1", "schema_version: expected a whole number of at least 1, got -1"),
         ("schema_version", "0", "schema_version: expected a whole number of at least 1, got 0"),

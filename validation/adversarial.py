@@ -5,6 +5,7 @@
     python validation/adversarial.py collect --out DIR --sessions 5       # alone: ~8 min
     python validation/adversarial.py collect --out DIR --sessions 5 --busy 4
     python validation/adversarial.py report --out DIR                     # the table again
+    python validation/adversarial.py collect --out DIR2 --select growing  # one pair again (copy the truths)
 
 The pairs (``adversarial_project/adversaries.py``): a baseline whose first 10/50/100/300/1000 calls are
 slow (15 µs, then ~60 ns), bimodal calls, a pause every 500 calls, a framework that hands its work
@@ -121,13 +122,14 @@ def _reference(name: str, processes: int, warm: float, seconds: float) -> dict[s
     return {"ratio": statistics.median(ratios), "low": min(ratios), "high": max(ratios)}
 
 
-def collect(out: Path, sessions: int, busy: int, python: str) -> None:
+def collect(out: Path, sessions: int, busy: int, python: str, select: str) -> None:
+    chosen = ["-k", select] if select else []
     with harness.busy_loops(busy):
         for n in range(sessions):
             for setting, args in SETTINGS.items():
                 path = out / f"b{busy}-{setting}-{n}.json"
                 started = time.monotonic()
-                ran = harness.session(PROJECT, path, *args, python=python, paths=[harness.SRC], reuse=True)
+                ran = harness.session(PROJECT, path, *args, *chosen, python=python, paths=[harness.SRC], reuse=True)
                 print(f"{path.name}: {len(ran.results)} pairs, {time.monotonic() - started:.0f} s", flush=True)
 
 
@@ -183,6 +185,7 @@ def main() -> None:
     sessions = commands.add_parser("collect", help="sessions at processes 1, 3 and the default")
     sessions.add_argument("--out", type=Path, required=True)
     harness.session_options(sessions, sessions=5, busy=0)
+    sessions.add_argument("--select", default="", help="only the pairs pytest's -k expression picks")
     table = commands.add_parser("report", help="the verdict table")
     table.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
@@ -190,7 +193,7 @@ def main() -> None:
     if args.command == "truth":
         truth(args.out, args.processes, args.warm, args.seconds, args.busy)
     elif args.command == "collect":
-        collect(args.out, args.sessions, args.busy, args.python)
+        collect(args.out, args.sessions, args.busy, args.python, args.select)
     else:
         print(report(args.out))
 

@@ -51,7 +51,7 @@ def test_step(overhead):
     overhead.compare(bare, framework)
 """
 STEPS = {6: 1.18, 11: 1.55}
-"""Commit number -> the framework path's cost after it, relative to before (a real step)."""
+"""Commit number -> the pair's ratio after it, relative to before (a real step)."""
 COMMITS = 14
 QUICK = ("--overhead-quick", "-p", "no:randomly")
 
@@ -88,11 +88,11 @@ def main() -> None:
     (folder / "test_step.py").write_text(PAIR)
     harness.git(folder, "init", "-q", "-b", "main")
     with harness.busy_loops(args.busy):
-        base = extra_for(folder, 2.0)  # the framework path ~3x the baseline: a step moves the ratio by itself
-        cost, ratios = float(base), []
+        per_unit = extra_for(folder, 1.0)  # loop iterations that cost one baseline call
+        ratio, ratios = 3.0, []  # the framework path 3x the baseline; each step moves this ratio
         for number in range(1, COMMITS + 1):
-            cost *= STEPS.get(number, 1.0)
-            commit(folder, round(cost), f"commit {number}")
+            ratio *= STEPS.get(number, 1.0)
+            commit(folder, round((ratio - 1) * per_unit), f"commit {number}")
             out = args.out / f"run{number:02}.json"
             ran = harness.session(folder, out, "--overhead-autosave", *QUICK, paths=[harness.SRC])
             ratios.append(ran.results[0]["ratio"])
