@@ -102,9 +102,11 @@ class Change:
     spread between them; None: one session, interleaved."""
     timed: tuple[float, float] | None = None
     """Exact counts' check (percent): the interval of the change that timing the same calls at both
-    places read. Where the counts' change lies outside it and the two would tell the gate apart (the
-    counts "same", time "regressed" or cannot tell: C code or waiting, which the counter does not
-    see), the change is unknown, never "same" (:meth:`finding`; schema 20)."""
+    places read. Where time decides the gate (regressed or improved past the threshold, its whole
+    interval) and the counts decide otherwise (the counts "same": C code or waiting, which the counter
+    does not see), the change is unknown, never "same" (:meth:`finding`; schema 20). Time that cannot
+    tell leaves the counts' finding: the session's probe runs in the pytest process, the other
+    place's in a fresh replica, and identical trees' probes read up to 11% apart."""
 
     def to_json(self) -> dict[str, Any]:
         between = dataclasses.asdict(self.between) if self.between else None
@@ -172,9 +174,9 @@ class Change:
         found = _finding(self.worse, threshold)
         if self.timed is not None:
             low, high = self.timed if self.higher_is_worse else (-self.timed[1], -self.timed[0])
-            counted = self.worse[0]
-            if not low <= counted <= high and _finding((low, high), threshold) != found:
-                return Finding.UNKNOWN  # time and counts disagree beyond time's interval, and about the gate
+            timed = _finding((low, high), threshold)
+            if timed in (Finding.REGRESSED, Finding.IMPROVED) and timed != found:
+                return Finding.UNKNOWN  # time decides the gate, the counts otherwise: they cannot see the change
         return found
 
     @property
