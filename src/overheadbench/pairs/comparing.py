@@ -48,7 +48,7 @@ from ..engine.stats import (
 PROBES_APART_SD = PROCESS_SD
 """What one process's timing of a pair may sit from another's by layout alone (sd of the log ratio),
 the one-process prior: the session's probe runs in the pytest process, the other place's in a fresh
-replica, and identical trees' probes read +3.5..+12.6% apart with 1.5% here."""
+replica (identical trees' probes read up to 11% apart)."""
 
 
 class Compared(Protocol):
@@ -243,7 +243,7 @@ def timed_change(old: Compared, new: Compared, what: str) -> tuple[float, float]
     """Count mode's check between two places: the interval (percent) of the change that timing the
     same calls at both reads (each place's probe, its within-process interval, and the processes'
     layouts apart, :data:`PROBES_APART_SD`); None where either has no probe. A head adding C work per
-    call (``json.dumps`` of a 100-key dict) read "+0.1% exact, same" in bytecode, where time read +7..12%.
+    call (``json.dumps`` of a 100-key dict) read "+0.1% exact, same" in bytecode, where time read +7..12%."""
     if old.probe is None or new.probe is None:
         return None
     probes = [interval_estimate(*probe_interval(probe, CONFIDENCE)) for probe in (old.probe, new.probe)]
