@@ -200,7 +200,7 @@ def test_a_regressed_change_is_explained_function_by_function_head_less_base(pyt
 
 
 def test_with_explain_every_change_is_explained_in_time_too(pytester: pytest.Pytester) -> None:
-    project = layered(pytester, "time", 10, 60)
+    project = layered(pytester, "time", 10, 400)  # the added loop well above the sampler's noise under -n 3 load
     against = ("--overhead-against=HEAD", "--overhead-explain", "--overhead-quick", "-o", "overhead_processes=2")
     done = project.runpytest(*against, "-p", "no:cacheprovider", "--overhead-json=run.json", "--overhead-md=run.md")
     done.assert_outcomes(passed=1)
