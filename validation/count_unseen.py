@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 
 import harness
@@ -53,11 +52,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     harness.session_options(parser, sessions=3, busy=0)
     args = parser.parse_args()
-    folder = args.out / "project"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / "test_counted.py").write_text(PAIR)
-    harness.git(folder, "init", "-q", "-b", "main")
+    folder = harness.git_project(args.out, {"test_counted.py": PAIR})
     for subject, keys in (("base", 0), ("head: json.dumps of a 100-key dict per call", 100)):
         (folder / "costs.py").write_text(f"EXTRA_KEYS = {keys}\n")
         harness.git(folder, "add", "-A")

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -116,6 +117,18 @@ def session_options(parser: argparse.ArgumentParser, sessions: int, busy: int) -
     parser.add_argument("--sessions", type=int, default=sessions)
     parser.add_argument("--busy", type=int, default=busy, help='loops of `python -c "while True: pass"` beside each')
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs each session")
+
+
+def git_project(out: Path, files: Mapping[str, str]) -> Path:
+    """A fresh git repository at ``out/project`` (anything there before removed) holding ``files``
+    (name -> text), not yet committed: a validation's generated project."""
+    folder = out / "project"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    git(folder, "init", "-q", "-b", "main")
+    return folder
 
 
 def git(folder: Path, *args: str) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -107,12 +106,8 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=20.0, help="ms between chunks")
     harness.session_options(parser, sessions=3, busy=2)
     args = parser.parse_args()
-    folder = args.out / "project"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / "server_app.py").write_text(SERVER.format(tokens=args.tokens, pace=args.pace))
-    (folder / "test_sdk.py").write_text(TEST)
-    harness.git(folder, "init", "-q", "-b", "main")
+    server = SERVER.format(tokens=args.tokens, pace=args.pace)
+    folder = harness.git_project(args.out, {"server_app.py": server, "test_sdk.py": TEST})
     harness.git(folder, "add", "-A")
     harness.git(folder, "commit", "-qm", "main")
     failures = 0

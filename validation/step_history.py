@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,11 +81,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--busy", type=int, default=0, help='loops of `python -c "while True: pass"` beside each')
     args = parser.parse_args()
-    folder = args.out / "project"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    (folder / "test_step.py").write_text(PAIR)
-    harness.git(folder, "init", "-q", "-b", "main")
+    folder = harness.git_project(args.out, {"test_step.py": PAIR})
     with harness.busy_loops(args.busy):
         per_unit = extra_for(folder, 1.0)  # loop iterations that cost one baseline call
         ratio, ratios = 3.0, []  # the framework path 3x the baseline; each step moves this ratio
