@@ -176,3 +176,68 @@ def test_a_cost_that_grows_with_the_calls_reaches_past_what_the_later_pairs_read
     result = summarise(pair(budget=0.05), Kind.SYNC, made, Settings(processes=3), 1.0)
     assert "the cost moved with the calls" in result.widened
     assert 1 + result.ci[1] > 9 and result.verdict == Status.FAIL  # over budget at every stage: still a fail
+
+
+def test_a_drift_every_process_shares_is_seen_where_their_layouts_hide_it() -> None:
+    """Ten fresh processes each sampled a growing cost's first few thousand calls: each one's later
+    half read ~12% over its earlier half, their layouts ±10% apart; the halves' joined intervals
+    overlapped and the interval (7-9.4x) missed the 10.1x it settles at."""
+    from overheadbench.pairs.estimating import moved
+
+    rng = random.Random(3)
+    layouts = [8.0 * (1 + rng.uniform(-0.1, 0.1)) for _ in range(10)]
+    earlier = [(x, x * 0.99, x * 1.01) for x in layouts]
+    later = [(x * (1.12 + rng.uniform(-0.02, 0.02)), x * 1.1, x * 1.14) for x in layouts]
+    assert moved(earlier, later, 0.95) == pytest.approx(1.12, rel=0.02)
+    assert moved(later, earlier, 0.95) == pytest.approx(1 / 1.12, rel=0.02)  # a cost that shrinks
+    noise = [(x * (1 + rng.uniform(-0.05, 0.05)), x * 0.9, x * 1.1) for x in layouts]
+    assert moved(earlier, noise, 0.95) is None  # steps of either sign: no drift
+
+
+def test_one_process_drifts_only_where_its_halves_are_apart_beyond_their_intervals() -> None:
+    from overheadbench.pairs.estimating import moved
+
+    assert moved([(2.0, 1.9, 2.1)], [(2.6, 2.5, 2.7)], 0.95) == pytest.approx(1.3)
+    assert moved([(2.0, 1.9, 2.1)], [(2.05, 2.0, 2.15)], 0.95) is None
+    assert moved([(2.0, 1.9, 2.1), (2.0, 1.9, 2.1)], [(2.6, 2.5, 2.7), (2.05, 2.0, 2.15)], 0.95) is None
+
+
+def test_ten_processes_that_each_grow_reach_past_what_their_later_halves_read() -> None:
+    made = []
+    for process in range(10):
+        samples = ReplicaSamples(1000, timer=Timer.CPU)
+        layout = 1 + 0.1 * (process % 5 - 2)
+        for i in range(100):
+            base = 100_000
+            grown = base * layout * (7 + 1.5 * i / 100)  # 7x at first, 8.5x at the end, heading for 10x
+            samples.add(Timing(base, base, 0), Timing(int(grown), int(grown), 0))
+        made.append(samples)
+    result = summarise(pair(budget=0.05), Kind.SYNC, made, Settings(processes=10), 1.0)
+    assert "the cost moved with the calls" in result.widened
+    assert 1 + result.ci[1] > 8.5 * 1.1 and result.verdict == Status.FAIL
+
+
+def _agreeing(baseline_ns: float, ratio: float) -> list[ReplicaSamples]:
+    """Ten processes of 1,000-call blocks that all read ``ratio`` within ±1%."""
+    made = []
+    for process in range(10):
+        samples = ReplicaSamples(1000, timer=Timer.CPU)
+        rng = random.Random(process)
+        for _ in range(50):
+            base = baseline_ns * 1000 * (1 + rng.uniform(-0.002, 0.002))
+            read = ratio * (1 + 0.01 * (process % 3 - 1))
+            samples.add(Timing(int(base), int(base), 0), Timing(int(base * read), int(base * read), 0))
+        made.append(samples)
+    return made
+
+
+def test_calls_of_tens_of_nanoseconds_carry_the_layout_their_processes_share() -> None:
+    """Every process of ten sessions read a 51/91 ns pair at 1.76-1.81x; three bare interpreters
+    read 1.83-1.94x."""
+    from overheadbench.engine.stats import LAYOUT_NS, layout_sd
+
+    tiny = summarise(pair(budget=5.0), Kind.SYNC, _agreeing(51, 1.78), Settings(processes=10), 1.0)
+    assert 1 + tiny.ci[1] > 1.834
+    assert layout_sd(51, 91) == pytest.approx(LAYOUT_NS * (1 / 51**2 + 1 / 91**2) ** 0.5)
+    long = summarise(pair(budget=5.0), Kind.SYNC, _agreeing(1000, 1.78), Settings(processes=10), 1.0)
+    assert (long.ci[1] - long.ci[0]) < (tiny.ci[1] - tiny.ci[0]) / 2  # a microsecond call hardly notices

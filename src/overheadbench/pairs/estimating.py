@@ -14,8 +14,13 @@ from ..core.vocabulary import Word
 from ..engine.process_ratio import mean_ratio, replica_ratio
 from ..engine.samples import ReplicaSamples, Timer
 from ..engine.settings import Settings
-from ..engine.stats import Estimate, SessionRule, combine, prior_session
+from ..engine.stats import Estimate, SessionRule, combine, layout_sd, prior_session
+from ..engine.student import t_quantile
 from .pair import Pair
+
+PAIRED_FROM = 3
+"""Processes from which a drift between the halves of their pairs is read by Student's t on their
+steps (:func:`moved`); fewer give no spread to read."""
 
 Between = Callable[[Timer], SessionRule]
 """A pair's between-session rule on the clock it was read on (a stored history is of one clock):
@@ -57,15 +62,31 @@ def estimate(
     :func:`~overheadbench.pairs.comparing.between_sessions`), else the prior; the stopping rule
     reads the width more processes can narrow. ``blocks``: which reading of the blocks (every one
     but the estimate's own takes the prior: no stored run holds those readings' spread)."""
+    rule = prior_session if between is None or blocks != Blocks.ESTIMATED else between(replicas[0].timer)
+    per_process = _per_process(pair, replicas, settings, blocks)
+    return combine(per_process, pair.confidence, rule if session else None, _layout(replicas, blocks))
+
+
+def _layout(replicas: list[ReplicaSamples], blocks: Blocks) -> float:
+    """The layout every process shares (:func:`~overheadbench.engine.stats.layout_sd`), for each
+    side's call on the reading's clock: the processes' median of their median block."""
+    clock = Blocks.OTHER_CLOCK if blocks == Blocks.OTHER_CLOCK else Blocks.EVERY_PAIR
+    timed = [(r, _times(r, clock)) for r in replicas]
+    per_call = [[float(np.median(side)) / r.calls_per_block for side in sides] for r, sides in timed if sides[0]]
+    if not per_call:
+        return 0.0
+    baseline, framework = np.median(per_call, axis=0)
+    return layout_sd(float(baseline), float(framework))
+
+
+def _per_process(
+    pair: Pair, replicas: list[ReplicaSamples], settings: Settings, blocks: Blocks
+) -> list[tuple[float, float, float]]:
+    """Each process's ``(ratio, low, high)`` from a reading of its blocks."""
     other = blocks == Blocks.OTHER_CLOCK
     loop_ns = harness_ns(replicas) if settings.subtract_harness and not other else 0.0
-    rule = prior_session if between is None or blocks != Blocks.ESTIMATED else between(replicas[0].timer)
     per_process = mean_ratio if blocks == Blocks.MEAN else replica_ratio
-    return combine(
-        [per_process(*_times(r, blocks), loop_ns * r.calls_per_block, pair.confidence) for r in replicas],
-        pair.confidence,
-        rule if session else None,
-    )
+    return [per_process(*_times(r, blocks), loop_ns * r.calls_per_block, pair.confidence) for r in replicas]
 
 
 def _times(samples: ReplicaSamples, blocks: Blocks) -> tuple[list[int], list[int]]:
@@ -121,25 +142,44 @@ def judged_interval(pair: Pair, replicas: list[ReplicaSamples], settings: Settin
 
 
 def _drift(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> tuple[float, float, str] | None:
-    """Where the cost moves with the calls (the earlier and the later half of the processes' pairs
-    read apart beyond their intervals), the figure it settles at may lie as far again beyond the later
-    half: the interval reaches that far in the drift's direction. A cost that grows with its calls (a
-    history it scans) read 4.9-9.8x where it settles at 10.1x."""
-    earlier = estimate(pair, replicas, settings, blocks=Blocks.EARLIER_HALF)
-    later = estimate(pair, replicas, settings, blocks=Blocks.LATER_HALF)
-    if not (earlier.low > 0 and math.isfinite(earlier.high) and math.isfinite(later.high)):
+    """Where the cost moves with the calls (:func:`moved`), the figure it settles at may lie as far
+    again beyond the later half: the interval reaches that far in the drift's direction. A cost that
+    grows with its calls (a history it scans) read 4.9-9.8x where it settles at 10.1x."""
+    earlier = _per_process(pair, replicas, settings, Blocks.EARLIER_HALF)
+    later = _per_process(pair, replicas, settings, Blocks.LATER_HALF)
+    step = moved(earlier, later, pair.confidence)
+    if step is None:
         return None
-    if later.low > earlier.high:  # growing
-        reach = (later.low, later.high * later.ratio / earlier.ratio)
-    elif later.high < earlier.low:  # shrinking
-        reach = (later.low * later.ratio / earlier.ratio, later.high)
-    else:
-        return None
-    shown = [format_overhead(r - 1, as_factor(later.ratio - 1)) for r in (earlier.ratio, later.ratio)]
+    read = combine(later, pair.confidence, prior_session)
+    reach = (read.low, read.high * step) if step > 1 else (read.low * step, read.high)
+    shown = [format_overhead(r - 1, as_factor(read.ratio - 1)) for r in (read.ratio / step, read.ratio)]
     return (
         *reach,
         f"the cost moved with the calls ({shown[0]} in the earlier half of the pairs, {shown[1]} in the later)",
     )
+
+
+def moved(
+    earlier: list[tuple[float, float, float]], later: list[tuple[float, float, float]], confidence: float
+) -> float | None:
+    """How far each process's later half of pairs reads from its earlier half (the factor, their
+    geometric mean), where that is beyond chance, else None. Each process is its own control: from
+    ``PAIRED_FROM`` processes, Student's t on the processes' log steps (what moves every process's
+    layout or every session cancels; a drift every process shares is what is left); fewer, every
+    process's halves apart beyond both their intervals, the same way. Read on the halves' joined
+    intervals, ten fresh processes that each sampled a growing cost's first few thousand calls saw
+    no drift, and their interval (7-9.4x) missed the 10.1x it settles at."""
+    halves = list(zip(earlier, later, strict=True))
+    if not all(before[0] > 0 and after[0] > 0 for before, after in halves):
+        return None
+    steps = np.log([after[0] / before[0] for before, after in halves])
+    if steps.size >= PAIRED_FROM:
+        spread = float(np.std(steps, ddof=1)) / math.sqrt(steps.size)
+        apart = abs(float(steps.mean())) > t_quantile((1 + confidence) / 2, steps.size - 1) * spread
+    else:
+        up = all(after[1] > before[2] for before, after in halves)
+        apart = up or all(after[2] < before[1] for before, after in halves)
+    return math.exp(float(steps.mean())) if apart else None
 
 
 def _reading(blocks: Blocks, replicas: list[ReplicaSamples], read: Estimate) -> str:
