@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import GOLDEN_RUN, commit, git, store
 
-from overheadbench import cli
+from overheadbench.commands import history as history_command
 from overheadbench.cli import main
 from overheadbench.engine.changes import Finding
 from overheadbench.history.bisect import Measured, Moved
@@ -185,7 +185,7 @@ class MadeSessions:
 
 
 def confirming(monkeypatch: pytest.MonkeyPatch, sessions: MadeSessions) -> None:
-    monkeypatch.setattr(cli, "confirm", functools.partial(confirm, sessions_for=sessions.open))
+    monkeypatch.setattr(history_command, "confirm", functools.partial(confirm, sessions_for=sessions.open))
 
 
 def test_confirm_measures_a_regression_in_one_session_and_bisects_the_commits_no_run_measured(

@@ -1,7 +1,7 @@
 """Identical trees never fail the gate for a limit (issue 68): an LLM client SDK's streams at 8 in
 flight, gated main against main.
 
-    python validation/sdk_streams.py --out DIR --sessions 3 --busy 2     # ~3 min a session
+    python validation/sdk_streams.py --out DIR --sessions 3 --busy 2     # ~25 min a session here
 
 A project in a git repository: an OpenAI-compatible chat endpoint (an ASGI app served by the
 ``asgi_server`` fixture) that streams ``--tokens`` chunks ``--pace`` ms apart, and a transport pair

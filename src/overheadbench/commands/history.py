@@ -1,0 +1,62 @@
+"""``overheadbench history``: every step and drift of a branch's stored runs, named by its commits,
+confirmed on request, and a gate on them."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core.errors import StorageError
+from ..core.git import is_repository
+from ..core.jsonio import dumps, write_text_atomic
+from ..core.tables import plain
+from ..history.confirm import confirm
+from ..history.index import stored_history
+from ..history.runs import Storage
+from ..history.timeline import newer_than
+from ..report.history import history_document, regressions, render_history, whose
+from .arguments import Commands
+from .bisect import BISECT_ROUNDS
+
+
+def add_parser(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
+    history = commands.add_parser(
+        "history",
+        parents=[anywhere],
+        help="every step and drift in the stored runs' figures, in commit order, named by their commits",
+    )
+    history.add_argument("folder", nargs="?", type=Path, default=None, metavar="STORAGE", help="(as --storage)")
+    history.add_argument("--branch", default=None, help="the runs of this branch (default: the checked-out one)")
+    history.add_argument("--repository", type=Path, default=Path("."), help="the git repository (default: .)")
+    history.add_argument("--json", type=Path, default=None, help="write the change points to FILE")
+    history.add_argument(
+        "--fail-above", type=float, default=None, metavar="PCT", help="exit 1 on a regression of more than PCT percent"
+    )
+    history.add_argument("--since", default=None, metavar="REF", help="... that came after REF (a commit or branch)")
+    history.add_argument(
+        "--confirm",
+        action="store_true",
+        help="measure each regression's two commits in one session (pytest args after --)",
+    )
+
+
+def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> int:
+    """The change points of this machine's runs on one branch (the checked-out one, where runs record it),
+    printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression."""
+    if not is_repository(args.repository) and (args.since or args.confirm):
+        raise StorageError(f"--since and --confirm read git: {args.repository} is not a git repository")
+    history, branch, skipped = stored_history(storage, args.branch, args.repository)
+    for reason in skipped:
+        print(f"overheadbench: left out: {plain(reason)}")
+    confirmed = {}
+    for point in (p for p in history.change_points if p.regression and args.confirm):
+        confirmed[point] = confirm(point, args.repository, BISECT_ROUNDS, pytest_args)
+    print("\n".join(render_history(history, whose(storage.machine, branch), confirmed)))
+    if args.json:
+        write_text_atomic(args.json, dumps(history_document(history, storage.machine, branch, confirmed)) + "\n")
+    if args.fail_above is None:
+        return 0
+    newer = (lambda commit: newer_than(args.repository, commit, args.since)) if args.since else None
+    failing = regressions(history, args.fail_above, newer)
+    print("\n".join(failing))
+    return 1 if failing else 0
