@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import GOLDEN_RUN, commit, git, store
 
-from overheadbench.commands import history as history_command
 from overheadbench.cli import main
+from overheadbench.commands import history as history_command
 from overheadbench.engine.changes import Finding
 from overheadbench.history.bisect import Measured, Moved
 from overheadbench.history.confirm import confirm
@@ -156,6 +156,7 @@ def test_the_index_reads_again_only_what_changed_and_is_rebuilt_when_it_cannot_b
 def test_a_storage_folder_with_no_runs_reads_as_an_empty_history(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "none").mkdir()
     assert history(project, tmp_path / "none") == 0
     assert "0 runs" in capsys.readouterr().out
 

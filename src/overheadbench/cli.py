@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .commands import bisect, history, runs
 from .core.errors import StorageError
+from .core.leaving_reader import reader_may_leave
 from .core.tables import plain
 from .history.bisect import BisectError
 from .history.runs import Storage
@@ -52,6 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours, pytest_args = (given[: given.index("--")], given[given.index("--") + 1 :]) if "--" in given else (given, [])
     args = build_parser().parse_args(ours)
     storage = Storage(args.storage)
+    with reader_may_leave():
+        return _run(args, storage, pytest_args)
+
+
+def _run(args: argparse.Namespace, storage: Storage, pytest_args: list[str]) -> int:
+    """The command ``args`` names; 2 where its input is wrong (said in a sentence)."""
     try:
         if args.command == "bisect":
             return bisect.run(args, pytest_args)

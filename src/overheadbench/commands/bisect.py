@@ -10,7 +10,7 @@ from ..core.termination import install_sigterm, uninstall_sigterm
 from ..engine.attribution import CHANGE_HEAD
 from ..history.bisect import BisectError, bisect
 from ..history.commits import CommitSessions, commits_between
-from .arguments import Commands
+from .arguments import Commands, percent
 
 BISECT_THRESHOLD = 5.0
 """``bisect``'s threshold, percent, where none is given: the CI templates' gate."""
@@ -27,7 +27,7 @@ def add_parser(commands: Commands) -> None:
     bisect.add_argument("good")
     bisect.add_argument("bad")
     bisect.add_argument(
-        "--fail-above", type=float, default=BISECT_THRESHOLD, metavar="PCT", help="the gate's threshold, percent"
+        "--fail-above", type=percent, default=BISECT_THRESHOLD, metavar="PCT", help="the gate's threshold, percent"
     )
     bisect.add_argument(
         "--rounds", type=int, default=BISECT_ROUNDS, help="sessions for a commit whose change stays unknown"

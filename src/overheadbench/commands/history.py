@@ -8,14 +8,14 @@ from pathlib import Path
 
 from ..core.errors import StorageError
 from ..core.git import is_repository
-from ..core.jsonio import dumps, write_text_atomic
+from ..core.jsonio import cannot_write, dumps, write_text_atomic
 from ..core.tables import plain
 from ..history.confirm import confirm
 from ..history.index import stored_history
 from ..history.runs import Storage
-from ..history.timeline import newer_than
+from ..history.timeline import since
 from ..report.history import history_document, regressions, render_history, whose
-from .arguments import Commands
+from .arguments import Commands, percent
 from .bisect import BISECT_ROUNDS
 
 
@@ -30,7 +30,11 @@ def add_parser(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
     history.add_argument("--repository", type=Path, default=Path("."), help="the git repository (default: .)")
     history.add_argument("--json", type=Path, default=None, help="write the change points to FILE")
     history.add_argument(
-        "--fail-above", type=float, default=None, metavar="PCT", help="exit 1 on a regression of more than PCT percent"
+        "--fail-above",
+        type=percent,
+        default=None,
+        metavar="PCT",
+        help="exit 1 on a regression of more than PCT percent",
     )
     history.add_argument("--since", default=None, metavar="REF", help="... that came after REF (a commit or branch)")
     history.add_argument(
@@ -42,9 +46,14 @@ def add_parser(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
 
 def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> int:
     """The change points of this machine's runs on one branch (the checked-out one, where runs record it),
-    printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression."""
+    printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression. What
+    it is given is checked before anything runs: a gate that reads nothing must not pass."""
     if not is_repository(args.repository) and (args.since or args.confirm):
         raise StorageError(f"--since and --confirm read git: {args.repository} is not a git repository")
+    _a_folder(storage)
+    if args.json and (why := cannot_write(args.json)):  # before the first session, not after the last
+        raise StorageError(f"--json {args.json}: {why}")
+    newer = since(args.repository, args.since) if args.since else None
     history, branch, skipped = stored_history(storage, args.branch, args.repository)
     for reason in skipped:
         print(f"overheadbench: left out: {plain(reason)}")
@@ -56,7 +65,24 @@ def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> i
         write_text_atomic(args.json, dumps(history_document(history, storage.machine, branch, confirmed)) + "\n")
     if args.fail_above is None:
         return 0
-    newer = (lambda commit: newer_than(args.repository, commit, args.since)) if args.since else None
     failing = regressions(history, args.fail_above, newer)
     print("\n".join(failing))
     return 1 if failing else 0
+
+
+def _a_folder(storage: Storage) -> None:
+    """The storage named is a folder: a missing one (a typo in a CI path) read "0 runs" and passed
+    every gate, for good."""
+    root = storage.root
+    if root.is_dir():
+        return
+    why = (
+        "a link to nothing"
+        if root.is_symlink() and not root.exists()
+        else "not a folder"
+        if root.exists()
+        else "no such folder"
+    )
+    raise StorageError(
+        f"{root}: {why}; history reads a folder of stored runs (STORAGE, or --storage; default baselines/)"
+    )

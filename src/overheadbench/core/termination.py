@@ -12,7 +12,9 @@ left alone.
 
 from __future__ import annotations
 
+import ctypes
 import signal
+import sys
 import threading
 from types import FrameType
 from typing import Any
@@ -40,3 +42,11 @@ def uninstall_sigterm() -> None:
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     uninstall_sigterm()  # a second SIGTERM ends the process at once
     raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")
+
+
+def ended_with_parent() -> None:
+    """In a child process, before its work: receive ``SIGTERM`` when its parent dies, however it
+    dies (Linux's ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing): a bisection's step session, and a
+    history's readers, which sat blocked on their pipe for good once ``history`` was killed."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1

@@ -17,9 +17,7 @@ replicas' lifeline, :mod:`overheadbench.replicas.lifeline`).
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +25,7 @@ from pathlib import Path
 
 from ..core.git import git
 from ..core.jsonio import Fields
+from ..core.termination import ended_with_parent
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, Gate
 from .bisect import BisectError, Measured, Moved
@@ -100,7 +99,7 @@ class CommitSessions:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            preexec_fn=_ended_with_parent,
+            preexec_fn=ended_with_parent,
         )
         try:
             said, _ = step.communicate(timeout=SESSION_TIMEOUT_S)
@@ -151,10 +150,3 @@ def _stop(step: subprocess.Popen[str]) -> None:
     except subprocess.TimeoutExpired:
         step.kill()
         step.wait()
-
-
-def _ended_with_parent() -> None:
-    """In the step's session, before it runs: receive ``SIGTERM`` when the bisection dies, however
-    it dies (Linux's ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing, and the reaper still cleans)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..core.errors import StorageError
 from ..core.git import checked_out_branch, is_repository
+from ..core.termination import ended_with_parent
 from ..engine.changes import interval_estimate
 from ..engine.stats import SESSION_SD
 from ..pairs.comparing import reading
@@ -31,7 +32,7 @@ from ..transport.metrics import SPECS, Measure
 from ..transport.results import FigureResult
 from .environment import recorded_fingerprint
 from .runs import RUN_FILE, Run, Storage, read_run
-from .timeline import History, Reading, RunRow, on_branch, read_history
+from .timeline import EVERY_BRANCH, History, Reading, RunRow, on_branch, read_history
 
 INDEX_FILE = ".overheadbench-index.sqlite"
 INDEX_VERSION = 1
@@ -49,9 +50,15 @@ def stored_history(storage: Storage, branch: str | None, repository: Path) -> tu
     """This machine's stored runs on ``branch`` (default: the checked-out one; every branch where no
     run records it) read as a history, in git's order where ``repository`` is a repository; the
     branch read; and why each unreadable run was left out."""
-    rows, skipped = indexed_runs(storage)
-    rows, branch = on_branch(rows, branch or checked_out_branch(repository))
-    return read_history(rows, repository if is_repository(repository) else None), branch, skipped
+    every, skipped = indexed_runs(storage)
+    rows, read = on_branch(every, branch or checked_out_branch(repository))
+    there = sorted({row.branch for row in every if row.branch})
+    if branch and branch != EVERY_BRANCH and read != branch and there:  # a typo read every branch's steps
+        raise StorageError(
+            f"--branch {branch}: no run stored here is of it; the branches with runs: {', '.join(there)} "
+            f"(or --branch {EVERY_BRANCH})"
+        )
+    return read_history(rows, repository if is_repository(repository) else None), read, skipped
 
 
 def run_row(path: Path, run: Run) -> RunRow:
@@ -104,34 +111,45 @@ def _figure_reading(figure: FigureResult) -> Reading:
 
 def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[RunRow], list[str]]:
     """Every stored run of this machine (or of every machine) as a :class:`RunRow`, oldest first
-    by number, through the index (refreshed, or rebuilt); and why each unreadable run was left out."""
+    by number, through the index (refreshed, or rebuilt; in memory where it cannot be written, a full
+    disk too); and why each unreadable run was left out."""
     paths = storage.runs(every_machine)
-    found: dict[Path, RunRow | str] = {}
-    stale: list[tuple[Path, os.stat_result]] = []
-    with _index(storage.root) as db:
-        known = {path: (size, mtime, data) for path, size, mtime, data in db.execute("SELECT * FROM runs")}
-        for path in paths:
-            try:
-                stat = path.stat()
-            except OSError as exc:  # gone since it was listed
-                found[path] = f"{path}: cannot be read ({exc.strerror or exc})"
-                continue
-            entry = known.pop(str(path), None)
-            kept = _row(entry[2]) if entry is not None and entry[:2] == (stat.st_size, stat.st_mtime_ns) else None
-            if kept is not None:
-                found[path] = kept
-            else:
-                stale.append((path, stat))
-        for (path, stat), row in zip(stale, _read_rows([path for path, _ in stale]), strict=True):
-            found[path] = row
-            if isinstance(row, RunRow):
-                db.execute(
-                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
-                    (str(path), stat.st_size, stat.st_mtime_ns, json.dumps(row.to_json())),
-                )
-        db.executemany("DELETE FROM runs WHERE path = ?", [(path,) for path in known if not Path(path).exists()])
+    try:
+        with _index(storage.root) as db:
+            found = _refreshed(paths, db)
+    except sqlite3.Error:  # "database or disk is full" mid-way: ended history and html in a traceback
+        with _index(None) as db:
+            found = _refreshed(paths, db)
     rows = [found[path] for path in paths if path in found]
     return [row for row in rows if isinstance(row, RunRow)], [row for row in rows if isinstance(row, str)]
+
+
+def _refreshed(paths: list[Path], db: sqlite3.Connection) -> dict[Path, RunRow | str]:
+    """Each run's row, from the index where it is current, else read (and indexed)."""
+    found: dict[Path, RunRow | str] = {}
+    stale: list[tuple[Path, os.stat_result]] = []
+    known = {path: (size, mtime, data) for path, size, mtime, data in db.execute("SELECT * FROM runs")}
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError as exc:  # gone since it was listed
+            found[path] = f"{path}: cannot be read ({exc.strerror or exc})"
+            continue
+        entry = known.pop(str(path), None)
+        kept = _row(entry[2]) if entry is not None and entry[:2] == (stat.st_size, stat.st_mtime_ns) else None
+        if kept is not None:
+            found[path] = kept
+        else:
+            stale.append((path, stat))
+    for (path, stat), row in zip(stale, _read_rows([path for path, _ in stale]), strict=True):
+        found[path] = row
+        if isinstance(row, RunRow):
+            db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
+                (str(path), stat.st_size, stat.st_mtime_ns, json.dumps(row.to_json())),
+            )
+    db.executemany("DELETE FROM runs WHERE path = ?", [(path,) for path in known if not Path(path).exists()])
+    return found
 
 
 def _read_rows(paths: list[Path]) -> list[RunRow | str]:
@@ -141,7 +159,7 @@ def _read_rows(paths: list[Path]) -> list[RunRow | str]:
     workers = min(os.cpu_count() or 1, MAX_READERS)
     if len(paths) < PARALLEL_FROM or workers < 2:
         return [_read_row(path) for path in paths]
-    with ProcessPoolExecutor(workers) as pool:
+    with ProcessPoolExecutor(workers, initializer=ended_with_parent) as pool:
         return list(pool.map(_read_row, paths, chunksize=max(1, len(paths) // (4 * workers))))
 
 
@@ -161,15 +179,16 @@ def _row(data: str) -> RunRow | None:
 
 
 @contextmanager
-def _index(root: Path) -> Iterator[sqlite3.Connection]:
+def _index(root: Path | None) -> Iterator[sqlite3.Connection]:
     """The index's connection (committed on leaving): the file in ``root``, rebuilt where it is of
-    another version or unreadable; in memory where it cannot be written."""
-    path = root / INDEX_FILE
+    another version or unreadable; in memory where it cannot be written (or ``root`` is None)."""
+    path = root / INDEX_FILE if root is not None else None
     try:
         db = _opened(path)
     except sqlite3.Error:
-        with suppress(OSError):
-            path.unlink(missing_ok=True)
+        if path is not None:  # in memory never fails here
+            with suppress(OSError):
+                path.unlink(missing_ok=True)
         try:
             db = _opened(path)
         except sqlite3.Error:

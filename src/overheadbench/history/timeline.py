@@ -10,7 +10,7 @@ they were stored. Runs of a dirty tree measured no commit and are left out (and 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -249,13 +249,20 @@ class _Subjects:
         return max(int(counted.stdout.strip() or 0) - 1, 0)
 
 
-def newer_than(repository: Path, commit: str, reference: str) -> bool:
-    """Whether ``commit`` came after ``reference``: not ``reference`` itself nor one of its ancestors.
-    Raises :class:`~overheadbench.core.errors.StorageError` where git cannot tell."""
+def since(repository: Path, reference: str) -> Callable[[str], bool]:
+    """Whether a commit came after ``reference``: not ``reference`` itself nor one of its ancestors.
+    Raises :class:`~overheadbench.core.errors.StorageError` at once where ``reference`` is not a
+    commit (a typo read every regression as old, and the gate passed), later where git cannot place a
+    commit against it."""
     resolved = git(repository, "rev-parse", "--verify", "--quiet", f"{reference}^{{commit}}")
     if resolved is None or resolved.returncode != 0:
         raise StorageError(f"--since {reference}: not a commit of the repository at {repository}")
-    ancestor = git(repository, "merge-base", "--is-ancestor", commit, resolved.stdout.strip())
-    if ancestor is None or ancestor.returncode not in (0, 1):
-        raise StorageError(f"--since {reference}: git cannot place commit {commit[:10]} against it")
-    return ancestor.returncode == 1
+    target = resolved.stdout.strip()
+
+    def newer(commit: str) -> bool:
+        ancestor = git(repository, "merge-base", "--is-ancestor", commit, target)
+        if ancestor is None or ancestor.returncode not in (0, 1):
+            raise StorageError(f"--since {reference}: git cannot place commit {commit[:10]} against it")
+        return ancestor.returncode == 1
+
+    return newer
