@@ -8,6 +8,7 @@
     overheadbench bisect GOOD BAD [--fail-above PCT] [--json FILE] [-- PYTEST_ARGS]
                                                     (the first commit regressed over GOOD)
     overheadbench history [STORAGE] [--json FILE] [--fail-above PCT] [--since REF] [--confirm [-- PYTEST_ARGS]]
+                          [--accept COMMIT --reason TEXT [--test T]]
                                                     (every step and drift of the stored runs' figures)
     overheadbench html [RUN ... | STORAGE] -o FILE.html  (the page: one self-contained HTML file)
 

@@ -10,6 +10,7 @@ from ..core.errors import StorageError
 from ..core.git import is_repository
 from ..core.jsonio import cannot_write, dumps, write_text_atomic
 from ..core.tables import plain
+from ..history.accepted import ACCEPTED_FILE, accept
 from ..history.confirm import confirm
 from ..history.index import stored_history
 from ..history.runs import Storage
@@ -42,6 +43,15 @@ def add_parser(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
         action="store_true",
         help="measure each regression's two commits in one session (pytest args after --)",
     )
+    history.add_argument(
+        "--accept",
+        default=None,
+        metavar="COMMIT",
+        help=f"accept the step at COMMIT (with --reason; --test for one test): recorded in {ACCEPTED_FILE}, "
+        "shown as accepted and never failing --fail-above",
+    )
+    history.add_argument("--test", default=None, help="the test whose step --accept accepts (default: every test)")
+    history.add_argument("--reason", default="", help="why --accept's step is the cost the team meant")
 
 
 def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> int:
@@ -54,6 +64,14 @@ def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> i
     if args.json and (why := cannot_write(args.json)):  # before the first session, not after the last
         raise StorageError(f"--json {args.json}: {why}")
     newer = since(args.repository, args.since) if args.since else None
+    if (args.test or args.reason) and not args.accept:
+        raise StorageError("--test and --reason go with --accept COMMIT")
+    if args.accept:
+        made = accept(args.repository, args.accept, args.test, args.reason)
+        print(
+            f"accepted: the step at {made.commit[:10]} for {plain(made.test) if made.test else 'every test'} "
+            f"({plain(made.reason)}); commit {ACCEPTED_FILE} to keep it"
+        )
     history, branch, skipped = stored_history(storage, args.branch, args.repository)
     for reason in skipped:
         print(f"overheadbench: left out: {plain(reason)}")

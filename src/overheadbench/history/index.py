@@ -30,6 +30,7 @@ from ..pairs.comparing import reading
 from ..pairs.results import OverheadResult
 from ..transport.metrics import SPECS, Measure
 from ..transport.results import FigureResult
+from .accepted import marked, read_accepted
 from .environment import recorded_fingerprint
 from .runs import RUN_FILE, Run, Storage, read_run
 from .timeline import EVERY_BRANCH, History, Reading, RunRow, on_branch, read_history
@@ -58,7 +59,9 @@ def stored_history(storage: Storage, branch: str | None, repository: Path) -> tu
             f"--branch {branch}: no run stored here is of it; the branches with runs: {', '.join(there)} "
             f"(or --branch {EVERY_BRANCH})"
         )
-    return read_history(rows, repository if is_repository(repository) else None), read, skipped
+    if not is_repository(repository):
+        return read_history(rows, None), read, skipped
+    return marked(read_history(rows, repository), read_accepted(repository), repository), read, skipped
 
 
 def run_row(path: Path, run: Run) -> RunRow:

@@ -97,6 +97,8 @@ class ChangePoint:
     """The figure's level after the change (the mean of the runs after a step, the drift's end)."""
     between_sd: float
     """The spread between sessions (sd of the figure's log) its series was read with."""
+    accepted: str = ""
+    """Why the team accepted this step (``history --accept``; empty: not accepted): shown, never a failure."""
 
     @property
     def test(self) -> str:
@@ -139,6 +141,7 @@ class ChangePoint:
             "over_budget": self.over_budget,
             "between_sd": self.between_sd,
             "runs": [self.before.path, self.after.path],
+            "accepted": self.accepted or None,
         }
 
 

@@ -15,7 +15,9 @@ from ..history.timeline import EVERY_BRANCH, ChangePoint, History
 def regressions(history: History, fail_above: float, newer: Callable[[str], bool] | None = None) -> list[str]:
     """The gate's lines: each regression change point of more than ``fail_above`` percent (that
     came after ``--since``, where ``newer`` says which commits did)."""
-    failing = [p for p in history.change_points if p.regression and abs(p.shift.change) * 100 > fail_above]
+    failing = [
+        p for p in history.change_points if p.regression and not p.accepted and abs(p.shift.change) * 100 > fail_above
+    ]
     return [
         f"REGRESSION {plain(point.test)} {point.figure}: {format_fraction(point.shift.change, signed=True)} "
         f"at {point.after_commit.short}, more than --fail-above={fail_above:g}%"
@@ -78,7 +80,7 @@ def _runs(count: int) -> str:
 def _point_lines(point: ChangePoint) -> list[str]:
     shift = point.shift
     low, high = shift.interval()
-    direction = "regressed" if point.regression else "improved"
+    direction = ("regressed" if point.regression else "improved") + (", ACCEPTED" if point.accepted else "")
     head = (
         f"{shift.kind.value.upper()} {direction}: {plain(point.test)} {point.figure}: "
         f"{format_fraction(shift.change, signed=True)} ({CONFIDENCE:.0%} CI "
@@ -92,7 +94,7 @@ def _point_lines(point: ChangePoint) -> list[str]:
         )
     else:
         where = f"    over {shift.end - shift.start + 1} runs, {point.before_commit.short}..{point.after_commit.short}"
-    return [head, where + _budget(point)]
+    return [head, where + _budget(point), *([f"    accepted: {plain(point.accepted)}"] if point.accepted else [])]
 
 
 def _commit(short: str, subject: str) -> str:

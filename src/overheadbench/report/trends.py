@@ -107,10 +107,11 @@ def _changes(trend: Trend, x: Scale) -> list[str]:
         if point.after.path not in paths or point.before.path not in paths:
             continue
         at = (x(paths.index(point.before.path)) + x(paths.index(point.after.path))) / 2
-        css = "change regression" if point.regression else "change"
+        css = "change regression" if point.regression and not point.accepted else "change"
         low, high = point.shift.interval()
         what = f"{point.shift.kind.value} {100 * point.shift.change:+.1f}% ({100 * low:+.1f}..{100 * high:+.1f}%)"
         tip = f"{what} at {point.after_commit.short} {point.after_commit.subject}".strip()
+        tip += f" (accepted: {point.accepted})" if point.accepted else ""
         marks.append(line(at, TOP - 4, at, HEIGHT - BOTTOM, css, tip))
         marks.append(text(at + 3, TOP + 6, point.after_commit.short[:7], "commit", "start"))
     return marks
