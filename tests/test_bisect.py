@@ -18,6 +18,7 @@ import pytest
 from overheadbench.cli import main
 from overheadbench.engine.changes import Finding
 from overheadbench.history.bisect import BisectError, Measured, Moved, bisect
+from overheadbench.history.commits import CommitSessions
 
 
 def _history(count: int) -> list[tuple[str, str]]:
@@ -256,3 +257,41 @@ def _alive(pid: int) -> bool:
 
 def _registered(repository: Path) -> int:
     return len(_git(repository, "worktree", "list").splitlines())
+
+
+def test_a_commit_whose_tests_do_not_collect_is_skipped_at_once_and_the_search_goes_on() -> None:
+    """Standalone bisect ended (exit 2) on such a commit."""
+    commits = _history(8)
+    broken = commits[3][0]
+    findings = {c: [Finding.REGRESSED if i >= 5 else Finding.SAME] for i, (c, _) in enumerate(commits)}
+    asked, measure = _measure(findings)
+
+    def measure_or_break(commit: str, reference: str) -> Measured:
+        if commit == broken:
+            asked.append(commit)
+            return Measured((), broken="E   SyntaxError: invalid syntax\n1 error in 0.05s")
+        return measure(commit, reference)  # type: ignore[operator]
+
+    said: list[str] = []
+    found = bisect("0" * 40, commits, measure_or_break, rounds=3, said=said.append)
+    assert found.first_bad == commits[5][0]
+    (skipped,) = [step for step in found.steps if step.outcome == "skipped"]
+    assert skipped.commit == broken and skipped.rounds == 1 and asked.count(broken) == 1  # never measured again
+    assert any("wrote no results" in line and "1 error in 0.05s" in line for line in said)
+    assert skipped.to_json()["broken"].endswith("1 error in 0.05s")
+
+
+def test_a_sessions_commit_that_does_not_collect_is_read_as_broken_not_an_error(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "test_agent.py").write_text(AGENT.format(work=10))
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "good")
+    (tmp_path / "test_agent.py").write_text("def test_broken(:\n")
+    _git(tmp_path, "commit", "-qam", "does not collect")
+    good, head = _git(tmp_path, "log", "--reverse", "--format=%H").split()
+    sessions = CommitSessions(tmp_path, 5.0, ["-p", "no:randomly"])
+    try:
+        measured = sessions(head, good)
+    finally:
+        sessions.close()
+    assert measured.broken and measured.finding == Finding.UNKNOWN and not measured.changes

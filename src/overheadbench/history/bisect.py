@@ -60,12 +60,16 @@ class Measured:
     missing: tuple[str, ...] = ()
     """The pairs BAD regressed that this session did not compare (they raised, were renamed or did
     not collect at the commit): the commit cannot be told, whatever the other pairs read."""
+    broken: str = ""
+    """Where the session at the commit wrote no results (its tests did not collect, or it crashed):
+    the end of what it said. The commit is skipped, as ``git bisect skip`` skips a commit that does
+    not build; it once ended the whole bisection (exit 2)."""
 
     @property
     def finding(self) -> Finding:
         """Unknown if a watched pair is missing or nothing was compared; else regressed if any pair
         regressed; else unknown if any is unknown; else same."""
-        if self.missing or not self.changes:
+        if self.missing or not self.changes or self.broken:
             return Finding.UNKNOWN
         found = {moved.finding for moved in self.changes}
         for finding in (Finding.REGRESSED, Finding.UNKNOWN):
@@ -94,6 +98,10 @@ class Step:
         change = f"{worst.told()} ({worst.test})" if worst else "no pair compared"
         if missing:
             change = f"{', '.join(missing)} not compared (raised, renamed or not collected here): cannot be told"
+        if self.measured.broken:
+            change = (
+                f"its session wrote no results (its tests did not collect?): {self.measured.broken.splitlines()[-1]}"
+            )
         return f"step {number}: {self.commit[:12]} {self.subject[:50]}: {change} -> {self.outcome}"
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +112,7 @@ class Step:
             "rounds": self.rounds,
             "changes": [moved.to_json() for moved in self.measured.changes],
             "missing": list(self.measured.missing),
+            "broken": self.measured.broken or None,
         }
 
 
@@ -173,7 +182,7 @@ class _Search:
         """``commit`` against ``reference``, measured again while unknown (at most ``rounds``
         sessions); a pair missing there is not noise, and is not measured again."""
         measured, tries = self.once(commit, reference), 1
-        while measured.finding == Finding.UNKNOWN and not measured.missing and tries < self.rounds:
+        while measured.finding == Finding.UNKNOWN and not (measured.missing or measured.broken) and tries < self.rounds:
             measured, tries = self.once(commit, reference), tries + 1
         return measured, tries
 

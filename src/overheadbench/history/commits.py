@@ -84,10 +84,12 @@ class CommitSessions:
 
     def __call__(self, commit: str, reference: str) -> Measured:
         against = [f"--overhead-against={reference}", f"--overhead-fail-above={self.threshold:g}%"]
-        return self._read(self._session(commit, against))
+        output = self._session(commit, against)
+        return self._read(output) if isinstance(output, Path) else Measured((), broken=output)
 
-    def _session(self, commit: str, options: list[str]) -> Path:
-        """Run a session at ``commit`` with ``options`` and the user's arguments: its JSON's path."""
+    def _session(self, commit: str, options: list[str]) -> Path | str:
+        """Run a session at ``commit`` with ``options`` and the user's arguments: its JSON's path,
+        or (it wrote none) the end of what it said."""
         self._checkout(commit)
         self.sessions += 1
         output = self.scratch / f"session-{self.sessions}.json"
@@ -107,8 +109,7 @@ class CommitSessions:
             _stop(step)
             raise
         if not output.is_file():
-            tail = "\n".join(said.strip().splitlines()[-QUOTED_LINES:])
-            raise BisectError(f"the session at {commit[:12]} wrote no results; it said:\n{tail}")
+            return "\n".join(said.strip().splitlines()[-QUOTED_LINES:]) or f"exit {step.returncode}"
         return output
 
     def _checkout(self, commit: str) -> None:
