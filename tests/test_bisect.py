@@ -31,6 +31,8 @@ def _measure(changes: dict[str, list[Finding]]) -> tuple[list[str], object]:
     def measure(commit: str, reference: str) -> Measured:
         asked.append(commit)
         finding = changes[commit].pop(0) if len(changes[commit]) > 1 else changes[commit][0]
+        if finding == Finding.REGRESSED and changes.get(reference, [Finding.SAME])[-1] == Finding.REGRESSED:
+            finding = Finding.SAME  # over a commit already past the one step: the same
         return Measured((Moved("t.py::test_x", 8.0 if finding == Finding.REGRESSED else 0.0, 0, 0, finding),))
 
     return asked, measure
@@ -127,7 +129,8 @@ def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
     monkeypatch.chdir(tmp_path)
     assert main(["bisect", log[0], log[-1], "--json", "out.json", "--", "-p", "no:randomly"]) == 0
     said = capsys.readouterr().out
-    assert f"first regressed: {log[4]} step 4 slows the loop" in said
+    assert f"first regressed (more than 5% over {log[0][:12]}): {log[4]} step 4 slows the loop" in said
+    assert "then regressed" not in said  # one step: BAD over it is the same
     found = json.loads((tmp_path / "out.json").read_text())
     assert found["first_bad"] == log[4] and not found["gradual"]
     (explained,) = found["explained"].values()  # the commit's own change, function by function (exact)
@@ -147,7 +150,7 @@ def test_a_first_bad_commit_unknown_against_its_parent_is_measured_again_and_not
     against_parent: list[str] = []
 
     def unknown_against_parent(commit: str, reference: str) -> Measured:
-        if reference != "0" * 40:  # the first bad one against its parent: +5.9% (+4.3..+7.4%) at a 5% gate
+        if reference == commits[1][0]:  # the first bad one against its parent: +5.9% (+4.3..+7.4%) at a 5% gate
             against_parent.append(commit)
             return Measured((Moved("t.py::test_x", 5.9, 4.3, 7.4, Finding.UNKNOWN),))
         return measure(commit, reference)  # type: ignore[operator]
@@ -295,3 +298,31 @@ def test_a_sessions_commit_that_does_not_collect_is_read_as_broken_not_an_error(
     finally:
         sessions.close()
     assert measured.broken and measured.finding == Finding.UNKNOWN and not measured.changes
+
+
+def test_every_first_regressed_commit_of_a_range_of_two_steps_is_named() -> None:
+    """A range of two regressions (+30.6%, then +55% five commits later) was bisected to the larger alone."""
+    commits = _history(12)
+    steps = {commits[3][0]: 30.6, commits[8][0]: 55.0}
+    index = {commit: i for i, (commit, _) in enumerate(commits)}
+
+    def level(commit: str) -> float:
+        return sum(size for at, size in steps.items() if index.get(commit, -1) >= index[at])
+
+    def measure(commit: str, reference: str) -> Measured:
+        change = level(commit) - level(reference)
+        return Measured(
+            (Moved("t.py::test_x", change, change - 2, change + 2, Finding.REGRESSED if change > 5 else Finding.SAME),)
+        )
+
+    found = bisect("0" * 40, commits, measure, rounds=3, said=lambda line: None)
+    assert found.first_bad == commits[3][0] and found.then_bad == (commits[8][0],)
+    assert found.to_json()["then_bad"] == [commits[8][0]]
+    one = bisect(
+        "0" * 40,
+        commits,
+        lambda c, r: measure(c, r) if index[c] < 8 else measure(commits[7][0], r),
+        3,
+        lambda line: None,
+    )
+    assert one.first_bad == commits[3][0] and one.then_bad == ()

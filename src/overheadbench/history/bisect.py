@@ -127,6 +127,9 @@ class Bisection:
     alone: Measured | None = None
     """The first bad commit against its own parent (None: not measured)."""
     note: str = ""
+    then_bad: tuple[str, ...] = ()
+    """Each later first regressed commit, over the one before it: a range of two steps (+30.6%, then
+    +55% five commits later) was bisected to the larger alone, the first judged "same -> good"."""
 
     @property
     def explained(self) -> dict[str, Explanation]:
@@ -149,6 +152,7 @@ class Bisection:
             "good": self.good,
             "bad": self.bad,
             "first_bad": self.first_bad,
+            "then_bad": list(self.then_bad),
             "unsplit": list(self.unsplit),
             "gradual": self.gradual,
             "alone": [moved.to_json() for moved in self.alone.changes] if self.alone else None,
@@ -166,10 +170,16 @@ class _Search:
     """One bisection's state: the commits, how each is measured, the steps so far."""
 
     def __init__(
-        self, good: str, commits: Sequence[tuple[str, str]], measure: Measure, rounds: int, said: Callable[[str], Any]
+        self,
+        good: str,
+        commits: Sequence[tuple[str, str]],
+        measure: Measure,
+        rounds: int,
+        said: Callable[[str], Any],
+        found: Bisection | None = None,
     ) -> None:
         self.good, self.commits, self.measure, self.rounds, self.said = good, commits, measure, rounds, said
-        self.found = Bisection(good, commits[-1][0])
+        self.found = Bisection(good, commits[-1][0], steps=found.steps if found is not None else [])
         self.watched: set[str] = set()
         """The pairs BAD regressed: each step must compare them all to be told."""
 
@@ -238,7 +248,13 @@ def bisect(
     first whose change over ``good`` is regressed; ``said`` gets each step as it ends. A step that did
     not compare every pair BAD regressed is never good: it cannot be told, and is skipped. A BAD that
     compared nothing is a :class:`BisectError` (there is nothing to search on)."""
-    search = _Search(good, commits, measure, rounds, said)
+    return _bisected(_Search(good, commits, measure, rounds, said))
+
+
+def _bisected(search: _Search) -> Bisection:
+    """The search's first regressed commit, then (from it) each later one: over the commit before
+    it, BAD still regressed means another step lies between them."""
+    good, commits = search.good, search.commits
     found, bad = search.found, commits[-1][0]
     if search.step(len(commits) - 1) != "bad":
         if not found.steps[-1].measured.changes:
@@ -258,4 +274,14 @@ def bisect(
         found.note = f"skipped commits left {len(between)} candidates: the first regressed is one of them"
         return found
     search.alone(high)
+    later = commits[high + 1 :]
+    if later and not found.gradual:
+        after = _Search(commits[high][0], later, search.measure, search.rounds, search.said, found)
+        try:
+            rest = _bisected(after)
+        except BisectError:  # BAD compared nothing over the first bad commit: no later step can be told
+            return found
+        if rest.first_bad:
+            found.then_bad = (rest.first_bad, *rest.then_bad)
+            found.note = "; ".join(note for note in (found.note, rest.note) if note)
     return found
