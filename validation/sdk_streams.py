@@ -99,6 +99,11 @@ async def test_sdk_streams(transport, asgi_server):
 """
 
 
+SESSION_BOUND_S = 3600.0
+"""How long the busy loops may run per session (they end with the script): a session here lasts
+~25 min, past the loops' own 15-minute bound, which let the first run's loops end 15 minutes into it."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
@@ -111,7 +116,7 @@ def main() -> None:
     harness.git(folder, "add", "-A")
     harness.git(folder, "commit", "-qm", "main")
     failures = 0
-    with harness.busy_loops(args.busy):
+    with harness.busy_loops(args.busy, seconds=args.sessions * SESSION_BOUND_S):
         for number in range(args.sessions):
             started = time.monotonic()
             ran = subprocess.run(
