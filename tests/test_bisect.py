@@ -129,7 +129,7 @@ def test_a_real_history_is_bisected_to_the_commit_that_slowed_it(
     monkeypatch.chdir(tmp_path)
     assert main(["bisect", log[0], log[-1], "--json", "out.json", "--", "-p", "no:randomly"]) == 0
     said = capsys.readouterr().out
-    assert f"first regressed (more than 5% over {log[0][:12]}): {log[4]} step 4 slows the loop" in said
+    assert f"first regressed (cut-off +5% over {log[0][:12]}): {log[4]} step 4 slows the loop" in said
     assert "then regressed" not in said  # one step: BAD over it is the same
     found = json.loads((tmp_path / "out.json").read_text())
     assert found["first_bad"] == log[4] and not found["gradual"]

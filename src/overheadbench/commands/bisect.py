@@ -55,10 +55,10 @@ def _bisect(good: str, bad: str, threshold: float, rounds: int, output: Path | N
         uninstall_sigterm()
     subjects = dict(commits)
     if found.first_bad:
-        cut = f"more than {threshold:g}% over {good_id[:12]}"
+        cut = f"cut-off +{threshold:g}% over {good_id[:12]}"
         print(f"first regressed ({cut}): {found.first_bad} {subjects[found.first_bad]}")
     for before, then in zip((found.first_bad, *found.then_bad), found.then_bad, strict=False):
-        print(f"then regressed (more than {threshold:g}% over {str(before)[:12]}): {then} {subjects[then]}")
+        print(f"then regressed (cut-off +{threshold:g}% over {str(before)[:12]}): {then} {subjects[then]}")
     for test, explanation in found.explained.items():
         print(f"{test}, against its parent: {explanation.told(head=CHANGE_HEAD)}")
     if found.note:
