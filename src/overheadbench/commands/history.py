@@ -84,7 +84,8 @@ def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> i
     if args.fail_above is None:
         return 0
     failing = regressions(history, args.fail_above, newer)
-    print("\n".join(failing))
+    for line in failing:
+        print(line)
     return 1 if failing else 0
 
 
