@@ -150,7 +150,7 @@ def _drift(pair: Pair, replicas: list[ReplicaSamples], settings: Settings) -> tu
     step = moved(earlier, later, pair.confidence)
     if step is None:
         return None
-    read = combine(later, pair.confidence, prior_session)
+    read = estimate(pair, replicas, settings, blocks=Blocks.LATER_HALF)  # as every other reading is made
     reach = (read.low, read.high * step) if step > 1 else (read.low * step, read.high)
     shown = [format_overhead(r - 1, as_factor(read.ratio - 1)) for r in (read.ratio / step, read.ratio)]
     return (
