@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from overheadbench.engine.shifts import MIN_RUNS, Point, ShiftKind, between_sd, find_shifts
+from overheadbench.engine.shifts import MIN_RUNS, Point, ShiftKind, find_shifts
+from overheadbench.engine.spread import between_sd
 
 TAU, SE = 0.01, 0.008
 """A series' between-session sd and each run's own standard error (of the log)."""
@@ -65,7 +66,8 @@ def test_a_step_falls_only_between_commits_and_needs_runs_on_both_sides() -> Non
     found = find_shifts(series(10, {4: 0.2}, commits=commits), 0.005)
     assert [shift.start for shift in found.shifts] == [4]  # the first run of commit c
     assert find_shifts(series(10, {4: 0.2}, commits=["a"] * 10), 0.005).shifts == ()  # one commit: no step
-    assert find_shifts(series(12, {11: 0.3}), 0.005).shifts == ()
+    (pending,) = find_shifts(series(12, {11: 0.3}), 0.005).shifts  # shown as pending, never placed
+    assert pending.kind is ShiftKind.PENDING and pending.start == 11
     assert [s.start for s in find_shifts(series(12, {12 - MIN_RUNS: 0.3}), 0.005).shifts] == [12 - MIN_RUNS]
 
 
@@ -87,4 +89,5 @@ def test_a_series_too_short_to_split_has_none() -> None:
 
 def test_steps_of_both_signs_in_one_series_are_each_found_with_their_sign() -> None:
     found = find_shifts(series(36, {12: -0.08, 24: 0.06}, seed=6), 0.005)
-    assert [(shift.start, shift.change < 0) for shift in found.shifts] == [(12, True), (24, False)]
+    steps = [shift for shift in found.shifts if shift.kind is ShiftKind.STEP]  # its newest run is 3.9 sd high: pending
+    assert [(shift.start, shift.change < 0) for shift in steps] == [(12, True), (24, False)]

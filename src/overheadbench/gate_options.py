@@ -5,6 +5,7 @@ configure time, so a contradiction is a usage error (exit 4) before anything is 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,11 @@ import pytest
 
 from .core.errors import StorageError, deprecated
 from .core.flags import Flag, add_flags
+from .core.git import checked_out_branch, git
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.settings import Policy
-from .history.runs import Storage, check_name
+from .history.environment import BRANCH_VARIABLE
+from .history.runs import Storage, check_name, read_run
 from .replicas.environments import EnvError, Environment, resolve_environments
 from .replicas.trees import BaseTree, TreeError, resolve_base
 
@@ -64,6 +67,21 @@ GATE_FLAGS = (
         metavar="PATH",
         ini="overhead_storage",
         ini_help="folder of stored runs (default: baselines/)",
+    ),
+    Flag(
+        "--overhead-machine",
+        "store and read runs under NAME instead of this machine's fingerprint (a runner fleet: one label, "
+        "several CPU models; each run keeps its fingerprint, and history pools them)",
+        metavar="NAME",
+        ini="overhead_machine",
+        ini_help="the machine name stored runs go under (default: this machine's fingerprint)",
+    ),
+    Flag(
+        "--overhead-link",
+        "with --overhead-autosave: measure the newest stored run's commit on this branch beside this tree, "
+        "interleaved, and store each figure's change over it with the run (history reads the change, which "
+        "the runner's load and CPU model do not move)",
+        action="store_true",
     ),
     Flag(
         "--overhead-compare",
@@ -143,7 +161,10 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
     option = config.getoption
     named = option("--overhead-storage") or config.getini("overhead_storage")
     try:
-        storage = Storage(config.rootpath / (named or DEFAULT_STORAGE))
+        storage = Storage.named(
+            config.rootpath / (named or DEFAULT_STORAGE),
+            option("--overhead-machine") or config.getini("overhead_machine"),
+        )
         storage.check()
         save = None if option("--overhead-save") is None else check_name(option("--overhead-save"))
     except StorageError as exc:
@@ -152,6 +173,8 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
     compare = _compared(option("--overhead-compare"), config.rootpath)
     env_specs = [*(option("--overhead-env") or ()), *(config.getini("overhead_envs") if measuring else ())]
     _check_places(config, against, python, env_specs, compare)
+    if option("--overhead-link"):
+        against = _linked(config, storage, against, env_specs, compare, in_replica)
     base, envs = None, []
     try:
         if against is not None and not in_replica:
@@ -203,6 +226,23 @@ def _check_places(
                 f"overheadbench: {flag} compares with other places measured in this session; {clashing[0]} "
                 f"compares with a stored run: choose one"
             )
+
+
+def _linked(
+    config: pytest.Config, storage: Storage, against: str | None, envs: list[str], compare: str | None, replica: bool
+) -> str | None:
+    """``--overhead-link``: the newest stored ancestor's commit, the session's base tree (None: this run
+    starts the chain, stored unlinked). It is a stored run's link: saved, and no other place."""
+    if not (config.getoption("--overhead-autosave") or config.getoption("--overhead-save")):
+        raise pytest.UsageError("overheadbench: --overhead-link links a stored run: give --overhead-autosave too")
+    clashing = [flag for flag, given in (("--overhead-against", against), ("--overhead-env", envs or None)) if given]
+    if clashing or compare is not None:
+        other = clashing[0] if clashing else "--overhead-compare"
+        raise pytest.UsageError(
+            f"overheadbench: --overhead-link measures the newest stored run's commit beside this tree; {other} "
+            f"names another place: choose one"
+        )
+    return None if replica else _link_target(storage, config.rootpath)
 
 
 def _refuse_a_default_storage_elsewhere(root: Path, rootdir: Path) -> None:
@@ -270,3 +310,29 @@ def _policy(raw: str | None) -> Policy:
 def _added_places(config: pytest.Config) -> tuple[Any, ...]:
     """The places plugins add through ``pytest_overheadbench_places`` (:mod:`overheadbench.hookspecs`)."""
     return tuple(place for found in config.hook.pytest_overheadbench_places(config=config) for place in found)
+
+
+def _link_target(storage: Storage, repository: Path) -> str | None:
+    """The commit a linked session measures beside its own: that of the newest stored run of this
+    branch (in this storage folder) whose commit is an ancestor of HEAD. Its figures are in the
+    history already, so this run's change over it links the two runs directly, and the runner's load
+    and CPU model, which move each session's levels, cancel in it (:mod:`overheadbench.engine.shifts`).
+    None: no such run, and this run starts the chain."""
+    head = git(repository, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if head is None or head.returncode != 0:
+        return None
+    sha = head.stdout.strip()
+    branch = os.environ.get(BRANCH_VARIABLE) or checked_out_branch(repository)
+    branch = None if branch == "HEAD" else branch  # detached, unnamed: any ancestor's run
+    for path in reversed(storage.runs()):  # newest first, by number; read until one is an ancestor
+        try:
+            commit = read_run(path).environment.get("commit_info") or {}
+        except StorageError:  # an unreadable run is no link (the history says why it is left out)
+            continue
+        stored = str(commit.get("id") or "")
+        if not stored or commit.get("dirty") or stored == sha or (branch and commit.get("branch") != branch):
+            continue
+        ancestor = git(repository, "merge-base", "--is-ancestor", stored, sha)
+        if ancestor is not None and ancestor.returncode == 0:
+            return stored
+    return None

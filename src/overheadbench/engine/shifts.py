@@ -36,6 +36,7 @@ Why these choices, measured in ``validation/history.py`` (docs/history.md has th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,41 +45,50 @@ from statistics import NormalDist
 import numpy as np
 
 from ..core.vocabulary import Word
+from .spread import MEDIAN_ABSOLUTE, PRIOR_RUNS, spread
 
 THRESHOLD = 3.29
-"""``|z|`` a split (or a drift's slope) must reach: a two-sided test at 0.1% (see the module)."""
+"""``|z|`` a split (or a drift's slope, or a link) must reach: a two-sided test at 0.1%
+(see :mod:`overheadbench.engine.shifts`)."""
 MIN_RUNS = 2
-"""Runs each side of a step must hold: a step seen in the newest run alone is named once the next run confirms it."""
+"""Runs each side of a step must hold: a step seen in the newest run alone is pending until the next run confirms it."""
 DRIFT_MIN_RUNS = 6
 DRIFT_MIN_COMMITS = 4
 """Runs, and commits among them, a stretch must hold to be read as a drift (over its commits)."""
+CONFIDENCE = 0.95
 MEDIAN_WINDOW = 5
 CLIP = 3.0
 """A value farther than this many of its standard deviations from the running median is moved to that distance."""
-CONFIDENCE = 0.95
-PRIOR_RUNS = 4
-"""How many differences the project's measured between-session spread counts as, beside a series' own."""
-MEDIAN_ABSOLUTE = NormalDist().inv_cdf(0.75)
-"""A standard normal's median absolute value (0.6745): a robust spread's scale."""
-KEPT_DIFFERENCES = 0.9
-"""The share of successive differences, the smallest, that the between-session spread is read
-from before the steps are known: a step makes one large difference, which the largest tenth (at
-least one) leaves out. Once the search has taken the steps out, every difference within a segment counts."""
+LINK_PRIOR_SHARE = 0.5
+"""The spread of a linked run's change beyond its own interval that a short series leans on, as a
+share of the figure's between-session spread: a link is measured in one session, interleaved, and
+its interval already carries the processes' spread; what is left is the session's own (0.25% for a
+pair's 0.5%)."""
+EXACT_VARIANCE = 1e-12
+"""The variance a link of exact counts (standard error 0) is weighed with."""
 
 
 class ShiftKind(Word):
     STEP = "step"
     DRIFT = "drift"
+    PENDING = "pending"
+    """The newest commit's runs differ from the segment before them, and too few to place a step:
+    "pending one more run" (placed with :data:`MIN_RUNS` on each side, it took an unchanged commit
+    before it with it, and the real step folded into the next)."""
 
 
 @dataclass(frozen=True)
 class Point:
     """One run's reading of the figure: its log value, that log's standard error, and its commit
-    (runs of one commit are never split apart)."""
+    (runs of one commit are never split apart); a linked run (``--overhead-link``) also its change
+    over the commit ``linked`` measured in its own session (``link``, of the log, with ``link_se``)."""
 
     log: float
     se: float
     commit: str
+    link: float | None = None
+    link_se: float = 0.0
+    linked: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,64 +132,32 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
     across a step left out. The one spread of a stored series: the session's own interval, a
     comparison with a stored run and ``history`` read it alike (:func:`~overheadbench.engine.changes.session_log_sd`);
     a retry library's two real steps (+26%, +55%) made the sessions' learned spread 31-33%,
-    ``history``'s 0.88%, and every later interval ±600 points."""
+    ``history``'s 0.88%, and every later interval ±600 points. Where runs are linked, the steps
+    from their first linked commit on are read from the links (:func:`_linked`)."""
     y = np.array([p.log for p in points], float)
     own = np.array([p.se for p in points], float) ** 2
-    if len(points) < 2 * MIN_RUNS:  # too short for a step: every difference is within the one segment
+    cuts = [i for i in range(1, len(points)) if points[i].commit != points[i - 1].commit]
+    found_links = _links(points, cuts)
+    if len(points) < 2 * MIN_RUNS and not found_links:  # too short for a step: every difference is within one segment
         return Series((), *spread(np.diff(y), own, prior_sd, trimmed=False))
     tau = spread(np.diff(y), own, prior_sd)[0]
     weights = 1.0 / (own + tau**2)
     clipped = _winsorised(y, np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2))
-    cuts = [i for i in range(1, len(points)) if points[i].commit != points[i - 1].commit]
     commits = np.searchsorted(np.array(cuts, int), np.arange(len(points)), side="right").astype(float)
-    shifts = sorted(
-        _levelled(_search(_Runs(clipped, weights, commits), cuts, threshold), clipped, weights), key=lambda s: s.start
-    )
+    runs = _Runs(clipped, weights, commits)
+    if found_links:
+        found = _linked(runs, cuts, found_links, threshold, LINK_PRIOR_SHARE * prior_sd)
+    else:
+        searched = _search(runs, cuts, threshold)  # the newest runs unclipped: a lone far run is _pending, not gone
+        found = _levelled(_pending(_Runs(y, weights, commits), cuts, searched, threshold), clipped, weights)
+    shifts = sorted(found, key=lambda s: s.start)
     # the spread within segments: no difference across a step, none touching a run the search winsorised
-    left_out = {shift.start for shift in shifts if shift.kind is ShiftKind.STEP}
+    left_out = {shift.start for shift in shifts if shift.kind is not ShiftKind.DRIFT}
     far = clipped != y
     within = np.array(
         [y[i] - y[i - 1] for i in range(1, len(points)) if i not in left_out and not far[i - 1 : i + 1].any()]
     )
     return Series(tuple(shifts), *spread(within, own, prior_sd, trimmed=False))
-
-
-def between_sd(y: np.ndarray, own: np.ndarray, prior_sd: float) -> float:
-    """The between-session sd of a series' log values from all its successive differences (:func:`spread`)."""
-    return spread(np.diff(y), own, prior_sd)[0]
-
-
-def spread(
-    differences: np.ndarray, own: np.ndarray, prior_sd: float, robust: bool = False, trimmed: bool = True
-) -> tuple[float, float]:
-    """The between-session sd of a series from its successive log ``differences`` (the smallest
-    :data:`KEPT_DIFFERENCES` of them, or all where not ``trimmed``; each holds two runs' variance),
-    less the runs' ``own`` variance, pooled with ``prior_sd`` as if it were :data:`PRIOR_RUNS` more differences (a short
-    series leans on the project's measured spread, a long one on its own; a NaN prior: none), and
-    its degrees of freedom, the differences kept; fewer than two differences: the prior, taken as known.
-    ``robust``: from the differences' median instead, which one run far from the rest (two large
-    differences of six: a pipeline read 32x in one session of ten, 550-640x in the rest) cannot move:
-    the scale values are winsorised at, before the steps are known."""
-    if differences.size < 2:
-        return prior_sd, math.inf
-    ordered = np.sort(np.abs(differences))
-    kept = max(1, math.floor(KEPT_DIFFERENCES * ordered.size)) if trimmed else ordered.size
-    if robust:
-        rms = float(np.median(ordered)) / MEDIAN_ABSOLUTE
-    else:
-        rms = math.sqrt(float(np.mean(ordered[:kept] ** 2))) / _trimmed_rms(kept / ordered.size)
-    own_sd2 = max(rms**2 / 2 - float(np.median(own)), 0.0)
-    if not math.isfinite(prior_sd):
-        return math.sqrt(own_sd2), float(kept)
-    return math.sqrt((kept * own_sd2 + PRIOR_RUNS * prior_sd**2) / (kept + PRIOR_RUNS)), float(kept)
-
-
-def _trimmed_rms(share: float) -> float:
-    """The root mean square of a standard normal's smallest ``share`` in absolute value."""
-    if share >= 1.0:
-        return 1.0
-    q = NormalDist().inv_cdf((1 + share) / 2)
-    return math.sqrt(1 - 2 * q * NormalDist().pdf(q) / share)
 
 
 def _winsorised(y: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -210,16 +188,16 @@ def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
     more than a significant one would); then a drift inside each stretch between steps."""
     size = runs.y.size
     steps: list[Shift] = []
-    _steps(runs, 0, size, cuts, threshold, steps)
+    _segment_steps(runs, 0, size, cuts, threshold, steps)
     edges = sorted({0, size, *(step.start for step in steps)})
-    drift = _drift(runs, 0, size, threshold)
+    drift = _line_drift(runs, 0, size, threshold)
     if drift is not None and drift[1] + threshold**2 <= _squares(runs, edges) + threshold**2 * len(steps):
         return [drift[0]]
-    drifts = [_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False)] if steps else []
+    drifts = [_line_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False)] if steps else []
     return steps + [found[0] for found in drifts if found is not None]
 
 
-def _steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold: float, found: list[Shift]) -> None:
+def _segment_steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold: float, found: list[Shift]) -> None:
     """Binary segmentation of runs ``start..end``: its best split kept where ``|z|`` reaches
     ``threshold``, and both sides searched again."""
     allowed = [k for k in cuts if start + MIN_RUNS <= k <= end - MIN_RUNS]
@@ -231,8 +209,8 @@ def _steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold: float,
         return
     cut = allowed[best]
     found.append(Shift(ShiftKind.STEP, cut, cut, 0.0, 0.0, float(z[best])))  # levels read once all are found
-    _steps(runs, start, cut, cuts, threshold, found)
-    _steps(runs, cut, end, cuts, threshold, found)
+    _segment_steps(runs, start, cut, cuts, threshold, found)
+    _segment_steps(runs, cut, end, cuts, threshold, found)
 
 
 def _squares(runs: _Runs, edges: list[int]) -> float:
@@ -253,7 +231,7 @@ def _splits(y: np.ndarray, w: np.ndarray, at: np.ndarray) -> np.ndarray:
     return z
 
 
-def _drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Shift, float] | None:
+def _line_drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Shift, float] | None:
     """Runs ``start..end`` as a weighted straight line over their commits, where its slope reaches
     ``threshold`` standard errors: the drift over them, and the weighted squares left about the line."""
     x, y, w = runs.commit[start:end], runs.y[start:end], runs.w[start:end]
@@ -275,10 +253,10 @@ def _drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Shift, 
 def _levelled(shifts: list[Shift], y: np.ndarray, w: np.ndarray) -> list[Shift]:
     """Each step's change read between the segments on either side of it, as finally cut."""
     edges = sorted({0, y.size, *(s.start for s in shifts if s.kind is ShiftKind.STEP)})
-    levelled = []
+    found = []
     for shift in shifts:
-        if shift.kind is ShiftKind.DRIFT:
-            levelled.append(shift)
+        if shift.kind is not ShiftKind.STEP:
+            found.append(shift)
             continue
         at = edges.index(shift.start)
         before, after = slice(edges[at - 1], shift.start), slice(shift.start, edges[at + 1])
@@ -286,5 +264,108 @@ def _levelled(shifts: list[Shift], y: np.ndarray, w: np.ndarray) -> list[Shift]:
         mean_after = float((w[after] * y[after]).sum() / w[after].sum())
         se = math.sqrt(1.0 / float(w[before].sum()) + 1.0 / float(w[after].sum()))
         change = mean_after - mean_before
-        levelled.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, se, change / se, mean_after))
-    return levelled
+        found.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, se, change / se, mean_after))
+    return found
+
+
+def _pending(runs: _Runs, cuts: list[int], shifts: list[Shift], threshold: float) -> list[Shift]:
+    """The search's shifts, where the newest commit has fewer than :data:`MIN_RUNS` runs: a step
+    that stood only on them dropped (its side without them is no step), and the newest commit's
+    runs against their segment: "pending one more run" where they differ by ``threshold``."""
+    size = runs.y.size
+    if not cuts or size - cuts[-1] >= MIN_RUNS or any(s.kind is ShiftKind.DRIFT for s in shifts):
+        return shifts
+    newest = cuts[-1]
+    steps = sorted(s.start for s in shifts)
+    if steps and steps[-1] > newest - MIN_RUNS:
+        before = steps[-2] if len(steps) > 1 else 0
+        if abs(_between(runs, slice(before, steps[-1]), slice(steps[-1], newest))[2]) < threshold:
+            dropped = steps.pop()
+            shifts = [s for s in shifts if s.start != dropped]
+    start = steps[-1] if steps else 0
+    if newest - start < MIN_RUNS:
+        return shifts
+    change, se, z = _between(runs, slice(start, newest), slice(newest, size))
+    if abs(z) < threshold:
+        return shifts
+    level = float((runs.w[newest:] * runs.y[newest:]).sum() / runs.w[newest:].sum())
+    return [*shifts, Shift(ShiftKind.PENDING, newest, size - 1, change, se, z, level)]
+
+
+def _between(runs: _Runs, before: slice, after: slice) -> tuple[float, float, float]:
+    """The change of the weighted mean from runs ``before`` to runs ``after``, its standard error, and ``z``."""
+    w_before, w_after = float(runs.w[before].sum()), float(runs.w[after].sum())
+    mean_after = float((runs.w[after] * runs.y[after]).sum()) / w_after
+    change = mean_after - float((runs.w[before] * runs.y[before]).sum()) / w_before
+    se = math.sqrt(1.0 / w_before + 1.0 / w_after)
+    return change, se, change / se
+
+
+def _links(points: Sequence[Point], cuts: list[int]) -> dict[int, tuple[float, float]]:
+    """Each commit's change over the commit before it in the series, from its runs linked to that
+    commit (their inverse-variance mean, and its variance), by the index of its first run."""
+    found = {}
+    for at, cut in enumerate(cuts):
+        end = cuts[at + 1] if at + 1 < len(cuts) else len(points)
+        before = points[cut - 1].commit
+        changes = [(p.link, p.link_se) for p in points[cut:end] if p.link is not None and p.linked == before]
+        if changes:
+            weights = [1.0 / max(se**2, EXACT_VARIANCE) for _, se in changes]
+            mean = sum(w * change for w, (change, _) in zip(weights, changes, strict=True)) / sum(weights)
+            found[cut] = (mean, 1.0 / sum(weights))
+    return found
+
+
+def _linked(
+    runs: _Runs, cuts: list[int], links: dict[int, tuple[float, float]], threshold: float, prior_sd: float
+) -> list[Shift]:
+    """A series with linked runs: before its first linked commit, the level search's steps; from it
+    on, each commit's step read from its link (a commit without one: its runs' levels against the
+    commit's before it), beyond ``threshold`` standard errors; then a drift within each stretch
+    _between the steps, read from the levels (a link's small bias would add up over a stretch).
+
+    Why a link decides its commit alone: it is one runner's change, measured interleaved in one
+    session, so the runner's load and CPU model cancel in it; the levels of separate sessions carry
+    them (a busy runner moved each run ±4%, and two steps read as one drift of +13.5% over 30 runs).
+    Each link's test is a two-sided 0.1% test like a split's, so the false-alarm rate stays one per
+    1,000 commits; its standard error carries the links' own spread beyond their intervals
+    (:func:`_link_sd`)."""
+    first = min(links)
+    found: list[Shift] = []
+    _segment_steps(runs, 0, first, [k for k in cuts if k < first], threshold, found)
+    found = _levelled(found, runs.y[:first], runs.w[:first])
+    extra = _link_sd(links, prior_sd)
+    ends = [*cuts[1:], runs.y.size]
+    for at, cut in enumerate(cuts):
+        if cut < first:
+            continue
+        if cut in links:
+            change, variance = links[cut]
+            se = math.sqrt(variance + extra**2)
+        else:
+            start = cuts[at - 1] if at else 0
+            change, se, _ = _between(runs, slice(start, cut), slice(cut, ends[at]))
+        if abs(change) >= threshold * se:
+            found.append(Shift(ShiftKind.STEP, cut, cut, change, se, change / se))
+    edges = sorted({0, runs.y.size, *(s.start for s in found)})
+    found = [dataclasses.replace(s, level=_level(runs, s.start, edges)) for s in found]
+    drifts = (_line_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False))
+    return found + [drift[0] for drift in drifts if drift is not None]
+
+
+def _level(runs: _Runs, start: int, edges: list[int]) -> float:
+    """The weighted mean of the stretch that starts at ``start``."""
+    after = slice(start, edges[edges.index(start) + 1])
+    return float((runs.w[after] * runs.y[after]).sum() / runs.w[after].sum())
+
+
+def _link_sd(links: dict[int, tuple[float, float]], prior_sd: float) -> float:
+    """How far links spread beyond their own intervals, from the series' links (the median's
+    scale, which the steps among them cannot move), pooled with ``prior_sd`` as :func:`spread` pools."""
+    values = np.array([change for change, _ in links.values()])
+    own = np.array([variance for _, variance in links.values()])
+    if values.size < 2:
+        return prior_sd
+    rms = float(np.median(np.abs(values))) / MEDIAN_ABSOLUTE
+    sd2 = max(rms**2 - float(np.median(own)), 0.0)
+    return math.sqrt((values.size * sd2 + PRIOR_RUNS * prior_sd**2) / (values.size + PRIOR_RUNS))

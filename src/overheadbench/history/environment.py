@@ -43,6 +43,9 @@ COMPARED = (
 )
 """The fields whose difference makes two runs' overheads not comparable as they stand (and
 every package's version, :func:`differences`)."""
+BRANCH_VARIABLE = "OVERHEADBENCH_BRANCH"
+"""The environment variable that names the branch a run records (and links on), where the checkout
+is detached: CI checks a commit out, and ``history --measure`` measures past commits."""
 FINGERPRINT_PARTS = 6
 INTERPRETER_PARTS = (1, 2)
 """The parts of a fingerprint (:func:`fingerprint`) that name the interpreter, not the machine."""
@@ -58,6 +61,8 @@ def environment(config: Any) -> dict[str, Any]:
         commit = hook.pytest_benchmark_generate_commit_info(config=config)
     else:
         machine, commit = machine_info(), commit_info(Path(config.rootpath))
+    if os.environ.get(BRANCH_VARIABLE):  # a detached checkout (CI, history --measure) names its branch
+        commit = {**commit, "branch": os.environ[BRANCH_VARIABLE]}
     if hasattr(hook, "pytest_overheadbench_machine_info"):
         hook.pytest_overheadbench_machine_info(config=config, machine_info=machine)
     return {

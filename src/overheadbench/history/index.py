@@ -24,7 +24,8 @@ from pathlib import Path
 from ..core.errors import StorageError
 from ..core.git import checked_out_branch, is_repository
 from ..core.termination import ended_with_parent
-from ..engine.changes import interval_estimate
+from ..core.vocabulary import Role
+from ..engine.changes import Change, interval_estimate
 from ..engine.stats import SESSION_SD
 from ..pairs.comparing import reading
 from ..pairs.results import OverheadResult
@@ -36,7 +37,7 @@ from .runs import RUN_FILE, Run, Storage, read_run
 from .timeline import EVERY_BRANCH, History, Reading, RunRow, on_branch, read_history
 
 INDEX_FILE = ".overheadbench-index.sqlite"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 """Bumped whenever :class:`RunRow` changes: an index of another version is rebuilt."""
 PARALLEL_FROM = 64
 """Runs to read (not in the index) from which they are read in a process per core."""
@@ -66,8 +67,8 @@ def stored_history(storage: Storage, branch: str | None, repository: Path) -> tu
 
 def run_row(path: Path, run: Run) -> RunRow:
     commit = run.environment.get("commit_info") or {}
-    readings = [_pair_reading(r) for r in run.measured() if r.ratio > 0 and math.isfinite(r.ratio)]
-    readings += [_figure_reading(f) for f in run.measured_figures() if _indexed_figure(f)]
+    readings = [_pair_reading(r, run.link) for r in run.measured() if r.ratio > 0 and math.isfinite(r.ratio)]
+    readings += [_figure_reading(f, run.link) for f in run.measured_figures() if _indexed_figure(f)]
     numbered = RUN_FILE.match(path.name)
     return RunRow(
         str(path),
@@ -78,16 +79,20 @@ def run_row(path: Path, run: Run) -> RunRow:
         str(commit.get("branch") or ""),
         bool(commit.get("dirty")),
         tuple(readings),
+        run.link,
     )
 
 
-def _pair_reading(result: OverheadResult) -> Reading:
+def _pair_reading(result: OverheadResult, linked: str) -> Reading:
     estimate = reading(result)
+    changes = [p.change for p in result.places if p.role is Role.BASE and p.change is not None] if linked else []
     figure = f"overhead ({result.mode.value}" + (f", {result.concurrency} callers)" if result.concurrency > 1 else ")")
     budget = result.pair.budget.max_overhead
     prior = COUNT_PRIOR_SD if result.mode.counted else SESSION_SD
+    limit = None if budget is None else 1 + budget
+    link, link_se = _link(changes)
     return Reading(
-        result.nodeid, figure, math.log(result.ratio), estimate.log_se, prior, None if budget is None else 1 + budget
+        result.nodeid, figure, math.log(result.ratio), estimate.log_se, prior, limit, link=link, link_se=link_se
     )
 
 
@@ -96,8 +101,9 @@ def _indexed_figure(figure: FigureResult) -> bool:
     return figure.reading.measure is Measure.FIGURE and figure.reading.value > 0 and figure.reading.metric in SPECS
 
 
-def _figure_reading(figure: FigureResult) -> Reading:
+def _figure_reading(figure: FigureResult, linked: str) -> Reading:
     value = figure.reading
+    changes = [p.change for p in figure.places if p.role is Role.BASE] if linked else []
     spec = SPECS[value.metric]
     estimate = interval_estimate(value.value, value.low, value.high)
     return Reading(
@@ -107,9 +113,19 @@ def _figure_reading(figure: FigureResult) -> Reading:
         estimate.log_se,
         spec.session_sd,
         figure.check.limit,
-        higher_is_worse=not spec.floor,
-        ratio=False,
+        not spec.floor,
+        False,
+        *_link(changes),
     )
+
+
+def _link(changes: list[Change]) -> tuple[float | None, float]:
+    """A reading's link: its change over the base tree, the linked commit (the log of new / old and its
+    standard error); none where the run is not linked or the figure was not measured there."""
+    usable = [c for c in changes if c.old > 0 and c.new > 0 and math.isfinite(c.se)]
+    if not usable:
+        return None, 0.0
+    return math.log(usable[0].new / usable[0].old), usable[0].se
 
 
 def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[RunRow], list[str]]:

@@ -25,7 +25,7 @@ from ..pairs.results import OverheadResult
 from ..transport.results import FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
@@ -52,7 +52,8 @@ runs its between-session term was learned from, 0: the prior); 18 an explanation
 graph, written from the gathered results); 19 those stacks whole, each ``[stack, cost, added]`` (the
 framework side's call stack, its cost and added cost per call; 18 kept ``module;function`` and the
 added cost); 20 a result's ``widened`` (the readings of its blocks that missed its estimate's interval,
-which its ``ci`` then joins). Versions 1 to 19 still load."""
+which its ``ci`` then joins); 21 the run's ``link`` (the commit its base tree was, where the session
+measured one: each figure's change over it is a link of the history). Versions 1 to 20 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
@@ -75,12 +76,17 @@ class Run:
     figures: list[FigureResult] = field(default_factory=list)
     gate: Thresholds = UNGATED
     """The thresholds the session gated its changes at (percent; none: shown, not gated)."""
+    link: str = ""
+    """The commit the session measured beside this one (``--overhead-link``, or ``--overhead-against``
+    a revision): each figure's change over it, in its places, links this run to that commit's in the
+    history; empty: none."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "environment": self.environment,
             "gate": {"pairs": self.gate.pairs, "transport": self.gate.transport},
+            "link": self.link or None,
             "settings": self.settings.to_json(),
             "results": [result.to_json() for result in self.results],
             "figures": [figure.to_json() for figure in self.figures],
@@ -111,6 +117,7 @@ class Run:
             settings=known,
             results=[_with_changes(r) for r in fields.items("results", OverheadResult.from_json)],
             figures=fields.items("figures", FigureResult.from_json) if version >= 4 else [],
+            link=fields.text("link", optional=True) or "",  # schema 21
         )
 
     def measured(self) -> list[OverheadResult]:
@@ -185,12 +192,11 @@ def _file_kind(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a file")
 
 
-def check_name(name: str) -> str:
-    """A run name ``--overhead-save`` can store under, or a :class:`StorageError` saying why not."""
+def check_name(name: str, what: str = "run name") -> str:
+    """A run name ``--overhead-save`` can store under (or a machine's, ``what``), or a
+    :class:`StorageError` saying why not."""
     if not RUN_NAME.fullmatch(name):
-        raise StorageError(
-            f"run name {name!r}: use letters, digits, '.', '_' or '-' (no spaces, folders or leading dot)"
-        )
+        raise StorageError(f"{what} {name!r}: use letters, digits, '.', '_' or '-' (no spaces, folders or leading dot)")
     return name
 
 
@@ -198,10 +204,29 @@ def check_name(name: str) -> str:
 class Storage:
     """The stored runs under ``root``, one folder per machine fingerprint (as pytest-benchmark
     keeps one per machine id): ``root/<fingerprint>/NNNN_name.json``. Runs saved before
-    folders existed (``root/NNNN_name.json``) are read as runs of an unknown machine."""
+    folders existed (``root/NNNN_name.json``) are read as runs of an unknown machine.
+
+    A runner fleet names its folder (``--overhead-machine``, :meth:`named`): hosted runners of one
+    label differ in CPU model, and a folder per fingerprint split main's history into short series
+    that each needed two runs a side to name a step. Each run keeps its own fingerprint; the history
+    pools the name's runs (levels offset per fingerprint, links as they are), and the stored-run gate
+    still refuses another fingerprint's run (a gate across CPU models measures the machines)."""
 
     root: Path
     machine: str = field(default_factory=fingerprint)
+    """The folder's name: this machine's fingerprint, or the fleet's name."""
+    own: str = ""
+    """This machine's fingerprint where the folder is a fleet's name (empty: the folder is it)."""
+
+    @classmethod
+    def named(cls, root: Path, name: str | None) -> Storage:
+        """The storage under ``root`` whose folder is ``name`` (checked), or this machine's fingerprint."""
+        return cls(root) if not name else cls(root, check_name(name, "--overhead-machine"), fingerprint())
+
+    @property
+    def pooled(self) -> bool:
+        """The folder is a fleet's name, not one machine's fingerprint."""
+        return bool(self.own)
 
     @property
     def folder(self) -> Path:
@@ -228,7 +253,9 @@ class Storage:
         (or an unknown one): filed in another folder, or filed here but recording another
         machine's fingerprint."""
         recorded = recorded_fingerprint(env) if env is not None else None
-        return path.resolve().parent != self.folder.resolve() or (recorded is not None and recorded != self.machine)
+        return path.resolve().parent != self.folder.resolve() or (
+            recorded is not None and recorded != (self.own or self.machine)
+        )
 
     def save(self, run: Run, name: str) -> Path:
         """Store ``run`` as the next ``NNNN_name.json`` of this machine. Exclusive and atomic:
@@ -276,15 +303,19 @@ class Storage:
         raise StorageError(f"no stored run matches {reference!r} in {self.root}/ ({hint})")
 
     def history(self, limit: int = HISTORY_RUNS) -> tuple[list[Run], list[str]]:
-        """This machine's newest ``limit`` readable runs (each pair's between-session spread),
-        and why each unreadable one was skipped (the caller warns: one bad file must not
+        """This machine's newest ``limit`` readable runs (each pair's between-session spread; in a
+        fleet's folder, those of this fingerprint: another CPU model's levels are not this machine's
+        spread), and why each unreadable one was skipped (the caller warns: one bad file must not
         break every later session's gate)."""
         runs, skipped = [], []
         for path in self.runs()[-limit:]:
             try:
-                runs.append(read_run(path))
+                run = read_run(path)
             except StorageError as exc:
                 skipped.append(str(exc))
+                continue
+            if not self.pooled or recorded_fingerprint(run.environment) in (None, self.own):
+                runs.append(run)
         return runs, skipped
 
 

@@ -10,6 +10,7 @@ they were stored. Runs of a dirty tree measured no commit and are left out (and 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,12 +32,16 @@ class Reading:
     se: float
     prior_sd: float
     """The project's measured between-session sd of the figure's log, which a short series leans on
-    (:func:`~overheadbench.engine.shifts.between_sd`)."""
+    (:func:`~overheadbench.engine.spread.between_sd`)."""
     limit: float | None
     """The budget on the value (a pair's ratio limit, 1 + max), where one was set."""
     higher_is_worse: bool = True
     ratio: bool = True
     """A pair's framework / baseline, shown as its overhead; else a transport figure in its unit."""
+    link: float | None = None
+    """The log change of the figure over the run's linked commit (:attr:`RunRow.linked`), measured
+    in the run's own session; None: not linked."""
+    link_se: float = 0.0
 
     @property
     def key(self) -> tuple[str, str]:
@@ -56,6 +61,8 @@ class RunRow:
     branch: str
     dirty: bool
     readings: tuple[Reading, ...]
+    linked: str = ""
+    """The commit the run's session measured beside its own (its readings' links are over it)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,6 +124,11 @@ class ChangePoint:
         return (self.shift.change > 0) == self.latest.higher_is_worse
 
     @property
+    def pending(self) -> bool:
+        """The newest commit's runs differ, too few to place the step: shown, never a failure."""
+        return self.shift.kind is ShiftKind.PENDING
+
+    @property
     def over_budget(self) -> bool | None:
         """Whether the figure's level after the change breaks its budget (None: it has none)."""
         if self.limit is None:
@@ -158,6 +170,10 @@ class History:
     """``git`` or ``date``."""
     ordered: tuple[RunRow, ...] = ()
     """The runs read, oldest first (commit order): each series' points, for a page's trends."""
+    machines: int = 1
+    """The fingerprints whose runs were pooled (a fleet under one ``--overhead-machine`` name)."""
+    linked: int = 0
+    """Runs linked to the commit before them (``--overhead-link``)."""
 
 
 EVERY_BRANCH = "all"
@@ -188,16 +204,22 @@ def read_history(rows: Sequence[RunRow], repository: Path | None) -> History:
     subjects = _Subjects(repository if positions is not None else None)
     found = [point for runs in series.values() for point in _change_points(runs, subjects)]
     order = "git" if positions else "date"
-    return History(tuple(found), len(ordered), len(series), len(rows) - len(clean), order, tuple(ordered))
+    machines, linked = len({row.machine for row in ordered}), sum(1 for row in ordered if row.linked)
+    dirty = len(rows) - len(clean)
+    return History(tuple(found), len(ordered), len(series), dirty, order, tuple(ordered), max(machines, 1), linked)
 
 
 def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> list[ChangePoint]:
     readings = [figure for _, figure in runs]
-    points = [Point(figure.log, figure.se, row.commit) for row, figure in runs]
+    offsets = _offsets(runs)
+    points = [
+        Point(figure.log - offsets[row.machine], figure.se, row.commit, figure.link, figure.link_se, row.linked)
+        for row, figure in runs
+    ]
     found = []
     series = find_shifts(points, readings[-1].prior_sd)
     for shift in series.shifts:
-        first = shift.start - 1 if shift.kind is ShiftKind.STEP else shift.start
+        first = shift.start if shift.kind is ShiftKind.DRIFT else shift.start - 1
         before, after = runs[first][0], runs[shift.end][0]
         found.append(
             ChangePoint(
@@ -212,6 +234,25 @@ def _change_points(runs: list[tuple[RunRow, Reading]], subjects: _Subjects) -> l
                 series.tau,
             )
         )
+    return found
+
+
+def _offsets(runs: list[tuple[RunRow, Reading]]) -> dict[str, float]:
+    """Each machine's level against the series' most frequent machine (0 for it), where a fleet's
+    runs share a name (``--overhead-machine``): the median difference between each of its runs and
+    the nearest run of that machine. Why the nearest: a step between far runs would be read as the
+    machines' offset; a median lets the few pairs across a step pass."""
+    machines = [row.machine for row, _ in runs]
+    reference = max(set(machines), key=machines.count)
+    there = [i for i, machine in enumerate(machines) if machine == reference]
+    found = {reference: 0.0}
+    for machine in set(machines) - {reference}:
+        differences = [
+            runs[i][1].log - runs[min(there, key=lambda j: abs(j - i))][1].log
+            for i, other in enumerate(machines)
+            if other == machine
+        ]
+        found[machine] = float(statistics.median(differences))
     return found
 
 

@@ -16,7 +16,9 @@ def regressions(history: History, fail_above: float, newer: Callable[[str], bool
     """The gate's lines: each regression change point of more than ``fail_above`` percent (that
     came after ``--since``, where ``newer`` says which commits did)."""
     failing = [
-        p for p in history.change_points if p.regression and not p.accepted and abs(p.shift.change) * 100 > fail_above
+        p
+        for p in history.change_points
+        if p.regression and not p.accepted and not p.pending and abs(p.shift.change) * 100 > fail_above
     ]
     return [
         f"REGRESSION {plain(point.test)} {point.figure}: {format_fraction(point.shift.change, signed=True)} "
@@ -48,6 +50,8 @@ def history_document(history: History, machine: str, branch: str, confirmed: Con
         "branch": branch,
         "runs": history.runs,
         "series": history.series,
+        "machines": history.machines,
+        "linked": history.linked,
         "change_points": points,
     }
 
@@ -62,8 +66,10 @@ def render_history(history: History, where: str, confirmed: Confirmations | None
     with its confirmation where it was measured again."""
     points = sorted(history.change_points, key=lambda p: (not p.regression, -p.after.number))
     dirty = f", {_runs(history.dirty)} of a dirty tree left out" if history.dirty else ""
+    pooled = f" (pooled from {history.machines} fingerprints)" if history.machines > 1 else ""
+    linked = f", {history.linked} linked" if history.linked else ""
     lines = [
-        f"overheadbench history: {_runs(history.runs)} of {where} ({history.ordered_by} order), "
+        f"overheadbench history: {_runs(history.runs)}{linked} of {where}{pooled} ({history.ordered_by} order), "
         f"{history.series} series{dirty}; {len(points)} change point{'s' if len(points) != 1 else ''}"
     ]
     for point in points:
@@ -81,12 +87,14 @@ def _point_lines(point: ChangePoint) -> list[str]:
     shift = point.shift
     low, high = shift.interval()
     direction = ("regressed" if point.regression else "improved") + (", ACCEPTED" if point.accepted else "")
+    if point.pending:
+        direction += ", pending one more run"
     head = (
         f"{shift.kind.value.upper()} {direction}: {plain(point.test)} {point.figure}: "
         f"{format_fraction(shift.change, signed=True)} ({CONFIDENCE:.0%} CI "
         f"{format_fraction(low, signed=True)}..{format_fraction(high, signed=True)})"
     )
-    if shift.kind is ShiftKind.STEP:
+    if shift.kind is not ShiftKind.DRIFT:
         between = "" if point.between is None else f", {point.between} commits between"
         where = (
             f"    at {_commit(point.after_commit.short, point.after_commit.subject)}, "

@@ -115,7 +115,9 @@ def _verdict(results: Sequence[OverheadResult], figures: Sequence[FigureResult],
         f'<span class="outcome">{esc(figure.verdict.value)}</span>: {esc(figure.message)}</li>'
         for figure in sorted(broken, key=lambda figure: figure.verdict != Status.FAIL)
     ]
-    regressions = [p for p in (history.change_points if history else ()) if p.regression and not p.accepted]
+    regressions = [
+        p for p in (history.change_points if history else ()) if p.regression and not p.accepted and not p.pending
+    ]
     items += [
         f'<li class="regressed"><a href="#{anchor("trend", f"{point.test} {point.figure}")}">'
         f"<code>{esc(point.test)}</code></a> "

@@ -266,6 +266,13 @@ class Reporter:
     def run(self) -> Run:
         """This session as one run: what --overhead-json writes and a stored run holds."""
         gathered = self.gathered
+        base = self.gate.against
+        link = base.revision if base is not None and base.revision else ""
         return Run(
-            self.state.environment(), self.options.settings, gathered.results, gathered.figures, self.gate.thresholds
+            self.state.environment(),
+            self.options.settings,
+            gathered.results,
+            gathered.figures,
+            self.gate.thresholds,
+            link,
         )
