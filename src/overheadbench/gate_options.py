@@ -232,7 +232,10 @@ def _linked(
     config: pytest.Config, storage: Storage, against: str | None, envs: list[str], compare: str | None, replica: bool
 ) -> str | None:
     """``--overhead-link``: the newest stored ancestor's commit, the session's base tree (None: this run
-    starts the chain, stored unlinked). It is a stored run's link: saved, and no other place."""
+    starts the chain, stored unlinked). It is a stored run's link: saved, and no other place. A
+    replica resolves nothing: the controller's options are checked, and its base tree is the session's."""
+    if replica:
+        return None
     if not (config.getoption("--overhead-autosave") or config.getoption("--overhead-save")):
         raise pytest.UsageError("overheadbench: --overhead-link links a stored run: give --overhead-autosave too")
     clashing = [flag for flag, given in (("--overhead-against", against), ("--overhead-env", envs or None)) if given]
@@ -242,7 +245,7 @@ def _linked(
             f"overheadbench: --overhead-link measures the newest stored run's commit beside this tree; {other} "
             f"names another place: choose one"
         )
-    return None if replica else _link_target(storage, config.rootpath)
+    return _link_target(storage, config.rootpath)
 
 
 def _refuse_a_default_storage_elsewhere(root: Path, rootdir: Path) -> None:
@@ -334,5 +337,5 @@ def _link_target(storage: Storage, repository: Path) -> str | None:
             continue
         ancestor = git(repository, "merge-base", "--is-ancestor", stored, sha)
         if ancestor is not None and ancestor.returncode == 0:
-            return stored
+            return stored[:12]
     return None

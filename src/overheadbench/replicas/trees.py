@@ -65,7 +65,9 @@ class BaseTree:
     @property
     def name(self) -> str:
         """How reports name the base: the spec and, for a revision, its short commit."""
-        return f"{self.spec} ({self.revision[:12]})" if self.revision else self.spec
+        if not self.revision or self.revision.startswith(self.spec):  # a commit id names itself
+            return self.spec
+        return f"{self.spec} ({self.revision[:12]})"
 
     def open(self) -> Path:
         """The base tree's root, checking the revision out first if needed."""

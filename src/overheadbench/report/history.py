@@ -67,7 +67,7 @@ def render_history(history: History, where: str, confirmed: Confirmations | None
     points = sorted(history.change_points, key=lambda p: (not p.regression, -p.after.number))
     dirty = f", {_runs(history.dirty)} of a dirty tree left out" if history.dirty else ""
     pooled = f" (pooled from {history.machines} fingerprints)" if history.machines > 1 else ""
-    linked = f", {history.linked} linked" if history.linked else ""
+    linked = f" ({history.linked} linked)" if history.linked else ""
     lines = [
         f"overheadbench history: {_runs(history.runs)}{linked} of {where}{pooled} ({history.ordered_by} order), "
         f"{history.series} series{dirty}; {len(points)} change point{'s' if len(points) != 1 else ''}"
