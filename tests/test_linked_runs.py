@@ -65,11 +65,16 @@ def test_a_linked_run_measures_the_newest_stored_ancestor_beside_it_and_history_
     assert f'    at {second[:10]} "slower", after {first[:10]} "first", 0 commits between' in said
 
 
-def test_a_fleet_stores_its_runs_under_one_name_each_with_its_fingerprint(project: pytest.Pytester) -> None:
+def test_a_fleet_stores_its_runs_under_one_name_each_with_its_fingerprint(
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     commit_costs(project, 1100, "first")
     project.runpytest("--overhead-machine=ubuntu-latest", *LINKED).assert_outcomes(passed=1)
     (path,) = stored(project, "ubuntu-latest")
     assert read_run(path).environment["fingerprint"] == fingerprint()
+    history = ["history", str(project.path / "baselines"), "--repository", str(project.path)]
+    assert main([*history, "--machine", "ubuntu-latest"]) == 0
+    assert "1 run of machine ubuntu-latest on branch main" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

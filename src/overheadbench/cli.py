@@ -8,7 +8,8 @@
     overheadbench bisect GOOD BAD [--fail-above PCT] [--json FILE] [-- PYTEST_ARGS]
                                                     (the first commit regressed over GOOD)
     overheadbench history [STORAGE] [--json FILE] [--fail-above PCT] [--since REF] [--confirm [-- PYTEST_ARGS]]
-                          [--accept COMMIT --reason TEXT [--test T]]
+                          [--accept COMMIT --reason TEXT [--test T]] [--machine NAME]
+                          [--measure REV_RANGE [--max-commits N] [-- PYTEST_ARGS]]
                                                     (every step and drift of the stored runs' figures)
     overheadbench html [RUN ... | STORAGE] -o FILE.html  (the page: one self-contained HTML file)
 
@@ -64,7 +65,7 @@ def _run(args: argparse.Namespace, storage: Storage, pytest_args: list[str]) -> 
         if args.command == "bisect":
             return bisect.run(args, pytest_args)
         if args.command == "history":
-            return history.run(Storage(args.folder) if args.folder else storage, args, pytest_args)
+            return history.run(Storage.named(args.folder or storage.root, args.machine), args, pytest_args)
         return runs.run(storage, args)
     except (StorageError, PlotUnavailable, BisectError) as exc:
         print(f"overheadbench: {plain(str(exc), lines=True)}", file=sys.stderr)  # git's and pytest's own lines

@@ -7,14 +7,16 @@ import argparse
 from pathlib import Path
 
 from ..core.errors import StorageError
-from ..core.git import is_repository
+from ..core.git import checked_out_branch, is_repository
 from ..core.jsonio import cannot_write, dumps, write_text_atomic
 from ..core.tables import plain
+from ..core.termination import install_sigterm, uninstall_sigterm
 from ..history.accepted import ACCEPTED_FILE, accept
 from ..history.confirm import confirm
 from ..history.index import stored_history
+from ..history.past import MAX_COMMITS, measure_past
 from ..history.runs import Storage
-from ..history.timeline import since
+from ..history.timeline import EVERY_BRANCH, since
 from ..report.history import history_document, regressions, render_history, whose
 from .arguments import Commands, percent
 from .bisect import BISECT_ROUNDS
@@ -50,6 +52,19 @@ def add_parser(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
         help=f"accept the step at COMMIT (with --reason; --test for one test): recorded in {ACCEPTED_FILE}, "
         "shown as accepted and never failing --fail-above",
     )
+    history.add_argument(
+        "--measure",
+        default=None,
+        metavar="REV_RANGE",
+        help="first measure and store each commit of REV_RANGE (A..B) that has no run, each linked to the one "
+        "before it (pytest args after --; resumable)",
+    )
+    history.add_argument(
+        "--max-commits", type=int, default=MAX_COMMITS, metavar="N", help="--measure's newest N commits of the range"
+    )
+    history.add_argument(
+        "--machine", default=None, metavar="NAME", help="the runs stored under NAME (--overhead-machine: a fleet)"
+    )
     history.add_argument("--test", default=None, help="the test whose step --accept accepts (default: every test)")
     history.add_argument("--reason", default="", help="why --accept's step is the cost the team meant")
 
@@ -58,14 +73,18 @@ def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> i
     """The change points of this machine's runs on one branch (the checked-out one, where runs record it),
     printed, confirmed (``--confirm``) and written; 1 where ``--fail-above`` finds a regression. What
     it is given is checked before anything runs: a gate that reads nothing must not pass."""
-    if not is_repository(args.repository) and (args.since or args.confirm):
-        raise StorageError(f"--since and --confirm read git: {args.repository} is not a git repository")
+    if not is_repository(args.repository) and (args.since or args.confirm or args.measure):
+        raise StorageError(f"--since, --confirm and --measure read git: {args.repository} is not a git repository")
+    if args.measure:  # a project with no history yet: its folder is made
+        storage.root.mkdir(parents=True, exist_ok=True)
     _a_folder(storage)
     if args.json and (why := cannot_write(args.json)):  # before the first session, not after the last
         raise StorageError(f"--json {args.json}: {why}")
     newer = since(args.repository, args.since) if args.since else None
     if (args.test or args.reason) and not args.accept:
         raise StorageError("--test and --reason go with --accept COMMIT")
+    if args.measure:
+        _measure(storage, args, pytest_args)
     if args.accept:
         made = accept(args.repository, args.accept, args.test, args.reason)
         print(
@@ -87,6 +106,21 @@ def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> i
     for line in failing:
         print(line)
     return 1 if failing else 0
+
+
+def _measure(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> None:
+    """``--measure``: the range's missing commits measured and stored first, on the branch read."""
+    if args.max_commits < 1:
+        raise StorageError(f"--max-commits {args.max_commits}: give at least 1")
+    branch = args.branch or checked_out_branch(args.repository)
+    if not branch or branch in ("HEAD", EVERY_BRANCH):
+        raise StorageError("--measure stores runs of a branch: name it with --branch (the checkout is detached)")
+    install_sigterm()  # SIGTERM ends it as Ctrl-C does: the session's worktree goes too
+    try:
+        done = measure_past(storage, args.repository, args.measure, branch, pytest_args, args.max_commits)
+    finally:
+        uninstall_sigterm()
+    print(f"overheadbench history --measure {args.measure}: {done.told()}")
 
 
 def _a_folder(storage: Storage) -> None:

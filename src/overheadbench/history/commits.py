@@ -18,6 +18,7 @@ replicas' lifeline, :mod:`overheadbench.replicas.lifeline`).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ from ..core.termination import ended_with_parent
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, Gate
 from .bisect import BisectError, Measured, Moved
+from .environment import BRANCH_VARIABLE
 
 SESSION_TIMEOUT_S = 3600.0
 """One step's session may take at most this long."""
@@ -87,9 +89,15 @@ class CommitSessions:
         output = self._session(commit, against)
         return self._read(output) if isinstance(output, Path) else Measured((), broken=output)
 
-    def _session(self, commit: str, options: list[str]) -> Path | str:
-        """Run a session at ``commit`` with ``options`` and the user's arguments: its JSON's path,
-        or (it wrote none) the end of what it said."""
+    def store(self, commit: str, options: list[str], branch: str) -> str:
+        """Run a session at ``commit`` that stores its run (``options`` say where, and what it links to),
+        recording ``branch``; empty where it wrote its results, else the end of what it said."""
+        output = self._session(commit, options, {BRANCH_VARIABLE: branch} if branch else {})
+        return "" if isinstance(output, Path) else output
+
+    def _session(self, commit: str, options: list[str], env: dict[str, str] | None = None) -> Path | str:
+        """Run a session at ``commit`` with ``options`` and the user's arguments (and ``env`` added to
+        this process's environment): its JSON's path, or (it wrote none) the end of what it said."""
         self._checkout(commit)
         self.sessions += 1
         output = self.scratch / f"session-{self.sessions}.json"
@@ -102,6 +110,7 @@ class CommitSessions:
             stderr=subprocess.STDOUT,
             text=True,
             preexec_fn=ended_with_parent,
+            env={**os.environ, **(env or {})},
         )
         try:
             said, _ = step.communicate(timeout=SESSION_TIMEOUT_S)
