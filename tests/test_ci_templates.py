@@ -287,6 +287,7 @@ def test_a_templates_history_job_keeps_mains_runs_on_a_data_branch_and_reads_the
         "OVERHEADBENCH_PUSH_TOKEN": "token",
         "CI_SERVER_HOST": "gitlab.example.com",
         "CI_PROJECT_PATH": "owner/project",
+        "CI_COMMIT_BRANCH": "main",
     }
     lines = _substituted(template_commands(template, job=MEASURING_JOBS[template.name][1]))
     for push in range(2):
@@ -305,7 +306,7 @@ def test_a_templates_history_job_keeps_mains_runs_on_a_data_branch_and_reads_the
     ).stdout
     assert kept.count("run of ") == 2 and kept.count(".json") == 2, kept
     report = summary.read_text() if github else (pull_request / "history.txt").read_text()
-    assert "overheadbench history: 2 runs of machine" in report
+    assert "overheadbench history: 2 runs (1 linked) of machine " in report  # the second measured the first beside it
     assert json.loads((pull_request / "history.json").read_text())["runs"] == 2
     page = (pull_request / ("site" if github else "public") / "index.html").read_text()  # and its page, for Pages
     assert page.count('<figure id="trend-') == 2

@@ -47,6 +47,7 @@ def add_parsers(commands: Commands, anywhere: argparse.ArgumentParser) -> None:
     page.add_argument("runs", nargs="*", metavar="RUN|STORAGE", help="runs, or a storage folder (default --storage)")
     page.add_argument("-o", "--output", type=Path, required=True, help="the page's file (.html)")
     page.add_argument("--branch", default=None, help="the history's branch (default: the checked-out one)")
+    page.add_argument("--machine", default=None, metavar="NAME", help="the runs stored under NAME (a fleet's)")
 
 
 def run(storage: Storage, args: argparse.Namespace) -> int:
@@ -56,7 +57,7 @@ def run(storage: Storage, args: argparse.Namespace) -> int:
     if args.command == "report":
         return _report(storage, args.run, args.format, args.output)
     if args.command == "html":
-        return _html(storage, args.runs, args.output, args.branch)
+        return _html(storage, args.runs, args.output, args.branch, args.machine)
     return _plot(storage, args.run, args.trend, args.output)
 
 
@@ -170,12 +171,12 @@ def _regressions(changes: Sequence[tuple[str, Shown]], fail_above: Thresholds, u
     return 1 if failed else 0
 
 
-def _html(storage: Storage, references: Sequence[str], output: Path, branch: str | None) -> int:
+def _html(storage: Storage, references: Sequence[str], output: Path, branch: str | None, machine: str | None) -> int:
     """The page of a storage folder (this machine's newest run and its branch's history) or of the
     runs named (the last one, and the history of them all)."""
     here = Path(".")
     if len(references) <= 1 and (not references or Path(references[0]).is_dir()):
-        storage = Storage(Path(references[0])) if references else storage
+        storage = Storage.named(Path(references[0]) if references else storage.root, machine)
         history, _, skipped = stored_history(storage, branch, here)
         print("".join(f"overheadbench: left out: {plain(reason)}\n" for reason in skipped), end="")
         run = read_run(storage.find())  # none stored here: an error that says so
