@@ -132,24 +132,24 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
     across a step left out. The one spread of a stored series: the session's own interval, a
     comparison with a stored run and ``history`` read it alike (:func:`~overheadbench.engine.changes.session_log_sd`);
     a retry library's two real steps (+26%, +55%) made the sessions' learned spread 31-33%,
-    ``history``'s 0.88%, and every later interval ±600 points. Where runs are linked, the steps
-    from their first linked commit on are read from the links (:func:`_linked`)."""
+    ``history``'s 0.88%, and every later interval ±600 points. A linked commit's step is read from its
+    link too (:func:`_splits`)."""
     y = np.array([p.log for p in points], float)
     own = np.array([p.se for p in points], float) ** 2
     cuts = [i for i in range(1, len(points)) if points[i].commit != points[i - 1].commit]
-    found_links = _links(points, cuts)
-    if len(points) < 2 * MIN_RUNS and not found_links:  # too short for a step: every difference is within one segment
+    linked = _links(points, cuts, LINK_PRIOR_SHARE * prior_sd)
+    if len(points) < 2 * MIN_RUNS and not linked:  # too short for a step: every difference is within one segment
         return Series((), *spread(np.diff(y), own, prior_sd, trimmed=False))
     tau = spread(np.diff(y), own, prior_sd)[0]
     weights = 1.0 / (own + tau**2)
     clipped = _winsorised(y, np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2))
     commits = np.searchsorted(np.array(cuts, int), np.arange(len(points)), side="right").astype(float)
-    runs = _Runs(clipped, weights, commits)
-    if found_links:
-        found = _linked(runs, cuts, found_links, threshold, LINK_PRIOR_SHARE * prior_sd)
-    else:
-        searched = _search(runs, cuts, threshold)  # the newest runs unclipped: a lone far run is _pending, not gone
-        found = _levelled(_pending(_Runs(y, weights, commits), cuts, searched, threshold), clipped, weights)
+    link, link_w = np.zeros(len(points)), np.zeros(len(points))
+    for cut, (change, variance) in linked.items():
+        link[cut], link_w[cut] = change, 1.0 / variance
+    runs = _Runs(clipped, weights, commits, link, link_w)
+    searched = _search(runs, cuts, threshold)  # the newest runs unclipped: a lone far run is pending, not gone
+    found = _levelled(_pending(dataclasses.replace(runs, y=y), cuts, searched, threshold), runs)
     shifts = sorted(found, key=lambda s: s.start)
     # the spread within segments: no difference across a step, none touching a run the search winsorised
     left_out = {shift.start for shift in shifts if shift.kind is not ShiftKind.DRIFT}
@@ -174,12 +174,16 @@ def _winsorised(y: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Runs:
-    """A series as searched: its (winsorised) log values, their weights, each run's commit ordinal."""
+    """A series as searched: its (winsorised) log values, their weights, each run's commit ordinal,
+    and at the first run of each linked commit its link (its change over the commit before) and weight."""
 
     y: np.ndarray
     w: np.ndarray
     commit: np.ndarray
     """The ordinal of each run's commit (runs of one commit share it): a drift's x axis."""
+    link: np.ndarray
+    link_w: np.ndarray
+    """1 / the link's variance; 0 where the run starts no linked commit."""
 
 
 def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
@@ -191,8 +195,14 @@ def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
     _segment_steps(runs, 0, size, cuts, threshold, steps)
     edges = sorted({0, size, *(step.start for step in steps)})
     drift = _line_drift(runs, 0, size, threshold)
-    if drift is not None and drift[1] + threshold**2 <= _squares(runs, edges) + threshold**2 * len(steps):
-        return [drift[0]]
+    if drift is not None:
+        stepped = np.zeros(size)  # what each link reads under the steps, and under the line
+        for step in _levelled(steps, runs):
+            stepped[step.start] = step.log_change
+        sloped = np.full(size, drift[0].log_change / max(float(runs.commit[-1] - runs.commit[0]), 1.0))
+        steps_squares = _squares(runs, edges) + _link_squares(runs, stepped) + threshold**2 * len(steps)
+        if drift[1] + _link_squares(runs, sloped) + threshold**2 <= steps_squares:
+            return [drift[0]]
     drifts = [_line_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False)] if steps else []
     return steps + [found[0] for found in drifts if found is not None]
 
@@ -200,10 +210,10 @@ def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
 def _segment_steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold: float, found: list[Shift]) -> None:
     """Binary segmentation of runs ``start..end``: its best split kept where ``|z|`` reaches
     ``threshold``, and both sides searched again."""
-    allowed = [k for k in cuts if start + MIN_RUNS <= k <= end - MIN_RUNS]
+    allowed = [k for k in cuts if start + _side(runs, k) <= k <= end - _side(runs, k)]
     if not allowed:
         return
-    z = _splits(runs.y[start:end], runs.w[start:end], np.array(allowed) - start)
+    z = _splits(runs, start, end, np.array(allowed))[2]
     best = int(np.argmax(np.abs(z)))
     if abs(z[best]) < threshold:
         return
@@ -211,6 +221,11 @@ def _segment_steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold
     found.append(Shift(ShiftKind.STEP, cut, cut, 0.0, 0.0, float(z[best])))  # levels read once all are found
     _segment_steps(runs, start, cut, cuts, threshold, found)
     _segment_steps(runs, cut, end, cuts, threshold, found)
+
+
+def _link_squares(runs: _Runs, expected: np.ndarray) -> float:
+    """The links' weighted squares about what a model of the series expects each to read."""
+    return float((runs.link_w * (runs.link - expected) ** 2).sum())
 
 
 def _squares(runs: _Runs, edges: list[int]) -> float:
@@ -222,13 +237,25 @@ def _squares(runs: _Runs, edges: list[int]) -> float:
     return total
 
 
-def _splits(y: np.ndarray, w: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """For each split ``at`` of a segment, ``z`` of the difference of the two sides' weighted means."""
+def _side(runs: _Runs, cut: int) -> int:
+    """Runs each side of a split at ``cut`` must hold: :data:`MIN_RUNS`, one where the commit is
+    linked (its link measured the step side by side: it needs no second run)."""
+    return 1 if runs.link_w[cut] > 0 else MIN_RUNS
+
+
+def _splits(runs: _Runs, start: int, end: int, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each split ``at`` of runs ``start..end``: the change between the two sides' weighted means,
+    joined with the commit's link where it has one (two readings of one step, weighed by their
+    variances), its variance, and ``z``."""
+    y, w = runs.y[start:end], runs.w[start:end]
     cw, cwy = np.cumsum(w), np.cumsum(w * y)
-    left_w, left_wy = cw[at - 1], cwy[at - 1]
+    left_w, left_wy = cw[at - start - 1], cwy[at - start - 1]
     right_w, right_wy = cw[-1] - left_w, cwy[-1] - left_wy
-    z: np.ndarray = (right_wy / right_w - left_wy / left_w) / np.sqrt(1.0 / left_w + 1.0 / right_w)
-    return z
+    level_w = 1.0 / (1.0 / left_w + 1.0 / right_w)
+    joined_w = level_w + runs.link_w[at]
+    change = (level_w * (right_wy / right_w - left_wy / left_w) + runs.link_w[at] * runs.link[at]) / joined_w
+    z: np.ndarray = change * np.sqrt(joined_w)
+    return change, 1.0 / joined_w, z
 
 
 def _line_drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Shift, float] | None:
@@ -250,21 +277,20 @@ def _line_drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Sh
     return shift, squares
 
 
-def _levelled(shifts: list[Shift], y: np.ndarray, w: np.ndarray) -> list[Shift]:
-    """Each step's change read between the segments on either side of it, as finally cut."""
-    edges = sorted({0, y.size, *(s.start for s in shifts if s.kind is ShiftKind.STEP)})
+def _levelled(shifts: list[Shift], runs: _Runs) -> list[Shift]:
+    """Each step's change read between the segments on either side of it, as finally cut (and its link)."""
+    edges = sorted({0, runs.y.size, *(s.start for s in shifts if s.kind is ShiftKind.STEP)})
     found = []
     for shift in shifts:
         if shift.kind is not ShiftKind.STEP:
             found.append(shift)
             continue
         at = edges.index(shift.start)
-        before, after = slice(edges[at - 1], shift.start), slice(shift.start, edges[at + 1])
-        mean_before = float((w[before] * y[before]).sum() / w[before].sum())
-        mean_after = float((w[after] * y[after]).sum() / w[after].sum())
-        se = math.sqrt(1.0 / float(w[before].sum()) + 1.0 / float(w[after].sum()))
-        change = mean_after - mean_before
-        found.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, se, change / se, mean_after))
+        start, end = edges[at - 1], edges[at + 1]
+        change, variance, z = (float(value[0]) for value in _splits(runs, start, end, np.array([shift.start])))
+        after = slice(shift.start, end)
+        level = float((runs.w[after] * runs.y[after]).sum() / runs.w[after].sum())
+        found.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, math.sqrt(variance), z, level))
     return found
 
 
@@ -273,7 +299,7 @@ def _pending(runs: _Runs, cuts: list[int], shifts: list[Shift], threshold: float
     that stood only on them dropped (its side without them is no step), and the newest commit's
     runs against their segment: "pending one more run" where they differ by ``threshold``."""
     size = runs.y.size
-    if not cuts or size - cuts[-1] >= MIN_RUNS or any(s.kind is ShiftKind.DRIFT for s in shifts):
+    if not cuts or size - cuts[-1] >= _side(runs, cuts[-1]) or any(s.kind is ShiftKind.DRIFT for s in shifts):
         return shifts
     newest = cuts[-1]
     steps = sorted(s.start for s in shifts)
@@ -301,9 +327,14 @@ def _between(runs: _Runs, before: slice, after: slice) -> tuple[float, float, fl
     return change, se, change / se
 
 
-def _links(points: Sequence[Point], cuts: list[int]) -> dict[int, tuple[float, float]]:
-    """Each commit's change over the commit before it in the series, from its runs linked to that
-    commit (their inverse-variance mean, and its variance), by the index of its first run."""
+def _links(points: Sequence[Point], cuts: list[int], prior_sd: float) -> dict[int, tuple[float, float]]:
+    """Each linked commit's change over the commit before it in the series (the inverse-variance mean
+    of its runs linked to that commit) and the variance it is weighed with, by its first run's index.
+
+    That variance is at least the links' own spread across the series: the median of their sizes
+    (which the few steps among them cannot move) pooled with ``prior_sd`` as :data:`PRIOR_RUNS` more
+    links. Why: a quick session's link is read from 3 processes a tree (2 degrees of freedom), and
+    its standard error ranged 0.3% to 6% over identical code; one of 0.3% read +5.9%."""
     found = {}
     for at, cut in enumerate(cuts):
         end = cuts[at + 1] if at + 1 < len(cuts) else len(points)
@@ -313,59 +344,9 @@ def _links(points: Sequence[Point], cuts: list[int]) -> dict[int, tuple[float, f
             weights = [1.0 / max(se**2, EXACT_VARIANCE) for _, se in changes]
             mean = sum(w * change for w, (change, _) in zip(weights, changes, strict=True)) / sum(weights)
             found[cut] = (mean, 1.0 / sum(weights))
-    return found
-
-
-def _linked(
-    runs: _Runs, cuts: list[int], links: dict[int, tuple[float, float]], threshold: float, prior_sd: float
-) -> list[Shift]:
-    """A series with linked runs: before its first linked commit, the level search's steps; from it
-    on, each commit's step read from its link (a commit without one: its runs' levels against the
-    commit's before it), beyond ``threshold`` standard errors; then a drift within each stretch
-    _between the steps, read from the levels (a link's small bias would add up over a stretch).
-
-    Why a link decides its commit alone: it is one runner's change, measured interleaved in one
-    session, so the runner's load and CPU model cancel in it; the levels of separate sessions carry
-    them (a busy runner moved each run ±4%, and two steps read as one drift of +13.5% over 30 runs).
-    Each link's test is a two-sided 0.1% test like a split's, so the false-alarm rate stays one per
-    1,000 commits; its standard error carries the links' own spread beyond their intervals
-    (:func:`_link_sd`)."""
-    first = min(links)
-    found: list[Shift] = []
-    _segment_steps(runs, 0, first, [k for k in cuts if k < first], threshold, found)
-    found = _levelled(found, runs.y[:first], runs.w[:first])
-    extra = _link_sd(links, prior_sd)
-    ends = [*cuts[1:], runs.y.size]
-    for at, cut in enumerate(cuts):
-        if cut < first:
-            continue
-        if cut in links:
-            change, variance = links[cut]
-            se = math.sqrt(variance + extra**2)
-        else:
-            start = cuts[at - 1] if at else 0
-            change, se, _ = _between(runs, slice(start, cut), slice(cut, ends[at]))
-        if abs(change) >= threshold * se:
-            found.append(Shift(ShiftKind.STEP, cut, cut, change, se, change / se))
-    edges = sorted({0, runs.y.size, *(s.start for s in found)})
-    found = [dataclasses.replace(s, level=_level(runs, s.start, edges)) for s in found]
-    drifts = (_line_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False))
-    return found + [drift[0] for drift in drifts if drift is not None]
-
-
-def _level(runs: _Runs, start: int, edges: list[int]) -> float:
-    """The weighted mean of the stretch that starts at ``start``."""
-    after = slice(start, edges[edges.index(start) + 1])
-    return float((runs.w[after] * runs.y[after]).sum() / runs.w[after].sum())
-
-
-def _link_sd(links: dict[int, tuple[float, float]], prior_sd: float) -> float:
-    """How far links spread beyond their own intervals, from the series' links (the median's
-    scale, which the steps among them cannot move), pooled with ``prior_sd`` as :func:`spread` pools."""
-    values = np.array([change for change, _ in links.values()])
-    own = np.array([variance for _, variance in links.values()])
-    if values.size < 2:
-        return prior_sd
-    rms = float(np.median(np.abs(values))) / MEDIAN_ABSOLUTE
-    sd2 = max(rms**2 - float(np.median(own)), 0.0)
-    return math.sqrt((values.size * sd2 + PRIOR_RUNS * prior_sd**2) / (values.size + PRIOR_RUNS))
+    if not found:
+        return found
+    sizes = np.abs(np.array([change for change, _ in found.values()]))
+    typical = float(np.median(sizes)) / MEDIAN_ABSOLUTE if sizes.size >= 2 else prior_sd
+    floor = (sizes.size * typical**2 + PRIOR_RUNS * prior_sd**2) / (sizes.size + PRIOR_RUNS)
+    return {cut: (change, max(variance, floor)) for cut, (change, variance) in found.items()}

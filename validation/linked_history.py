@@ -1,0 +1,110 @@
+"""A busy runner's history, linked and not (issue 69): are both steps named at their commits, and nothing else?
+
+    python validation/linked_history.py --out DIR --busy 2              # linked, beside 2 busy loops (~20 min)
+    python validation/linked_history.py --out DIR --unlinked            # levels only, alone (~10 min)
+    python validation/linked_history.py --out DIR --busy 4 --no-steps --alternate --commits 40
+                                             # identical code, every other session beside the loops
+    python validation/linked_history.py --out DIR --fleet PYTHON --commits 20
+                                             # two runners (this Python and PYTHON) under one name
+
+A project in a git repository whose framework path does ``EXTRA`` more loop iterations per call (as
+``step_history.py``): ``--commits`` commits, each measured once (``--overhead-quick
+--overhead-autosave``, and ``--overhead-link`` unless ``--unlinked``) while the busy loops run the
+whole time (``--alternate``: beside every other session), with real steps of +9% at commit 9 and +4.5% at commit 17. Then ``overheadbench history``:
+the change points it names, by commit number, against the truth (``summary.json``). ``--fleet``
+measures every other commit with another interpreter (another fingerprint: a runner of another CPU
+model stands in), all under ``--overhead-machine=fleet``, and reads ``history --machine fleet``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import harness
+from step_history import PAIR, QUICK, extra_for
+
+STEPS = {9: 1.09, 17: 1.045}
+"""Commit number -> the pair's ratio after it, relative to before."""
+
+
+def commit(folder: Path, extra: int, number: int) -> str:
+    """Commit the cost ``extra`` as commit ``number`` (its own content: the stored runs are ignored); its id."""
+    (folder / "costs.py").write_text(f"EXTRA = {extra}\n# commit {number}\n")
+    harness.git(folder, "add", "-A")
+    harness.git(folder, "commit", "-qm", f"commit {number}")
+    return harness.git(folder, "rev-parse", "HEAD").strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--busy", type=int, default=0, help='loops of `python -c "while True: pass"` the whole time')
+    parser.add_argument("--commits", type=int, default=24)
+    parser.add_argument("--unlinked", action="store_true", help="store levels only (no --overhead-link)")
+    parser.add_argument("--no-steps", action="store_true", help="identical code at every commit")
+    parser.add_argument("--alternate", action="store_true", help="the busy loops beside every other session only")
+    parser.add_argument("--fleet", default=None, metavar="PYTHON", help="every other commit measured by PYTHON")
+    args = parser.parse_args()
+    folder = harness.git_project(args.out, {"test_step.py": PAIR, ".gitignore": "baselines/\n"})
+    steps = {} if args.no_steps else STEPS
+    link = () if args.unlinked else ("--overhead-link",)
+    machine = ("--overhead-machine=fleet",) if args.fleet else ()
+    numbers, seconds = {}, []
+    per_unit = extra_for(folder, 1.0)  # loop iterations that cost one baseline call
+    ratio = 3.0
+    for number in range(1, args.commits + 1):
+        ratio *= steps.get(number, 1.0)
+        numbers[commit(folder, round((ratio - 1) * per_unit), number)] = number
+        python = args.fleet if args.fleet and number % 2 == 0 else sys.executable
+        started = time.monotonic()
+        out = args.out / f"run{number:02}.json"
+        with harness.busy_loops(0 if args.alternate and number % 2 else args.busy):
+            ran = harness.session(
+                folder, out, "--overhead-autosave", *link, *machine, *QUICK, python=python, paths=[harness.SRC]
+            )
+        seconds.append(time.monotonic() - started)
+        print(f"commit {number}: ratio {ran.results[0]['ratio']:.3f} in {seconds[-1]:.0f} s", flush=True)
+    reading = [
+        "history",
+        "baselines",
+        "--json",
+        str(args.out / "history.json"),
+        *(["--machine", "fleet"] * bool(args.fleet)),
+    ]
+    history = subprocess.run(
+        [sys.executable, "-m", "overheadbench.cli", *reading],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(harness.SRC)},
+    )
+    points = json.loads((args.out / "history.json").read_text())["change_points"]
+    named = sorted((point["kind"], numbers.get(point["commit"], -1), round(point["change"], 4)) for point in points)
+    truth = sorted(("step", number, round(step - 1, 4)) for number, step in steps.items())
+    summary = {
+        "linked": not args.unlinked,
+        "alternate": args.alternate,
+        "fleet": args.fleet,
+        "busy": args.busy,
+        "commits": args.commits,
+        "named": named,
+        "truth": truth,
+        "exact": [(kind, number) for kind, number, _ in named] == [("step", number) for _, number, _ in truth],
+        "session_s": seconds,
+        "history": history.stdout[-3000:],
+    }
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(history.stdout[-2000:])
+    print(json.dumps({key: value for key, value in summary.items() if key not in ("history", "session_s")}))
+    print(f"median session {sorted(seconds)[len(seconds) // 2]:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
