@@ -60,7 +60,7 @@ def test_a_range_is_measured_linked_and_measured_again_only_where_runs_are_missi
         assert [run.environment["commit_info"]["id"] for run in stored] == commits
         assert [run.link for run in stored] == ["", *commits[:-1]]
         assert {run.environment["commit_info"]["branch"] for run in stored} == {"main"}
-        assert f"STEP regressed: test_pair.py::test_middleware overhead (time)" in said  # at commit 2, linked
+        assert "STEP regressed: test_pair.py::test_middleware overhead (time)" in said  # at commit 2, linked
         assert f"    at {commits[2][:10]}" in said
         runs(project)[1].unlink()  # as if the measuring was interrupted there
         assert main(["history", "--measure", "main", *SESSION]) == 0

@@ -13,7 +13,7 @@ from ..core.tables import plain
 from ..core.termination import install_sigterm, uninstall_sigterm
 from ..history.accepted import ACCEPTED_FILE, accept
 from ..history.confirm import confirm
-from ..history.index import stored_history
+from ..history.index import indexed_runs, stored_history
 from ..history.past import MAX_COMMITS, measure_past
 from ..history.runs import Storage
 from ..history.timeline import EVERY_BRANCH, since
@@ -117,7 +117,8 @@ def _measure(storage: Storage, args: argparse.Namespace, pytest_args: list[str])
         raise StorageError("--measure stores runs of a branch: name it with --branch (the checkout is detached)")
     install_sigterm()  # SIGTERM ends it as Ctrl-C does: the session's worktree goes too
     try:
-        done = measure_past(storage, args.repository, args.measure, branch, pytest_args, args.max_commits)
+        stored = {row.commit for row in indexed_runs(storage)[0] if not row.dirty}
+        done = measure_past(storage, stored, args.repository, args.measure, branch, pytest_args, args.max_commits)
     finally:
         uninstall_sigterm()
     print(f"overheadbench history --measure {args.measure}: {done.told()}")

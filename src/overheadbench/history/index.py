@@ -13,7 +13,6 @@ where that folder cannot be written, a history indexes in memory.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -24,17 +23,12 @@ from pathlib import Path
 from ..core.errors import StorageError
 from ..core.git import checked_out_branch, is_repository
 from ..core.termination import ended_with_parent
-from ..core.vocabulary import Role
-from ..engine.changes import Change, interval_estimate
-from ..engine.stats import SESSION_SD
-from ..pairs.comparing import reading
-from ..pairs.results import OverheadResult
-from ..transport.metrics import SPECS, Measure
-from ..transport.results import FigureResult
+from ..pairs.readings import pair_readings
+from ..transport.readings import figure_readings
 from .accepted import marked, read_accepted
 from .environment import recorded_fingerprint
 from .runs import RUN_FILE, Run, Storage, read_run
-from .timeline import EVERY_BRANCH, History, Reading, RunRow, on_branch, read_history
+from .timeline import EVERY_BRANCH, History, RunRow, on_branch, read_history
 
 INDEX_FILE = ".overheadbench-index.sqlite"
 INDEX_VERSION = 2
@@ -42,10 +36,6 @@ INDEX_VERSION = 2
 PARALLEL_FROM = 64
 """Runs to read (not in the index) from which they are read in a process per core."""
 MAX_READERS = 8
-COUNT_PRIOR_SD = 0.001
-"""The between-session sd (of the log) a counted pair's series leans on (a time pair's is
-:data:`~overheadbench.engine.stats.SESSION_SD`): counts are exact, but a 0.1% move is an
-interpreter's, not the code's."""
 
 
 def stored_history(storage: Storage, branch: str | None, repository: Path) -> tuple[History, str, list[str]]:
@@ -67,8 +57,7 @@ def stored_history(storage: Storage, branch: str | None, repository: Path) -> tu
 
 def run_row(path: Path, run: Run) -> RunRow:
     commit = run.environment.get("commit_info") or {}
-    readings = [_pair_reading(r, run.link) for r in run.measured() if r.ratio > 0 and math.isfinite(r.ratio)]
-    readings += [_figure_reading(f, run.link) for f in run.measured_figures() if _indexed_figure(f)]
+    readings = [*pair_readings(run.results, run.link), *figure_readings(run.figures, run.link)]  # each kind its own
     numbered = RUN_FILE.match(path.name)
     return RunRow(
         str(path),
@@ -81,51 +70,6 @@ def run_row(path: Path, run: Run) -> RunRow:
         tuple(readings),
         run.link,
     )
-
-
-def _pair_reading(result: OverheadResult, linked: str) -> Reading:
-    estimate = reading(result)
-    changes = [p.change for p in result.places if p.role is Role.BASE and p.change is not None] if linked else []
-    figure = f"overhead ({result.mode.value}" + (f", {result.concurrency} callers)" if result.concurrency > 1 else ")")
-    budget = result.pair.budget.max_overhead
-    prior = COUNT_PRIOR_SD if result.mode.counted else SESSION_SD
-    limit = None if budget is None else 1 + budget
-    link, link_se = _link(changes)
-    return Reading(
-        result.nodeid, figure, math.log(result.ratio), estimate.log_se, prior, limit, link=link, link_se=link_se
-    )
-
-
-def _indexed_figure(figure: FigureResult) -> bool:
-    """A transport figure a series can follow: a row's own reading, positive."""
-    return figure.reading.measure is Measure.FIGURE and figure.reading.value > 0 and figure.reading.metric in SPECS
-
-
-def _figure_reading(figure: FigureResult, linked: str) -> Reading:
-    value = figure.reading
-    changes = [p.change for p in figure.places if p.role is Role.BASE] if linked else []
-    spec = SPECS[value.metric]
-    estimate = interval_estimate(value.value, value.low, value.high)
-    return Reading(
-        figure.nodeid,
-        f"{value.row} {value.metric.value}",
-        math.log(value.value),
-        estimate.log_se,
-        spec.session_sd,
-        figure.check.limit,
-        not spec.floor,
-        False,
-        *_link(changes),
-    )
-
-
-def _link(changes: list[Change]) -> tuple[float | None, float]:
-    """A reading's link: its change over the base tree, the linked commit (the log of new / old and its
-    standard error); none where the run is not linked or the figure was not measured there."""
-    usable = [c for c in changes if c.old > 0 and c.new > 0 and math.isfinite(c.se)]
-    if not usable:
-        return None, 0.0
-    return math.log(usable[0].new / usable[0].old), usable[0].se
 
 
 def indexed_runs(storage: Storage, every_machine: bool = False) -> tuple[list[RunRow], list[str]]:

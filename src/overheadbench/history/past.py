@@ -19,7 +19,6 @@ from typing import Any, Protocol
 from ..core.errors import StorageError
 from ..core.git import git
 from .commits import CommitSessions
-from .index import indexed_runs
 from .runs import Storage
 
 MAX_COMMITS = 20
@@ -65,6 +64,7 @@ def range_commits(repository: Path, revisions: str, max_commits: int) -> list[tu
 
 def measure_past(
     storage: Storage,
+    stored: set[str],
     repository: Path,
     revisions: str,
     branch: str,
@@ -73,10 +73,10 @@ def measure_past(
     said: Callable[[str], Any] = print,
     sessions_for: Callable[[Path, float, list[str]], Storing] = CommitSessions,
 ) -> Measuring:
-    """Measure and store each commit of the range that has no run in ``storage`` (see the module)."""
+    """Measure and store each commit of the range that has no run in ``storage`` (``stored``: the
+    commits that have one; see the module)."""
     commits = range_commits(repository, revisions, max_commits)
-    rows, _ = indexed_runs(storage)
-    stored = {row.commit for row in rows if not row.dirty}
+    stored = set(stored)
     done = Measuring()
     where = [f"--overhead-storage={storage.root.resolve()}", "--overhead-autosave"]
     where += [f"--overhead-machine={storage.machine}"] if storage.pooled else []

@@ -18,34 +18,8 @@ from typing import Any
 
 from ..core.errors import StorageError
 from ..core.git import git
+from ..engine.readings import Reading
 from ..engine.shifts import Point, Shift, ShiftKind, find_shifts
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One figure of one run, as a series reads it: its log value and that log's standard error."""
-
-    test: str
-    figure: str
-    """``overhead`` (a pair's ratio, with its mode) or a transport row's figure (``h2c c=10 p95``)."""
-    log: float
-    se: float
-    prior_sd: float
-    """The project's measured between-session sd of the figure's log, which a short series leans on
-    (:func:`~overheadbench.engine.spread.between_sd`)."""
-    limit: float | None
-    """The budget on the value (a pair's ratio limit, 1 + max), where one was set."""
-    higher_is_worse: bool = True
-    ratio: bool = True
-    """A pair's framework / baseline, shown as its overhead; else a transport figure in its unit."""
-    link: float | None = None
-    """The log change of the figure over the run's linked commit (:attr:`RunRow.linked`), measured
-    in the run's own session; None: not linked."""
-    link_se: float = 0.0
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.test, self.figure
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,61 @@
+"""What a history reads of a stored run: each figure's log value with its standard error, the
+spread between sessions its series leans on, its budget, and its link (its change over the run's
+linked commit). Each kind makes its own (:mod:`overheadbench.pairs.readings`,
+:mod:`overheadbench.transport.readings`): the index, the series and the page read readings, not kinds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Changed(Protocol):
+    """A figure's change over another place (:class:`~overheadbench.engine.changes.Change`)."""
+
+    @property
+    def old(self) -> float: ...
+
+    @property
+    def new(self) -> float: ...
+
+    @property
+    def se(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One figure of one run, as a series reads it: its log value and that log's standard error."""
+
+    test: str
+    figure: str
+    """``overhead`` (a pair's ratio, with its mode) or a transport row's figure (``h2c c=10 p95``)."""
+    log: float
+    se: float
+    prior_sd: float
+    """The project's measured between-session sd of the figure's log, which a short series leans on
+    (:func:`~overheadbench.engine.spread.between_sd`)."""
+    limit: float | None
+    """The budget on the value (a pair's ratio limit, 1 + max), where one was set."""
+    higher_is_worse: bool = True
+    ratio: bool = True
+    """A pair's framework / baseline, shown as its overhead; else a transport figure in its unit."""
+    link: float | None = None
+    """The log change of the figure over the run's linked commit (:attr:`RunRow.linked`), measured
+    in the run's own session; None: not linked."""
+    link_se: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.test, self.figure
+
+
+def link_of(changes: Sequence[Changed]) -> tuple[float | None, float]:
+    """A reading's link: its change over the base tree, the linked commit (the log of new / old and its
+    standard error); none where the run is not linked or the figure was not measured there."""
+    usable = [c for c in changes if c.old > 0 and c.new > 0 and math.isfinite(c.se)]
+    if not usable:
+        return None, 0.0
+    return math.log(usable[0].new / usable[0].old), usable[0].se
