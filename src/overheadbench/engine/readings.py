@@ -9,20 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-
-class Changed(Protocol):
-    """A figure's change over another place (:class:`~overheadbench.engine.changes.Change`)."""
-
-    @property
-    def old(self) -> float: ...
-
-    @property
-    def new(self) -> float: ...
-
-    @property
-    def se(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -52,10 +38,12 @@ class Reading:
         return self.test, self.figure
 
 
-def link_of(changes: Sequence[Changed]) -> tuple[float | None, float]:
-    """A reading's link: its change over the base tree, the linked commit (the log of new / old and its
-    standard error); none where the run is not linked or the figure was not measured there."""
-    usable = [c for c in changes if c.old > 0 and c.new > 0 and math.isfinite(c.se)]
+def link_of(changes: Sequence[tuple[float, float, float]]) -> tuple[float | None, float]:
+    """A reading's link from its changes over the base tree, the linked commit (each its old, new and
+    the standard error of their log ratio): the log of new / old and its standard error; none where the
+    run is not linked or the figure was not measured there."""
+    usable = [(old, new, se) for old, new, se in changes if old > 0 and new > 0 and math.isfinite(se)]
     if not usable:
         return None, 0.0
-    return math.log(usable[0].new / usable[0].old), usable[0].se
+    old, new, se = usable[0]
+    return math.log(new / old), se

@@ -31,7 +31,7 @@ def _pair_reading(result: OverheadResult, linked: str) -> Reading:
     budget = result.pair.budget.max_overhead
     prior = COUNT_PRIOR_SD if result.mode.counted else SESSION_SD
     limit = None if budget is None else 1 + budget
-    link, link_se = link_of(changes)
+    link, link_se = link_of([(c.old, c.new, c.se) for c in changes])
     return Reading(
         result.nodeid, figure, math.log(result.ratio), estimate.log_se, prior, limit, link=link, link_se=link_se
     )

@@ -38,5 +38,5 @@ def _figure_reading(figure: FigureResult, linked: str) -> Reading:
         figure.check.limit,
         not spec.floor,
         False,
-        *link_of(changes),
+        *link_of([(c.old, c.new, c.se) for c in changes]),
     )
