@@ -1,9 +1,10 @@
 """Measuring a commit against another, as a bisection step does: one session, both trees.
 
 The commit is checked out in one worktree that every step reuses (a fresh checkout each step
-costs the whole tree's files), and a session runs there with ``--overhead-against`` the
-reference commit, ``--overhead-fail-above`` the threshold and the user's own pytest arguments;
-its JSON gives each pair's change over the reference, the gate's finding and, for a regressed or
+costs the whole tree's files; :class:`~overheadbench.replicas.trees.Worktree`, the base tree's
+home too), and a session runs there with ``--overhead-against`` the reference commit,
+``--overhead-fail-above`` the threshold and the user's own pytest arguments; its JSON gives each
+pair's change over the reference, the gate's finding and, for a regressed or
 unknown change, its explanation.
 
 Nothing outlives the bisection, however it ends. ``SIGTERM`` is an interrupt (as in a session):
@@ -21,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from ..core.git import git
@@ -29,6 +29,7 @@ from ..core.jsonio import Fields
 from ..core.termination import ended_with_parent
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, Gate
+from ..replicas.trees import TreeError, Worktree
 from .bisect import BisectError, Measured, Moved
 from .environment import BRANCH_VARIABLE
 
@@ -44,6 +45,8 @@ REAPER = (
 )
 """The reaper: waits for end of file on its standard input (the bisection's end, however it came),
 then removes the steps' worktree and scratch folder, and makes the repository forget it."""
+TREE = "tree"
+"""The checkout's name in the steps' scratch folder (the reaper is told where it is before it exists)."""
 QUOTED_LINES = 20
 """The end of a session's output quoted when it wrote no results."""
 
@@ -72,9 +75,10 @@ class CommitSessions:
     which a reaper process removes if this one dies (see the module docstring)."""
 
     def __init__(self, repository: Path, threshold: float, pytest_args: list[str]) -> None:
-        self.repository, self.scratch = repository, Path(tempfile.mkdtemp(prefix="overheadbench-bisect-"))
-        self.threshold, self.pytest_args = threshold, pytest_args
-        self.tree = self.scratch / "tree"
+        self.repository, self.threshold, self.pytest_args = repository, threshold, pytest_args
+        self.worktree = Worktree(repository, "bisect", lambda folder, repository: TREE)
+        self.scratch = self.worktree.prepare()
+        self.tree = self.scratch / TREE
         self.sessions = 0
         self.reaper = subprocess.Popen(
             [sys.executable, "-c", REAPER, str(repository), str(self.tree), str(self.scratch)],
@@ -122,12 +126,10 @@ class CommitSessions:
         return output
 
     def _checkout(self, commit: str) -> None:
-        if self.tree.is_dir():
-            done = git(self.tree, "checkout", "--quiet", "--detach", "--force", commit)
-        else:
-            done = git(self.repository, "worktree", "add", "--quiet", "--detach", str(self.tree), commit)
-        if done is None or done.returncode:
-            raise BisectError(f"cannot check {commit[:12]} out: {done.stderr.strip() if done else 'no git'}")
+        try:
+            self.worktree.checkout(commit)
+        except TreeError as exc:
+            raise BisectError(f"cannot check {commit[:12]} out: {exc}") from None
 
     def _read(self, output: Path) -> Measured:
         gate = Gate("", self.threshold)
@@ -145,8 +147,9 @@ class CommitSessions:
         return Measured(tuple(moved))
 
     def close(self) -> None:
-        """Take the worktree and the scratch folder away (the repository forgets it too): the
-        reaper does it, told by its pipe's end, and is waited for."""
+        """Take the worktree and the scratch folder away (the repository forgets it too), and end the
+        reaper (told by its pipe's end, it finds nothing left to remove), waited for."""
+        self.worktree.remove()
         if self.reaper.stdin is not None:
             self.reaper.stdin.close()
         self.reaper.wait(timeout=STOP_GRACE_S)

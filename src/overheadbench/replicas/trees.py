@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -47,6 +47,56 @@ def git_root(directory: Path) -> Path | None:
 
 
 @dataclass
+class Worktree:
+    """A commit of ``repository`` checked out in a folder this process owns: the one home of a
+    checked-out tree (the base tree of ``--overhead-against``, the commits ``bisect``, ``history
+    --confirm`` and ``history --measure`` measure).
+
+    Made on the first :meth:`checkout` (registrations a killed process left pruned first), switched in
+    place by later ones (a fresh checkout each step costs the whole tree's files), taken away by
+    :meth:`remove`. A process that dies leaves a folder whose lock is free: the next session removes
+    it (:mod:`overheadbench.core.scratch`) and ``git worktree prune`` forgets it; a caller that must
+    clean up at once when it is killed hands :attr:`folder` to a reaper."""
+
+    repository: Path
+    kind: str
+    """The owned folder's kind (``overheadbench-<kind>-*``)."""
+    name: Callable[[Path, Path], str] = lambda folder, repository: "tree"
+    """The checkout's name in its folder, from the folder and the repository."""
+    folder: Path | None = None
+    path: Path | None = None
+
+    def prepare(self) -> Path:
+        """The owned folder the checkout goes in (made now where it is not yet)."""
+        if self.folder is None:
+            _git(self.repository, "worktree", "prune")  # registrations of worktrees a killed process left
+            self.folder = owned_folder(self.kind)
+        return self.folder
+
+    def checkout(self, commit: str) -> Path:
+        """The tree at ``commit``; raises :class:`TreeError` with git's reason where it cannot be."""
+        if self.path is not None and self.path.is_dir():
+            done = _git(self.path, "checkout", "--quiet", "--detach", "--force", commit)
+        else:
+            folder = self.prepare()
+            self.path = folder / self.name(folder, self.repository)
+            done = _git(self.repository, "worktree", "add", "--detach", "--quiet", str(self.path), commit)
+        if done.returncode != 0:
+            raise TreeError(f"git could not check {commit} out: {done.stderr.strip()}")
+        return self.path
+
+    def remove(self) -> None:
+        """Remove the checkout and its folder, and make the repository forget it; safe twice."""
+        if self.folder is None:
+            return
+        if self.path is not None:
+            _git(self.repository, "worktree", "remove", "--force", str(self.path))
+        remove_folder(self.folder)
+        _git(self.repository, "worktree", "prune")
+        self.folder, self.path = None, None
+
+
+@dataclass
 class BaseTree:
     """The base tree: where it is, which interpreter runs it, and the head tree it maps from."""
 
@@ -58,7 +108,7 @@ class BaseTree:
     python: str = sys.executable
     root: Path | None = None
     """The base tree's top folder, once there (a folder: at once; a revision: on :meth:`open`)."""
-    _folder: Path | None = field(default=None, repr=False)
+    _checkout: Worktree | None = field(default=None, repr=False)
     used_at: Path | None = None
     """Where the base tree was when its replicas ran (kept after :meth:`close`, for the report)."""
 
@@ -75,13 +125,12 @@ class BaseTree:
             self.used_at = self.root
             return self.root
         assert self.revision is not None
-        _git(self.head_root, "worktree", "prune")  # registrations of worktrees a killed session left
-        self._folder = owned_folder("against")
-        path = self._folder / _padded_name(self._folder, self.head_root)
-        done = _git(self.head_root, "worktree", "add", "--detach", "--quiet", str(path), self.revision)
-        if done.returncode != 0:
+        self._checkout = Worktree(self.head_root, "against", _padded_name)
+        try:
+            path = self._checkout.checkout(self.revision)
+        except TreeError as exc:
             self.close()
-            raise TreeError(f"--overhead-against={self.spec}: git could not check it out: {done.stderr.strip()}")
+            raise TreeError(f"--overhead-against={self.spec}: {exc}") from None
         self.root = self.used_at = path
         return path
 
@@ -109,13 +158,10 @@ class BaseTree:
 
     def close(self) -> None:
         """Remove the worktree (a folder the user named is left alone); safe twice."""
-        if self._folder is None:
+        if self._checkout is None:
             return
-        if self.root is not None:
-            _git(self.head_root, "worktree", "remove", "--force", str(self.root))
-        remove_folder(self._folder)
-        _git(self.head_root, "worktree", "prune")
-        self._folder, self.root = None, None
+        self._checkout.remove()
+        self._checkout, self.root = None, None
 
 
 def _padded_name(folder: Path, head_root: Path) -> str:
