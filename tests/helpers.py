@@ -14,9 +14,9 @@ from overheadbench.engine.attribution import Profiled, explain
 from overheadbench.engine.changes import Change
 from overheadbench.engine.checks import Overall
 from overheadbench.engine.samples import Side
-from overheadbench.history.environment import fingerprint
-from overheadbench.history.runs import Run, read_run
 from overheadbench.pairs.results import PlaceResult
+from overheadbench.store.environment import fingerprint
+from overheadbench.store.runs import Run, read_run
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 

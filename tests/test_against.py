@@ -23,12 +23,12 @@ from overheadbench.engine.outcome import Gated
 from overheadbench.engine.samples import LOPSIDED, BlockSizes, Kind, Timer
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
-from overheadbench.history.runs import read_run
 from overheadbench.pairs.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.replicas.trees import foreign_modules
 from overheadbench.report.summary import title, wider_than
+from overheadbench.store.runs import read_run
 from overheadbench.transport.outcome import undecided_figures
 
 PAIR = """

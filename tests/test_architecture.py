@@ -17,7 +17,19 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent.parent / "src" / "overheadbench"
 MAX_FLOORS = 7
 MAX_LINES = 400
-LAYERS = ("core", "http", "engine", "instruments", "replicas", "pairs", "transport", "history", "report", "commands")
+LAYERS = (
+    "core",
+    "http",
+    "engine",
+    "instruments",
+    "replicas",
+    "pairs",
+    "transport",
+    "store",
+    "history",
+    "report",
+    "commands",
+)
 """The folders, lowest first."""
 
 

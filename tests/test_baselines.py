@@ -19,11 +19,11 @@ from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Mode
 from overheadbench.engine.shifts import Point, find_shifts
 from overheadbench.engine.stats import SESSION_SD, Method
-from overheadbench.history.environment import differences, fingerprint
 from overheadbench.history.pair_changes import compare_runs
-from overheadbench.history.runs import SCHEMA_VERSION, Run, Storage, read_run
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
+from overheadbench.store.environment import differences, fingerprint
+from overheadbench.store.runs import SCHEMA_VERSION, Run, Storage, read_run
 
 MACHINE = fingerprint()
 

@@ -25,12 +25,12 @@ import overheadbench
 from overheadbench.cli import build_parser
 from overheadbench.core.keywords import keyword_table, names
 from overheadbench.engine.settings import QUICK, QUICK_AGAINST, Settings
-from overheadbench.history.runs import SCHEMA_VERSION
 from overheadbench.http.loadrun import Target, load
 from overheadbench.http.server import Server, start_server
 from overheadbench.pairs.fixture import OverheadFixture
 from overheadbench.pairs.marker import KEYWORDS
 from overheadbench.pairs.outcome import HARNESS_WARN_SHARE
+from overheadbench.store.runs import SCHEMA_VERSION
 from overheadbench.transport.across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS
 from overheadbench.transport.fixture import (
     PAIR_ROUNDS,

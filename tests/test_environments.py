@@ -18,9 +18,9 @@ import pytest
 
 import overheadbench
 from overheadbench.cli import main
-from overheadbench.history.environment import differences, differences_heading, same_machine
 from overheadbench.replicas.build import this_build
 from overheadbench.replicas.environments import Interpreter, derived_name, package_differences, project_dependencies
+from overheadbench.store.environment import differences, differences_heading, same_machine
 
 COSTS = "import os\nFRAMEWORK_NS = int(os.environ.get('FRAMEWORK_NS', '1100'))\n"
 PAIR = """
@@ -251,7 +251,7 @@ def test_runs_of_another_python_on_this_machine_differ_by_environment_not_machin
 def test_a_run_stored_under_another_python_of_this_machine_is_gated_as_another_environment(
     project: pytest.Pytester,
 ) -> None:
-    from overheadbench.history.environment import fingerprint
+    from overheadbench.store.environment import fingerprint
 
     project.runpytest("--overhead-save=py399").assert_outcomes(passed=1)
     stored = project.path / "baselines" / fingerprint() / "0001_py399.json"

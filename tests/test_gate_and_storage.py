@@ -20,14 +20,14 @@ from overheadbench.engine.checks import Status
 from overheadbench.engine.samples import Kind, ReplicaSamples
 from overheadbench.engine.shifts import Point, find_shifts
 from overheadbench.engine.stats import SESSION_SD, Method
-from overheadbench.history.environment import fingerprint, recorded_fingerprint
 from overheadbench.history.pair_changes import compare_result, reading
-from overheadbench.history.runs import Run, Storage, read_run
 from overheadbench.pairs.comparing import Figure, session_sd
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.report.github import annotation
 from overheadbench.report.summary import SessionFacts, render_table, session_summary
+from overheadbench.store.environment import fingerprint, recorded_fingerprint
+from overheadbench.store.runs import Run, Storage, read_run
 
 
 def timed(overheads: list[float], nodeid: str = "t.py::test_pair") -> OverheadResult:

@@ -21,9 +21,9 @@ from overheadbench.commands import history as history_command
 from overheadbench.engine.changes import Finding
 from overheadbench.history.bisect import Measured, Moved
 from overheadbench.history.confirm import confirm
-from overheadbench.history.environment import fingerprint
-from overheadbench.history.index import INDEX_FILE, indexed_runs
-from overheadbench.history.runs import Storage
+from overheadbench.store.environment import fingerprint
+from overheadbench.store.index import INDEX_FILE, indexed_runs
+from overheadbench.store.runs import Storage
 
 TEST = "tests/test_mw.py::test_retry"
 
@@ -125,7 +125,7 @@ def test_the_index_reads_again_only_what_changed_and_is_rebuilt_when_it_cannot_b
     storage = tmp_path / "runs"
     shas = measured_history(project, storage, range(6), step_at=6)
     reads: list[Path] = []
-    import overheadbench.history.index as index
+    import overheadbench.store.index as index
 
     real = index.read_run
     monkeypatch.setattr(index, "read_run", lambda path: reads.append(path) or real(path))

@@ -17,7 +17,7 @@ from helpers import commit, git, store
 
 from overheadbench.cli import main
 from overheadbench.commands import history as history_command
-from overheadbench.history import index
+from overheadbench.store import index
 
 TEST = "tests/test_mw.py::test_retry"
 
@@ -139,7 +139,7 @@ def test_a_reader_that_leaves_the_pipe_ends_quietly_with_the_gates_own_code(
 READER = """
 import os, sys, time
 from pathlib import Path
-from overheadbench.history import index
+from overheadbench.store import index
 
 def slow(path):
     with open(sys.argv[1], "a") as pids:

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from overheadbench.engine.readings import Reading
+from overheadbench.engine.readings import Reading, RunRow
 from overheadbench.engine.shifts import Point, ShiftKind, find_shifts
-from overheadbench.history.timeline import RunRow, read_history
+from overheadbench.history.timeline import read_history
 
 pytestmark = pytest.mark.unit
 

@@ -12,8 +12,8 @@ import pytest
 from helpers import git
 
 from overheadbench.cli import main
-from overheadbench.history.environment import fingerprint
-from overheadbench.history.runs import read_run
+from overheadbench.store.environment import fingerprint
+from overheadbench.store.runs import read_run
 
 PAIR = """
 import pytest

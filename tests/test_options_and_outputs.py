@@ -21,13 +21,13 @@ from overheadbench.engine.checks import Check, Status, Unit
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
-from overheadbench.history.environment import fingerprint
-from overheadbench.history.runs import Run, Storage
 from overheadbench.pairs.outcome import pair_outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.markdown import markdown_purposes, render_markdown
 from overheadbench.report.outputs import Output, write_outputs
+from overheadbench.store.environment import fingerprint
+from overheadbench.store.runs import Run, Storage
 
 RECORDING_PAIR = """
 import pathlib

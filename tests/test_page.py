@@ -14,8 +14,8 @@ import pytest
 from helpers import GOLDEN_RUN, MIDDLE, OUTER, made_run, stepped_history
 
 from overheadbench.cli import main
-from overheadbench.history.runs import Run, read_run
 from overheadbench.report.page import anchor, render_page
+from overheadbench.store.runs import Run, read_run
 from overheadbench.transport.metrics import Metric
 from overheadbench.transport.results import Reading
 from overheadbench.transport.verdict import judge

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from helpers import MIDDLE, made_run, stepped_history
 
-from overheadbench.history.index import stored_history
-from overheadbench.history.runs import Storage
+from overheadbench.history.stored import stored_history
 from overheadbench.report.page import render_page
+from overheadbench.store.index import indexed_runs
+from overheadbench.store.runs import Storage
 
 pytestmark = pytest.mark.replicas  # a browser process
 
@@ -55,7 +56,7 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     commits whose pairs stepped up at the sixth; and those commits."""
     folder = tmp_path_factory.mktemp("page")
     project, storage, shas = stepped_history(folder)
-    history, _, _ = stored_history(Storage(storage), "main", project)
+    history, _, _ = stored_history(indexed_runs(Storage(storage)), "main", project)
     path = folder / "page.html"
     path.write_text(render_page(made_run(), history), encoding="utf-8")
     return path, shas

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from overheadbench.history.runs import SCHEMA_VERSION as JSON_SCHEMA_VERSION
 from overheadbench.options import settings_from_config
+from overheadbench.store.runs import SCHEMA_VERSION as JSON_SCHEMA_VERSION
 
 
 def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.Pytester) -> None:

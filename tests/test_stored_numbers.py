@@ -14,7 +14,7 @@ import pytest
 
 from overheadbench.cli import main
 from overheadbench.core.jsonio import ShapeError, dumps, loads
-from overheadbench.history.runs import SCHEMA_VERSION, read_run
+from overheadbench.store.runs import SCHEMA_VERSION, read_run
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -17,8 +17,8 @@ import pytest
 
 from overheadbench.cli import main
 from overheadbench.core.errors import StorageError
-from overheadbench.history.environment import fingerprint
-from overheadbench.history.runs import MAX_RUN_BYTES, read_run
+from overheadbench.store.environment import fingerprint
+from overheadbench.store.runs import MAX_RUN_BYTES, read_run
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -124,7 +124,7 @@ def side_change(result):  # noqa: ANN001, ANN201  (the base tree's change, as th
 
 
 def load(out: Path, pattern: str) -> list:
-    from overheadbench.history.runs import read_run
+    from overheadbench.store.runs import read_run
 
     return [read_run(path) for path in sorted(out.glob(pattern))]
 

@@ -62,7 +62,7 @@ def collect(out: Path, sessions: int, injected: int) -> None:
 
 def load(out: Path, pattern: str) -> list:
     """The runs whose files match ``pattern``, as typed runs, in name order."""
-    from overheadbench.history.runs import read_run
+    from overheadbench.store.runs import read_run
 
     return [read_run(path) for path in sorted(out.glob(pattern))]
 

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import harness
 
-from overheadbench.history.environment import fingerprint
-from overheadbench.history.runs import read_run
 from overheadbench.report.page import render_page
+from overheadbench.store.environment import fingerprint
+from overheadbench.store.runs import read_run
 
 ROOT = Path(__file__).parent.parent
 CLI = [sys.executable, "-c", "import sys; from overheadbench.cli import main; sys.exit(main())"]

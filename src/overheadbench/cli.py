@@ -32,8 +32,8 @@ from .core.errors import StorageError
 from .core.leaving_reader import reader_may_leave
 from .core.tables import plain
 from .history.bisect import BisectError
-from .history.runs import Storage
 from .report.plots import PlotUnavailable
+from .store.runs import Storage
 
 
 def build_parser() -> argparse.ArgumentParser:

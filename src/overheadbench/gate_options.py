@@ -17,10 +17,10 @@ from .core.flags import Flag, add_flags
 from .core.git import checked_out_branch, git
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
 from .engine.settings import Policy
-from .history.environment import BRANCH_VARIABLE
-from .history.runs import Storage, check_name, read_run
 from .replicas.environments import EnvError, Environment, resolve_environments
 from .replicas.trees import BaseTree, TreeError, resolve_base
+from .store.environment import BRANCH_VARIABLE
+from .store.runs import Storage, check_name, read_run
 
 REPLACED = {
     "--overhead-compare-fail": "--overhead-fail-above=PCT gates pairs and transport figures alike",

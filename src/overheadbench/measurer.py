@@ -24,8 +24,8 @@ from .engine.harness import Harness
 from .engine.kind import MeasuredKind
 from .engine.sampling import Replication
 from .engine.timed_path import AppLogging
-from .history.environment import environment
 from .replicas.failures import ReplicaError, WrongTree
+from .store.environment import environment
 
 S = TypeVar("S")
 """The session's stored runs (:class:`~overheadbench.history.gate.StoredRuns`), as its kinds read them."""

@@ -13,11 +13,12 @@ from ..core.tables import plain
 from ..core.termination import install_sigterm, uninstall_sigterm
 from ..history.accepted import ACCEPTED_FILE, accept
 from ..history.confirm import confirm
-from ..history.index import indexed_runs, stored_history
 from ..history.past import MAX_COMMITS, measure_past
-from ..history.runs import Storage
+from ..history.stored import stored_history
 from ..history.timeline import EVERY_BRANCH, since
 from ..report.history import history_document, regressions, render_history, whose
+from ..store.index import indexed_runs
+from ..store.runs import Storage
 from .arguments import Commands, percent
 from .bisect import BISECT_ROUNDS
 
@@ -91,7 +92,7 @@ def run(storage: Storage, args: argparse.Namespace, pytest_args: list[str]) -> i
             f"accepted: the step at {made.commit[:10]} for {plain(made.test) if made.test else 'every test'} "
             f"({plain(made.reason)}); commit {ACCEPTED_FILE} to keep it"
         )
-    history, branch, skipped = stored_history(storage, args.branch, args.repository)
+    history, branch, skipped = stored_history(indexed_runs(storage), args.branch, args.repository)
     for reason in skipped:
         print(f"overheadbench: left out: {plain(reason)}")
     confirmed = {}

@@ -14,11 +14,9 @@ from ..core.tables import plain
 from ..core.thresholds import HELP_EXAMPLE, Thresholds
 from ..engine.settings import Policy
 from ..history.combined import Column, combine
-from ..history.environment import differences_heading
 from ..history.figure_changes import compare_figures
-from ..history.index import run_row, stored_history
 from ..history.pair_changes import compare_runs
-from ..history.runs import Run, Storage, read_run
+from ..history.stored import stored_history
 from ..history.timeline import read_history
 from ..report.budgets import check_csv_rows
 from ..report.changes import (
@@ -36,6 +34,9 @@ from ..report.pairs_csv import csv_rows
 from ..report.plots import distributions, stored_trend, trend as trend_plot
 from ..report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 from ..report.spreadsheet import csv_text
+from ..store.environment import differences_heading
+from ..store.index import indexed_runs, run_row
+from ..store.runs import Run, Storage, read_run
 from .arguments import Commands, thresholds
 
 
@@ -177,7 +178,7 @@ def _html(storage: Storage, references: Sequence[str], output: Path, branch: str
     here = Path(".")
     if len(references) <= 1 and (not references or Path(references[0]).is_dir()):
         storage = Storage.named(Path(references[0]) if references else storage.root, machine)
-        history, _, skipped = stored_history(storage, branch, here)
+        history, _, skipped = stored_history(indexed_runs(storage), branch, here)
         print("".join(f"overheadbench: left out: {plain(reason)}\n" for reason in skipped), end="")
         run = read_run(storage.find())  # none stored here: an error that says so
     else:

@@ -1,4 +1,4 @@
-"""What a history reads of a stored run: each figure's log value with its standard error, the
+"""What a history reads of a stored run (its :class:`RunRow`): each figure's log value with its standard error, the
 spread between sessions its series leans on, its budget, and its link (its change over the run's
 linked commit). Each kind makes its own (:mod:`overheadbench.pairs.readings`,
 :mod:`overheadbench.transport.readings`): the index, the series and the page read readings, not kinds.
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,28 @@ def link_of(changes: Sequence[tuple[float, float, float]]) -> tuple[float | None
         return None, 0.0
     old, new, se = usable[0]
     return math.log(new / old), se
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """What a history needs of one stored run: where it is, which commit it measured, and each figure."""
+
+    path: str
+    number: int
+    """Its number in the storage folder (``0007_main.json``: 7): the order runs of one commit were stored in."""
+    machine: str
+    commit: str
+    time: str
+    branch: str
+    dirty: bool
+    readings: tuple[Reading, ...]
+    linked: str = ""
+    """The commit the run's session measured beside its own (its readings' links are over it)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRow:
+        readings = tuple(Reading(**item) for item in data.pop("readings"))
+        return cls(**data, readings=readings)

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..core.errors import StorageError
 from ..replicas.environments import Interpreter, derived_name
-from .environment import own_dependencies
-from .runs import Run
+from ..store.environment import own_dependencies
+from ..store.runs import Run
 
 
 @dataclass

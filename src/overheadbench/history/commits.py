@@ -30,8 +30,8 @@ from ..core.termination import ended_with_parent
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, Gate
 from ..replicas.trees import TreeError, Worktree
+from ..store.environment import BRANCH_VARIABLE
 from .bisect import BisectError, Measured, Moved
-from .environment import BRANCH_VARIABLE
 
 SESSION_TIMEOUT_S = 3600.0
 """One step's session may take at most this long."""

@@ -21,12 +21,12 @@ from ..core.thresholds import Thresholds
 from ..engine.changes import Change, Gate, StoredChange
 from ..engine.settings import Policy
 from ..pairs.results import OverheadResult
+from ..store.environment import differences, recorded_fingerprint, same_machine
+from ..store.runs import Run, Storage, check_name, read_run
 from ..transport.metrics import FigureKey
 from ..transport.results import FigureResult
-from .environment import differences, recorded_fingerprint, same_machine
 from .figure_changes import compare_figures, learned_session_sd
 from .pair_changes import comparable, compare_result
-from .runs import Run, Storage, check_name, read_run
 
 
 @dataclass
@@ -44,7 +44,7 @@ class StoredRuns:
     figure_history: list[FigureResult] = field(default_factory=list)
     foreign: bool = False
     """The stored run was measured on another machine (or an unknown one); one of this machine
-    under another Python is not foreign (:func:`~overheadbench.history.environment.same_machine`)."""
+    under another Python is not foreign (:func:`~overheadbench.store.environment.same_machine`)."""
     saved: Path | None = None
     environment_differences: list[str] = field(default_factory=list)
     """What differs between the stored run's environment and this one (printed loudly)."""

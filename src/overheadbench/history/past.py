@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from ..core.errors import StorageError
 from ..core.git import git
+from ..store.runs import Storage
 from .commits import CommitSessions
-from .runs import Storage
 
 MAX_COMMITS = 20
 """Commits ``--measure`` takes from a range, the newest, where ``--max-commits`` is not given."""

@@ -12,39 +12,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import StorageError
 from ..core.git import git
-from ..engine.readings import Reading
+from ..engine.readings import Reading, RunRow
 from ..engine.shifts import Point, Shift, ShiftKind, find_shifts
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """What a history needs of one stored run: where it is, which commit it measured, and each figure."""
-
-    path: str
-    number: int
-    """Its number in the storage folder (``0007_main.json``: 7): the order runs of one commit were stored in."""
-    machine: str
-    commit: str
-    time: str
-    branch: str
-    dirty: bool
-    readings: tuple[Reading, ...]
-    linked: str = ""
-    """The commit the run's session measured beside its own (its readings' links are over it)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunRow:
-        readings = tuple(Reading(**item) for item in data.pop("readings"))
-        return cls(**data, readings=readings)
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from importlib import resources
 from ..engine.attribution import Explanation
 from ..engine.changes import Change
 from ..engine.checks import Overall, Status
-from ..history.runs import Run
 from ..history.timeline import History
 from ..pairs.results import OverheadResult
+from ..store.runs import Run
 from ..transport.results import FigureResult
 from .changes import places_of
 from .flame import render_flame

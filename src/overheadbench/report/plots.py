@@ -26,8 +26,8 @@ from ..core.errors import StorageError
 from ..core.tables import plain
 from ..core.vocabulary import Role
 from ..engine.process_ratio import pair_ratios
-from ..history.runs import Run, Storage, read_run
 from ..pairs.results import OverheadResult
+from ..store.runs import Run, Storage, read_run
 from .svg import LOG_SPAN
 
 ROW_INCHES = 0.24

@@ -28,12 +28,13 @@ from ..core.xdist import WORKER_REPLICAS
 from ..engine.outcome import PURPOSE_ATTRIBUTE
 from ..engine.settings import Settings
 from ..history.gate import StoredRuns
-from ..history.index import stored_history
-from ..history.runs import Run
+from ..history.stored import stored_history
 from ..history.timeline import History
 from ..pairs.explaining import flame_path
 from ..pairs.marker import MARKER_NAME
 from ..pairs.results import OVERHEAD, REPORT_ATTRIBUTE as RESULT_ATTRIBUTE, OverheadResult
+from ..store.index import indexed_runs
+from ..store.runs import Run
 from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
 from .github import Failure, append_summary, in_actions, is_summary
 from .markdown import render_markdown
@@ -236,7 +237,7 @@ class Reporter:
         stored = self.state.stored
         if stored is None:
             return None
-        history, _, _ = stored_history(stored.storage, None, self.config.rootpath)
+        history, _, _ = stored_history(indexed_runs(stored.storage), None, self.config.rootpath)
         return history if history.ordered else None
 
     def _flames(self) -> list[Output]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..core.tables import markdown_cell, markdown_table, plain
-from ..history.runs import Run
+from ..store.runs import Run
 from ..transport.metrics import SPECS
 from .pairs import environment_lines, overhead_cell
 

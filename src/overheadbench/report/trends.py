@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from ..engine.readings import Reading
-from ..history.timeline import ChangePoint, History, RunRow
+from ..engine.readings import Reading, RunRow
+from ..history.timeline import ChangePoint, History
 from .svg import Scale, esc, line, number, svg, text
 
 WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 150.0, 12.0, 24.0, 52.0

@@ -21,14 +21,12 @@ from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
 from ..core.errors import StorageError
-from ..core.git import checked_out_branch, is_repository
 from ..core.termination import ended_with_parent
+from ..engine.readings import RunRow
 from ..pairs.readings import pair_readings
 from ..transport.readings import figure_readings
-from .accepted import marked, read_accepted
 from .environment import recorded_fingerprint
 from .runs import RUN_FILE, Run, Storage, read_run
-from .timeline import EVERY_BRANCH, History, RunRow, on_branch, read_history
 
 INDEX_FILE = ".overheadbench-index.sqlite"
 INDEX_VERSION = 2
@@ -36,23 +34,6 @@ INDEX_VERSION = 2
 PARALLEL_FROM = 64
 """Runs to read (not in the index) from which they are read in a process per core."""
 MAX_READERS = 8
-
-
-def stored_history(storage: Storage, branch: str | None, repository: Path) -> tuple[History, str, list[str]]:
-    """This machine's stored runs on ``branch`` (default: the checked-out one; every branch where no
-    run records it) read as a history, in git's order where ``repository`` is a repository; the
-    branch read; and why each unreadable run was left out."""
-    every, skipped = indexed_runs(storage)
-    rows, read = on_branch(every, branch or checked_out_branch(repository))
-    there = sorted({row.branch for row in every if row.branch})
-    if branch and branch != EVERY_BRANCH and read != branch and there:  # a typo read every branch's steps
-        raise StorageError(
-            f"--branch {branch}: no run stored here is of it; the branches with runs: {', '.join(there)} "
-            f"(or --branch {EVERY_BRANCH})"
-        )
-    if not is_repository(repository):
-        return read_history(rows, None), read, skipped
-    return marked(read_history(rows, repository), read_accepted(repository), repository), read, skipped
 
 
 def run_row(path: Path, run: Run) -> RunRow:

@@ -53,7 +53,7 @@ INTERPRETER_PARTS = (1, 2)
 
 def environment(config: Any) -> dict[str, Any]:
     """The environment of this session; machine and commit from pytest-benchmark's hooks when its
-    plugin is loaded, else :mod:`overheadbench.history.machine`'s."""
+    plugin is loaded, else :mod:`overheadbench.store.machine`'s."""
     hook = config.hook
     if hasattr(hook, "pytest_benchmark_generate_machine_info"):
         machine = hook.pytest_benchmark_generate_machine_info(config=config)
