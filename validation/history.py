@@ -18,6 +18,8 @@ commits, and nothing else.
 real series (``--tau``, ``--se``; defaults: this machine's, docs/history.md): false change points
 per 1,000 runs of a flat series, and the share of series whose one step (1 to 5 between-session sds,
 at a drawn run) is found within one run of its commit; and a drift of +0.5% a run over 20 runs.
+``--link-se``: every run linked to the one before (``--overhead-link``), its link the true change plus
+noise of that standard error (issue 69).
 
 Writes DIR/history-<mode>.md and prints it.
 """
@@ -120,18 +122,29 @@ def busy_mode(out: Path, commits: int) -> str:
 
 
 def simulated(
-    rng: np.random.Generator, runs: int, tau: float, se: float, at: int = -1, size: float = 0.0
+    rng: np.random.Generator, runs: int, tau: float, se: float, at: int = -1, size: float = 0.0, link_se: float = 0.0
 ) -> list[Point]:
+    """A series of ``runs`` (a step of ``size`` at run ``at``); with ``link_se``, each run after the first
+    linked to the one before: the true change plus noise of that standard error (stated with it)."""
     levels = np.where(np.arange(runs) >= at, math.log1p(size), 0.0) if at >= 0 else np.zeros(runs)
     values = levels + rng.normal(0, tau, runs) + rng.normal(0, se, runs)
-    return [Point(float(v), se, str(i)) for i, v in enumerate(values)]
+    if not link_se:
+        return [Point(float(v), se, str(i)) for i, v in enumerate(values)]
+    links = np.diff(levels, prepend=levels[0]) + rng.normal(0, link_se, runs)
+    return [
+        Point(float(v), se, str(i), float(links[i]) if i else None, link_se, str(i - 1) if i else "")
+        for i, v in enumerate(values)
+    ]
 
 
-def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int) -> str:
+def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int, link_se: float = 0.0) -> str:
     rng = np.random.default_rng(seed)
-    false = sum(len(find_shifts(simulated(rng, runs, tau, se), SESSION_SD).shifts) for _ in range(series))
+    false = sum(
+        len(find_shifts(simulated(rng, runs, tau, se, link_se=link_se), SESSION_SD).shifts) for _ in range(series)
+    )
+    linked = f", linked at se {link_se:.2%}" if link_se else ""
     lines = [
-        f"# history: simulated series (tau {tau:.2%}, own se {se:.2%}, {runs} runs)",
+        f"# history: simulated series (tau {tau:.2%}, own se {se:.2%}, {runs} runs{linked})",
         "",
         f"flat series: {false} change points in {series * runs} runs = {1000 * false / (series * runs):.2f} per 1,000 runs",
         "",
@@ -142,7 +155,7 @@ def simulate_mode(series: int, runs: int, tau: float, se: float, seed: int) -> s
         size, hits, trials = math.expm1(sds * tau), 0, max(series // 5, 200)
         for _ in range(trials):
             at = int(rng.integers(3, runs - 2))
-            found = find_shifts(simulated(rng, runs, tau, se, at, size), SESSION_SD).shifts
+            found = find_shifts(simulated(rng, runs, tau, se, at, size, link_se), SESSION_SD).shifts
             hits += any(s.kind is ShiftKind.STEP and abs(s.start - at) <= 1 for s in found)
         lines.append(f"| {sds} | {size:+.1%} | {hits / trials:.1%} |")
     drifts = 0
@@ -165,6 +178,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30, help="simulate: runs a series")
     parser.add_argument("--tau", type=float, default=0.005, help="simulate: between-session sd of the log")
     parser.add_argument("--se", type=float, default=0.003, help="simulate: each run's own standard error of the log")
+    parser.add_argument("--link-se", type=float, default=0.0, help="simulate: each run linked, at this standard error")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.mode == "series":
@@ -172,7 +186,7 @@ def main() -> None:
     elif args.mode == "busy":
         text = busy_mode(args.out, args.commits)
     else:
-        text = simulate_mode(args.series, args.runs, args.tau, args.se, args.seed)
+        text = simulate_mode(args.series, args.runs, args.tau, args.se, args.seed, args.link_se)
     (args.out / f"history-{args.mode}.md").write_text(text + "\n")
     print(text)
 
