@@ -68,8 +68,9 @@ class Confirmation:
         lines = [f"    {self.verdict.value.upper()} in one session, {after} against {before}{reading}"]
         found = self.bisection
         if found is not None and found.first_bad:
-            lines.append(f"    first regressed commit between them: {found.first_bad}")
-            lines += [f"    then regressed again, over the one before: {then}" for then in found.then_bad]
+            cut = f"cut-off +{CONFIRMING_SHARE * abs(point.shift.change):.1%}"
+            lines.append(f"    first regressed commit between them ({cut} over {before}): {found.first_bad}")
+            lines += [f"    then regressed again ({cut} over the one before): {then}" for then in found.then_bad]
             explained = found.explained.items()
             lines += [f"    {test}, against its parent: {why.told(head=CHANGE_HEAD)}" for test, why in explained]
         elif found is not None and found.note:
