@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--fleet", default=None, metavar="PYTHON", help="every other commit measured by PYTHON")
     parser.add_argument("--cost", type=int, default=0, metavar="N", help="time N plain and N linked sessions instead")
     parser.add_argument("--past", action="store_true", help="commit everything, then `history --measure` it")
+    parser.add_argument("--default-profile", action="store_true", help="each session in the default profile, not quick")
     args = parser.parse_args()
     if args.cost:
         cost(args.out, args.cost)
@@ -78,9 +79,10 @@ def main() -> None:
         python = args.fleet if args.fleet and number % 2 == 0 else sys.executable
         started = time.monotonic()
         out = args.out / f"run{number:02}.json"
+        profile = QUICK[1:] if args.default_profile else QUICK  # -p no:randomly either way
         with harness.busy_loops(0 if args.alternate and number % 2 else args.busy):
             ran = harness.session(
-                folder, out, "--overhead-autosave", *link, *machine, *QUICK, python=python, paths=[harness.SRC]
+                folder, out, "--overhead-autosave", *link, *machine, *profile, python=python, paths=[harness.SRC]
             )
         seconds.append(time.monotonic() - started)
         print(f"commit {number}: ratio {ran.results[0]['ratio']:.3f} in {seconds[-1]:.0f} s", flush=True)
@@ -106,6 +108,7 @@ def main() -> None:
         "linked": not args.unlinked,
         "alternate": args.alternate,
         "fleet": args.fleet,
+        "profile": "default" if args.default_profile else "quick",
         "busy": args.busy,
         "commits": args.commits,
         "named": named,
