@@ -171,9 +171,11 @@ class MadeSessions:
     culprit: int
     regressed: bool = True
     opened: list[tuple[str, ...]] = field(default_factory=list)
+    threshold: float = 0.0
 
     def open(self, repository: Path, threshold: float, pytest_args: list[str]) -> MadeSessions:
         self.opened.append((f"{threshold:.0f}%", *pytest_args))
+        self.threshold = threshold
         return self
 
     def __call__(self, commit: str, reference: str) -> Measured:
@@ -199,7 +201,7 @@ def test_confirm_measures_a_regression_in_one_session_and_bisects_the_commits_no
     assert history(project, storage, "--confirm", "--json", str(tmp_path / "h.json"), "--", "-x") == 0
     out = capsys.readouterr().out
     assert f"CONFIRMED in one session, {shas[6][:10]} against {shas[3][:10]}: +16.0% (+12.0..+20.0%) regressed" in out
-    assert f"first regressed commit between them (cut-off +" in out and f"): {shas[5]}" in out
+    assert f"first regressed commit between them (cut-off +5.0% over {shas[3][:10]}): {shas[5]}" in out
     tests = {result["nodeid"] for result in json.loads(GOLDEN_RUN.read_text())["results"]}
     # each pair's test alone, at half its step (+16%): confirmed where the commits differ by more than 8%
     assert sorted(sessions.opened) == sorted(("8%", "-x", test) for test in tests)

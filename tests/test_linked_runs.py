@@ -49,11 +49,18 @@ def test_a_linked_run_measures_the_newest_stored_ancestor_beside_it_and_history_
     project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first = commit_costs(project, 1100, "first")
-    project.runpytest(*LINKED).assert_outcomes(passed=1)  # nothing stored yet: this run starts the chain
+    started = project.runpytest(*LINKED)  # nothing stored yet: this run starts the chain
+    started.assert_outcomes(passed=1)
+    started.stdout.fnmatch_lines(["overhead run saved to * (unlinked: no stored run of this branch is an ancestor*)"])
     second = commit_costs(project, 1400, "slower")
     done = project.runpytest(*LINKED)
     done.assert_outcomes(passed=1)
-    done.stdout.fnmatch_lines([f"*overhead: against {first[:12]} (measured in this session, interleaved)*"])
+    done.stdout.fnmatch_lines(
+        [
+            f"*overhead: against {first[:12]} (measured in this session, interleaved)*",
+            f"overhead run saved to * (linked to {first[:12]})",
+        ]
+    )
     older, newer = (read_run(path) for path in stored(project))
     assert older.link == "" and newer.link == first
     (place,) = newer.results[0].places

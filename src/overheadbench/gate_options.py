@@ -136,6 +136,8 @@ class GateOptions:
     against: BaseTree | None = None
     envs: tuple[Environment, ...] = ()
     """``--overhead-env``: the other interpreters every pair is measured under too."""
+    linking: bool = False
+    """``--overhead-link``: the base tree, where there is one, is the newest stored ancestor's commit."""
     added: tuple[Any, ...] = ()
     """Places a plugin adds (``pytest_overheadbench_places``: each a
     :class:`~overheadbench.replicas.places.Where`), gated as the environments are."""
@@ -194,6 +196,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         force=bool(option("--overhead-compare-force")),
         against=base,
         envs=tuple(envs),
+        linking=bool(option("--overhead-link")),
         added=added,
     )
     if not named and options.uses_storage:

@@ -29,7 +29,10 @@ from .timeline import ChangePoint
 
 
 class Sessions(Protocol):
-    """Sessions of one commit against another (:class:`~overheadbench.history.commits.CommitSessions`)."""
+    """Sessions of one commit against another (:class:`~overheadbench.history.commits.CommitSessions`),
+    gated at ``threshold`` percent."""
+
+    threshold: float
 
     def __call__(self, commit: str, reference: str) -> Measured: ...
 
@@ -48,7 +51,11 @@ CONFIRMING_SHARE = 0.5
 where the two commits side by side differ by more than 2% (the whole interval above it), not
 confirmed where they differ by less (the whole interval within +-2%), unknown otherwise. The
 project's ``--fail-above`` is a gate's question (is it too much?); this one asks whether the step is
-there at all; the bisection over unmeasured commits looks for the first commit past the same share."""
+there at all."""
+BISECTION_CUT_OFF = 5.0
+"""The bisection's cut-off at most, percent (the CI templates' gate): the same share of a small step,
+this of a large one. Why: a range of real releases held two steps (+42% at one, +68% three releases
+later) in one of +130%; at half the step (65%) the first read "same" and only the larger was named."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,8 @@ class Confirmation:
     verdict: Verdict
     measured: Measured
     bisection: Bisection | None = None
+    cut_off: float = 0.0
+    """The bisection's cut-off, percent over the commit before each step it names."""
 
     def told(self, point: ChangePoint) -> list[str]:
         """Its lines under the change point's."""
@@ -68,7 +77,7 @@ class Confirmation:
         lines = [f"    {self.verdict.value.upper()} in one session, {after} against {before}{reading}"]
         found = self.bisection
         if found is not None and found.first_bad:
-            cut = f"cut-off +{CONFIRMING_SHARE * abs(point.shift.change):.1%}"
+            cut = f"cut-off +{self.cut_off:.1f}%"
             lines.append(f"    first regressed commit between them ({cut} over {before}): {found.first_bad}")
             lines += [f"    then regressed again ({cut} over the one before): {then}" for then in found.then_bad]
             explained = found.explained.items()
@@ -98,7 +107,7 @@ def confirm(
 ) -> Confirmation:
     """Measure ``point``'s commit after against its commit before (its test only), in one session
     gated at :data:`CONFIRMING_SHARE` of the point's change; bisect the commits between them where it
-    is confirmed and some were not measured. ``sessions_for`` makes the sessions (a test gives its own)."""
+    is confirmed and some were not measured (at that share, or :data:`BISECTION_CUT_OFF` where less). ``sessions_for`` makes the sessions (a test gives its own)."""
     threshold = CONFIRMING_SHARE * abs(point.shift.change) * 100
     sessions = sessions_for(repository, threshold, [*pytest_args, point.test])
     try:
@@ -107,6 +116,7 @@ def confirm(
         if verdict is not Verdict.CONFIRMED or not point.between:
             return Confirmation(verdict, measured)
         good, commits = commits_between(repository, point.before.commit, point.after.commit)
-        return Confirmation(verdict, measured, bisect(good, commits, sessions, max(1, rounds), said))
+        sessions.threshold = cut = min(threshold, BISECTION_CUT_OFF)
+        return Confirmation(verdict, measured, bisect(good, commits, sessions, max(1, rounds), said), cut)
     finally:
         sessions.close()

@@ -115,6 +115,8 @@ class Gating(Protocol):
     def thresholds(self) -> Thresholds: ...
     @property
     def against(self) -> Any: ...
+    @property
+    def linking(self) -> bool: ...
 
 
 class ReporterState(Protocol):
@@ -176,6 +178,7 @@ class Reporter:
             [(figure, figure.stored.change) for figure in gathered.figures if figure.stored],
             stored.saved,
             stored.thresholds,
+            self._link(),
         )
         facts = SessionFacts(
             measuring=options.measuring,
@@ -252,6 +255,15 @@ class Reporter:
                 path = flame_path(str(folder), result.nodeid)
                 outputs.append(Output(str(path), partial(write_text_atomic, path, explanation.folded()), optional=True))
         return outputs
+
+    def _link(self) -> str:
+        """What ``--overhead-link`` linked this run to: a first run has no stored ancestor to link to."""
+        if not self.gate.linking:
+            return ""
+        base = self.gate.against
+        if base is not None and base.revision:
+            return f"linked to {base.revision[:12]}"
+        return "unlinked: no stored run of this branch is an ancestor of HEAD; the next linked run links to this one"
 
     def markdown(self) -> str:
         gathered = self.gathered

@@ -53,6 +53,8 @@ class StoredComparison:
     saved: Path | None = None
     thresholds: Thresholds = Thresholds()
     """The gate, in percent (a kind's None: its changes shown, not gated)."""
+    link: str = ""
+    """What ``--overhead-link`` linked the saved run to, said beside where it was saved (empty: not asked)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,8 @@ def session_summary(
     if placed := _places(results, figures, facts):
         sections.append(placed)
     if compared and compared.saved:
-        sections.append(Section(None, [f"overhead run saved to {compared.saved}"]))
+        link = f" ({compared.link})" if compared.link else ""
+        sections.append(Section(None, [f"overhead run saved to {compared.saved}{link}"]))
     if facts.annotations:
         found = facts.annotations
         sections.append(
