@@ -91,3 +91,11 @@ def test_steps_of_both_signs_in_one_series_are_each_found_with_their_sign() -> N
     found = find_shifts(series(36, {12: -0.08, 24: 0.06}, seed=6), 0.005)
     steps = [shift for shift in found.shifts if shift.kind is ShiftKind.STEP]  # its newest run is 3.9 sd high: pending
     assert [(shift.start, shift.change < 0) for shift in steps] == [(12, True), (24, False)]
+
+
+def test_a_short_series_reads_a_large_step_whole() -> None:
+    """Two runs a side of a +138% step (tenacity 8.2.2 -> 9.0.0): the running median straddled it, and
+    the step read +60% with the level after at 184x for 229x; each segment's own median keeps it whole."""
+    points = [Point(math.log(ratio), 0.01, f"c{i}") for i, ratio in enumerate((96.0, 96.7, 234.2, 223.5))]
+    (step,) = find_shifts(points, 0.005).shifts
+    assert step.start == 2 and step.change == pytest.approx(229 / 96.35 - 1, rel=0.02)

@@ -142,14 +142,16 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
         return Series((), *spread(np.diff(y), own, prior_sd, trimmed=False))
     tau = spread(np.diff(y), own, prior_sd)[0]
     weights = 1.0 / (own + tau**2)
-    clipped = _winsorised(y, np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2))
+    reach = np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2)
+    clipped = _winsorised(y, reach)
     commits = np.searchsorted(np.array(cuts, int), np.arange(len(points)), side="right").astype(float)
     link, link_w = np.zeros(len(points)), np.zeros(len(points))
     for cut, (change, variance) in linked.items():
         link[cut], link_w[cut] = change, 1.0 / variance
     runs = _Runs(clipped, weights, commits, link, link_w)
     searched = _search(runs, cuts, threshold)  # the newest runs unclipped: a lone far run is pending, not gone
-    found = _levelled(_pending(dataclasses.replace(runs, y=y), cuts, searched, threshold), runs)
+    pended = _pending(dataclasses.replace(runs, y=y), cuts, searched, threshold)
+    found = _levelled(pended, dataclasses.replace(runs, y=_within_segments(y, reach, pended)))
     shifts = sorted(found, key=lambda s: s.start)
     # the spread within segments: no difference across a step, none touching a run the search winsorised
     left_out = {shift.start for shift in shifts if shift.kind is not ShiftKind.DRIFT}
@@ -158,6 +160,18 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
         [y[i] - y[i - 1] for i in range(1, len(points)) if i not in left_out and not far[i - 1 : i + 1].any()]
     )
     return Series(tuple(shifts), *spread(within, own, prior_sd, trimmed=False))
+
+
+def _within_segments(y: np.ndarray, sd: np.ndarray, shifts: list[Shift]) -> np.ndarray:
+    """Each value winsorised against its own segment's median once the steps are found: what the
+    levels and changes are read from. Why not the running median's: a short series straddles a step
+    (two runs a side of +138% read +60%, the level after 184x for 229x)."""
+    edges = sorted({0, y.size, *(s.start for s in shifts if s.kind is not ShiftKind.DRIFT)})
+    within: np.ndarray = y.copy()
+    for a, b in zip(edges, edges[1:], strict=False):
+        middle = float(np.median(y[a:b]))
+        within[a:b] = np.clip(y[a:b], middle - CLIP * sd[a:b], middle + CLIP * sd[a:b])
+    return within
 
 
 def _winsorised(y: np.ndarray, sd: np.ndarray) -> np.ndarray:
