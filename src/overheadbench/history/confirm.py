@@ -107,7 +107,8 @@ def confirm(
 ) -> Confirmation:
     """Measure ``point``'s commit after against its commit before (its test only), in one session
     gated at :data:`CONFIRMING_SHARE` of the point's change; bisect the commits between them where it
-    is confirmed and some were not measured (at that share, or :data:`BISECTION_CUT_OFF` where less). ``sessions_for`` makes the sessions (a test gives its own)."""
+    is confirmed and some were not measured (at that share, or :data:`BISECTION_CUT_OFF` where less).
+    ``sessions_for`` makes the sessions (a test gives its own)."""
     threshold = CONFIRMING_SHARE * abs(point.shift.change) * 100
     sessions = sessions_for(repository, threshold, [*pytest_args, point.test])
     try:
