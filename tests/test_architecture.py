@@ -12,6 +12,7 @@ absolute, typing-only imports included); a cycle would have no floor at all.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "src" / "overheadbench"
@@ -266,3 +267,15 @@ def test_the_engine_and_the_model_sit_low() -> None:
 def test_no_module_is_over_400_lines() -> None:
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
     assert max(sizes.values()) <= MAX_LINES, max(sizes.items(), key=lambda item: item[1])
+
+
+def test_only_the_worktree_home_runs_git_worktree() -> None:
+    """A checked-out tree has one home (replicas/trees.py's ``Worktree``): the gate's base tree, bisect,
+    ``--confirm`` and ``--measure`` each had their own checkout and clean-up at death."""
+    running = [
+        name
+        for name, path in MODULES.items()
+        if re.search(r"""["']worktree["']""", path.read_text(encoding="utf-8"))
+        and name != "overheadbench.replicas.trees"
+    ]
+    assert running == []

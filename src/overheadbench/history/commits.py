@@ -11,9 +11,8 @@ Nothing outlives the bisection, however it ends. ``SIGTERM`` is an interrupt (as
 the step's session is sent ``SIGTERM`` in turn, so it tears its replicas and base tree down, and
 the worktree is removed. ``SIGKILL`` runs no cleanup, so two things do it for the dead process:
 the step's session is started to receive ``SIGTERM`` when its parent dies (Linux's
-``PR_SET_PDEATHSIG``), and a small reaper process, holding a pipe the bisection never writes,
-removes the worktree and its folder when that pipe closes (the kernel closes it at any death: the
-replicas' lifeline, :mod:`overheadbench.replicas.lifeline`).
+``PR_SET_PDEATHSIG``), and the worktree is a reaped one (:class:`~overheadbench.replicas.trees.Worktree`):
+a small process removes it at any death.
 """
 
 from __future__ import annotations
@@ -37,16 +36,6 @@ SESSION_TIMEOUT_S = 3600.0
 """One step's session may take at most this long."""
 STOP_GRACE_S = 20.0
 """A step's session sent ``SIGTERM`` (the bisection was) gets this long to tear down before it is killed."""
-REAPER = (
-    "import shutil, subprocess, sys, time; repository, tree, folder = sys.argv[1:]; sys.stdin.buffer.read(); "
-    "git = ['git', '-C', repository, 'worktree']; "
-    "subprocess.run([*git, 'remove', '--force', tree], capture_output=True); "
-    "shutil.rmtree(folder, ignore_errors=True); subprocess.run([*git, 'prune'], capture_output=True)"
-)
-"""The reaper: waits for end of file on its standard input (the bisection's end, however it came),
-then removes the steps' worktree and scratch folder, and makes the repository forget it."""
-TREE = "tree"
-"""The checkout's name in the steps' scratch folder (the reaper is told where it is before it exists)."""
 QUOTED_LINES = 20
 """The end of a session's output quoted when it wrote no results."""
 
@@ -76,17 +65,9 @@ class CommitSessions:
 
     def __init__(self, repository: Path, threshold: float, pytest_args: list[str]) -> None:
         self.repository, self.threshold, self.pytest_args = repository, threshold, pytest_args
-        self.worktree = Worktree(repository, "bisect", lambda folder, repository: TREE)
+        self.worktree = Worktree(repository, "bisect", reaped=True)
         self.scratch = self.worktree.prepare()
-        self.tree = self.scratch / TREE
         self.sessions = 0
-        self.reaper = subprocess.Popen(
-            [sys.executable, "-c", REAPER, str(repository), str(self.tree), str(self.scratch)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # a Ctrl-C to the terminal's process group must not end it first
-        )
 
     def __call__(self, commit: str, reference: str) -> Measured:
         against = [f"--overhead-against={reference}", f"--overhead-fail-above={self.threshold:g}%"]
@@ -102,14 +83,14 @@ class CommitSessions:
     def _session(self, commit: str, options: list[str], env: dict[str, str] | None = None) -> Path | str:
         """Run a session at ``commit`` with ``options`` and the user's arguments (and ``env`` added to
         this process's environment): its JSON's path, or (it wrote none) the end of what it said."""
-        self._checkout(commit)
+        tree = self._checkout(commit)
         self.sessions += 1
         output = self.scratch / f"session-{self.sessions}.json"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--overhead", *options]
         command += [f"--overhead-json={output}", *self.pytest_args]
         step = subprocess.Popen(
             command,
-            cwd=self.tree,
+            cwd=tree,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -125,9 +106,9 @@ class CommitSessions:
             return "\n".join(said.strip().splitlines()[-QUOTED_LINES:]) or f"exit {step.returncode}"
         return output
 
-    def _checkout(self, commit: str) -> None:
+    def _checkout(self, commit: str) -> Path:
         try:
-            self.worktree.checkout(commit)
+            return self.worktree.checkout(commit)
         except TreeError as exc:
             raise BisectError(f"cannot check {commit[:12]} out: {exc}") from None
 
@@ -147,12 +128,8 @@ class CommitSessions:
         return Measured(tuple(moved))
 
     def close(self) -> None:
-        """Take the worktree and the scratch folder away (the repository forgets it too), and end the
-        reaper (told by its pipe's end, it finds nothing left to remove), waited for."""
+        """Take the worktree and the scratch folder away (the repository forgets it too)."""
         self.worktree.remove()
-        if self.reaper.stdin is not None:
-            self.reaper.stdin.close()
-        self.reaper.wait(timeout=STOP_GRACE_S)
 
 
 def _stop(step: subprocess.Popen[str]) -> None:

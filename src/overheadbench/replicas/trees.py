@@ -46,6 +46,19 @@ def git_root(directory: Path) -> Path | None:
     return Path(done.stdout.strip()).resolve() if done.returncode == 0 and done.stdout.strip() else None
 
 
+REAPER = (
+    "import shutil, subprocess, sys; repository, tree, folder = sys.argv[1:]; sys.stdin.buffer.read(); "
+    "git = ['git', '-C', repository, 'worktree']; "
+    "subprocess.run([*git, 'remove', '--force', tree], capture_output=True); "
+    "shutil.rmtree(folder, ignore_errors=True); subprocess.run([*git, 'prune'], capture_output=True)"
+)
+"""A reaped worktree's reaper: waits for end of file on its standard input (its owner's end, however
+it came: the kernel closes the pipe at any death, as the replicas' lifeline,
+:mod:`overheadbench.replicas.lifeline`), then removes the worktree and its folder, and makes the
+repository forget it."""
+REAPER_WAIT_S = 20.0
+
+
 @dataclass
 class Worktree:
     """A commit of ``repository`` checked out in a folder this process owns: the one home of a
@@ -55,31 +68,43 @@ class Worktree:
     Made on the first :meth:`checkout` (registrations a killed process left pruned first), switched in
     place by later ones (a fresh checkout each step costs the whole tree's files), taken away by
     :meth:`remove`. A process that dies leaves a folder whose lock is free: the next session removes
-    it (:mod:`overheadbench.core.scratch`) and ``git worktree prune`` forgets it; a caller that must
-    clean up at once when it is killed hands :attr:`folder` to a reaper."""
+    it (:mod:`overheadbench.core.scratch`) and ``git worktree prune`` forgets it. A ``reaped`` one is
+    removed at once however its owner dies (``SIGKILL`` included): a small process (:data:`REAPER`)
+    holds a pipe the owner never writes."""
 
     repository: Path
     kind: str
     """The owned folder's kind (``overheadbench-<kind>-*``)."""
     name: Callable[[Path, Path], str] = lambda folder, repository: "tree"
     """The checkout's name in its folder, from the folder and the repository."""
+    reaped: bool = False
     folder: Path | None = None
     path: Path | None = None
+    _reaper: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def prepare(self) -> Path:
-        """The owned folder the checkout goes in (made now where it is not yet)."""
+        """The owned folder the checkout goes in (made now where it is not yet, with its reaper)."""
         if self.folder is None:
             _git(self.repository, "worktree", "prune")  # registrations of worktrees a killed process left
             self.folder = owned_folder(self.kind)
+            self.path = self.folder / self.name(self.folder, self.repository)
+            if self.reaped:
+                self._reaper = subprocess.Popen(
+                    [sys.executable, "-c", REAPER, str(self.repository), str(self.path), str(self.folder)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # a Ctrl-C to the terminal's process group must not end it first
+                )
         return self.folder
 
     def checkout(self, commit: str) -> Path:
         """The tree at ``commit``; raises :class:`TreeError` with git's reason where it cannot be."""
-        if self.path is not None and self.path.is_dir():
+        self.prepare()
+        assert self.path is not None
+        if self.path.is_dir():
             done = _git(self.path, "checkout", "--quiet", "--detach", "--force", commit)
         else:
-            folder = self.prepare()
-            self.path = folder / self.name(folder, self.repository)
             done = _git(self.repository, "worktree", "add", "--detach", "--quiet", str(self.path), commit)
         if done.returncode != 0:
             raise TreeError(f"git could not check {commit} out: {done.stderr.strip()}")
@@ -89,11 +114,16 @@ class Worktree:
         """Remove the checkout and its folder, and make the repository forget it; safe twice."""
         if self.folder is None:
             return
-        if self.path is not None:
+        if self.path is not None and self.path.exists():
             _git(self.repository, "worktree", "remove", "--force", str(self.path))
         remove_folder(self.folder)
         _git(self.repository, "worktree", "prune")
         self.folder, self.path = None, None
+        if self._reaper is not None:  # told by its pipe's end, it finds nothing left to remove
+            if self._reaper.stdin is not None:
+                self._reaper.stdin.close()
+            self._reaper.wait(timeout=REAPER_WAIT_S)
+            self._reaper = None
 
 
 @dataclass
