@@ -309,7 +309,7 @@ def test_a_templates_history_job_keeps_mains_runs_on_a_data_branch_and_reads_the
     assert "overheadbench history: 2 runs (1 linked) of machine " in report  # the second measured the first beside it
     assert json.loads((pull_request / "history.json").read_text())["runs"] == 2
     page = (pull_request / ("site" if github else "public") / "index.html").read_text()  # and its page, for Pages
-    assert page.count('<figure id="trend-') == 2
+    assert page.count('<figure id="trend-') == 2 and "2 runs (1 linked) in git order" in page
 
 
 def test_the_release_workflow_builds_checks_and_publishes_by_trusted_publishing() -> None:

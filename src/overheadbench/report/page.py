@@ -277,7 +277,11 @@ def _history(history: History) -> str:
         f"{esc(trend.figure)}: {trend_caption(trend)}</figcaption>{render_trend(trend)}</figure>"
         for trend in trends(history)
     ]
-    said = f"{history.runs} runs in {history.ordered_by} order, {len(history.change_points)} change points"
+    linked = f" ({history.linked} linked)" if history.linked else ""
+    pooled = f", pooled from {history.machines} fingerprints" if history.machines > 1 else ""
+    said = (
+        f"{history.runs} runs{linked}{pooled} in {history.ordered_by} order, {len(history.change_points)} change points"
+    )
     return f'<section id="history"><h2>History</h2><p>{esc(said)}.</p>{"".join(figures)}</section>'
 
 
