@@ -12,6 +12,7 @@ import pytest
 from helpers import git
 
 from overheadbench.cli import main
+from overheadbench.engine.settings import QUICK, QUICK_LINKED, quick_profile
 from overheadbench.store.environment import fingerprint
 from overheadbench.store.runs import read_run
 
@@ -98,3 +99,9 @@ def test_a_linked_run_that_cannot_be_is_a_usage_error(project: pytest.Pytester, 
     done = project.runpytest(*arguments)
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     done.stderr.fnmatch_lines([said])
+
+
+def test_a_linked_quick_session_measures_each_place_with_more_processes() -> None:
+    """It had the plain quick profile's 3 a place: its link read from 2 degrees of freedom."""
+    assert quick_profile(True, False, True)["processes"] == QUICK_LINKED["processes"] > QUICK["processes"]
+    assert quick_profile(True, False, False) == QUICK and quick_profile(False, True, True) == {}

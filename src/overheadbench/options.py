@@ -23,7 +23,7 @@ from .core.jsonio import cannot_write
 from .core.numbers import check_fraction, check_processes, parse_number
 from .core.units import DurationError, parse_duration
 from .core.vocabulary import MAX_PROCESSES, Counter, Word
-from .engine.settings import QUICK, QUICK_AGAINST, Mode, Policy, Settings, shown_default
+from .engine.settings import QUICK, Mode, Policy, Settings, quick_profile, shown_default
 from .engine.valgrind import unavailable
 from .report.pairs import COLUMN_KEYS, TERMINAL_COLUMNS
 
@@ -310,9 +310,8 @@ def _flame(flame: str | None) -> Path | None:
 def settings_from_config(config: pytest.Config) -> Settings:
     """Resolve every setting: command line, else the quick profile if asked, else ini, else
     the dataclass default."""
-    quick = QUICK if config.getoption("--overhead-quick") else {}
-    if quick and (config.getoption("--overhead-against") or config.getoption("--overhead-env")):
-        quick = {**quick, **QUICK_AGAINST}
+    places = bool(config.getoption("--overhead-against") or config.getoption("--overhead-env"))
+    quick = quick_profile(config.getoption("--overhead-quick"), places, config.getoption("--overhead-link"))
     values: dict[str, Any] = {}
     for field, knob in KNOBS.items():
         ini_name, parse = knob.ini, knob.parse

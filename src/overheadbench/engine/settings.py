@@ -141,3 +141,16 @@ QUICK_AGAINST: dict[str, Any] = {"processes": 6, "max_processes": 6}
 """The quick profile under ``--overhead-against`` or ``--overhead-env``: 6 processes per place. With 3 the change has
 2-4 degrees of freedom (t up to 4.3) and one stray process makes its interval ±20%: a 10%
 regression was left "unknown" in 3 of 8 sessions (validation/AB_GATE.md)."""
+QUICK_LINKED: dict[str, Any] = {"processes": 6, "max_processes": 6}
+"""The quick profile under ``--overhead-link``: processes per place. It had the plain quick profile's 3
+(the link's change read from 2 degrees of freedom: its standard error ranged 0.3% to 6% over
+identical code, and a history beside 2 busy loops missed a +4.5% step in 1 of 4 runs)."""
+
+
+def quick_profile(quick: bool, places: bool, linked: bool) -> dict[str, Any]:
+    """The quick profile's settings where ``quick`` is asked (else none): :data:`QUICK`, with
+    :data:`QUICK_AGAINST` where the session measures other ``places``, :data:`QUICK_LINKED` where it is
+    ``linked`` (its base tree found later, from the stored runs)."""
+    if not quick:
+        return {}
+    return {**QUICK, **(QUICK_AGAINST if places else QUICK_LINKED if linked else {})}
