@@ -33,18 +33,10 @@ import time
 from pathlib import Path
 
 import harness
-from step_history import PAIR, QUICK, extra_for
+from step_history import PAIR, QUICK, commit, extra_for
 
 STEPS = {9: 1.09, 17: 1.045}
 """Commit number -> the pair's ratio after it, relative to before."""
-
-
-def commit(folder: Path, extra: int, number: int) -> str:
-    """Commit the cost ``extra`` as commit ``number`` (its own content: the stored runs are ignored); its id."""
-    (folder / "costs.py").write_text(f"EXTRA = {extra}\n# commit {number}\n")
-    harness.git(folder, "add", "-A")
-    harness.git(folder, "commit", "-qm", f"commit {number}")
-    return harness.git(folder, "rev-parse", "HEAD").strip()
 
 
 def main() -> None:
@@ -75,7 +67,7 @@ def main() -> None:
     ratio = 3.0
     for number in range(1, args.commits + 1):
         ratio *= steps.get(number, 1.0)
-        numbers[commit(folder, round((ratio - 1) * per_unit), number)] = number
+        numbers[commit(folder, round((ratio - 1) * per_unit), f"commit {number}")] = number
         python = args.fleet if args.fleet and number % 2 == 0 else sys.executable
         started = time.monotonic()
         out = args.out / f"run{number:02}.json"
@@ -135,7 +127,7 @@ def past(out: Path, commits: int) -> None:
     per_unit, ratio, numbers = extra_for(folder, 1.0), 3.0, {}
     for number in range(1, commits + 1):
         ratio *= STEPS.get(number, 1.0)
-        numbers[commit(folder, round((ratio - 1) * per_unit), number)] = number
+        numbers[commit(folder, round((ratio - 1) * per_unit), f"commit {number}")] = number
     command = [sys.executable, "-m", "overheadbench.cli", "history", "--measure", "HEAD", "--max-commits", str(commits)]
     command += ["--json", str(out / "history.json"), "--", *QUICK]
     env = {**os.environ, "PYTHONPATH": str(harness.SRC)}
@@ -171,9 +163,9 @@ def cost(out: Path, sessions: int) -> None:
     (each linked to the commit before, whose run is stored first), timed whole: the ratio of medians."""
     folder = harness.git_project(out, {"test_step.py": PAIR, ".gitignore": "baselines/\n"})
     per_unit = extra_for(folder, 1.0)
-    commit(folder, 2 * per_unit, 1)
+    commit(folder, 2 * per_unit, "commit 1")
     harness.session(folder, out / "first.json", "--overhead-autosave", *QUICK, paths=[harness.SRC])
-    commit(folder, 2 * per_unit, 2)
+    commit(folder, 2 * per_unit, "commit 2")
     times: dict[str, list[float]] = {"plain": [], "linked": []}
     for number in range(2 * sessions):
         kind = "linked" if number % 2 else "plain"

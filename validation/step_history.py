@@ -65,10 +65,13 @@ def extra_for(folder: Path, overhead: float) -> int:
     return max(1, round(overhead * result["baseline_s"] / per_iteration))
 
 
-def commit(folder: Path, extra: int, subject: str) -> None:
-    (folder / "costs.py").write_text(f"EXTRA = {extra}\n")
+def commit(folder: Path, extra: int, subject: str) -> str:
+    """Commit the cost ``extra`` under ``subject`` (written beside it, so a commit that keeps the cost
+    still changes a file where the stored runs are ignored); its id."""
+    (folder / "costs.py").write_text(f"EXTRA = {extra}\n# {subject}\n")
     harness.git(folder, "add", "-A")
     harness.git(folder, "commit", "-qm", subject)
+    return harness.git(folder, "rev-parse", "HEAD").strip()
 
 
 def half_width(run: dict) -> float:

@@ -301,10 +301,10 @@ def _levelled(shifts: list[Shift], runs: _Runs) -> list[Shift]:
             continue
         at = edges.index(shift.start)
         start, end = edges[at - 1], edges[at + 1]
-        change, variance, z = (float(value[0]) for value in _splits(runs, start, end, np.array([shift.start])))
+        change, se, z = _split(runs, start, shift.start, end)
         after = slice(shift.start, end)
         level = float((runs.w[after] * runs.y[after]).sum() / runs.w[after].sum())
-        found.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, math.sqrt(variance), z, level))
+        found.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, se, z, level))
     return found
 
 
@@ -319,26 +319,23 @@ def _pending(runs: _Runs, cuts: list[int], shifts: list[Shift], threshold: float
     steps = sorted(s.start for s in shifts)
     if steps and steps[-1] > newest - MIN_RUNS:
         before = steps[-2] if len(steps) > 1 else 0
-        if abs(_between(runs, slice(before, steps[-1]), slice(steps[-1], newest))[2]) < threshold:
+        if abs(_split(runs, before, steps[-1], newest)[2]) < threshold:
             dropped = steps.pop()
             shifts = [s for s in shifts if s.start != dropped]
     start = steps[-1] if steps else 0
     if newest - start < MIN_RUNS:
         return shifts
-    change, se, z = _between(runs, slice(start, newest), slice(newest, size))
+    change, se, z = _split(runs, start, newest, size)
     if abs(z) < threshold:
         return shifts
     level = float((runs.w[newest:] * runs.y[newest:]).sum() / runs.w[newest:].sum())
     return [*shifts, Shift(ShiftKind.PENDING, newest, size - 1, change, se, z, level)]
 
 
-def _between(runs: _Runs, before: slice, after: slice) -> tuple[float, float, float]:
-    """The change of the weighted mean from runs ``before`` to runs ``after``, its standard error, and ``z``."""
-    w_before, w_after = float(runs.w[before].sum()), float(runs.w[after].sum())
-    mean_after = float((runs.w[after] * runs.y[after]).sum()) / w_after
-    change = mean_after - float((runs.w[before] * runs.y[before]).sum()) / w_before
-    se = math.sqrt(1.0 / w_before + 1.0 / w_after)
-    return change, se, change / se
+def _split(runs: _Runs, start: int, at: int, end: int) -> tuple[float, float, float]:
+    """Runs ``start..end`` split at ``at`` (:func:`_splits`): the change, its standard error, and ``z``."""
+    change, variance, z = (float(value[0]) for value in _splits(runs, start, end, np.array([at])))
+    return change, math.sqrt(variance), z
 
 
 def _links(points: Sequence[Point], cuts: list[int], prior_sd: float) -> dict[int, tuple[float, float]]:
