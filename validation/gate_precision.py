@@ -30,6 +30,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from overheadbench.engine.process_logs import process_logs
 from overheadbench.engine.stats import (
     BIG_VARIANCE,
     _weighted_squares,
@@ -37,7 +38,6 @@ from overheadbench.engine.stats import (
     weighted_median,
 )
 from overheadbench.engine.student import t_quantile
-from overheadbench.pairs.comparing import process_logs
 from overheadbench.pairs.results import OverheadResult
 
 HUBER = 1.0252

@@ -15,14 +15,12 @@ from .gate_options import add_gate_options, gate_deprecations, gate_options_from
 from .http.fixtures import asgi_server as asgi_server  # a fixture of this plugin
 from .options import GATE, REPORTS, add_options, deprecations, options_from_config
 from .pairs.marker import (
-    MARKER_HELP,
     concurrency_level as concurrency_level,  # a fixture of this plugin
     parametrize_levels,
 )
 from .replicas.launch import ReplicaRequest
 from .replicas.replica import ReplicaPlugin
 from .session import assemble
-from .transport.limits import MARKER_HELP as TRANSPORT_HELP
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -42,8 +40,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Check every option, then register the session's plugins (measuring; and reporting, in the
     user's session), each measured kind, and in a replica process the replica's plugin too."""
-    config.addinivalue_line("markers", MARKER_HELP)
-    config.addinivalue_line("markers", TRANSPORT_HELP)
     request = ReplicaRequest.from_env()
     options = options_from_config(config)
     gate = gate_options_from_config(config, in_replica=request is not None, measuring=options.measuring)
@@ -64,7 +60,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistGrouping(), "overheadbench-xdist")
     measurer = assemble(config, options, gate, replica)
     config.pluginmanager.register(measurer, "overheadbench-session")
-    for kind in measurer.kinds:  # each kind's fixture, and its report hook
+    for kind in measurer.kinds:  # each kind's marker, fixture, and report hook
+        config.addinivalue_line("markers", kind.marker_help)
         config.pluginmanager.register(kind, f"overheadbench-{kind.marker}")
     if replica is None and not hasattr(config, "workerinput"):  # only the user's session reports
         from .report.reporter import Reporter  # here: a replica or worker never imports the report's ~20 modules

@@ -36,13 +36,12 @@ from ..core.jsonio import Fields
 from ..core.vocabulary import Word
 from .settings import Policy
 from .shifts import Point, find_shifts
+from .stats import CONFIDENCE
 from .student import t_quantile
 
 REGRESSED_MARK = " regressed against "
 """How a gate's failure reads (:func:`overheadbench.engine.outcome.gate_effect`): GitHub annotations
 title such a failure "regressed"."""
-CONFIDENCE = 0.95
-"""Of the change's two-sided interval: "~" when it contains zero; the gate reads its ends."""
 MIN_HISTORY = 3
 """Stored runs of a figure on this machine needed to learn its own between-session spread."""
 

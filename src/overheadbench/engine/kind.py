@@ -20,6 +20,11 @@ class MeasuredKind(Protocol):
         """The marker that makes a test this kind's."""
         ...
 
+    @property
+    def marker_help(self) -> str:
+        """The marker's line in ``pytest --markers`` (registered with the kind)."""
+        ...
+
     def measures(self, item: pytest.Item) -> bool:
         """Whether the test is this kind's (marked, or using its fixture): a timed test, which runs
         on one xdist worker, one at a time."""

@@ -1,7 +1,8 @@
 """What a history reads of a stored run (its :class:`RunRow`): each figure's log value with its standard error, the
 spread between sessions its series leans on, its budget, and its link (its change over the run's
-linked commit). Each kind makes its own (:mod:`overheadbench.pairs.readings`,
-:mod:`overheadbench.transport.readings`): the index, the series and the page read readings, not kinds.
+linked commit). Each kind's result gives its own (``series_reading`` of
+:class:`~overheadbench.pairs.results.OverheadResult` and :class:`~overheadbench.transport.results.FigureResult`):
+the index, the series and the page read readings, not kinds.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ import numpy as np
 from ..core.vocabulary import Word
 from .student import t_quantile
 
+CONFIDENCE = 0.95
+"""Of every two-sided interval read off a process or a change ("~" when a change's contains zero;
+the gate reads its ends)."""
 MEDIAN_FROM = 6
 """Processes from which the estimate is their median (fewer: their mean)."""
 HUBER_K = 1.345

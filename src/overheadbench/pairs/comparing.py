@@ -24,7 +24,6 @@ import numpy as np
 
 from ..core.vocabulary import Role
 from ..engine.changes import (
-    CONFIDENCE,
     Change,
     LogEstimate,
     change,
@@ -33,17 +32,11 @@ from ..engine.changes import (
     session_log_sd,
 )
 from ..engine.counting import probe_interval
-from ..engine.process_ratio import median_interval, pair_ratios, replica_ratio
+from ..engine.process_logs import logs_of, process_logs, ratio_log_se
+from ..engine.process_ratio import median_interval, pair_ratios
 from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Mode
-from ..engine.stats import (
-    MEDIAN_FROM,
-    PROCESS_SD,
-    SessionRule,
-    pool,
-    session_term,
-    within_variance,
-)
+from ..engine.stats import CONFIDENCE, PROCESS_SD, SessionRule, pool, session_term
 
 PROBES_APART_SD = PROCESS_SD
 """What one process's timing of a pair may sit from another's by layout alone (sd of the log ratio),
@@ -119,15 +112,6 @@ def process_ratios(samples: Sequence[ReplicaSamples]) -> list[float]:
     return [float(np.median(pair_ratios(*s.estimated_pairs()))) for s in samples if s.baseline_ns]
 
 
-def process_logs(samples: Sequence[ReplicaSamples]) -> tuple[np.ndarray, np.ndarray]:
-    """Each process's log median pair ratio, and its own variance (from its interval)."""
-
-    def ratio(sample: ReplicaSamples) -> tuple[float, float, float] | None:
-        return replica_ratio(*sample.estimated_pairs(), 0.0, CONFIDENCE) if sample.baseline_ns else None
-
-    return _logs(samples, ratio)
-
-
 def per_call_logs(samples: Sequence[ReplicaSamples], side: Side) -> tuple[np.ndarray, np.ndarray]:
     """Each process's log median time per call of one side, and its own variance (from its interval)."""
 
@@ -138,22 +122,7 @@ def per_call_logs(samples: Sequence[ReplicaSamples], side: Side) -> tuple[np.nda
         )
         return median_interval(np.asarray(blocks, float) / calls, CONFIDENCE) if blocks and calls > 0 else None
 
-    return _logs(samples, per_call)
-
-
-def _logs(
-    samples: Sequence[ReplicaSamples], figure: Callable[[ReplicaSamples], tuple[float, float, float] | None]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each process's log ``figure`` (its median, low, high; None: the process has none) and its own variance."""
-    logs, variances = [], []
-    for sample in samples:
-        found = figure(sample)
-        if found is None:
-            continue
-        median, low, high = found
-        logs.append(math.log(median) if median > 0 else math.nan)
-        variances.append(within_variance(low, high, CONFIDENCE))
-    return np.asarray(logs, float), np.asarray(variances, float)
+    return logs_of(samples, per_call)
 
 
 def per_call_change(what: str, old: PerCall, new: PerCall, side: Side) -> Change | None:
@@ -197,15 +166,8 @@ def reading(result: Compared) -> LogEstimate:
 
 
 def _measured(samples: Sequence[ReplicaSamples], ratio: float) -> LogEstimate:
-    """``ratio`` with its log standard error as the pair's own interval reads it (:func:`combine`'s
-    rule: pooled from ``MEDIAN_FROM`` processes, else their plain spread)."""
-    logs, variances = process_logs(samples)
-    if logs.size < 2 or not np.all(np.isfinite(logs)):
-        return LogEstimate(ratio, 0.0, 1)
-    if logs.size < MEDIAN_FROM:
-        return LogEstimate(ratio, float(np.std(logs, ddof=1)) / math.sqrt(logs.size), logs.size - 1)
-    pooled = pool(logs, variances)
-    return LogEstimate(ratio, pooled.se, pooled.df)
+    """``ratio`` with its log standard error as the pair's own interval reads it."""
+    return LogEstimate(ratio, *ratio_log_se(samples))
 
 
 def rounds_change(

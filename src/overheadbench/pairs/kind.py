@@ -20,7 +20,7 @@ from ..engine.changes import Gate, Looks, StoredChange
 from ..engine.outcome import KindHooks, conclude
 from ..engine.settings import Settings
 from ..http.fixtures import servers_elsewhere
-from .marker import MARKER_NAME, pair_for
+from .marker import MARKER_HELP, MARKER_NAME, pair_for
 from .outcome import pair_outcome
 from .pair import Pair
 from .results import REPORT_ATTRIBUTE, OverheadResult
@@ -73,6 +73,7 @@ class PairKind(KindHooks):
     """The overhead fixture's maker and its pairs' judge, for one session (or one replica)."""
 
     marker = MARKER_NAME
+    marker_help = MARKER_HELP
 
     def __init__(
         self,

@@ -15,9 +15,11 @@ from ..core.vocabulary import Role
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Overall, Status
+from ..engine.process_logs import ratio_log_se
+from ..engine.readings import Reading, link_of
 from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
-from ..engine.stats import Method
+from ..engine.stats import SESSION_SD, Method
 from .pair import Budget, Pair
 
 REPORT_ATTRIBUTE = "overheadbench"
@@ -27,6 +29,10 @@ pytest serialises extra report attributes, so xdist brings them from workers to 
 OVERHEAD = "overhead"
 """What a pair's figure is called wherever it is named beside a transport figure's: the change
 table's figure column, a failure's kind, an annotation's title."""
+COUNT_PRIOR_SD = 0.001
+"""The between-session sd (of the log) a counted pair's series leans on (a time pair's is
+:data:`~overheadbench.engine.stats.SESSION_SD`): counts are exact, but a 0.1% move is an
+interpreter's, not the code's."""
 
 
 @dataclass
@@ -165,6 +171,28 @@ class OverheadResult:
     def test_failed(self) -> bool:
         """Whether the test failed: as decided, else by its verdict alone."""
         return self.failed if self.failed is not None else self.verdict == Status.FAIL
+
+    def series_reading(self, linked: str) -> Reading | None:
+        """The pair as its stored run's history reads it (each kind gives its own readings): its
+        ratio's log with its processes' standard error, the between-session spread its series leans
+        on, its budget, and its link (its change over the base tree, where the run was ``linked`` to
+        a commit); None where the pair has no ratio to follow."""
+        if not (self.measured and self.ratio > 0 and math.isfinite(self.ratio)):
+            return None
+        changes = [p.change for p in self.places if p.role is Role.BASE and p.change is not None] if linked else []
+        figure = f"overhead ({self.mode.value}" + (f", {self.concurrency} callers)" if self.concurrency > 1 else ")")
+        budget = self.pair.budget.max_overhead
+        link, link_se = link_of([(c.old, c.new, c.se) for c in changes])
+        return Reading(
+            self.nodeid,
+            figure,
+            math.log(self.ratio),
+            ratio_log_se(self.samples)[0],
+            COUNT_PRIOR_SD if self.mode.counted else SESSION_SD,
+            None if budget is None else 1 + budget,
+            link=link,
+            link_se=link_se,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

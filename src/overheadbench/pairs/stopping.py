@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.vocabulary import MAX_PROCESSES, Role
-from ..engine.changes import CONFIDENCE, Finding, Looks
+from ..engine.changes import Finding, Looks
 from ..engine.samples import ReplicaSamples
 from ..engine.sampling import GateRounds, TooWide
 from ..engine.settings import Settings
-from ..engine.stats import log_halfwidth
+from ..engine.stats import CONFIDENCE, log_halfwidth
 from .comparing import rounds_change
 from .estimating import estimate
 from .pair import Pair

@@ -18,12 +18,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..core.units import format_bytes, format_count, format_seconds
-from ..engine.changes import CONFIDENCE
 from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution, probe_ratio
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Settings
-from ..engine.stats import Method
+from ..engine.stats import CONFIDENCE, Method
 from .comparing import place_change
 from .estimating import Between, estimate, harness_ns, judged_interval, other_clock
 from .pair import Budget, Pair

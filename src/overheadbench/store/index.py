@@ -23,8 +23,6 @@ from pathlib import Path
 from ..core.errors import StorageError
 from ..core.termination import ended_with_parent
 from ..engine.readings import RunRow
-from ..pairs.readings import pair_readings
-from ..transport.readings import figure_readings
 from .environment import recorded_fingerprint
 from .runs import RUN_FILE, Run, Storage, read_run
 
@@ -38,7 +36,6 @@ MAX_READERS = 8
 
 def run_row(path: Path, run: Run) -> RunRow:
     commit = run.environment.get("commit_info") or {}
-    readings = [*pair_readings(run.results, run.link), *figure_readings(run.figures, run.link)]  # each kind its own
     numbered = RUN_FILE.match(path.name)
     return RunRow(
         str(path),
@@ -48,7 +45,7 @@ def run_row(path: Path, run: Run) -> RunRow:
         str(commit.get("time") or ""),
         str(commit.get("branch") or ""),
         bool(commit.get("dirty")),
-        tuple(readings),
+        tuple(run.readings()),
         run.link,
     )
 

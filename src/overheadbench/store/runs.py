@@ -19,6 +19,7 @@ from typing import Any
 from ..core.errors import StorageError
 from ..core.jsonio import Fields, ShapeError, bare_nan_as_null, dumps, loads, remove_stale_temporaries, write_exclusive
 from ..core.thresholds import UNGATED, Thresholds
+from ..engine.readings import Reading
 from ..engine.settings import Settings
 from ..pairs.comparing import place_change
 from ..pairs.results import OverheadResult
@@ -125,6 +126,14 @@ class Run:
 
     def measured_figures(self) -> list[FigureResult]:
         return [figure for figure in self.figures if figure.measured]
+
+    def readings(self) -> list[Reading]:
+        """What a history reads of the run: each pair's and figure's reading, each kind's own."""
+        found = [
+            *(r.series_reading(self.link) for r in self.results),
+            *(f.series_reading(self.link) for f in self.figures),
+        ]
+        return [reading for reading in found if reading is not None]
 
 
 def _with_changes(result: OverheadResult) -> OverheadResult:

@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.vocabulary import Role
-from ..engine.changes import CONFIDENCE, Change
+from ..engine.changes import Change
 from ..engine.samples import PlaceFigures
+from ..engine.stats import CONFIDENCE
 from .metrics import SPECS, FigureKey
 from .results import FigurePlace, FigureResult, comparable, compared_values
 

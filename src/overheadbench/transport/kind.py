@@ -25,7 +25,7 @@ from ..engine.settings import Settings
 from ..replicas.messages import Figured
 from ..replicas.replica import ReplicaPlugin
 from .across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS, with_places
-from .limits import MARKER_NAME, limits_from_marker
+from .limits import MARKER_HELP, MARKER_NAME, limits_from_marker
 from .metrics import FigureKey, Limits
 from .outcome import figures_outcome
 from .results import REPORT_ATTRIBUTE, FigureResult
@@ -81,6 +81,7 @@ class TransportKind(KindHooks):
     """The transport fixture's maker and its tests' judge, for one session (or one replica)."""
 
     marker = MARKER_NAME
+    marker_help = MARKER_HELP
 
     def __init__(
         self,

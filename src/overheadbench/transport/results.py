@@ -16,8 +16,9 @@ from typing import Any
 
 from ..core.jsonio import Fields
 from ..core.vocabulary import Role
-from ..engine.changes import Change, StoredChange
+from ..engine.changes import Change, StoredChange, interval_estimate
 from ..engine.checks import Check, Status, Unit, show
+from ..engine.readings import Reading as SeriesReading, link_of
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
 
 REPORT_ATTRIBUTE = "overheadbench_figures"
@@ -119,6 +120,29 @@ class FigureResult:
     @property
     def measured(self) -> bool:
         return self.verdict != Status.UNMEASURED
+
+    def series_reading(self, linked: str) -> SeriesReading | None:
+        """The figure as its stored run's history reads it (each kind gives its own readings): the
+        row's own figure (``h2c c=10 p95``), its log with the standard error of its interval, its
+        spread between sessions, its limit, and its link (its change over the base tree, where the
+        run was ``linked`` to a commit); None where a series cannot follow it (a pair's change, or
+        a value that is not positive)."""
+        value = self.reading
+        if not (self.measured and value.measure is Measure.FIGURE and value.value > 0 and value.metric in SPECS):
+            return None
+        changes = [p.change for p in self.places if p.role is Role.BASE] if linked else []
+        spec = SPECS[value.metric]
+        return SeriesReading(
+            self.nodeid,
+            f"{value.row} {value.metric.value}",
+            math.log(value.value),
+            interval_estimate(value.value, value.low, value.high).log_se,
+            spec.session_sd,
+            self.check.limit,
+            not spec.floor,
+            False,
+            *link_of([(c.old, c.new, c.se) for c in changes]),
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The row and figure, the values the interval was made from, and the check."""
