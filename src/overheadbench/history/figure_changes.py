@@ -11,10 +11,12 @@ judged by its own budget only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from ..engine.changes import Change, LogEstimate, change, interval_estimate, session_log_sd
+from ..engine.changes import Change, Gate, LogEstimate, StoredChange, change, interval_estimate, session_log_sd
 from ..transport.metrics import SPECS, FigureKey, Measure, session_prior
 from ..transport.results import FigureResult, comparable, compared_values
 
@@ -52,3 +54,27 @@ def compare_figures(
     before = {figure.key: figure for figure in old}
     pairs = ((f, compare_figure(before[f.key], f, history)) for f in new if f.key in before)
     return [(figure, moved) for figure, moved in pairs if moved is not None]
+
+
+@dataclass
+class StoredFigures:
+    """The transport figures' side of the stored-run gate (:class:`~overheadbench.history.gate.StoredRuns`):
+    the compared run's figures (none: no run compared), this machine's stored ones (each figure's
+    between-session spread), and the figures' gate."""
+
+    gate: Gate
+    old: dict[FigureKey, FigureResult] | None = None
+    history: list[FigureResult] = field(default_factory=list)
+
+    def session_sd(self, key: FigureKey) -> float | None:
+        """How far a transport figure moves between sessions on this machine, learned from its
+        stored runs (None without enough of them: the figure's prior applies)."""
+        return learned_session_sd(key, self.history)
+
+    def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]:
+        """The figures, each carrying its change against the stored run where the run has it."""
+        if self.old is None:
+            return list(figures)
+        found = compare_figures(list(self.old.values()), figures, self.history)
+        changes = {figure.key: StoredChange(self.gate.reference, change) for figure, change in found}
+        return [dataclasses.replace(figure, stored=changes.get(figure.key)) for figure in figures]

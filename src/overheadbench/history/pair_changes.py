@@ -16,12 +16,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core.vocabulary import Counter
-from ..engine.changes import Change, change, exact_change
+from ..engine.changes import Change, Gate, StoredChange, change, exact_change
 from ..pairs.comparing import Compared, Figure, process_ratios, reading, session_sd
+from ..pairs.results import OverheadResult
 
 
 def process_log_sd(result: Compared) -> float:
@@ -65,3 +67,26 @@ def compare_runs(
         for r in new_results
         if r.measured and r.nodeid in old_by_id and comparable(old_by_id[r.nodeid], r)
     ]
+
+
+@dataclass
+class StoredPairs:
+    """The pairs' side of the stored-run gate (:class:`~overheadbench.history.gate.StoredRuns`): the
+    compared run's results, this machine's stored ones (each pair's between-session spread), and
+    the pairs' gate."""
+
+    gate: Gate
+    old: dict[str, OverheadResult] = field(default_factory=dict)
+    history: list[OverheadResult] = field(default_factory=list)
+
+    def change(self, result: OverheadResult) -> Change | None:
+        """How ``result`` changed against the stored run (None if it has no such test in this mode)."""
+        old = self.old.get(result.nodeid)
+        if old is None or not comparable(old, result) or not result.measured:
+            return None
+        return compare_result(old, result, self.history)
+
+    def stored_change(self, result: OverheadResult) -> StoredChange | None:
+        """The change :meth:`change` finds, named by the stored run: what the result carries."""
+        change = self.change(result)
+        return None if change is None else StoredChange(self.gate.reference, change)

@@ -29,8 +29,8 @@ FIXTURE_NAME = "overhead"
 _RESULT = pytest.StashKey[dict[str, Any]]()
 
 
-class Stored(Protocol):
-    """What a pair reads of the stored runs (:class:`~overheadbench.history.gate.StoredRuns`)."""
+class StoredPairs(Protocol):
+    """What a pair reads of the stored runs (:class:`~overheadbench.history.pair_changes.StoredPairs`)."""
 
     @property
     def gate(self) -> Gate: ...
@@ -41,6 +41,13 @@ class Stored(Protocol):
         ...
 
     def stored_change(self, result: OverheadResult) -> StoredChange | None: ...
+
+
+class Stored(Protocol):
+    """The session's stored runs (:class:`~overheadbench.history.gate.StoredRuns`): the pairs' side of them."""
+
+    @property
+    def pairs(self) -> StoredPairs: ...
 
 
 class Fixture(Protocol):
@@ -125,7 +132,7 @@ class PairKind(KindHooks):
         threshold = self.gate.threshold if self.gate else None
         looks = None if threshold is None else Looks(threshold, self.gated_pairs(request.session.items))
         stored = self.session.stored
-        return self.parts.fixture(pair, looks, stored.history if stored else ())
+        return self.parts.fixture(pair, looks, stored.pairs.history if stored else ())
 
     def apply(self, item: pytest.Item) -> None:
         """Keep the pair's result for the test's report, and do what its verdict (and its change
@@ -142,7 +149,7 @@ class PairKind(KindHooks):
             )
         if not result.measured:
             return
-        stored = self.session.stored
+        stored = self.session.stored.pairs if self.session.stored else None
         if stored:  # the change against the stored run, once, here: the result carries it to every reader
             result.stored = stored.stored_change(result)
         gate = stored.gate if stored else self.gate

@@ -57,15 +57,22 @@ class Rounds(Protocol):
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> Any: ...
 
 
-class Stored(Protocol):
-    """What a transport test reads of the stored runs (:class:`~overheadbench.history.gate.StoredRuns`)."""
+class StoredFigures(Protocol):
+    """What a transport test reads of the stored runs (:class:`~overheadbench.history.figure_changes.StoredFigures`)."""
 
     @property
-    def figure_gate(self) -> Gate: ...
+    def gate(self) -> Gate: ...
 
     def session_sd(self, key: FigureKey) -> float | None: ...
 
     def with_changes(self, figures: Sequence[FigureResult]) -> list[FigureResult]: ...
+
+
+class Stored(Protocol):
+    """The session's stored runs (:class:`~overheadbench.history.gate.StoredRuns`): the figures' side of them."""
+
+    @property
+    def figures(self) -> StoredFigures: ...
 
 
 class Session(Protocol):
@@ -142,7 +149,7 @@ class TransportKind(KindHooks):
                     pytrace=False,
                 )
             return
-        stored = self.session.stored if fixture.measuring else None
+        stored = self.session.stored.figures if fixture.measuring and self.session.stored else None
         figures = fixture.judged(stored.session_sd if stored else None)
         if self.replica is not None and fixture.measuring:
             self.replica.finish(Figured([strict(figure.to_json()) for figure in figures]))
@@ -155,7 +162,7 @@ class TransportKind(KindHooks):
         if fixture.measuring:
             item.stash[_FIGURES] = [strict(figure.to_json()) for figure in figures]
         changes = [(figure, figure.stored.change) for figure in figures if figure.stored]
-        gate = stored.figure_gate if stored else self.gate
+        gate = stored.gate if stored else self.gate
         policy = self.settings.inconclusive
         conclude(item, figures_outcome(fixture.nodeid, figures, policy, changes, gate))
 
