@@ -17,8 +17,8 @@ from overheadbench.engine.figure_intervals import mean_interval, quantile_interv
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.shifts import Point, find_shifts
 from overheadbench.history.figure_changes import compare_figure, compare_figures
-from overheadbench.report.changes import figure_shown, render_changes
-from overheadbench.report.transport import markdown_figures, render_figures
+from overheadbench.report.shown import render_changes
+from overheadbench.report.transport import figure_shown, markdown_figures, render_figures
 from overheadbench.store.runs import Run
 from overheadbench.transport.limits import limits_from_marker, parse_limits
 from overheadbench.transport.metrics import SPECS, Measure, Metric

@@ -304,19 +304,19 @@ def test_annotations_escape_what_the_command_syntax_reserves() -> None:
 def test_the_terminal_table_fits_120_columns_and_columns_can_be_chosen() -> None:
     long = "benchmarks/test_middleware_overhead.py::test_each_middleware_alone[rate_limiter-async-with-a-long-id]"
     result = timed(processes(0.1, 0.01, 6), long)
-    lines = render_table([result])
+    lines = render_table(Run(results=[result]))
     assert max(len(line) for line in lines) <= 120
     assert "benchmarks/test_middleware_overhead.py" in lines  # the file, once, as a heading
     assert lines[3].startswith("  test_each_middleware_alone[rate_limiter-async-with-a-long-id]  1.00 µs")  # whole
     many = [timed(processes(0.1, 0.01, 6), f"t.py::test_x[{kind}-{index}]") for kind in "ab" for index in range(3)]
     many.append(timed(processes(0.1, 0.01, 6), "t.py::test_" + "y" * 130))
-    lines = render_table(many)
+    lines = render_table(Run(results=many))
     assert max(len(line) for line in lines if "yyy" not in line) <= 120  # a name wider than the table: own line
     assert (
         lines[2:4] == ["t.py", "  test_x"] and lines[4].startswith("    [a-0]  ") and lines[9].startswith("    [b-2]  ")
     )
     assert lines[10] == "  test_" + "y" * 130 and lines[11].strip().startswith("1.00 µs")  # own line, never cut
-    chosen = render_table([result], ("overhead", "procs", "wall"))
+    chosen = render_table(Run(results=[result]), ("overhead", "procs", "wall"))
     assert chosen[0].split() == ["test", "overhead", "(CI)", "procs", "wall", "status"]
 
 
@@ -327,7 +327,7 @@ def test_the_summary_lines_fit_120_columns_and_never_break_a_path() -> None:
     path = "/a/very/long/" + "folder/" * 20 + "overhead-results.json"
     remeasured = [f"t.py::test_{index}" for index in range(12)]
     facts = SessionFacts(measuring=True, replicas_started=3, quick=True, written=[path], remeasured=remeasured)
-    sections = session_summary([result], [], None, ("overhead",), facts)
+    sections = session_summary(Run(results=[result]), None, ("overhead",), facts)
     (facts,) = [section for section in sections if section.title is None]
     assert all(len(line) <= 120 for line in facts.lines if path not in line)
     assert f"overhead results written to {path}" in " ".join(facts.lines).replace("to\n", "to ")

@@ -328,7 +328,7 @@ def _gated(nodeid: str, old: float, new: float) -> OverheadResult:
 def test_a_gated_reports_outcome_comes_first_and_no_regressed_pair_shows_a_tick() -> None:
     """A reviewer opened the summary on the environment and a ✅ beside a test the gate failed."""
     results = [_gated("t.py::test_slower", 2.0, 2.3), _gated("t.py::test_same", 2.0, 2.001)]
-    report = render_markdown(results, {}, thresholds=parse_thresholds("5%"))
+    report = render_markdown(Run(results=results, gate=parse_thresholds("5%")))
     assert report.startswith(
         "# Overhead report\n\n## Gate\n\n**❌ 1 regressed · ⚠ 0 unknown · ✅ 0 improved · ✅ 1 same**"
     )
@@ -343,7 +343,7 @@ def test_a_gated_reports_outcome_comes_first_and_no_regressed_pair_shows_a_tick(
         "test_slower" in line and line.endswith("| pass; the test failed: regressed (gate) |") for line in budgets
     )
     assert any("test_same" in line and line.endswith("| pass |") for line in budgets)
-    assert "## Gate" not in render_markdown(results, {})  # no threshold, no outcome to count
+    assert "## Gate" not in render_markdown(Run(results=results))  # no threshold, no outcome to count
 
 
 def test_text_from_a_stored_file_is_escaped_in_the_terminal_comparison(hostile_storage, capsys) -> None:

@@ -16,8 +16,7 @@ from overheadbench.engine.checks import Status, Unit
 from overheadbench.engine.student import t_quantile
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.http.load import LatencyStats, Throughput
-from overheadbench.report.changes import figure_shown
-from overheadbench.report.transport import render_figures
+from overheadbench.report.transport import figure_shown, render_figures
 from overheadbench.transport.limits import parse_limits
 from overheadbench.transport.metrics import Measure, Metric
 from overheadbench.transport.pairing import SideFigures, compared, load_figures, schedule

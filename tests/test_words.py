@@ -17,7 +17,7 @@ from overheadbench.engine.settings import Policy
 from overheadbench.http.streaming import EventTimer
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
-from overheadbench.report.changes import per_call_shown
+from overheadbench.report.pair_changes import per_call_shown
 from overheadbench.transport.metrics import Measure, Metric
 from overheadbench.transport.outcome import figures_outcome
 from overheadbench.transport.results import Reading

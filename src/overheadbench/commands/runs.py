@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.errors import StorageError
@@ -12,6 +13,8 @@ from ..core.git import is_repository
 from ..core.jsonio import dumps, write_text_atomic
 from ..core.tables import plain
 from ..core.thresholds import HELP_EXAMPLE, Thresholds
+from ..engine.changes import Finding, Gate
+from ..engine.outcome import Gated, gate_sentence
 from ..engine.settings import Policy
 from ..history.combined import Column, combine
 from ..history.figure_changes import compare_figures
@@ -19,21 +22,16 @@ from ..history.pair_changes import compare_runs
 from ..history.stored import stored_history
 from ..history.timeline import read_history
 from ..report.budgets import check_csv_rows
-from ..report.changes import (
-    Shown,
-    figure_places,
-    figure_shown,
-    gate_lines,
-    pair_shown,
-    render_changes,
-    render_places,
-)
 from ..report.markdown import render_markdown
 from ..report.page import render_page
+from ..report.pair_changes import pair_shown
 from ..report.pairs_csv import csv_rows
 from ..report.plots import distributions, stored_trend, trend as trend_plot
+from ..report.shown import Shown, render_changes
 from ..report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 from ..report.spreadsheet import csv_text
+from ..report.summary import place_tables
+from ..report.transport import figure_places, figure_shown
 from ..store.environment import differences_heading
 from ..store.index import indexed_runs, run_row
 from ..store.runs import Run, Storage, read_run
@@ -154,7 +152,7 @@ def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
         f.stored.run for f in run.measured_figures() if f.stored
     ]
     against = runs[0] if runs else ""
-    lines = render_places(results, fail_above, figures) if results or figures else []
+    lines = place_tables(replace(run, results=results, figures=figures), fail_above)
     lines += [*([""] if lines and stored else []), *(render_changes(stored, against, fail_above) if stored else [])]
     print("\n".join(lines))
     changes = [
@@ -165,10 +163,19 @@ def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
 
 
 def _regressions(changes: Sequence[tuple[str, Shown]], fail_above: Thresholds, unknown: Policy) -> int:
-    """Say each change the gate fails or warns of (:func:`~overheadbench.report.changes.gate_lines`); 1 if any fails."""
-    lines, failed = gate_lines(changes, fail_above, unknown)
-    for line in lines:
-        print(line, file=sys.stderr)
+    """Say each change (against the run or place named beside it) the gate fails or warns of, at its
+    kind's threshold (percent), on standard error, in the session's own sentence (its one regression
+    check, :meth:`~overheadbench.engine.changes.Gate.fails`); 1 if any fails."""
+    failed = False
+    for reference, shown in changes:
+        gate = Gate(reference, fail_above.pick(shown.pair), unknown)
+        if not (gate.fails(shown.change) or gate.warns(shown.change)):
+            continue
+        failed = failed or gate.fails(shown.change)
+        word = "REGRESSION" if gate.finding(shown.change) == Finding.REGRESSED else "UNKNOWN"
+        gated = Gated(plain(shown.figure), shown.change.describe((shown.old, shown.new)), shown.change)
+        sentence = gate_sentence(plain(shown.test), gated, gate, f"--fail-above={gate.threshold:g}%")
+        print(f"{word} {sentence}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -222,7 +229,7 @@ def _side_by_side(columns: Sequence[Column], fmt: str) -> str:
 def _one_report(run: Run, fmt: str) -> str:
     results, figures = run.measured(), run.measured_figures()
     if fmt in ("markdown", "comment"):
-        return render_markdown(results, run.environment, figures, thresholds=run.gate, folded=fmt == "comment")
+        return render_markdown(replace(run, results=results, figures=figures), folded=fmt == "comment")
     if fmt in ("csv", "checks"):
         return csv_text(csv_rows(results) if fmt == "csv" else check_csv_rows(results, figures))
     return dumps(run.to_json()) + "\n"

@@ -29,6 +29,11 @@ class Word(str, Enum):
         return format(str(self.value), spec)
 
 
+OVERHEAD = "overhead"
+"""What a pair's figure is called wherever it is named beside a transport figure's: the change
+table's figure column, a failure's kind, an annotation's title."""
+TRANSPORT = "transport"
+"""A transport test's kind, where it is named beside a pair's (a failure's kind, an annotation's title)."""
 MAX_CONCURRENCY = 1024
 """Upper bound of concurrent callers (threads or tasks) of one side of a pair."""
 MAX_PROCESSES = 32

@@ -26,9 +26,6 @@ REPORT_ATTRIBUTE = "overheadbench"
 """The test report attribute carrying its measured pair's JSON (:mod:`overheadbench.pairs.kind`):
 pytest serialises extra report attributes, so xdist brings them from workers to the controller
 (unlike ``user_properties``, it stays out of JUnit XML)."""
-OVERHEAD = "overhead"
-"""What a pair's figure is called wherever it is named beside a transport figure's: the change
-table's figure column, a failure's kind, an annotation's title."""
 COUNT_PRIOR_SD = 0.001
 """The between-session sd (of the log) a counted pair's series leans on (a time pair's is
 :data:`~overheadbench.engine.stats.SESSION_SD`): counts are exact, but a 0.1% move is an

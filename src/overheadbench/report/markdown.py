@@ -4,20 +4,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from ..core.tables import markdown_cell, markdown_table
-from ..core.thresholds import UNGATED, Thresholds
 from ..engine.checks import Overall
-from ..pairs.results import OverheadResult
-from ..transport.results import FigureResult
+from ..store.runs import Run
 from .budgets import markdown_budgets
-from .changes import markdown_figure_places, markdown_gate, markdown_places, markdown_stored
 from .explanations import markdown_explanations
+from .pair_changes import markdown_gate, markdown_places, markdown_stored
 from .pair_notes import interval_notes
 from .pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
-from .transport import markdown_figures
+from .transport import markdown_figure_places, markdown_figures
 
 MARKDOWN_STATUS = {
     Overall.PASS: "✅",
@@ -35,22 +30,16 @@ FOLDED_SUMMARY = "Every pair, where the overhead goes, transport figures and bud
 CUT = "_(cut here: a comment holds no more; the whole report is in the run's artifact)_"
 
 
-def render_markdown(
-    results: Sequence[OverheadResult],
-    env: dict[str, Any],
-    figures: Sequence[FigureResult] = (),
-    purposes: dict[str, str] | None = None,
-    thresholds: Thresholds = UNGATED,
-    folded: bool = False,
-) -> str:
-    """A report in the style of published benchmark baselines: under a gate, its outcome first
-    (counted, the failed pairs named) and the pairs' changes at every other place of the session
-    (the base tree of ``--overhead-against``, each ``--overhead-env``; gated at ``thresholds``);
+def render_markdown(run: Run, purposes: dict[str, str] | None = None, folded: bool = False) -> str:
+    """A report of ``run`` in the style of published benchmark baselines: under a gate, its outcome
+    first (counted, the failed pairs named) and the pairs' changes at every other place of the session
+    (the base tree of ``--overhead-against``, each ``--overhead-env``; gated at the run's thresholds);
     then the environment, one table per group of pairs, the transport tables, every judged
     budget, and what the budgets are for. Ready for a PR comment or a CI step summary: what a
     reviewer decides on comes first. ``folded``: everything after the gate and the changes inside one
     ``<details>`` (a pull request's comment: short, the rest a click away), cut where a comment could
     not hold it."""
+    results, figures, thresholds = run.results, run.figures, run.gate
     gated = thresholds.pairs
     regressed = [result.nodeid for result in results if result.overall == Overall.REGRESSED]
     first = (
@@ -66,7 +55,7 @@ def render_markdown(
         markdown_purposes(purposes or {}),
     )
     head = "# Overhead report\n" + "".join(f"\n{part}" for part in first if part)
-    body = "\n".join(markdown_pairs(results, env)) + "\n" + "".join(f"\n{part}" for part in rest if part)
+    body = "\n".join(markdown_pairs(run)) + "\n" + "".join(f"\n{part}" for part in rest if part)
     if not folded:
         return head + "\n" + body
     if len(head) + len(body) > COMMENT_CHARACTERS:
@@ -74,14 +63,12 @@ def render_markdown(
     return f"{head}\n<details><summary>{FOLDED_SUMMARY}</summary>\n\n{body}\n</details>\n"
 
 
-def markdown_pairs(results: Sequence[OverheadResult], env: dict[str, Any]) -> list[str]:
+def markdown_pairs(run: Run) -> list[str]:
     """The environment, one table per group of pairs (each pair's status its one outcome), the
     scaling by callers, and the notes (:func:`overheadbench.report.markdown.render_markdown` adds the rest)."""
-    lines = [*environment_lines(env)]
-    groups: dict[str | None, list[OverheadResult]] = {}
-    for result in results:
-        groups.setdefault(result.pair.group, []).append(result)
-    for group, members in groups.items():
+    results, lines = run.results, [*environment_lines(run.environment)]
+    for group in dict.fromkeys(result.pair.group for result in results):  # in the order first met
+        members = [result for result in results if result.pair.group == group]
         columns = shown_columns(members)
         rows = [("Test", *(c.markdown for c in columns), "Status")]
         rows += [(r.nodeid, *(column_cell(c, r) for c in columns), MARKDOWN_STATUS[r.overall]) for r in members]

@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import resources
 
 from ..engine.attribution import Explanation
 from ..engine.changes import Change
 from ..engine.checks import Overall, Status
 from ..history.timeline import History
-from ..pairs.results import OverheadResult
 from ..store.runs import Run
-from ..transport.results import FigureResult
-from .changes import places_of
 from .flame import render_flame
 from .forest import Forest, ForestRow, render_forest
+from .pair_changes import places_of
 from .pairs import environment_rows, overhead_cell
 from .svg import esc
 from .transport import NOTE as TRANSPORT_NOTE, transport_tables
@@ -62,10 +61,10 @@ def anchor(kind: str, nodeid: str) -> str:
 
 def render_page(run: Run, history: History | None = None, title: str = "Overhead report") -> str:
     """The page of ``run`` and of ``history`` (None: no trends)."""
-    results = sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall))
-    sections = [_verdict(results, run.figures, history)]
-    if results:
-        sections += [_pairs(results), _changes(results, run.gate.pairs), _explained(results)]
+    ordered = replace(run, results=sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall)))
+    sections = [_verdict(ordered, history)]
+    if ordered.results:
+        sections += [_pairs(ordered), _changes(ordered), _explained(ordered)]
     if history is not None and history.ordered:
         sections.append(_history(history))
     if run.figures:
@@ -96,14 +95,16 @@ def _environment(run: Run) -> str:
     return f'<details class="environment"><summary>Where it ran</summary><table>{rows}</table></details>'
 
 
-def _verdict(results: Sequence[OverheadResult], figures: Sequence[FigureResult], history: History | None) -> str:
+def _verdict(run: Run, history: History | None) -> str:
+    results, figures = run.results, run.figures
     counts = [(outcome, sum(r.overall == outcome for r in results)) for outcome in PAGE_ORDER]
     said = ", ".join(f"{count} {OUTCOME_WORDS[outcome]}" for outcome, count in counts if count)
-    explained = {nodeid: anchor("explain", nodeid + what) for nodeid, what, _ in reversed(_explanations(results))}
+    explained = {nodeid: anchor("explain", nodeid + what) for nodeid, what, _ in reversed(_explanations(run))}
+    why = _why(run)
     items = [
         f'<li class="{result.overall.value}"><a href="#{anchor("pair", result.nodeid)}">'
         f"<code>{esc(result.nodeid)}</code></a> "
-        f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>: {esc(_said(result))}'
+        f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>: {esc(why[result.nodeid])}'
         + (f' (<a href="#{explained[result.nodeid]}">where it goes</a>)' if result.nodeid in explained else "")
         + "</li>"
         for result in results
@@ -137,19 +138,27 @@ def _verdict(results: Sequence[OverheadResult], figures: Sequence[FigureResult],
     return f'<section id="verdict"><h2>Verdict</h2>{head}.</p>{listed}</section>'
 
 
-def _said(result: OverheadResult) -> str:
-    """Why a pair is listed: a gated change (against each place and the stored run), or its budget's message."""
-    if result.overall in (Overall.REGRESSED, Overall.UNKNOWN):
+def _why(run: Run) -> dict[str, str]:
+    """Why each pair would be listed: a gated change (against each place and the stored run), or its
+    budget's message's first line."""
+    said = {}
+    for result in run.results:
         changes = [(place.role.place_side(place.name), place.change) for place in result.places if place.change]
         changes += [(f"stored run {result.stored.run}", result.stored.change)] if result.stored else []
-        return "; ".join(f"{where}: {change.percent:+.1f}% ({change.evidence})" for where, change in changes)
-    text = (result.message or "").strip()
-    return text.splitlines()[0] if text else ""
+        text = (result.message or "").strip()
+        said[result.nodeid] = (
+            "; ".join(f"{where}: {change.percent:+.1f}% ({change.evidence})" for where, change in changes)
+            if result.overall in (Overall.REGRESSED, Overall.UNKNOWN)
+            else text.splitlines()[0]
+            if text
+            else ""
+        )
+    return said
 
 
-def _pairs(results: Sequence[OverheadResult]) -> str:
+def _pairs(run: Run) -> str:
     rows = []
-    for result in results:
+    for result in run.results:
         limit = result.pair.budget.max_overhead
         cells = (
             f"<code>{esc(result.nodeid)}</code>",
@@ -177,8 +186,8 @@ def _pairs(results: Sequence[OverheadResult]) -> str:
     return f'<section id="pairs"><h2>Pairs</h2>{render_forest(forest)}</section>'
 
 
-def _changes(results: Sequence[OverheadResult], gate: float | None) -> str:
-    rows = []
+def _changes(run: Run) -> str:
+    results, gate, rows = run.results, run.gate.pairs, []
     for name, measured in places_of(results):
         for result, place in measured:
             if place.change is not None:
@@ -223,11 +232,11 @@ def _change_row(nodeid: str, against: str, change: Change, css: str) -> ForestRo
     )
 
 
-def _explanations(results: Sequence[OverheadResult]) -> list[tuple[str, str, Explanation]]:
+def _explanations(run: Run) -> list[tuple[str, str, Explanation]]:
     """Each explanation of the page (test, what it explains, it): for each test, what each change
     between places added first (why a regressed pair is read), then where its own overhead goes."""
     found = []
-    for result in results:
+    for result in run.results:
         for place in result.places:
             if place.explain is not None:
                 old, new = place.sides
@@ -237,8 +246,8 @@ def _explanations(results: Sequence[OverheadResult]) -> list[tuple[str, str, Exp
     return found
 
 
-def _explained(results: Sequence[OverheadResult]) -> str:
-    parts = [_explanation(nodeid, what, explanation) for nodeid, what, explanation in _explanations(results)]
+def _explained(run: Run) -> str:
+    parts = [_explanation(nodeid, what, explanation) for nodeid, what, explanation in _explanations(run)]
     if not parts:
         return ""
     return f'<section id="explained"><h2>Where the overhead goes</h2>{"".join(parts)}</section>'

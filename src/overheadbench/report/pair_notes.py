@@ -1,15 +1,17 @@
 """What a pairs table's intervals rest on, as notes under it (terminal and markdown alike): their
 confidence, the processes and block pairs behind them, the spread between processes measured, the
-between-session term, and the clock each pair was read on (and where the other clock disagreed)."""
+between-session term, and the clock each pair was read on (and where the other clock disagreed);
+and which pairs stayed wider than the session's target for want of time."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 from ..core.tables import plain
 from ..engine.samples import Timer
-from ..engine.stats import SESSION_SD, SESSION_SHARE
+from ..engine.stats import SESSION_SD, SESSION_SHARE, Method, log_halfwidth
 from ..pairs.results import OverheadResult
 
 
@@ -84,3 +86,18 @@ def clock_notes(timed: Sequence[OverheadResult]) -> list[str]:
                 "on the wall clock; blocks too short for the clocks mislead both)"
             )
     return notes
+
+
+def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
+    """Pairs timed in replicas whose interval stayed wider than ``target`` (relative) where more
+    processes could have narrowed it: the target missed for want of time must be said, not left to
+    be noticed. A pair whose between-session term alone is as wide as the target is not named (no
+    number of processes narrows what sessions add; the footer states that term)."""
+    timed = [r for r in results if r.method == Method.BETWEEN_PROCESSES and r.ci[0] > -1 and r.ci[1] > -1]
+    return [r.nodeid for r in timed if log_halfwidth(*r.ci) > target and _session_part(r) < target]
+
+
+def _session_part(result: OverheadResult) -> float:
+    """The half-width the between-session term alone gives the interval (normal scale)."""
+    term = NormalDist().inv_cdf((1 + result.pair.confidence) / 2) * result.session_sd
+    return term if math.isfinite(term) else 0.0

@@ -24,6 +24,7 @@ import pytest
 from ..core.jsonio import dumps, strict, write_text_atomic
 from ..core.tables import plain
 from ..core.thresholds import Thresholds
+from ..core.vocabulary import OVERHEAD, TRANSPORT
 from ..core.xdist import WORKER_REPLICAS
 from ..engine.outcome import PURPOSE_ATTRIBUTE
 from ..engine.settings import Settings
@@ -32,25 +33,23 @@ from ..history.stored import stored_history
 from ..history.timeline import History
 from ..pairs.explaining import flame_path
 from ..pairs.marker import MARKER_NAME
-from ..pairs.results import OVERHEAD, REPORT_ATTRIBUTE as RESULT_ATTRIBUTE, OverheadResult
 from ..store.index import indexed_runs
 from ..store.runs import Run
-from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
 from .github import Failure, append_summary, in_actions, is_summary
 from .markdown import render_markdown
 from .outputs import Output, write_outputs
 from .page import render_page
+from .pair_changes import pair_shown
 from .summary import SessionFacts, StoredComparison, session_summary
-
-TRANSPORT = "transport"
+from .transport import figure_shown
 
 
 @dataclass
 class Gathered:
     """Everything measured in the session, from the reports (here or from xdist workers)."""
 
-    results: list[OverheadResult] = field(default_factory=list)
-    figures: list[FigureResult] = field(default_factory=list)
+    measured: Run = field(default_factory=Run)
+    """The session's pairs and transport figures (the rest of the run is filled in when it is written)."""
     failures: list[Failure] = field(default_factory=list)
     """Each failing measured test: GitHub annotations."""
     purposes: dict[str, str] = field(default_factory=dict)
@@ -60,27 +59,20 @@ class Gathered:
 
     @property
     def measured_anything(self) -> bool:
-        return bool(self.results or self.figures)
+        return bool(self.measured.tests)
 
     def add(self, report: pytest.TestReport) -> None:
-        data: dict[str, Any] | None = getattr(report, RESULT_ATTRIBUTE, None)
-        figures: list[dict[str, Any]] = getattr(report, FIGURES_ATTRIBUTE, None) or []
-        if report.when != "call" or not (data or figures):
+        carried = Run.carried(report) if report.when == "call" else None
+        if carried is None:
             return
-        nodeid = OverheadResult.from_json(data).nodeid if data else FigureResult.from_json(figures[0]).nodeid
-        if any(r.nodeid == nodeid for r in self.results) or any(f.nodeid == nodeid for f in self.figures):
-            self.remeasured.append(nodeid)
-            self.results = [r for r in self.results if r.nodeid != nodeid]
-            self.figures = [f for f in self.figures if f.nodeid != nodeid]
-        if data:
-            self.results.append(OverheadResult.from_json(data))
-        self.figures += [FigureResult.from_json(figure) for figure in figures]
+        self.remeasured += self.measured.take(carried)
+        nodeid = carried.tests[0]
         text = getattr(report, PURPOSE_ATTRIBUTE, "")
         if text:
             self.purposes[nodeid.partition("[")[0]] = text
         if report.failed:
             path, line, _ = report.location
-            kind = TRANSPORT if figures and not data else OVERHEAD
+            kind = OVERHEAD if carried.results else TRANSPORT
             test = report.nodeid.split("::", 1)[-1]
             self.failures.append(Failure(path, (line or 0) + 1, report.longreprtext, kind, test))
 
@@ -174,8 +166,8 @@ class Reporter:
         github = options.github and in_actions(os.environ)
         compared = stored and StoredComparison(
             stored.compared_name,
-            [result.stored.change for result in gathered.results if result.stored],
-            [(figure, figure.stored.change) for figure in gathered.figures if figure.stored],
+            [pair_shown(result.stored.change) for result in gathered.measured.results if result.stored],
+            [figure_shown(figure, figure.stored.change) for figure in gathered.measured.figures if figure.stored],
             stored.saved,
             stored.thresholds,
             self._link(),
@@ -192,7 +184,7 @@ class Reporter:
             target=options.settings.target_halfwidth,
             unmeasured=sum(item.get_closest_marker(MARKER_NAME) is not None for item in self.state.marked),
         )
-        for section in session_summary(gathered.results, gathered.figures, compared or None, options.columns, facts):
+        for section in session_summary(gathered.measured, compared or None, options.columns, facts):
             if section.title is not None:
                 terminalreporter.write_sep("-", section.title)
             for line in section.lines:
@@ -250,7 +242,7 @@ class Reporter:
         if folder is None:
             return []
         outputs = []
-        for result in self.gathered.results:
+        for result in self.gathered.measured.results:
             if (explanation := result.explain) is not None:
                 path = flame_path(str(folder), result.nodeid)
                 outputs.append(Output(str(path), partial(write_text_atomic, path, explanation.folded()), optional=True))
@@ -266,10 +258,7 @@ class Reporter:
         return "unlinked: no stored run of this branch is an ancestor of HEAD; the next linked run links to this one"
 
     def markdown(self) -> str:
-        gathered = self.gathered
-        return render_markdown(
-            gathered.results, self.state.environment(), gathered.figures, gathered.purposes, self.gate.thresholds
-        )
+        return render_markdown(self.run(), self.gathered.purposes)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_benchmark_update_json(self, config: Any, benchmarks: list[Any], output_json: dict[str, Any]) -> None:
@@ -278,14 +267,14 @@ class Reporter:
 
     def run(self) -> Run:
         """This session as one run: what --overhead-json writes and a stored run holds."""
-        gathered = self.gathered
+        measured = self.gathered.measured
         base = self.gate.against
         link = base.revision if base is not None and base.revision else ""
         return Run(
             self.state.environment(),
             self.options.settings,
-            gathered.results,
-            gathered.figures,
+            measured.results,
+            measured.figures,
             self.gate.thresholds,
             link,
         )

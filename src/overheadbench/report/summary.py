@@ -8,26 +8,24 @@ saved), the comparison with a stored run, and GitHub annotations.
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 
 from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ..core.thresholds import UNGATED, Thresholds
-from ..core.vocabulary import Role
-from ..engine.changes import REGRESSED_MARK, Change
-from ..engine.stats import PROCESS_SD, Method, log_halfwidth
-from ..pairs.results import OVERHEAD, OverheadResult
-from ..transport.results import FigureResult
-from .changes import figure_places, figure_shown, pair_shown, places_of, render_changes, render_places
+from ..core.vocabulary import OVERHEAD, Role
+from ..engine.changes import REGRESSED_MARK
+from ..engine.stats import PROCESS_SD, Method
+from ..store.runs import Run
 from .explanations import passing_explanations
 from .github import Failure, annotation
-from .pair_notes import interval_notes
+from .pair_changes import places_of, render_pair_places
+from .pair_notes import interval_notes, wider_than
 from .pairs import TERMINAL_COLUMNS, TIMES_NOTE, footnotes, scaling_rows, shown_columns, table_rows
-from .transport import render_figures
+from .shown import Shown, render_changes
+from .transport import figure_places, render_figure_places, render_figures
 
 QUICK_NOTE = (
     "quick profile (--overhead-quick): fewer processes and less time per pair, so "
@@ -48,8 +46,10 @@ class StoredComparison:
     """What a comparison with a stored run found, for the summary."""
 
     name: str
-    changes: Sequence[Change] = ()
-    figure_changes: Sequence[tuple[FigureResult, Change]] = ()
+    changes: Sequence[Shown] = ()
+    """Each pair's change (:func:`~overheadbench.report.pair_changes.pair_shown`)."""
+    figure_changes: Sequence[Shown] = ()
+    """Each transport figure's (:func:`~overheadbench.report.transport.figure_shown`)."""
     saved: Path | None = None
     thresholds: Thresholds = Thresholds()
     """The gate, in percent (a kind's None: its changes shown, not gated)."""
@@ -81,32 +81,28 @@ class SessionFacts:
 
 
 def session_summary(
-    results: Sequence[OverheadResult],
-    figures: Sequence[FigureResult],
-    compared: StoredComparison | None,
-    columns: Sequence[str],
-    facts: SessionFacts,
+    run: Run, compared: StoredComparison | None, columns: Sequence[str], facts: SessionFacts
 ) -> list[Section]:
-    """The sections the terminal shows at the end of a session. ``compared``: the stored run
-    compared with and what was saved."""
+    """The sections the terminal shows at the end of a session (``run``: what it measured).
+    ``compared``: the stored run compared with and what was saved."""
+    results, figures = run.results, run.figures
     sections: list[Section] = []
     if figures:
         sections.append(Section("transport figures (server in its own process)", render_figures(figures)))
     if compared and compared.figure_changes:
-        shown = [figure_shown(figure, change) for figure, change in compared.figure_changes]
-        lines = render_changes(shown, compared.name, compared.thresholds)
+        lines = render_changes(compared.figure_changes, compared.name, compared.thresholds)
         sections.append(Section(f"transport: compared with {plain(compared.name)}", lines))
     if results:
-        sections.append(Section("overhead: framework vs baseline", render_table(results, columns)))
+        sections.append(Section("overhead: framework vs baseline", render_table(run, columns)))
     elif facts.measuring and not figures:
         sections.append(Section("overhead: no pair was measured"))
     if explained := passing_explanations(results):
         sections.append(Section("overhead: where it goes, in the pairs within their budgets", explained))
-    sections.append(Section(None, _facts(results, facts)))
+    sections.append(Section(None, _facts(run, facts)))
     if compared and compared.changes:
-        changed = render_changes([pair_shown(c) for c in compared.changes], compared.name, compared.thresholds)
+        changed = render_changes(compared.changes, compared.name, compared.thresholds)
         sections.append(Section(f"overhead: compared with {plain(compared.name)}", changed))
-    if placed := _places(results, figures, facts):
+    if placed := _places(run, facts):
         sections.append(placed)
     if compared and compared.saved:
         link = f" ({compared.link})" if compared.link else ""
@@ -119,9 +115,9 @@ def session_summary(
     return [section for section in sections if section.title is not None or section.lines]
 
 
-def _facts(results: Sequence[OverheadResult], facts: SessionFacts) -> list[str]:
+def _facts(run: Run, facts: SessionFacts) -> list[str]:
     """The lines under the table: replicas, the quick profile, wide intervals, re-measured pairs, files."""
-    lines = []
+    results, lines = run.results, list[str]()
     if facts.unmeasured and not facts.measuring:
         lines.append(
             f"{facts.unmeasured} overhead test(s) ran once as functional checks; add --overhead to measure them"
@@ -150,38 +146,32 @@ def _facts(results: Sequence[OverheadResult], facts: SessionFacts) -> list[str]:
     return wrapped + [f"overhead results written to {path}" for path in facts.written]  # whole: a path to copy
 
 
-def _places(results: Sequence[OverheadResult], figures: Sequence[FigureResult], facts: SessionFacts) -> Section | None:
-    """The changes at the session's other places (a base tree, environments), if it had any."""
-    place_names = [*(name for name, _ in places_of(results)), *figure_places(figures)]
+def _places(run: Run, facts: SessionFacts) -> Section | None:
+    """The changes at the session's other places (a base tree, environments), if it had any: the
+    transport figures' tables, then the pairs'."""
+    place_names = [*(name for name, _ in places_of(run.results)), *figure_places(run.figures)]
     names = "; ".join(dict.fromkeys(plain(name) for name in place_names))
     if not names:
         return None
     where = [plain(facts.against)] if facts.against else []
-    roles = [place.role for result in results for place in result.places]
-    under = Role.ENVIRONMENT in [*roles, *(place.role for figure in figures for place in figure.places)]
+    roles = [place.role for result in run.results for place in result.places]
+    under = Role.ENVIRONMENT in [*roles, *(place.role for figure in run.figures for place in figure.places)]
     title = f"overhead: against {names} (measured in this session, interleaved)"
     if under:
         title = f"overhead: under {names} (measured in this session, interleaved with this environment)"
-    return Section(title, [*render_places(results, facts.thresholds, figures), *where])
+    return Section(title, [*place_tables(run, facts.thresholds), *where])
+
+
+def place_tables(run: Run, thresholds: Thresholds) -> list[str]:
+    """Every other place's change tables, gated at ``thresholds``: the transport figures', then the
+    pairs' (with each side's time per call, and the pairs not compared there)."""
+    figure_lines = render_figure_places(run.figures, thresholds)
+    pair_lines = render_pair_places(run.results, thresholds)
+    return [*figure_lines, *([""] if figure_lines and pair_lines else []), *pair_lines]
 
 
 NAMED = 8
 """Pairs named in the line about intervals wider than the target (the rest are counted)."""
-
-
-def wider_than(results: Sequence[OverheadResult], target: float) -> list[str]:
-    """Pairs timed in replicas whose interval stayed wider than ``target`` (relative) where more
-    processes could have narrowed it: the target missed for want of time must be said, not left to
-    be noticed. A pair whose between-session term alone is as wide as the target is not named (no
-    number of processes narrows what sessions add; the footer states that term)."""
-    timed = [r for r in results if r.method == Method.BETWEEN_PROCESSES and r.ci[0] > -1 and r.ci[1] > -1]
-    return [r.nodeid for r in timed if log_halfwidth(*r.ci) > target and _session_part(r) < target]
-
-
-def _session_part(result: OverheadResult) -> float:
-    """The half-width the between-session term alone gives the interval (normal scale)."""
-    term = NormalDist().inv_cdf((1 + result.pair.confidence) / 2) * result.session_sd
-    return term if math.isfinite(term) else 0.0
 
 
 def title(message: str, kind: str = OVERHEAD, test: str = "") -> str:
@@ -193,12 +183,10 @@ def title(message: str, kind: str = OVERHEAD, test: str = "") -> str:
     return f"{words} in {test}" if test else words
 
 
-def render_table(
-    results: Sequence[OverheadResult], keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH
-) -> list[str]:
-    """The table as text lines, one table per file (each with the columns its pairs have), fitting
-    ``width``, with footnotes for what needs explaining."""
-    lines: list[str] = []
+def render_table(run: Run, keys: Sequence[str] = TERMINAL_COLUMNS, width: int = TERMINAL_WIDTH) -> list[str]:
+    """The run's pairs as text lines, one table per file (each with the columns its pairs have),
+    fitting ``width``, with footnotes for what needs explaining."""
+    results, lines = run.results, list[str]()
     for indexes in by_file([r.nodeid for r in results]).values():
         lines += [*([""] if lines else []), *laid_out(table_rows([results[i] for i in indexes], keys), width)]
     shown = {column.key for column in shown_columns(results, keys)}

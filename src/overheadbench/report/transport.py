@@ -1,6 +1,7 @@
 """The transport figures as tables: load rows, stream rows, and every budget with its verdict
-(:mod:`overheadbench.report.budgets`), and the same tables in markdown (the comparison with a
-stored run is the one change table, :mod:`overheadbench.report.changes`).
+(:mod:`overheadbench.report.budgets`), and the same tables in markdown; and the figures' changes
+at the session's other places and against a stored run, as rows of the one change table
+(:mod:`overheadbench.report.shown`).
 
 One line per measured row keeps the figures of a row side by side (req/s beside its p95
 and both CPUs); the budget table then gives each judged figure its interval and verdict.
@@ -12,10 +13,13 @@ import math
 import textwrap
 from collections.abc import Sequence
 
-from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_table, plain
-from ..transport.metrics import LOAD_FIGURES, STREAM_FIGURES, Measure, Metric
-from ..transport.results import FigureResult
+from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_table, plain
+from ..core.thresholds import Thresholds
+from ..engine.changes import Change
+from ..transport.metrics import LOAD_FIGURES, SPECS, STREAM_FIGURES, Measure, Metric
+from ..transport.results import FigureResult, compared_text
 from .budgets import budget_rows, judged
+from .shown import Shown, detects, render_changes
 
 LOAD = (*LOAD_FIGURES, Metric.ERRORS)
 HEADERS = {
@@ -98,3 +102,47 @@ def markdown_figures(figures: Sequence[FigureResult]) -> str:
     budgets are in its one budgets table, :func:`~overheadbench.report.budgets.markdown_budgets`)."""
     sections = [f"## {title}\n\n" + "\n".join(markdown_table(table)) for title, table in transport_tables(figures)]
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
+
+
+def figure_shown(figure: FigureResult, change: Change) -> Shown:
+    """A transport figure's change: its value on both sides, as the figure prints (a pair's
+    ratio, framework / baseline, as a ratio)."""
+    what = f"{figure.row} {SPECS[figure.metric].what}" + (" ratio" if figure.measure == Measure.CHANGE else "")
+    return Shown(figure.nodeid, what, compared_text(figure, change.old), compared_text(figure, change.new), change)
+
+
+def figure_places(figures: Sequence[FigureResult]) -> dict[str, tuple[tuple[str, str], list[Shown]]]:
+    """Each other place's transport figure changes (by place name): the sides' names and the rows."""
+    found: dict[str, tuple[tuple[str, str], list[Shown]]] = {}
+    for figure in figures:
+        for place in figure.places:
+            sides = place.role.sides(place.name)
+            found.setdefault(place.name, (sides, []))[1].append(figure_shown(figure, place.change))
+    return found
+
+
+def render_figure_places(figures: Sequence[FigureResult], thresholds: Thresholds) -> list[str]:
+    """Each other place's change table of the transport figures."""
+    lines: list[str] = []
+    for name, (sides, shown) in figure_places(figures).items():
+        reference = name if sides[0] == "base" else ""
+        lines += [*([""] if lines else []), *render_changes(shown, reference, thresholds, sides)]
+    return lines
+
+
+def markdown_figure_places(figures: Sequence[FigureResult], threshold: float | None = None) -> str:
+    """The markdown section of each other place's transport figure changes (measured in rounds)."""
+    sections = []
+    for name, (sides, shown) in figure_places(figures).items():
+        rows = [("Test", "Figure", sides[0].capitalize(), sides[1], "Change", "95% CI", "Detects", "Outcome")]
+        for row in shown:
+            change = row.change
+            outcome = change.finding(threshold).value if threshold is not None else ""
+            rows.append(
+                (row.test, row.figure, row.old, row.new, change.moved(), change.evidence, detects(change), outcome)
+            )
+        where = "against" if sides[0] == "base" else "under"
+        title = f"Transport {where} {markdown_cell(name)}"
+        note = "_Each test run in rounds at both places, interleaved; each figure's change paired by round._"
+        sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
+    return "\n".join(sections)

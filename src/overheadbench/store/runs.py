@@ -22,8 +22,8 @@ from ..core.thresholds import UNGATED, Thresholds
 from ..engine.readings import Reading
 from ..engine.settings import Settings
 from ..pairs.comparing import place_change
-from ..pairs.results import OverheadResult
-from ..transport.results import FigureResult
+from ..pairs.results import REPORT_ATTRIBUTE as PAIR_ATTRIBUTE, OverheadResult
+from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
 SCHEMA_VERSION = 21
@@ -126,6 +126,33 @@ class Run:
 
     def measured_figures(self) -> list[FigureResult]:
         return [figure for figure in self.figures if figure.measured]
+
+    @property
+    def tests(self) -> list[str]:
+        """The node ids of the run's pairs and figures, each once, in the order first met."""
+        return list(dict.fromkeys([*(r.nodeid for r in self.results), *(f.nodeid for f in self.figures)]))
+
+    def take(self, other: Run) -> list[str]:
+        """Add ``other``'s pairs and figures, each of its tests replacing this run's measurement of
+        it (a test measured again in the session: a rerun keeps its last measurement); the tests
+        replaced."""
+        again = [test for test in other.tests if test in self.tests]
+        self.results = [r for r in self.results if r.nodeid not in again] + other.results
+        self.figures = [f for f in self.figures if f.nodeid not in again] + other.figures
+        return again
+
+    @classmethod
+    def carried(cls, report: object) -> Run | None:
+        """What one test's report carries (each kind puts its own attribute on it, which pytest
+        serialises from xdist workers), as a run of that test alone; None: it carries nothing."""
+        pair: dict[str, Any] | None = getattr(report, PAIR_ATTRIBUTE, None)
+        figures: list[dict[str, Any]] = getattr(report, FIGURES_ATTRIBUTE, None) or []
+        if not (pair or figures):
+            return None
+        return cls(
+            results=[OverheadResult.from_json(pair)] if pair else [],
+            figures=[FigureResult.from_json(figure) for figure in figures],
+        )
 
     def readings(self) -> list[Reading]:
         """What a history reads of the run: each pair's and figure's reading, each kind's own."""

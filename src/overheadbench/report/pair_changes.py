@@ -1,130 +1,27 @@
-"""The change table: each pair and transport figure against the stored run (old, new), or each
-pair against the base tree (base, head), in the terminal and in markdown, with the change, its
-interval and its outcome at the gate's threshold (:mod:`overheadbench.engine.changes`)."""
+"""A pair's changes as the reports show them: against the stored run (old, new), against each
+other place of the session (base, head; this environment, that one) with each side's time per call,
+in the terminal and in markdown, and the gate's outcome counted (the report's first section)."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_code, markdown_table, plain
-from ..core.thresholds import UNGATED, Thresholds
+from ..core.thresholds import Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
-from ..engine.changes import Change, Finding, Gate
-from ..engine.outcome import Gated, gate_sentence
+from ..core.vocabulary import OVERHEAD
+from ..engine.changes import Change, Finding
 from ..engine.samples import Side
-from ..engine.settings import Policy
 from ..pairs.comparing import per_call_change
-from ..pairs.results import OVERHEAD, OverheadResult, PlaceResult
-from ..transport.metrics import SPECS, Measure
-from ..transport.results import FigureResult, compared_text
-
-
-@dataclass(frozen=True)
-class Shown:
-    """One change as the change table prints it: of which ``figure`` of which ``test``, and old
-    and new as that figure prints them."""
-
-    test: str
-    figure: str
-    old: str
-    new: str
-    change: Change
-
-    @property
-    def pair(self) -> bool:
-        """A pair's overhead (else a transport figure)."""
-        return self.figure == OVERHEAD
-
-
-"""A pair's figure in the change table (the column is left out when every row is a pair)."""
+from ..pairs.results import OverheadResult, PlaceResult
+from .shown import SESSION_TERM, Shown, detects, render_changes
 
 
 def pair_shown(change: Change) -> Shown:
     """A pair's change: its overhead on both sides."""
     return Shown(change.what, OVERHEAD, *format_overheads(change.old - 1, change.new - 1), change)
-
-
-def figure_shown(figure: FigureResult, change: Change) -> Shown:
-    """A transport figure's change: its value on both sides, as the figure prints (a pair's
-    ratio, framework / baseline, as a ratio)."""
-    what = f"{figure.row} {SPECS[figure.metric].what}" + (" ratio" if figure.measure == Measure.CHANGE else "")
-    return Shown(figure.nodeid, what, compared_text(figure, change.old), compared_text(figure, change.new), change)
-
-
-SESSION_TERM = (
-    "each interval adds twice this machine's spread between sessions (between "
-    "sessions: learned from its stored runs of the test, or before there are 3 a prior measured under load; "
-    "docs/baselines.md). One session measuring both sides (--overhead-against, --overhead-env) needs no such term."
-)
-"""What a comparison of separate sessions carries, said under the terminal's table and the markdown's alike."""
-SEPARATE_SESSIONS = f"separate sessions, not paired: {SESSION_TERM}"
-
-CLOCKS_DIFFER = (
-    "clocks wall->cpu (or cpu->wall): the two runs read the test on different clocks; on a busy machine the wall "
-    "clock charges a block with its neighbours' time slices, so such a change may be the clocks', not the code's "
-    "(docs/measurement.md)"
-)
-
-
-def render_changes(
-    changes: Sequence[Shown],
-    reference: str,
-    thresholds: Thresholds = UNGATED,
-    sides: Sequence[str] = ("old", "new"),
-) -> list[str]:
-    """The one change table, pairs and transport figures alike: each figure on both sides, the
-    change (head over base, in percent of the figure: of framework / baseline for a pair) with
-    its 95% interval, and what it means at its kind's threshold (percent); "~" marks a change whose
-    interval contains zero. ``sides``: what the two columns are called (old/new, base/head)."""
-    figures = any(not c.pair for c in changes)
-    limits = sorted({limit for c in changes if (limit := thresholds.pick(c.pair)) is not None})
-    outcome = ("outcome",) if limits else ()
-    separate = any(c.change.between is not None for c in changes)
-    between = ("between sessions",) if separate else ()
-    old = f"{sides[0]} ({plain(reference)})" if reference else sides[0]
-    header = ("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", *between, "detects")
-    rows = [(*header, *outcome)]
-    rows += [
-        (
-            plain(c.test),
-            *((plain(c.figure),) if figures else ()),
-            c.old,
-            c.new,
-            c.change.moved(),
-            c.change.evidence,
-            *((c.change.between.describe() if c.change.between else "",) if separate else ()),
-            detects(c.change),
-            *((_outcome(c, thresholds),) if limits else ()),
-        )
-        for c in changes
-    ]
-    gate = f"; outcome at ±{' / '.join(f'{limit:g}%' for limit in limits)}: see docs/ci.md" if limits else ""
-    looked = (
-        "; an interval marked 'at 99.17%' is read at that level: the gate looked again while a change was unknown"
-        if any(" at " in c.change.evidence for c in changes)
-        else ""
-    )
-    note = (
-        f"change: {sides[1]} over {sides[0]}, in percent of the figure (of framework / baseline for an overhead: a "
-        f"230% pair and a 20% pair alike); ~: not significant (the interval contains zero); detects: the smallest "
-        f"change this comparison could tell from zero{looked}{gate}"
-    )
-    heading = textwrap.wrap(SEPARATE_SESSIONS, TERMINAL_WIDTH) if separate else []
-    if any(c.change.between and c.change.between.clocks for c in changes):
-        heading += textwrap.wrap(CLOCKS_DIFFER, TERMINAL_WIDTH)
-    return [*heading, *laid_out(rows), *textwrap.wrap(note, TERMINAL_WIDTH)]
-
-
-def _outcome(shown: Shown, thresholds: Thresholds) -> str:
-    limit = thresholds.pick(shown.pair)
-    return "" if limit is None else shown.change.finding(limit).value
-
-
-def detects(change: Change) -> str:
-    """``±2.1%``: the smallest change the comparison could tell from zero ("exact" for counts)."""
-    return "exact" if change.exact else f"±{change.detectable:.1f}%"
 
 
 def places_of(results: Sequence[OverheadResult]) -> list[tuple[str, list[tuple[OverheadResult, PlaceResult]]]]:
@@ -137,26 +34,10 @@ def places_of(results: Sequence[OverheadResult]) -> list[tuple[str, list[tuple[O
     return list(found.items())
 
 
-def figure_places(figures: Sequence[FigureResult]) -> dict[str, tuple[tuple[str, str], list[Shown]]]:
-    """Each other place's transport figure changes (by place name): the sides' names and the rows."""
-    found: dict[str, tuple[tuple[str, str], list[Shown]]] = {}
-    for figure in figures:
-        for place in figure.places:
-            sides = place.role.sides(place.name)
-            found.setdefault(place.name, (sides, []))[1].append(figure_shown(figure, place.change))
-    return found
-
-
-def render_places(
-    results: Sequence[OverheadResult], thresholds: Thresholds, figures: Sequence[FigureResult] = ()
-) -> list[str]:
+def render_pair_places(results: Sequence[OverheadResult], thresholds: Thresholds) -> list[str]:
     """Every other place of the session: its change table, then each side's time per call on
-    both (whether the bare path moved too), and the pairs that were not compared, with why; then
-    each place's transport figure changes."""
+    both (whether the bare path moved too), and the pairs that were not compared, with why."""
     lines: list[str] = []
-    for name, (sides, shown) in figure_places(figures).items():
-        reference = name if sides[0] == "base" else ""
-        lines += [*([""] if lines else []), *render_changes(shown, reference, thresholds, sides)]
     for name, measured in places_of(results):
         compared = [(own, place) for own, place in measured if place.change is not None and place.result is not None]
         if compared:
@@ -296,24 +177,6 @@ def markdown_places(results: Sequence[OverheadResult], threshold: float | None =
     return "\n".join(sections)
 
 
-def markdown_figure_places(figures: Sequence[FigureResult], threshold: float | None = None) -> str:
-    """The markdown section of each other place's transport figure changes (measured in rounds)."""
-    sections = []
-    for name, (sides, shown) in figure_places(figures).items():
-        rows = [("Test", "Figure", sides[0].capitalize(), sides[1], "Change", "95% CI", "Detects", "Outcome")]
-        for row in shown:
-            change = row.change
-            outcome = change.finding(threshold).value if threshold is not None else ""
-            rows.append(
-                (row.test, row.figure, row.old, row.new, change.moved(), change.evidence, detects(change), outcome)
-            )
-        where = "against" if sides[0] == "base" else "under"
-        title = f"Transport {where} {markdown_cell(name)}"
-        note = "_Each test run in rounds at both places, interleaved; each figure's change paired by round._"
-        sections.append("\n".join([f"## {title}", "", *markdown_table(rows), "", note]) + "\n")
-    return "\n".join(sections)
-
-
 def markdown_stored(results: Sequence[OverheadResult], threshold: float | None = None) -> str:
     """The markdown section of the comparison with a stored run (``--overhead-compare``): per
     pair, its overhead in both runs, the change with its interval, the spread between sessions it
@@ -333,19 +196,3 @@ def markdown_stored(results: Sequence[OverheadResult], threshold: float | None =
     run = markdown_cell(compared[0].stored.run if compared[0].stored else "")
     note = f"_Separate sessions, not paired: {SESSION_TERM}_"
     return "\n".join([f"## Against the stored run {run}", "", *markdown_table(rows), "", note]) + "\n"
-
-
-def gate_lines(changes: Sequence[tuple[str, Shown]], fail_above: Thresholds, unknown: Policy) -> tuple[list[str], bool]:
-    """Each change (against the run or place named beside it) the gate fails or warns of, at its
-    kind's threshold (percent), on standard error, in the session's own sentence (its one
-    regression check, :meth:`~overheadbench.engine.changes.Gate.fails`); and whether any fails."""
-    lines, failed = [], False
-    for reference, shown in changes:
-        gate = Gate(reference, fail_above.pick(shown.pair), unknown)
-        if not (gate.fails(shown.change) or gate.warns(shown.change)):
-            continue
-        failed = failed or gate.fails(shown.change)
-        word = "REGRESSION" if gate.finding(shown.change) == Finding.REGRESSED else "UNKNOWN"
-        gated = Gated(plain(shown.figure), shown.change.describe((shown.old, shown.new)), shown.change)
-        lines.append(f"{word} {gate_sentence(plain(shown.test), gated, gate, f'--fail-above={gate.threshold:g}%')}")
-    return lines, failed
