@@ -623,3 +623,74 @@ def test_a_pair_whose_requests_outlast_its_windows_is_measured_again_in_longer_o
     figures = json.loads((pytester.path / "out.json").read_text())["figures"]
     change = next(f for f in figures if f["metric"] == "rps" and f["measure"] == "max")
     assert change["interval"] == "95% CI, paired over 2 rounds"  # both rounds counted requests: none dropped
+
+
+STREAM_PAIR_FORMS = """
+import time
+
+import anyio
+import pytest
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def sync_raw():  # a sync SDK's stream: an iterator of parsed events
+    for index in range(4):
+        yield {"delta": str(index)}
+
+
+def sync_sdk():
+    for index in range(4):
+        time.sleep(0.001)
+        yield {"delta": str(index)}
+
+
+in_flight = {"now": 0, "most": 0}
+
+
+async def counted():
+    in_flight["now"] += 1
+    in_flight["most"] = max(in_flight["most"], in_flight["now"])
+    for index in range(3):
+        await anyio.sleep(0.001)
+        yield {"delta": str(index)}
+    in_flight["now"] -= 1
+
+
+def test_sync_pair(transport):
+    raw, sdk = transport.compare_streams(sync_raw, sync_sdk, label="sync sdk vs raw", rounds=2)
+    assert len(raw) == len(sdk) == 6 and all(s.events == 4 for s in sdk)
+
+
+def test_sync_pair_in_flight(transport):
+    raw, sdk = transport.compare_streams(sync_raw, sync_sdk, label="sync c=4", rounds=2, concurrency=4)
+    assert len(raw) == len(sdk) == 8
+
+
+@pytest.mark.anyio
+async def test_async_pair_in_flight(transport):
+    raw, sdk = await transport.acompare_streams(counted, counted, rounds=2, concurrency=4)
+    assert len(raw) == len(sdk) == 8 and in_flight["most"] == 4
+
+
+def test_no_streams_in_flight(transport):
+    transport.compare_streams(sync_raw, sync_sdk, concurrency=0)
+"""
+
+
+@pytest.mark.every_plugin
+def test_stream_pairs_sync_and_in_flight_per_stream_figures(pytester: pytest.Pytester) -> None:
+    """A sync SDK's stream needed a wrapper around its iterator, and a stream pair had no concurrency:
+    at 8 in flight only whole-stream latency existed. Now both, each stream's own figures."""
+    pytester.makepyfile(STREAM_PAIR_FORMS)
+    result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*test_no_streams_in_flight: concurrency=0: a stream pair needs at least 1*"])
+    figures = json.loads((pytester.path / "out.json").read_text())["figures"]
+    rows = {(f["row"], f["metric"]) for f in figures}
+    for row in ("sync sdk vs raw", "sync c=4", "framework vs baseline c=4"):
+        assert {(row, "ttfe"), (row, "events_per_s"), (row, "total")} <= rows, row
+        assert (f"{row} [framework]", "ttfe") in rows

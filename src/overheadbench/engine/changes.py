@@ -194,7 +194,7 @@ class Change:
         if self.exact:
             return 0.0
         low, high = self.interval
-        return 100 * (math.sqrt((1 + high / 100) / (1 + low / 100)) - 1)
+        return detectable(low / 100, high / 100)
 
     def moved(self) -> str:
         """The change as a table shows it: ``+12.3%``, or ``~ +0.4%`` when not significant."""
@@ -241,6 +241,14 @@ class LogEstimate:
     value: float
     log_se: float
     df: float = math.inf
+
+
+def detectable(low: float, high: float) -> float:
+    """The smallest change (percent) an interval of a change (``low..high``, fractions: -0.05..0.12)
+    could tell from zero: its half-width on the log scale it is read on."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= -1:
+        return math.nan
+    return 100 * (math.sqrt((1 + high) / (1 + low)) - 1)
 
 
 def interval_estimate(value: float, low: float, high: float) -> LogEstimate:
@@ -312,20 +320,34 @@ class Looks:
 
     def counts(self, processes: int, most: int) -> list[int]:
         """The process counts (per place) at which the gate looks."""
-        found = [processes]
-        while found[-1] * 2 <= most and len(found) < LOOKS:
-            found.append(found[-1] * 2)
-        if found[-1] < most and len(found) < LOOKS:
-            found.append(most)
-        return found
+        return look_counts(processes, most)
 
     def confidence(self, processes: int, most: int) -> float:
         """Of every look's interval (and the change the result keeps)."""
-        return 1 - (1 - CONFIDENCE) / (len(self.counts(processes, most)) * max(self.pairs, 1))
+        return looks_confidence(len(self.counts(processes, most)) * max(self.pairs, 1))
 
 
 LOOKS = 3
 """At most this many looks per pair (see :class:`Looks`)."""
+
+
+def look_counts(first: int, most: int) -> list[int]:
+    """Where a measurement that goes on while undecided is read: at ``first`` (processes, rounds),
+    twice and four times as many, at most ``most`` and ``LOOKS`` looks. The one schedule of every
+    stopping rule that reads an interval more than once (a gated pair, a stream pair's budgets)."""
+    found = [first]
+    while found[-1] * 2 <= most and len(found) < LOOKS:
+        found.append(found[-1] * 2)
+    if found[-1] < most and len(found) < LOOKS:
+        found.append(most)
+    return found
+
+
+def looks_confidence(readings: int) -> float:
+    """The confidence each of ``readings`` intervals is read at so that all of them together err
+    at most as one read at ``CONFIDENCE`` would (Bonferroni's bound): looking again while
+    undecided is optional stopping, honest only at this price."""
+    return 1 - (1 - CONFIDENCE) / max(readings, 1)
 
 
 @dataclass(frozen=True)

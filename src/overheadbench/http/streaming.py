@@ -192,10 +192,24 @@ async def aevents(source: Callable[[], Any], *, clock_ns: Callable[[], int] = ti
 
 
 def stream_opener(side: StreamSide) -> Callable[[], Awaitable[StreamStats]]:
-    """What streams one side of a pair, checked now: a side of another shape (or a request with
-    other keys than ``REQUEST_KEYS``) raises ``ValueError`` saying what is accepted."""
+    """What streams one side of an async pair, checked now: a side of another shape (or a request
+    with other keys than ``REQUEST_KEYS``) raises ``ValueError`` saying what is accepted."""
     if callable(side):
         return lambda: aevents(side)
+    client, url, request = _checked(side)
+    return lambda: astream(client, url, **request)
+
+
+def sync_stream_opener(side: StreamSide) -> Callable[[], StreamStats]:
+    """:func:`stream_opener` for a sync pair: ``(httpx.Client, url[, request])``, or a callable that
+    starts a sync SDK's stream (an iterator of events, :func:`events`)."""
+    if callable(side):
+        return lambda: events(side)
+    client, url, request = _checked(side)
+    return lambda: stream(client, url, **request)
+
+
+def _checked(side: object) -> tuple[Any, str, dict[str, Any]]:
     if not isinstance(side, tuple) or len(side) not in (2, 3):
         raise ValueError(f"a stream side is (client, url), (client, url, request) or a callable; got {side!r}")
     client, url, *rest = side
@@ -204,4 +218,4 @@ def stream_opener(side: StreamSide) -> Callable[[], Awaitable[StreamStats]]:
         _request(request)
     except TypeError as exc:
         raise ValueError(str(exc)) from None
-    return lambda: astream(client, url, **request)
+    return client, url, request

@@ -39,8 +39,9 @@ NOTE = (
     "intervals: req/s over 10 windows of its run; percentiles from order statistics of all its requests "
     "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "
     "server and load generator) and errors are single readings; a budget on a row's figure widens its interval "
-    "by the figure's spread between sessions; a pair's (change) row is framework / baseline - 1 with its interval "
-    "over the rounds, and its [baseline] and [framework] rows are each side's own figures"
+    "by the figure's spread between sessions; a pair's (change) row is framework / baseline - 1 with what it "
+    "detects (±: half its interval over the rounds, the smallest change it could tell from zero), and its "
+    "[baseline] and [framework] rows are each side's own figures"
 )
 
 
@@ -57,10 +58,14 @@ def _rows(figures: Sequence[FigureResult]) -> dict[tuple[str, str], dict[Metric,
 
 
 def _value(figure: FigureResult | None) -> str:
+    """A figure's cell; a pair's change with what it detects (``+12.3% ±7.1%``)."""
     if figure is None:
         return ""
     value = figure.reading.value
-    return figure.check.show(value) if math.isfinite(value) else "n/a"
+    if not math.isfinite(value):
+        return "n/a"
+    detects = figure.reading.detects
+    return figure.check.show(value) + (f" ±{detects:.1f}%" if math.isfinite(detects) else "")
 
 
 def _table(figures: Sequence[FigureResult], metrics: Sequence[Metric]) -> list[tuple[str, ...]]:

@@ -20,12 +20,13 @@ nothing is judged, as the ``overhead`` fixture does.
 from __future__ import annotations
 
 import random
-import warnings
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..core.errors import OverheadConcurrencyWarning, OverheadUsageError
+from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
+from ..engine.checks import Status
 from ..engine.contention import core_share
 from ..engine.figure_intervals import ratio_interval
 from ..engine.settings import Settings
@@ -36,24 +37,20 @@ if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
 from .metrics import DEFAULT_ERRORS, LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
-from .pairing import SideFigures, compared, load_figures, schedule, stream_figures
-from .recording import RowRecorder
+from .pairing import SideFigures, compared, load_figures, schedule, stream_sides
+from .recording import QUICK_STREAM_RUNS, STREAM_RUNS, RowRecorder
 from .results import FigureResult, Reading
+from .stream_pairs import Rounds, StreamPlan, astreamed, openers_of, pair_limits, per_round, streamed
 from .verdict import judge
-from .windows import short_of, sized
+from .windows import window_lengths
 
 T = TypeVar("T")
-STREAM_RUNS = 21
-"""Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""
-QUICK_STREAM_RUNS = 7
 SMOKE_DURATION_S = 0.05
 PAIR_ROUNDS = 12
 """Rounds of a transport pair: one window of each side per round."""
 QUICK_PAIR_ROUNDS = 6
 PAIR_WINDOW_S = 0.25
 """A pair's load window: long enough for a p95 of its own at a few hundred req/s."""
-PAIR_STREAMS = 3
-"""Streams of each side per round of a stream pair (their median is the round's figure)."""
 REQUEST_OPTIONS = ("method", "path", "body", "headers")
 """What ``compare`` sends to a side given as a server (a :class:`~overheadbench.http.loadrun.Target` has its own)."""
 
@@ -65,7 +62,10 @@ class TransportFixture(RowRecorder):
     def __init__(self, nodeid: str, limits: Limits, settings: Settings, measuring: bool, quick: bool) -> None:
         super().__init__(nodeid, limits, settings, measuring)
         self.duration_s = settings.time_budget_s if measuring else SMOKE_DURATION_S
+        self.ceiling_s = settings.max_time_s
+        """How long a stream pair may go on looking while a budget is undecided."""
         self.stream_runs = (QUICK_STREAM_RUNS if quick else STREAM_RUNS) if measuring else 1
+        """Streams per stream row (:meth:`~.recording.RowRecorder.stream`)."""
         self.rounds = (QUICK_PAIR_ROUNDS if quick else PAIR_ROUNDS) if measuring else 1
         self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
         self.rng = random.Random()
@@ -109,43 +109,6 @@ class TransportFixture(RowRecorder):
         row = self._row(f"{name} c={levels[-1]}/c={levels[0]}")
         self._add(Reading(row, Metric.SCALING, value, low, high, interval), budgets)
         return results
-
-    def stream(
-        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **options: Any
-    ) -> StreamStats:
-        """Stream ``url`` ``runs`` times (default ``STREAM_RUNS``; 7 in the quick profile) with a
-        sync httpx client (``method``, ``headers``, ``json`` or ``content`` as the API wants them);
-        returns the median stream."""
-        from ..http.streaming import stream
-
-        limits = self._budgets(options, "stream")
-        streams = [stream(client, url, **options) for _ in range(self._runs(runs))]
-        return self._streams(self._row(label or f"stream {url}"), streams, limits)
-
-    async def astream(
-        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **options: Any
-    ) -> StreamStats:
-        """:meth:`stream` with an async httpx client."""
-        from ..http.streaming import astream
-
-        limits = self._budgets(options, "astream")
-        streams = [await astream(client, url, **options) for _ in range(self._runs(runs))]
-        return self._streams(self._row(label or f"stream {url}"), streams, limits)
-
-    async def aevents(
-        self, source: Callable[[], Any], *, label: str = "events", runs: int | None = None, **budgets: Any
-    ) -> StreamStats:
-        """An SDK's stream as a row: ``source()`` starts it (an async iterator of events, or an
-        awaitable of one), ``runs`` times; each event timed as the iterator yields it."""
-        from ..http.streaming import aevents
-
-        limits = self._budgets(budgets, "aevents")
-        return self._streams(self._row(label), [await aevents(source) for _ in range(self._runs(runs))], limits)
-
-    def _runs(self, runs: int | None) -> int:
-        if runs is not None and runs < 1:
-            raise OverheadUsageError(f"{self.nodeid}: runs={runs}: a stream row needs at least one stream")
-        return (runs or self.stream_runs) if self.measuring else 1
 
     # --- transport pairs ------------------------------------------------------------------
 
@@ -224,30 +187,70 @@ class TransportFixture(RowRecorder):
         baseline: StreamSide,
         framework: StreamSide,
         *,
-        label: str = "framework vs baseline",
+        label: str | None = None,
         rounds: int | None = None,
+        concurrency: int = 1,
         **budgets: Any,
     ) -> tuple[list[StreamStats], list[StreamStats]]:
         """A transport pair of two streams, each ``(async httpx client, url)``, ``(client, url,
-        {"method": "POST", "json": ...})`` or an SDK's stream (a callable, as :meth:`aevents`):
-        ``PAIR_STREAMS`` streams of each side per round, rounds interleaved; time to first event,
-        events/s and total as changes, each side's stream row beside them. Returns each side's streams."""
+        {"method": "POST", "json": ...})`` or an SDK's stream (a callable, as :meth:`aevents`), in
+        interleaved rounds until its budgets are decided (:mod:`.stream_pairs`); ``concurrency``
+        streams of a side in flight at once. Time to first event, events/s and total (per stream)
+        as changes, each side's stream row beside them. Returns each side's streams."""
         from ..http.streaming import stream_opener
 
         limits = self._budgets(budgets, "acompare_streams")
-        try:
-            openers = [stream_opener(side) for side in (baseline, framework)]
-        except ValueError as exc:
-            raise OverheadUsageError(f"{self.nodeid}: transport.acompare_streams(): {exc}") from None
-        per_round = PAIR_STREAMS if self.measuring else 1
-        streams: tuple[list[list[StreamStats]], list[list[StreamStats]]] = ([], [])
-        for side in schedule(self._rounds(rounds), self.rng):
-            streams[side].append([await openers[side]() for _ in range(per_round)])
-        row = self._row(label)
-        sides = [
-            SideFigures([stream_figures(r) for r in s], stream_figures([x for r in s for x in r])) for s in streams
-        ]
-        self._compared(row, STREAM_FIGURES, sides, limits)
+        openers = openers_of(self.nodeid, "acompare_streams", stream_opener, (baseline, framework))
+        row, plan = self._stream_plan(label, rounds, concurrency, limits)
+        count = per_round(concurrency, self.measuring)
+        return self._stream_pair(row, plan, await astreamed(plan, openers, count, concurrency), limits)
+
+    def compare_streams(
+        self,
+        baseline: StreamSide,
+        framework: StreamSide,
+        *,
+        label: str | None = None,
+        rounds: int | None = None,
+        concurrency: int = 1,
+        **budgets: Any,
+    ) -> tuple[list[StreamStats], list[StreamStats]]:
+        """:meth:`acompare_streams` with sync sides: ``(httpx.Client, url[, request])`` or a sync
+        SDK's stream (a callable whose result iterates its events); ``concurrency`` at once, each in a thread."""
+        from ..http.streaming import sync_stream_opener
+
+        limits = self._budgets(budgets, "compare_streams")
+        openers = openers_of(self.nodeid, "compare_streams", sync_stream_opener, (baseline, framework))
+        row, plan = self._stream_plan(label, rounds, concurrency, limits)
+        count = per_round(concurrency, self.measuring)
+        return self._stream_pair(row, plan, streamed(plan, openers, count, concurrency), limits)
+
+    def _stream_plan(
+        self, label: str | None, rounds: int | None, concurrency: int, limits: Limits
+    ) -> tuple[str, StreamPlan]:
+        """A stream pair's row and its plan: its looks answer its budgets, as the test will judge them."""
+        if concurrency < 1:
+            raise OverheadUsageError(f"{self.nodeid}: concurrency={concurrency}: a stream pair needs at least 1")
+        row = self._row(label or "framework vs baseline" + (f" c={concurrency}" if concurrency > 1 else ""))
+        asked = pair_limits(limits, self.limits) if self.measuring else {}
+
+        order, decided = partial(schedule, 1, self.rng), partial(self._decided, row, asked)
+        return row, StreamPlan(self._rounds(rounds), bool(asked), self.ceiling_s, order, decided)
+
+    def _decided(self, row: str, asked: Limits, streams: Rounds, confidence: float) -> bool:
+        """Whether every budget of a stream pair reads pass or fail at this look, as the test will judge it."""
+        baseline, framework = stream_sides(streams)
+        for (metric, measure), limit in asked.items():
+            reading = compared(row, metric, measure, baseline, framework, confidence)
+            if judge(self.nodeid, reading, limit, confidence=confidence).verdict == Status.INCONCLUSIVE:
+                return False
+        return True
+
+    def _stream_pair(
+        self, row: str, plan: StreamPlan, streams: Rounds, limits: Limits
+    ) -> tuple[list[StreamStats], list[StreamStats]]:
+        """Record a stream pair: its figures' changes read at the looks' confidence, each side's row."""
+        self._compared(row, STREAM_FIGURES, stream_sides(streams), limits, plan.confidence)
         pooled = [[stream for r in side for stream in r] for side in streams]
         for name, side_streams in zip(("baseline", "framework"), pooled, strict=True):
             self._streams(f"{row} [{name}]", side_streams, limits)
@@ -274,12 +277,16 @@ class TransportFixture(RowRecorder):
             self._record(f"{row} [{name}]", result, limits)
         return pooled
 
-    def _compared(self, row: str, metrics: Sequence[Metric], sides: list[SideFigures], limits: Limits) -> None:
-        """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it)."""
+    def _compared(
+        self, row: str, metrics: Sequence[Metric], sides: list[SideFigures], limits: Limits, confidence: float = 0.0
+    ) -> None:
+        """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it), at
+        ``confidence`` (the session's where not given)."""
+        level = confidence or self.confidence
         for metric in metrics:
-            self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], self.confidence), limits)
+            self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], level), limits)
             if (metric, Measure.ADDED) in limits or (metric, Measure.ADDED) in self.limits:
-                self._add(compared(row, metric, Measure.ADDED, sides[0], sides[1], self.confidence), limits)
+                self._add(compared(row, metric, Measure.ADDED, sides[0], sides[1], level), limits)
 
     def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]:
         """Every recorded figure against its limit: the call's, else the marker's (failed
@@ -314,22 +321,6 @@ def running(nodeid: str, call: str, servers: Sequence[Server], run: Callable[[],
         return run()
     except (ValueError, LoadError) as exc:
         raise OverheadUsageError(f"{where}: {exc}") from None
-
-
-def window_lengths(
-    nodeid: str, measuring: bool, row: str, window_s: float, windows: tuple[list[Throughput], list[Throughput]]
-) -> Iterator[float]:
-    """The windows' length for a pair's rounds: ``window_s``, and once more, longer, where those
-    windows were shorter than the requests they count (:mod:`.windows`: the first windows are
-    dropped); where even the longest are, the test is warned that its figures cannot be read."""
-    yield window_s
-    if not measuring or (grown := sized(window_s, [*windows[0], *windows[1]])) <= window_s:
-        return
-    windows[0].clear()
-    windows[1].clear()
-    yield grown
-    if why := short_of(row, grown, [*windows[0], *windows[1]]):
-        warnings.warn(OverheadConcurrencyWarning(f"{nodeid}: {why}"), stacklevel=2)
 
 
 def _side_name(target: Target) -> str:

@@ -69,6 +69,12 @@ class SideFigures:
     pooled: dict[Metric, float]
 
 
+def stream_sides(rounds: Sequence[Sequence[Sequence[StreamStats]]]) -> list[SideFigures]:
+    """Each side's stream figures, round by round and over all its streams (``rounds``: each side's
+    rounds, each round its streams)."""
+    return [SideFigures([stream_figures(r) for r in s], stream_figures([x for r in s for x in r])) for s in rounds]
+
+
 def compared(
     row: str, metric: Metric, measure: Measure, baseline: SideFigures, framework: SideFigures, confidence: float
 ) -> Reading:

@@ -1,4 +1,5 @@
-"""A transport test's rows: each call's figures recorded as readings with their budgets.
+"""A transport test's rows: each call's figures recorded as readings with their budgets, and the
+stream rows measured (a stream repeated, as the fixture's ``stream``, ``astream`` and ``aevents``).
 
 The ``transport`` fixture (:mod:`overheadbench.transport.fixture`) measures; this is what it
 records into and what the session reads when the test ends: a load's req/s (a confidence
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,9 @@ from .limits import parse_limits
 from .metrics import KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric
 from .results import Reading
 
+STREAM_RUNS = 21
+"""Streams per stream row (fewer in the quick profile): its median's interval needs at least 6."""
+QUICK_STREAM_RUNS = 7
 LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
 """What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
 
@@ -40,11 +45,50 @@ class RowRecorder:
         self.measuring = measuring
         self.readings: list[tuple[Reading, Limits]] = []
         self._rows: set[str] = set()
+        self.stream_runs = STREAM_RUNS if measuring else 1
+        """Streams per stream row (the quick profile's fixture takes fewer)."""
 
     def record(self, label: str, result: Throughput, **budgets: Any) -> None:
         """Record a :class:`~overheadbench.http.load.Throughput` as row ``label`` (from
         :func:`load`, or from ``throughput()`` with any client)."""
         self._record(self._row(label), result, self._budgets(budgets, "record"))
+
+    def stream(
+        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **options: Any
+    ) -> StreamStats:
+        """Stream ``url`` ``runs`` times (default ``STREAM_RUNS``; 7 in the quick profile) with a
+        sync httpx client (``method``, ``headers``, ``json`` or ``content`` as the API wants them);
+        returns the median stream."""
+        from ..http.streaming import stream
+
+        limits = self._budgets(options, "stream")
+        streams = [stream(client, url, **options) for _ in range(self._runs(runs))]
+        return self._streams(self._row(label or f"stream {url}"), streams, limits)
+
+    async def astream(
+        self, client: Any, url: str, *, label: str | None = None, runs: int | None = None, **options: Any
+    ) -> StreamStats:
+        """:meth:`stream` with an async httpx client."""
+        from ..http.streaming import astream
+
+        limits = self._budgets(options, "astream")
+        streams = [await astream(client, url, **options) for _ in range(self._runs(runs))]
+        return self._streams(self._row(label or f"stream {url}"), streams, limits)
+
+    async def aevents(
+        self, source: Callable[[], Any], *, label: str = "events", runs: int | None = None, **budgets: Any
+    ) -> StreamStats:
+        """An SDK's stream as a row: ``source()`` starts it (an async iterator of events, or an
+        awaitable of one), ``runs`` times; each event timed as the iterator yields it."""
+        from ..http.streaming import aevents
+
+        limits = self._budgets(budgets, "aevents")
+        return self._streams(self._row(label), [await aevents(source) for _ in range(self._runs(runs))], limits)
+
+    def _runs(self, runs: int | None) -> int:
+        if runs is not None and runs < 1:
+            raise OverheadUsageError(f"{self.nodeid}: runs={runs}: a stream row needs at least one stream")
+        return (runs or self.stream_runs) if self.measuring else 1
 
     def _record(self, label: str, result: Throughput, limits: Limits) -> None:
         confidence = self.confidence

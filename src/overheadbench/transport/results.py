@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.jsonio import Fields
 from ..core.vocabulary import Role
-from ..engine.changes import Change, StoredChange, interval_estimate
+from ..engine.changes import Change, StoredChange, detectable, interval_estimate
 from ..engine.checks import Check, Status, Unit, show
 from ..engine.readings import Reading as SeriesReading, link_of
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
@@ -42,6 +42,14 @@ class Reading:
     note: str = ""
     """Said after the verdict (failed requests: the first one's error)."""
     measure: Measure = Measure.FIGURE
+
+    @property
+    def detects(self) -> float:
+        """A pair's change: the smallest change (percent) its interval could tell from zero, as a
+        pair's ``detects`` says (NaN for any other figure, or without an interval)."""
+        if self.measure != Measure.CHANGE or self.low == self.high:
+            return math.nan
+        return detectable(self.low, self.high)
 
 
 @dataclass(frozen=True)

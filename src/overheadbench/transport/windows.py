@@ -15,8 +15,10 @@ figures count only the requests shorter than a window.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
 
+from ..core.errors import OverheadConcurrencyWarning
 from ..http.load import Throughput
 
 MIN_PER_SLOT = 8
@@ -51,3 +53,19 @@ def short_of(row: str, window_s: float, windows: Iterable[Throughput]) -> str | 
         f"slot finished {fewest:.1f} request(s) in its fewest, so its req/s and latencies count only the requests "
         f"shorter than a window; measure it with fewer in flight or a longer duration_s"
     )
+
+
+def window_lengths(
+    nodeid: str, measuring: bool, row: str, window_s: float, windows: tuple[list[Throughput], list[Throughput]]
+) -> Iterator[float]:
+    """The windows' length for a pair's rounds: ``window_s``, and once more, longer, where those
+    windows were shorter than the requests they count (:mod:`.windows`: the first windows are
+    dropped); where even the longest are, the test is warned that its figures cannot be read."""
+    yield window_s
+    if not measuring or (grown := sized(window_s, [*windows[0], *windows[1]])) <= window_s:
+        return
+    windows[0].clear()
+    windows[1].clear()
+    yield grown
+    if why := short_of(row, grown, [*windows[0], *windows[1]]):
+        warnings.warn(OverheadConcurrencyWarning(f"{nodeid}: {why}"), stacklevel=2)

@@ -1,0 +1,137 @@
+"""A stream pair measured until its budgets are decided.
+
+Each round runs each side once, in a random order (:func:`~.pairing.schedule`): ``PAIR_STREAMS``
+streams one after another, or at ``concurrency`` N one batch of N streams in flight at once; the
+round's figure of a side is the median over its streams of time to first event, events/s and total
+(each stream's own, so 8 in flight still read per stream).
+
+A pair ran a fixed 12 rounds (about 3 s here) and its intervals were 50-100 points wide: with a
+budget 1.5x the figure, the same code read pass in one session and inconclusive in the next. Now it
+is read at its rounds, twice and four times as many (the pairs' looks,
+:func:`~overheadbench.engine.changes.look_counts`), going on while a budget of the pair (a ``max``
+or ``max_abs`` of a stream figure) is inconclusive at its limit, and while the next look fits in the
+pair's ceiling (``max_time_s``, 60 s). Looking again while undecided is optional stopping, so every
+look reads its intervals at the Bonferroni confidence over the looks
+(:func:`~overheadbench.engine.changes.looks_confidence`); a pair without such a budget asks no
+question and is read once, at the usual confidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ..core.errors import OverheadUsageError
+from ..core.timeouts import progressed
+from ..engine.changes import look_counts, looks_confidence
+from ..http.stream_stats import StreamSide, StreamStats
+from .metrics import STREAM_FIGURES, Limits, Measure
+
+T = TypeVar("T")
+PAIR_STREAMS = 3
+"""Streams of each side per round of a one-at-a-time stream pair (their median is the round's figure)."""
+MOST_LOOKS = 4
+"""The last look reads this many times the first look's rounds."""
+
+Rounds = tuple[list[list[StreamStats]], list[list[StreamStats]]]
+"""Each side's rounds (baseline, framework), each round its streams."""
+
+
+@dataclass
+class StreamPlan:
+    """When a stream pair's rounds stop: its looks, the confidence they are read at, and whether
+    its budgets are decided (``decided``: the fixture's reading of them, at a confidence)."""
+
+    rounds: int
+    """The first look's rounds."""
+    budgeted: bool
+    """The pair has a budget of its own on a stream figure (:func:`pair_limits`): a question to answer."""
+    ceiling_s: float
+    order: Callable[[], list[int]]
+    """One round's sides, in the order they run."""
+    decided: Callable[[Rounds, float], bool]
+    clock: Callable[[], float] = time.monotonic
+    looks: list[int] = field(init=False)
+    confidence: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.looks = look_counts(self.rounds, MOST_LOOKS * self.rounds) if self.budgeted else [self.rounds]
+        self.confidence = looks_confidence(len(self.looks))
+
+    def sides(self, rounds: Rounds) -> Iterator[int]:
+        """The sides to stream next, a round at a time (the caller appends each side's round to
+        ``rounds`` before asking again), until a look finds every budget decided, the last look,
+        or a look the ceiling cannot hold."""
+        started = self.clock()
+        for index, look in enumerate(self.looks):
+            while len(rounds[0]) < look:
+                yield from self.order()
+            later = self.looks[index + 1] if index + 1 < len(self.looks) else None
+            if later is None or self.decided(rounds, self.confidence):
+                return
+            if (self.clock() - started) * later / look > self.ceiling_s:
+                return
+
+
+def openers_of(
+    nodeid: str, call: str, make: Callable[[StreamSide], T], sides: tuple[StreamSide, StreamSide]
+) -> list[T]:
+    """Each side's opener (``make``: :func:`~overheadbench.http.streaming.stream_opener` or its sync
+    twin), checked before anything streams: a misshapen side names the test and the call."""
+    try:
+        return [make(side) for side in sides]
+    except ValueError as exc:
+        raise OverheadUsageError(f"{nodeid}: transport.{call}(): {exc}") from None
+
+
+def per_round(concurrency: int, measuring: bool) -> int:
+    """Streams of each side in a round: one batch of ``concurrency`` at once, or ``PAIR_STREAMS`` in
+    turn; one without ``--overhead``."""
+    if not measuring:
+        return 1
+    return concurrency if concurrency > 1 else PAIR_STREAMS
+
+
+async def astreamed(
+    plan: StreamPlan, openers: Sequence[Callable[[], Awaitable[StreamStats]]], count: int, concurrency: int
+) -> Rounds:
+    """The pair's rounds of async streams, ``count`` of a side a round (at once where ``concurrency`` > 1)."""
+    rounds: Rounds = ([], [])
+    for side in plan.sides(rounds):
+        opened = [openers[side]() for _ in range(count)]
+        if concurrency > 1:
+            rounds[side].append(list(await asyncio.gather(*opened)))
+        else:
+            rounds[side].append([await each for each in opened])
+        progressed()  # a round done: a replica says it is still working
+    return rounds
+
+
+def streamed(plan: StreamPlan, openers: Sequence[Callable[[], StreamStats]], count: int, concurrency: int) -> Rounds:
+    """:func:`astreamed` for sync streams (at once: each in its own thread)."""
+    rounds: Rounds = ([], [])
+    with ThreadPoolExecutor(max(concurrency, 1)) as threads:
+        for side in plan.sides(rounds):
+            if concurrency > 1:
+                started = [threads.submit(openers[side]) for _ in range(count)]
+                rounds[side].append([each.result() for each in started])
+            else:
+                rounds[side].append([openers[side]() for _ in range(count)])
+            progressed()
+    return rounds
+
+
+def pair_limits(limits: Limits, marker: Limits) -> Limits:
+    """The budgets a stream pair's looks answer: this call's and the marker's on a stream figure's
+    change or added cost (the call's own first)."""
+    pair = (Measure.CHANGE, Measure.ADDED)
+    return {
+        (metric, measure): limit
+        for source in (marker, limits)
+        for (metric, measure), limit in source.items()
+        if metric in STREAM_FIGURES and measure in pair
+    }
