@@ -28,6 +28,38 @@ SRC = ROOT / "src"
 BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
 """A busy loop (``python -c "while True: pass"``, bounded: it ends by itself after ``seconds``)."""
 
+OPENAI_STREAM_APP = """
+import asyncio
+import json
+
+TOKENS, PACE_S = {tokens}, {pace} / 1000
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({{"type": "lifespan.startup.complete"}})
+            elif message["type"] == "lifespan.shutdown":
+                await send({{"type": "lifespan.shutdown.complete"}})
+                return
+    while (await receive()).get("more_body"):
+        pass
+    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
+    await send({{"type": "http.response.start", "status": 200, "headers": headers}})
+    for index in range(TOKENS):
+        chunk = {{
+            "id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{{"index": 0, "delta": {{"content": f"t{{index}} "}}, "finish_reason": None}}],
+        }}
+        await send({{"type": "http.response.body", "body": f"data: {{json.dumps(chunk)}}\\n\\n".encode(), "more_body": True}})
+        await asyncio.sleep(PACE_S)
+    await send({{"type": "http.response.body", "body": b"data: [DONE]\\n\\n", "more_body": False}})
+"""
+"""An OpenAI-compatible chat endpoint (an ASGI app for the ``asgi_server`` fixture) that streams
+``tokens`` chunks ``pace`` ms apart, then ``data: [DONE]`` (``.format(tokens=, pace=)``)."""
+
 
 @dataclass
 class Ran:

@@ -23,35 +23,6 @@ from pathlib import Path
 
 import harness
 
-SERVER = """
-import asyncio
-import json
-
-TOKENS, PACE_S = {tokens}, {pace} / 1000
-
-
-async def app(scope, receive, send):
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({{"type": "lifespan.startup.complete"}})
-            elif message["type"] == "lifespan.shutdown":
-                await send({{"type": "lifespan.shutdown.complete"}})
-                return
-    while (await receive()).get("more_body"):
-        pass
-    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
-    await send({{"type": "http.response.start", "status": 200, "headers": headers}})
-    for index in range(TOKENS):
-        chunk = {{
-            "id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
-            "choices": [{{"index": 0, "delta": {{"content": f"t{{index}} "}}, "finish_reason": None}}],
-        }}
-        await send({{"type": "http.response.body", "body": f"data: {{json.dumps(chunk)}}\\n\\n".encode(), "more_body": True}})
-        await asyncio.sleep(PACE_S)
-    await send({{"type": "http.response.body", "body": b"data: [DONE]\\n\\n", "more_body": False}})
-"""
 TEST = """
 import asyncio
 
@@ -111,7 +82,7 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=20.0, help="ms between chunks")
     harness.session_options(parser, sessions=3, busy=2)
     args = parser.parse_args()
-    server = SERVER.format(tokens=args.tokens, pace=args.pace)
+    server = harness.OPENAI_STREAM_APP.format(tokens=args.tokens, pace=args.pace)
     folder = harness.git_project(args.out, {"server_app.py": server, "test_sdk.py": TEST})
     harness.git(folder, "add", "-A")
     harness.git(folder, "commit", "-qm", "main")

@@ -1,0 +1,155 @@
+"""Streams a gate can decide (issue 70): an LLM client SDK's stream pairs, the same verdict every session.
+
+    python validation/stream_decided.py --out DIR --sessions 5 --busy 2
+
+A project: an OpenAI-compatible chat endpoint (``harness.OPENAI_STREAM_APP``, ``--tokens`` chunks
+``--pace`` ms apart) served by the ``asgi_server`` fixture, and four stream pairs of the ``openai``
+SDK against raw httpx reading it: async and sync (``acompare_streams``, ``compare_streams``), one at a
+time and 8 in flight. A first session (no budget) calibrates: each pair's total-time change. Then
+``--sessions`` sessions with a budget 1.5x that figure on each pair's total (``max={"total": ...}``),
+every one beside ``--busy`` busy loops. Reported: each session's figures and verdicts, how often a
+session's interval covers the median of the sessions (per figure), whether the verdicts agree, and
+each session's time. Needs ``pip install openai``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import harness
+
+TEST = """
+import json
+import pathlib
+
+import httpx
+import openai
+import pytest
+
+BUDGETS = json.loads(pathlib.Path("budgets.json").read_text()) if pathlib.Path("budgets.json").exists() else {}
+MESSAGES = [{"role": "user", "content": "hi"}]
+REQUEST = {
+    "method": "POST",
+    "json": {"model": "m", "messages": MESSAGES, "stream": True},
+    "headers": {"Authorization": "Bearer local"},
+}
+
+
+def budgets(row):
+    return {"max": {"total": BUDGETS[row]}} if row in BUDGETS else {}
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("concurrency", [1, 8])
+async def test_async_sdk(transport, asgi_server, concurrency):
+    server = asgi_server("server_app:app")
+    async with httpx.AsyncClient(base_url=server.url) as raw:
+        sdk = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+        row = f"async c={concurrency}"
+        side = (raw, "/v1/chat/completions", REQUEST)
+        await transport.acompare_streams(side, start, label=row, concurrency=concurrency, **budgets(row))
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_sync_sdk(transport, asgi_server, concurrency):
+    server = asgi_server("server_app:app")
+    with httpx.Client(base_url=server.url) as raw:
+        sdk = openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+        row = f"sync c={concurrency}"
+        side = (raw, "/v1/chat/completions", REQUEST)
+        transport.compare_streams(side, start, label=row, concurrency=concurrency, **budgets(row))
+"""
+ROWS = ("async c=1", "async c=8", "sync c=1", "sync c=8")
+FIGURES = ("ttfe", "events_per_s", "total")
+BUDGET_FACTOR = 1.5
+
+
+def changes(run: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each pair's change figures of a session's run: (row, figure) -> its value, interval, verdict."""
+    found = {}
+    for figure in run.get("figures", []):
+        if figure["measure"] == "max" and figure["row"] in ROWS:
+            check = figure["check"]
+            found[(figure["row"], figure["metric"])] = {
+                "value": check["value"],
+                "ci": figure["ci"],
+                "judged": check["ci"],
+                "status": check["status"],
+                "interval": figure["interval"],
+            }
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--pace", type=float, default=0.5, help="ms between chunks")
+    harness.session_options(parser, sessions=5, busy=2)
+    args = parser.parse_args()
+    server = harness.OPENAI_STREAM_APP.format(tokens=args.tokens, pace=args.pace)
+    folder = harness.git_project(args.out, {"server_app.py": server, "test_sdk.py": TEST})
+    common = ("-p", "anyio", "-p", "no:xdist")
+    with harness.busy_loops(args.busy, seconds=3600.0):
+        calibration = harness.session(folder, args.out / "calibration.json", *common, paths=[harness.SRC])
+        figures = changes(calibration.run)
+        budgets = {
+            row: round(BUDGET_FACTOR * figures[(row, "total")]["value"], 4)
+            for row in ROWS
+            if (row, "total") in figures and figures[(row, "total")]["value"] > 0.02
+        }
+        (folder / "budgets.json").write_text(json.dumps(budgets))
+        print(f"calibration ({calibration.wall_s:.0f} s, exit {calibration.exit}): budgets {budgets}")
+        sessions = []
+        for number in range(args.sessions):
+            ran = harness.session(folder, args.out / f"session{number}.json", *common, paths=[harness.SRC])
+            (args.out / f"session{number}.txt").write_text(ran.output)
+            sessions.append(changes(ran.run))
+            print(f"session {number}: exit {ran.exit}, {ran.wall_s:.0f} s")
+    report(sessions, budgets)
+
+
+def report(sessions: list[dict[tuple[str, str], dict[str, Any]]], budgets: dict[str, float]) -> None:
+    covered, total = 0, 0
+    verdicts: dict[str, set[str]] = defaultdict(set)
+    for row in ROWS:
+        for metric in FIGURES:
+            values = [s[(row, metric)]["value"] for s in sessions if (row, metric) in s]
+            if not values:
+                continue
+            middle = statistics.median(values)
+            cells = []
+            for found in (s.get((row, metric)) for s in sessions):
+                if found is None:
+                    cells.append("-")
+                    continue
+                low, high = found["ci"]
+                inside = math.isfinite(low) and low <= middle <= high
+                covered, total = covered + inside, total + 1
+                cells.append(
+                    f"{100 * found['value']:+.1f}% ({100 * low:+.1f}..{100 * high:+.1f}){'' if inside else ' !'}"
+                )
+                if metric == "total" and row in budgets:
+                    verdicts[row].add(found["status"])
+            print(f"{row:10} {metric:13} median {100 * middle:+.1f}%: " + "; ".join(cells))
+    print(f"intervals covering the median of the sessions: {covered} of {total}")
+    for row in ROWS:
+        if row in budgets:
+            print(f"{row}: budget total +{100 * budgets[row]:.1f}%, verdicts {sorted(verdicts[row])}")
+
+
+if __name__ == "__main__":
+    main()
