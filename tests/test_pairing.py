@@ -151,3 +151,22 @@ def test_stored_pair_changes_are_compared_as_ratios_and_added_costs_only_by_thei
     assert shown.figure == "h2c vs http1 c=10 req/s ratio" and (shown.old, shown.new) == ("0.90x", "0.60x")
     added = judge("t::x", Reading("g vs u", Metric.P50, 0.002, 0.0018, 0.0022, "95% CI", measure=Measure.ADDED), None)
     assert compare_figure(added, added) is None
+
+
+def test_a_pairs_change_carries_its_spread_between_sessions_budget_or_not() -> None:
+    """A stream pair's change moved up to 23% between sessions (validation/STREAMS.md) while its
+    interval held the rounds' own error: an unbudgeted change now carries the term a budgeted one is
+    judged with, as an in-process pair's interval does, and says what it detects across sessions."""
+    reading = Reading(
+        "sdk vs raw", Metric.TOTAL, 1.5, 1.4, 1.6, "95% CI, paired over 12 rounds", measure=Measure.CHANGE
+    )
+    shown = judge("t.py::x", reading, None)  # the stream prior
+    assert shown.verdict == Status.UNJUDGED
+    assert shown.check.low < 1.4 and shown.check.high > 1.6
+    learned = judge("t.py::x", reading, None, session_sd=0.0)  # a history that moves nothing
+    assert (learned.check.low, learned.check.high) == pytest.approx((1.4, 1.6))
+    assert shown.detects > learned.detects == pytest.approx(100 * (math.sqrt(2.6 / 2.4) - 1))
+    figure = Reading("sdk alone", Metric.TOTAL, 0.1, 0.09, 0.11, "95% CI of the median of 21 streams")
+    assert math.isnan(judge("t.py::x", figure, None).detects)  # a figure's own interval: not a change's
+    unwidened = judge("t.py::x", figure, None)
+    assert (unwidened.check.low, unwidened.check.high) == (0.09, 0.11)

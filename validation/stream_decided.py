@@ -143,7 +143,7 @@ def main() -> None:
 
 
 def report(sessions: list[dict[tuple[str, str], dict[str, Any]]], budgets: dict[str, dict[str, float]]) -> None:
-    covered, total = 0, 0
+    covered, judged, total = 0, 0, 0
     verdicts: dict[str, set[str]] = defaultdict(set)
     for row in ROWS:
         for metric in FIGURES:
@@ -158,14 +158,15 @@ def report(sessions: list[dict[tuple[str, str], dict[str, Any]]], budgets: dict[
                     continue
                 low, high = found["ci"]
                 inside = math.isfinite(low) and low <= middle <= high
-                covered, total = covered + inside, total + 1
+                wide = found["judged"][0] <= middle <= found["judged"][1]
+                covered, judged, total = covered + inside, judged + wide, total + 1
                 cells.append(
                     f"{100 * found['value']:+.1f}% ({100 * low:+.1f}..{100 * high:+.1f}){'' if inside else ' !'}"
                 )
                 if metric in budgets.get(row, {}):
                     verdicts[f"{row} {metric}"].add(found["status"])
             print(f"{row:10} {metric:13} median {100 * middle:+.1f}%: " + "; ".join(cells))
-    print(f"intervals covering the median of the sessions: {covered} of {total}")
+    print(f"intervals covering the median of the sessions: {covered} of {total} (judged, with the spread: {judged})")
     for row in ROWS:
         spreads = [between(sessions, row, metric) for metric in FIGURES]
         print(f"{row}: between-session sd of the change's log beyond its own error: " + ", ".join(spreads))

@@ -40,8 +40,8 @@ NOTE = (
     "(assuming independent requests); stream figures over the repeated streams; CPU per request (from the OS, "
     "server and load generator) and errors are single readings; a budget on a row's figure widens its interval "
     "by the figure's spread between sessions; a pair's (change) row is framework / baseline - 1 with what it "
-    "detects (±: half its interval over the rounds, the smallest change it could tell from zero), and its "
-    "[baseline] and [framework] rows are each side's own figures"
+    "detects (±: half its interval over the rounds with the pair's spread between sessions, the smallest change "
+    "it could tell from zero), and its [baseline] and [framework] rows are each side's own figures"
 )
 
 
@@ -64,7 +64,7 @@ def _value(figure: FigureResult | None) -> str:
     value = figure.reading.value
     if not math.isfinite(value):
         return "n/a"
-    detects = figure.reading.detects
+    detects = figure.detects
     return figure.check.show(value) + (f" ±{detects:.1f}%" if math.isfinite(detects) else "")
 
 

@@ -43,14 +43,6 @@ class Reading:
     """Said after the verdict (failed requests: the first one's error)."""
     measure: Measure = Measure.FIGURE
 
-    @property
-    def detects(self) -> float:
-        """A pair's change: the smallest change (percent) its interval could tell from zero, as a
-        pair's ``detects`` says (NaN for any other figure, or without an interval)."""
-        if self.measure != Measure.CHANGE or self.low == self.high:
-            return math.nan
-        return detectable(self.low, self.high)
-
 
 @dataclass(frozen=True)
 class FigurePlace:
@@ -128,6 +120,16 @@ class FigureResult:
     @property
     def measured(self) -> bool:
         return self.verdict != Status.UNMEASURED
+
+    @property
+    def detects(self) -> float:
+        """A pair's change: the smallest change (percent) it could tell from zero, as a pair's
+        ``detects`` says: half its judged interval (the rounds' own, with the spread between
+        sessions); NaN for any other figure, or without an interval."""
+        check = self.check
+        if self.measure != Measure.CHANGE or check.low == check.high:
+            return math.nan
+        return detectable(check.low, check.high)
 
     def series_reading(self, linked: str) -> SeriesReading | None:
         """The figure as its stored run's history reads it (each kind gives its own readings): the

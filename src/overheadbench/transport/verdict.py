@@ -52,14 +52,16 @@ def judge(
     core_share: float | None = None,
 ) -> FigureResult:
     """The reading against its limit, by the pairs' rule (the whole interval decides). A figure
-    with a limit is judged across sessions (:func:`across_sessions`, by ``session_sd``, learned
-    from this machine's stored runs, else :func:`session_prior`): a verdict this session gives
-    must be the one the next session gives. Not measured (a smoke run without ``--overhead``),
+    with a limit, and every transport pair's change, is judged across sessions
+    (:func:`across_sessions`, by ``session_sd``, learned from this machine's stored runs, else
+    :func:`session_prior`): a verdict this session gives must be the one the next session gives,
+    and a change's interval covers where it lands in another session, as an in-process pair's does.
+    Not measured (a smoke run without ``--overhead``),
     only failed requests are judged: a count, exact however brief the run, and a load that is
     all errors is a broken test. ``core_share``: the judging process's share of a core, which makes
     an absolute wall-clock figure past its limit on a contended machine inconclusive."""
     judged = reading
-    if limit is not None:
+    if limit is not None or reading.measure == Measure.CHANGE:  # a pair's change always, as a pair's interval
         sd = session_prior(reading.metric, reading.measure) if session_sd is None else session_sd
         judged = across_sessions(reading, sd, confidence)
     return FigureResult(
