@@ -18,6 +18,7 @@ from overheadbench.http.load import (
     ConnectionGone,
     LatencyStats,
     Recorder,
+    Throughput,
     WorkerReport,
     latency,
     throughput,
@@ -361,3 +362,36 @@ def test_the_workers_reports_merge_into_one_run() -> None:
     load = merged.throughput(concurrency=4, server_s=0.8)
     assert (load.requests, load.errors, load.duration_s) == (3, 2, 1.0)
     assert load.client_cpu_s_per_request == pytest.approx(0.1) and load.server_cpu_s_per_request == pytest.approx(0.2)
+
+
+def test_req_per_s_is_read_per_slot_so_a_request_cut_by_the_deadline_does_not_lower_it() -> None:
+    """Requests of 0.4 s in a 1 s window: each slot finishes two (at 0.4 and 0.8 s) and its third is
+    still running at the deadline. Over the duration that read 2 a second a slot (20% low); over each
+    slot's time to its last completion it reads 2.5, the slot's true rate. Short requests read alike."""
+    now = [0]
+
+    def run(latency_ns: int, slots: int) -> Throughput:
+        recorder = Recorder(1.0, clock_ns=lambda: now[0])
+
+        async def send() -> int:
+            now[0] += latency_ns
+            return 200
+
+        async def each() -> None:
+            for _ in range(slots):  # one slot after another on the injected clock, each from the start
+                now[0] = recorder.started
+                await recorder.worker(send)
+
+        asyncio.run(each())
+        now[0] = recorder.deadline  # the run is read at its end
+        return recorder.throughput(slots, cpu_s=0.0)
+
+    long = run(400_000_000, 8)
+    assert long.requests == 16 and long.requests / long.duration_s == pytest.approx(16.0)
+    assert long.requests_per_s == pytest.approx(20.0)  # 8 slots x 2.5 a second
+    short = run(1_000_000, 2)
+    assert short.requests_per_s == pytest.approx(short.requests / short.duration_s, rel=0.01)
+    pooled = Throughput.pooled([long, long])
+    assert pooled.requests_per_s == pytest.approx(20.0)
+    report = WorkerReport.from_json(json.loads(json.dumps(Recorder(1.0).report(0.0).to_json())))
+    assert report.slots == []

@@ -94,9 +94,11 @@ class RowRecorder:
         confidence = self.confidence
         if result.window_rates:
             value, low, high = mean_interval(result.window_rates, confidence)
+            rate = result.requests_per_s  # per slot: the windows' slices read low for long requests
+            scale = rate / value if value > 0 and math.isfinite(rate) else 1.0  # their relative spread kept
             interval = f"{confidence:.0%} CI over {len(result.window_rates)} windows"
             rates = result.window_rates
-            rps = Reading(label, Metric.RPS, result.requests_per_s, low, high, interval, rates, note=result.shortfall)
+            rps = Reading(label, Metric.RPS, rate, low * scale, high * scale, interval, rates, note=result.shortfall)
         else:
             rate = result.requests_per_s
             rps = Reading(label, Metric.RPS, rate, rate, rate, "", note=result.shortfall)
