@@ -151,6 +151,19 @@ def session_options(parser: argparse.ArgumentParser, sessions: int, busy: int) -
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs each session")
 
 
+def openai_stream_options(parser: argparse.ArgumentParser, pace_ms: float) -> None:
+    """The options of a script whose project streams ``OPENAI_STREAM_APP``: where, how many chunks, how far apart."""
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--pace", type=float, default=pace_ms, help="ms between chunks")
+
+
+def openai_stream_project(args: argparse.Namespace, test: str) -> Path:
+    """A fresh project (:func:`git_project`) of ``OPENAI_STREAM_APP`` as ``server_app.py`` and ``test`` as ``test_sdk.py``."""
+    server = OPENAI_STREAM_APP.format(tokens=args.tokens, pace=args.pace)
+    return git_project(args.out, {"server_app.py": server, "test_sdk.py": test})
+
+
 def git_project(out: Path, files: Mapping[str, str]) -> Path:
     """A fresh git repository at ``out/project`` (anything there before removed) holding ``files``
     (name -> text), not yet committed: a validation's generated project."""

@@ -19,7 +19,6 @@ import argparse
 import os
 import subprocess
 import time
-from pathlib import Path
 
 import harness
 
@@ -77,13 +76,10 @@ SESSION_BOUND_S = 3600.0
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--tokens", type=int, default=50)
-    parser.add_argument("--pace", type=float, default=20.0, help="ms between chunks")
+    harness.openai_stream_options(parser, pace_ms=20.0)
     harness.session_options(parser, sessions=3, busy=2)
     args = parser.parse_args()
-    server = harness.OPENAI_STREAM_APP.format(tokens=args.tokens, pace=args.pace)
-    folder = harness.git_project(args.out, {"server_app.py": server, "test_sdk.py": TEST})
+    folder = harness.openai_stream_project(args, TEST)
     harness.git(folder, "add", "-A")
     harness.git(folder, "commit", "-qm", "main")
     failures = 0

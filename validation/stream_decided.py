@@ -19,7 +19,6 @@ import json
 import math
 import statistics
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import harness
@@ -116,13 +115,10 @@ def calibrated(figures: dict[tuple[str, str], dict[str, Any]], row: str) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--tokens", type=int, default=50)
-    parser.add_argument("--pace", type=float, default=0.0, help="ms between chunks")
+    harness.openai_stream_options(parser, pace_ms=0.0)
     harness.session_options(parser, sessions=5, busy=2)
     args = parser.parse_args()
-    server = harness.OPENAI_STREAM_APP.format(tokens=args.tokens, pace=args.pace)
-    folder = harness.git_project(args.out, {"server_app.py": server, "test_sdk.py": TEST})
+    folder = harness.openai_stream_project(args, TEST)
     common = ("-p", "anyio", "-p", "no:xdist")
     with harness.busy_loops(args.busy, seconds=3600.0):
         runs = [
