@@ -136,7 +136,8 @@ class Run:
         """Add ``other``'s pairs and figures, each of its tests replacing this run's measurement of
         it (a test measured again in the session: a rerun keeps its last measurement); the tests
         replaced."""
-        again = [test for test in other.tests if test in self.tests]
+        known = set(self.tests)
+        again = [test for test in other.tests if test in known]
         self.results = [r for r in self.results if r.nodeid not in again] + other.results
         self.figures = [f for f in self.figures if f.nodeid not in again] + other.figures
         return again
