@@ -17,8 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
+import subprocess
+import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import harness
@@ -71,6 +75,32 @@ def test_sync_sdk(transport, asgi_server, concurrency):
         side = (raw, "/v1/chat/completions", REQUEST)
         transport.compare_streams(side, start, label=row, concurrency=concurrency, **budgets(row))
 """
+REFERENCE = """
+import json
+import statistics
+import sys
+import time
+
+import openai
+
+from overheadbench.http.server import start_server
+
+server = start_server("server_app:app")
+try:
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+    firsts = []
+    for _ in range(int(sys.argv[1]) + 3):  # the first three warm the connection, as the plugin's first rounds do
+        started = time.perf_counter()
+        stream = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
+        next(iter(stream))
+        firsts.append(time.perf_counter() - started)
+        for _ in stream:
+            pass
+    print(json.dumps(statistics.median(firsts[3:])))
+finally:
+    server.close()
+"""
+"""A sync SDK's time to first event outside pytest: the same client, the same request, a plain loop."""
 ROWS = ("async c=1", "async c=8", "sync c=1", "sync c=8")
 FIGURES = ("ttfe", "events_per_s", "total")
 BUDGET_FACTOR = 1.5
@@ -117,9 +147,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     harness.openai_stream_options(parser, pace_ms=0.0)
     harness.session_options(parser, sessions=5, busy=2)
+    parser.add_argument(
+        "--reference",
+        type=int,
+        default=0,
+        metavar="TURNS",
+        help="instead: the sync SDK's first event, plugin against a plain loop, TURNS turns each",
+    )
     args = parser.parse_args()
     folder = harness.openai_stream_project(args, TEST)
     common = ("-p", "anyio", "-p", "no:xdist")
+    if args.reference:
+        with harness.busy_loops(args.busy, seconds=3600.0):
+            reference(folder, args.out, args.reference, common)
+        return
     with harness.busy_loops(args.busy, seconds=3600.0):
         runs = [
             harness.session(folder, args.out / f"calibration{number}.json", *common, paths=[harness.SRC])
@@ -136,6 +177,38 @@ def main() -> None:
             sessions.append(changes(ran.run))
             print(f"session {number}: exit {ran.exit}, {ran.wall_s:.0f} s")
     report(sessions, budgets)
+
+
+def reference(folder: Path, out: Path, turns: int, common: tuple[str, ...]) -> None:
+    """The sync SDK's first event (the sync one-at-a-time pair's [framework] row) against a plain loop of
+    the same streams outside pytest, the two alternating ``turns`` times."""
+    (folder / "reference.py").write_text(REFERENCE)
+    ratios = []
+    for turn in range(turns):
+        ran = harness.session(
+            folder, out / f"reference{turn}.json", *common, "-k", "sync_sdk and 1", paths=[harness.SRC]
+        )
+        rows = {(f["row"], f["metric"]): f["check"]["value"] for f in ran.figures}
+        plugin = rows.get(("sync c=1 [framework]", "ttfe"), math.nan)
+        streams = len(
+            next(
+                (f["samples"] for f in ran.figures if f["row"] == "sync c=1 [framework]" and f["metric"] == "ttfe"), []
+            )
+        )
+        loop = subprocess.run(
+            [sys.executable, "reference.py", str(streams or 36)],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(harness.SRC), str(folder)])},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        plain = float(json.loads(loop.stdout.strip().splitlines()[-1]))
+        ratios.append(plugin / plain - 1)
+        print(
+            f"turn {turn}: plugin {1000 * plugin:.3f} ms ({streams} streams), plain loop {1000 * plain:.3f} ms: {100 * ratios[-1]:+.1f}%"
+        )
+    print(f"the plugin's first event against the plain loop's: {', '.join(f'{100 * r:+.1f}%' for r in ratios)}")
 
 
 def report(sessions: list[dict[tuple[str, str], dict[str, Any]]], budgets: dict[str, dict[str, float]]) -> None:
