@@ -17,10 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -78,29 +75,38 @@ def test_sync_sdk(transport, asgi_server, concurrency):
 REFERENCE = """
 import json
 import statistics
-import sys
 import time
 
+import httpx
 import openai
 
-from overheadbench.http.server import start_server
+MESSAGES = [{"role": "user", "content": "hi"}]
+REQUEST = {
+    "method": "POST",
+    "json": {"model": "m", "messages": MESSAGES, "stream": True},
+    "headers": {"Authorization": "Bearer local"},
+}
 
-server = start_server("server_app:app")
-try:
-    client = openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
-    firsts = []
-    for _ in range(int(sys.argv[1]) + 3):  # the first three warm the connection, as the plugin's first rounds do
-        started = time.perf_counter()
-        stream = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
-        next(iter(stream))
-        firsts.append(time.perf_counter() - started)
-        for _ in stream:
-            pass
-    print(json.dumps(statistics.median(firsts[3:])))
-finally:
-    server.close()
+
+def test_sync_reference(transport, asgi_server):
+    server = asgi_server("server_app:app")
+    with httpx.Client(base_url=server.url) as raw:
+        sdk = openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+        transport.compare_streams((raw, "/v1/chat/completions", REQUEST), start, label="sync c=1")
+        firsts = []
+        for _ in range(36):  # the same client and server, a plain loop: time to the SDK's first chunk
+            started = time.perf_counter()
+            stream = start()
+            next(iter(stream))
+            firsts.append(time.perf_counter() - started)
+            for _ in stream:
+                pass
+        with open("reference.json", "w") as out:
+            json.dump(statistics.median(firsts), out)
 """
-"""A sync SDK's time to first event outside pytest: the same client, the same request, a plain loop."""
+"""The sync SDK's time to first event, the plugin's (the sync pair's [framework] row) and a plain loop's
+of the same client against the same server, right after it in the same test."""
 ROWS = ("async c=1", "async c=8", "sync c=1", "sync c=8")
 FIGURES = ("ttfe", "events_per_s", "total")
 BUDGET_FACTOR = 1.5
@@ -181,34 +187,16 @@ def main() -> None:
 
 def reference(folder: Path, out: Path, turns: int, common: tuple[str, ...]) -> None:
     """The sync SDK's first event (the sync one-at-a-time pair's [framework] row) against a plain loop of
-    the same streams outside pytest, the two alternating ``turns`` times."""
-    (folder / "reference.py").write_text(REFERENCE)
-    ratios = []
+    the same client and server outside the plugin, ``turns`` sessions."""
+    (folder / "test_reference.py").write_text(REFERENCE)
     for turn in range(turns):
-        ran = harness.session(
-            folder, out / f"reference{turn}.json", *common, "-k", "sync_sdk and 1", paths=[harness.SRC]
-        )
+        ran = harness.session(folder, out / f"reference{turn}.json", *common, "test_reference.py", paths=[harness.SRC])
         rows = {(f["row"], f["metric"]): f["check"]["value"] for f in ran.figures}
         plugin = rows.get(("sync c=1 [framework]", "ttfe"), math.nan)
-        streams = len(
-            next(
-                (f["samples"] for f in ran.figures if f["row"] == "sync c=1 [framework]" and f["metric"] == "ttfe"), []
-            )
-        )
-        loop = subprocess.run(
-            [sys.executable, "reference.py", str(streams or 36)],
-            cwd=folder,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(harness.SRC), str(folder)])},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        plain = float(json.loads(loop.stdout.strip().splitlines()[-1]))
-        ratios.append(plugin / plain - 1)
+        plain = float(json.loads((folder / "reference.json").read_text()))
         print(
-            f"turn {turn}: plugin {1000 * plugin:.3f} ms ({streams} streams), plain loop {1000 * plain:.3f} ms: {100 * ratios[-1]:+.1f}%"
+            f"turn {turn}: plugin {1000 * plugin:.3f} ms, plain loop {1000 * plain:.3f} ms: {100 * (plugin / plain - 1):+.1f}%"
         )
-    print(f"the plugin's first event against the plain loop's: {', '.join(f'{100 * r:+.1f}%' for r in ratios)}")
 
 
 def report(sessions: list[dict[tuple[str, str], dict[str, Any]]], budgets: dict[str, dict[str, float]]) -> None:
