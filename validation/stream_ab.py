@@ -1,0 +1,147 @@
+"""Streams in the A/B gate (issue 70, the same-session A/B's starting point): an SDK's stream pairs in two trees.
+
+    python validation/stream_ab.py --out DIR --sessions 3 --busy 2
+
+The async pairs of stream_decided.py (the ``openai`` SDK against raw httpx, one at a time and 8 in
+flight), the SDK side through a layer that spins ``spin_ns.txt`` ns a chunk: main spins 0, the head a
+share of the SDK stream's time calibrated on main (``--slower 0.10``: +10% of its total one at a time).
+Each session, beside ``--busy`` busy loops: ``pytest --overhead --overhead-against=main
+--overhead-fail-above=transport:5`` on main (identical trees) and on the head. Reported per tree: the
+SDK side's rows' (``[framework]``) total and events/s change at the base tree, the gate's finding at
+5%, what each change detects, and each session's time against a plain one's. Needs ``pip install openai``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import harness
+
+TEST = """
+import pathlib
+import time
+
+import httpx
+import openai
+import pytest
+
+SPIN_NS = int(pathlib.Path("spin_ns.txt").read_text())
+MESSAGES = [{"role": "user", "content": "hi"}]
+REQUEST = {
+    "method": "POST",
+    "json": {"model": "m", "messages": MESSAGES, "stream": True},
+    "headers": {"Authorization": "Bearer local"},
+}
+
+
+def spin(ns):
+    end = time.perf_counter_ns() + ns
+    while time.perf_counter_ns() < end:
+        pass
+
+
+def layered(start):  # the framework's layer over each chunk: what the head makes slower
+    async def stream():
+        async for chunk in await start():
+            spin(SPIN_NS)
+            yield chunk
+
+    return stream
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("concurrency", [1, 8])
+async def test_sdk_ab(transport, asgi_server, concurrency):
+    server = asgi_server("server_app:app")
+    async with httpx.AsyncClient(base_url=server.url) as raw:
+        sdk = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+        side = (raw, "/v1/chat/completions", REQUEST)
+        await transport.acompare_streams(side, layered(start), label=f"c={concurrency}", concurrency=concurrency)
+"""
+ROWS = ("c=1 [framework]", "c=8 [framework]")
+FIGURES = ("total", "events_per_s")
+THRESHOLD = 5.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    harness.openai_stream_options(parser, pace_ms=0.0)
+    harness.session_options(parser, sessions=3, busy=2)
+    parser.add_argument("--slower", type=float, default=0.10, help="the head's share of the SDK stream's total")
+    args = parser.parse_args()
+    folder = harness.openai_stream_project(args, TEST)
+    common = ("-p", "anyio", "-p", "no:xdist")
+    (folder / "spin_ns.txt").write_text("0")
+    harness.git(folder, "add", "-A")
+    harness.git(folder, "commit", "-qm", "main")
+    with harness.busy_loops(args.busy, seconds=3600.0):
+        plain = harness.session(folder, args.out / "plain.json", *common, paths=[harness.SRC])
+        total = next(f["check"]["value"] for f in plain.figures if f["row"] == ROWS[0] and f["metric"] == "total")
+        spin_ns = int(args.slower * total * 1e9 / args.tokens)
+        print(
+            f"plain session {plain.wall_s:.0f} s; the SDK's stream {1000 * total:.2f} ms: the head spins {spin_ns} ns a chunk"
+        )
+        harness.git(folder, "checkout", "-qb", "head")
+        (folder / "spin_ns.txt").write_text(str(spin_ns))
+        harness.git(folder, "commit", "-qam", "head: the layer spins")
+        found: dict[str, list[dict[tuple[str, str], tuple[float, float, str]]]] = defaultdict(list)
+        walls: list[float] = []
+        for number in range(args.sessions):
+            for tree in ("main", "head"):
+                harness.git(folder, "checkout", "-q", tree)
+                ran = harness.session(
+                    folder,
+                    args.out / f"{tree}{number}.json",
+                    *common,
+                    "--overhead-against=main",
+                    f"--overhead-fail-above=transport:{THRESHOLD:g}",
+                    paths=[harness.SRC],
+                )
+                walls.append(ran.wall_s)
+                found[tree].append(changes(ran.run))
+                print(f"session {number} {tree}: exit {ran.exit}, {ran.wall_s:.0f} s")
+    report(found, walls, plain.wall_s)
+
+
+def changes(run: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float, str]]:
+    """Each SDK-side row's change at the base tree: (percent, what it detects, the gate's finding at 5%)."""
+    from overheadbench.engine.changes import Change
+
+    found = {}
+    for figure in run.get("figures", []):
+        if figure["row"] in ROWS and figure["metric"] in FIGURES and figure["places"]:
+            change = Change.from_json(figure["places"][0]["change"], "change", figure["row"])
+            found[(figure["row"], figure["metric"])] = (
+                change.percent,
+                change.detectable,
+                change.finding(THRESHOLD).value,
+            )
+    return found
+
+
+def report(
+    found: dict[str, list[dict[tuple[str, str], tuple[float, float, str]]]], walls: list[float], plain_s: float
+) -> None:
+    for tree, sessions in found.items():
+        for row in ROWS:
+            for metric in FIGURES:
+                cells = [s[(row, metric)] for s in sessions if (row, metric) in s]
+                said = "; ".join(f"{p:+.1f}% ±{d:.1f}% {f}" for p, d, f in cells)
+                regressed = sum(f == "regressed" for _, _, f in cells)
+                print(f"{tree}: {row} {metric}: {regressed} of {len(cells)} regressed: {said}")
+    print(
+        f"A/B session {statistics.median(walls):.0f} s (median) against a plain one's {plain_s:.0f} s: {statistics.median(walls) / plain_s:.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
