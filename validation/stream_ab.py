@@ -61,8 +61,10 @@ def anyio_backend():
 @pytest.mark.parametrize("concurrency", [1, 8])
 async def test_sdk_ab(transport, asgi_server, concurrency):
     server = asgi_server("server_app:app")
-    async with httpx.AsyncClient(base_url=server.url) as raw:
-        sdk = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+    async with (
+        httpx.AsyncClient(base_url=server.url) as raw,
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk,
+    ):  # the SDK's client closed in the test's loop: left to the collector, it closed on a closed loop
         start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
         side = (raw, "/v1/chat/completions", REQUEST)
         await transport.acompare_streams(side, layered(start), label=f"c={concurrency}", concurrency=concurrency)

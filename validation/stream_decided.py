@@ -54,8 +54,10 @@ def anyio_backend():
 @pytest.mark.parametrize("concurrency", [1, 8])
 async def test_async_sdk(transport, asgi_server, concurrency):
     server = asgi_server("server_app:app")
-    async with httpx.AsyncClient(base_url=server.url) as raw:
-        sdk = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+    async with (
+        httpx.AsyncClient(base_url=server.url) as raw,
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk,
+    ):  # the SDK's client closed in the test's loop: left to the collector, it closed on a closed loop
         start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
         row = f"async c={concurrency}"
         side = (raw, "/v1/chat/completions", REQUEST)
@@ -65,8 +67,7 @@ async def test_async_sdk(transport, asgi_server, concurrency):
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_sync_sdk(transport, asgi_server, concurrency):
     server = asgi_server("server_app:app")
-    with httpx.Client(base_url=server.url) as raw:
-        sdk = openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+    with httpx.Client(base_url=server.url) as raw, openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk:
         start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
         row = f"sync c={concurrency}"
         side = (raw, "/v1/chat/completions", REQUEST)
@@ -90,8 +91,7 @@ REQUEST = {
 
 def test_sync_reference(transport, asgi_server):
     server = asgi_server("server_app:app")
-    with httpx.Client(base_url=server.url) as raw:
-        sdk = openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0)
+    with httpx.Client(base_url=server.url) as raw, openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk:
         start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
         firsts = []
 
