@@ -158,10 +158,49 @@ def openai_stream_options(parser: argparse.ArgumentParser, pace_ms: float) -> No
     parser.add_argument("--pace", type=float, default=pace_ms, help="ms between chunks")
 
 
+SDK_CLIENTS = """
+import contextlib
+
+import httpx
+import openai
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+REQUEST = {
+    "method": "POST",
+    "json": {"model": "m", "messages": MESSAGES, "stream": True},
+    "headers": {"Authorization": "Bearer local"},
+}
+PATH = "/v1/chat/completions"
+
+
+@contextlib.asynccontextmanager
+async def async_sides(server):
+    # the SDK's client closed in the test's loop: left to the collector, it closed on a closed loop
+    async with (
+        httpx.AsyncClient(base_url=server.url) as raw,
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk,
+    ):
+        yield (raw, PATH, REQUEST), lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+
+
+@contextlib.contextmanager
+def sync_sides(server):
+    with (
+        httpx.Client(base_url=server.url) as raw,
+        openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk,
+    ):
+        yield (raw, PATH, REQUEST), lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+"""
+"""The raw API's side and the SDK's stream of one chat request (``sdk_clients.py`` of the project)."""
+CONFTEST = 'import pytest\n\n\n@pytest.fixture\ndef anyio_backend():\n    return "asyncio"\n'
+
+
 def openai_stream_project(args: argparse.Namespace, test: str) -> Path:
-    """A fresh project (:func:`git_project`) of ``OPENAI_STREAM_APP`` as ``server_app.py`` and ``test`` as ``test_sdk.py``."""
+    """A fresh project (:func:`git_project`) of ``OPENAI_STREAM_APP`` as ``server_app.py``, the SDK's and
+    the raw API's sides as ``sdk_clients.py``, asyncio for anyio's tests, and ``test`` as ``test_sdk.py``."""
     server = OPENAI_STREAM_APP.format(tokens=args.tokens, pace=args.pace)
-    return git_project(args.out, {"server_app.py": server, "test_sdk.py": test})
+    files = {"server_app.py": server, "sdk_clients.py": SDK_CLIENTS, "conftest.py": CONFTEST, "test_sdk.py": test}
+    return git_project(args.out, files)
 
 
 def git_project(out: Path, files: Mapping[str, str]) -> Path:

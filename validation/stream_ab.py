@@ -24,17 +24,10 @@ TEST = """
 import pathlib
 import time
 
-import httpx
-import openai
 import pytest
+from sdk_clients import async_sides
 
 SPIN_NS = int(pathlib.Path("spin_ns.txt").read_text())
-MESSAGES = [{"role": "user", "content": "hi"}]
-REQUEST = {
-    "method": "POST",
-    "json": {"model": "m", "messages": MESSAGES, "stream": True},
-    "headers": {"Authorization": "Bearer local"},
-}
 
 
 def spin(ns):
@@ -52,22 +45,11 @@ def layered(start):  # the framework's layer over each chunk: what the head make
     return stream
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("concurrency", [1, 8])
 async def test_sdk_ab(transport, asgi_server, concurrency):
-    server = asgi_server("server_app:app")
-    async with (
-        httpx.AsyncClient(base_url=server.url) as raw,
-        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk,
-    ):  # the SDK's client closed in the test's loop: left to the collector, it closed on a closed loop
-        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
-        side = (raw, "/v1/chat/completions", REQUEST)
-        await transport.acompare_streams(side, layered(start), label=f"c={concurrency}", concurrency=concurrency)
+    async with async_sides(asgi_server("server_app:app")) as (raw, sdk):
+        await transport.acompare_streams(raw, layered(sdk), label=f"c={concurrency}", concurrency=concurrency)
 """
 ROWS = ("c=1 [framework]", "c=8 [framework]")
 FIGURES = ("total", "events_per_s")

@@ -28,71 +28,40 @@ TEST = """
 import json
 import pathlib
 
-import httpx
-import openai
 import pytest
+from sdk_clients import async_sides, sync_sides
 
 BUDGETS = json.loads(pathlib.Path("budgets.json").read_text()) if pathlib.Path("budgets.json").exists() else {}
-MESSAGES = [{"role": "user", "content": "hi"}]
-REQUEST = {
-    "method": "POST",
-    "json": {"model": "m", "messages": MESSAGES, "stream": True},
-    "headers": {"Authorization": "Bearer local"},
-}
 
 
 def budgets(row):
     return {"max": BUDGETS[row]} if row in BUDGETS else {}
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("concurrency", [1, 8])
 async def test_async_sdk(transport, asgi_server, concurrency):
-    server = asgi_server("server_app:app")
-    async with (
-        httpx.AsyncClient(base_url=server.url) as raw,
-        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk,
-    ):  # the SDK's client closed in the test's loop: left to the collector, it closed on a closed loop
-        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    async with async_sides(asgi_server("server_app:app")) as (raw, sdk):
         row = f"async c={concurrency}"
-        side = (raw, "/v1/chat/completions", REQUEST)
-        await transport.acompare_streams(side, start, label=row, concurrency=concurrency, **budgets(row))
+        await transport.acompare_streams(raw, sdk, label=row, concurrency=concurrency, **budgets(row))
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_sync_sdk(transport, asgi_server, concurrency):
-    server = asgi_server("server_app:app")
-    with httpx.Client(base_url=server.url) as raw, openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk:
-        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    with sync_sides(asgi_server("server_app:app")) as (raw, sdk):
         row = f"sync c={concurrency}"
-        side = (raw, "/v1/chat/completions", REQUEST)
-        transport.compare_streams(side, start, label=row, concurrency=concurrency, **budgets(row))
+        transport.compare_streams(raw, sdk, label=row, concurrency=concurrency, **budgets(row))
 """
 REFERENCE = """
 import json
 import statistics
 import time
 
-import httpx
-import openai
-
-MESSAGES = [{"role": "user", "content": "hi"}]
-REQUEST = {
-    "method": "POST",
-    "json": {"model": "m", "messages": MESSAGES, "stream": True},
-    "headers": {"Authorization": "Bearer local"},
-}
+from sdk_clients import sync_sides
 
 
 def test_sync_reference(transport, asgi_server):
-    server = asgi_server("server_app:app")
-    with httpx.Client(base_url=server.url) as raw, openai.OpenAI(base_url=server.url + "/v1", api_key="local", max_retries=0) as sdk:
-        start = lambda: sdk.chat.completions.create(model="m", messages=MESSAGES, stream=True)
+    with sync_sides(asgi_server("server_app:app")) as (raw, start):
         firsts = []
 
         def plain(count):  # the same client and server, a plain loop: time to the SDK's first chunk
@@ -105,7 +74,7 @@ def test_sync_reference(transport, asgi_server):
                     pass
 
         plain(18)  # half before the plugin's pair and half after: neither reads the warmer process alone
-        transport.compare_streams((raw, "/v1/chat/completions", REQUEST), start, label="sync c=1")
+        transport.compare_streams(raw, start, label="sync c=1")
         plain(18)
         with open("reference.json", "w") as out:
             json.dump(statistics.median(firsts), out)
