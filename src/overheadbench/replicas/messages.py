@@ -8,6 +8,7 @@ Replica to controller:
 * :class:`Samples`: the pair's samples, after :class:`Go`;
 * :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
 * :class:`Figured`: a transport test's judged figures, after :class:`Go` (its rounds at every place);
+* :class:`Turn`: a transport test told to take turns has reached a round: waiting for :class:`Take` or :class:`Done`;
 * :class:`Working`: still measuring after :class:`Go` (a window or a stream of a long transport test
   is done): its silence starts again;
 * :class:`Explained`: the pair's two profiles, after :class:`Explain`;
@@ -19,6 +20,7 @@ Controller to replica:
 
 * :class:`Next`: run on to this test (skipping the ones before it) and park at its ``compare``;
 * :class:`Go`: sample the pair now, in blocks of these many calls;
+* :class:`Take`: run the transport test's next round (it takes turns, :attr:`Go.turns`);
 * :class:`Explain`: profile the pair's two sides instead (a change between places is explained);
 * :class:`Done`: the pair is finished: end the test and wait (:class:`Idle`) for the next.
 
@@ -27,6 +29,7 @@ End of file on either pipe means the other side has gone.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any, cast
@@ -93,6 +96,19 @@ class Figured:
     """Replica: a transport test's figures, measured after :class:`Go` (each as its JSON)."""
 
     figures: list[Any]
+    rounds: list[Any] = dataclasses.field(default_factory=list)
+    """Its pairs' rounds as places compare them (:data:`~overheadbench.transport.across.RoundValues` each)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Replica: a transport test taking turns has reached its next round (:mod:`overheadbench.core.turns`):
+    waiting for :class:`Take`, or :class:`Done` to end the test there."""
+
+
+@dataclass(frozen=True)
+class Take:
+    """Controller: run the transport test's next round, then say :class:`Turn` (or :class:`Figured` at its end)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +151,8 @@ class Go:
     """Another place's first process: calibrate here first, and keep its own sizes where they are
     lopsided to these (:meth:`~overheadbench.engine.samples.BlockSizes.at_place`); its samples say
     which sizes it used, and the place's later processes are given those."""
+    turns: bool = False
+    """A transport test: take its pairs' rounds in turn with the other places' (:class:`Turn`, :class:`Take`)."""
 
     @property
     def sizes(self) -> BlockSizes:
@@ -154,13 +172,13 @@ class Next:
     nodeid: str
 
 
-FromReplica = Configured | Collected | Ready | Samples | Counted | Figured | Explained | Missed | Working | Idle
-FromController = Next | Go | Explain | Done
+FromReplica = Configured | Collected | Ready | Samples | Counted | Figured | Turn | Explained | Missed | Working | Idle
+FromController = Next | Go | Take | Explain | Done
 Message = FromReplica | FromController
 _TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Explained, Missed, Working, Idle)
-    + (Next, Go, Explain, Done)
+    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Turn, Explained, Missed, Working, Idle)
+    + (Next, Go, Take, Explain, Done)
 }
 
 

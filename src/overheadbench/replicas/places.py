@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol
 
 import pytest
 
-from ..core.timeouts import PairTimeout
 from ..core.vocabulary import Role
 from ..engine.attribution import Profiled
 from ..engine.calibration import calibrate
@@ -30,13 +29,12 @@ from ..engine.sampling import InProcess, PairPlan, Sampled, Stopping
 from ..engine.settings import Settings
 from .environments import Environment
 from .failures import NotInTree
+from .moving import in_rounds, moved, one_pair
 from .pool import ReplicaPool
 from .relaunch import Invocation
+from .transport import TransportRounds, Turns, taking_turns, transport_rounds
 from .trees import BaseTree
 
-T = TypeVar("T")
-TransportRounds = tuple[list[list[Any]], list[PlaceFigures]]
-"""A transport test's figures (JSON) per round at the session's own place, and at every other."""
 NOT_COMPARED = "not compared: measured in this process only (processes=1); other places are measured in replicas"
 
 
@@ -153,8 +151,16 @@ class Places:
         return {place.name: (own, profiled(pool)) for place, pool in wanted}
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> TransportRounds:
-        """A transport test's rounds at every place (:func:`transport_rounds`)."""
-        return transport_rounds(settings, rng, self._all(), self.places, nodeid, rounds)
+        """A transport test run whole at every place, in rounds (:func:`~.transport.transport_rounds`)."""
+        return transport_rounds(settings, rng, self._all(), self._figures(), nodeid, rounds)
+
+    def turns(self, nodeid: str, settings: Settings, rng: random.Random) -> AbstractContextManager[Turns]:
+        """A transport test's pairs at every other place, in turn with the session's (:class:`~.transport.Turns`)."""
+        return taking_turns(self._all(), self._figures(), nodeid, settings, rng)
+
+    def _figures(self) -> list[PlaceFigures]:
+        """Every other place, as its figures will name it."""
+        return [PlaceFigures(place.name, place.role) for place in self.places]
 
     def count(self, nodeid: str, settings: Settings, calls_per_block: int) -> CountSamples:
         """Count a count-mode pair in one of the session's own replicas (count mode's callgrind pool)."""
@@ -235,7 +241,7 @@ def places_plan(
     """
     start_ns = sum(pool.start_ns for pool in pools)
     with one_pair(pools):
-        taking, present = _moved(pools, places, settings.processes, nodeid)
+        taking, present = moved(pools, settings.processes, nodeid)
         found = [
             PlaceSamples(place.name, place.role, missing=not here) for place, here in zip(places, present, strict=True)
         ]
@@ -245,7 +251,7 @@ def places_plan(
         sampling_from = clock_ns()
 
         sample = _Sampler(settings, sizes, taking)
-        _rounds(rng, taking, samples, settings.processes, sample)
+        in_rounds(rng, taking, samples, settings.processes, sample)
         per_round_ns = (clock_ns() - sampling_from) / settings.processes
         roles = [place.role for place, here in zip(places, present, strict=True) if here]
         while further := _further(stop, settings, samples, roles, len(taking)):
@@ -254,7 +260,7 @@ def places_plan(
                 break
             for pool in taking:
                 pool.ensure(len(samples[0]) + more, nodeid)
-            _rounds(rng, taking, samples, more, sample)
+            in_rounds(rng, taking, samples, more, sample)
         taken = iter(samples[1:])
         others = [p if p.missing else dataclasses.replace(p, samples=tuple(next(taken))) for p in found]
         return Sampled(samples[0], others, (sum(pool.start_ns for pool in pools) - start_ns) / 1e9)
@@ -295,93 +301,10 @@ def _further(
     return None
 
 
-def transport_rounds(
-    settings: Settings,
-    rng: random.Random,
-    pools: Sequence[ReplicaPool],
-    places: Sequence[Where],
-    nodeid: str,
-    rounds: int,
-) -> TransportRounds:
-    """A transport test at every place, the session's own included: ``rounds`` rounds, each
-    running the test once in one replica of every place, in a random order (the test's own run in
-    this process is its verdict's; these are the comparison's, paired by round). A place without
-    the test is left out; one where it does not collect fails the test with that place's error."""
-    with one_pair(pools):
-        taking, present = _moved(pools, places, rounds, nodeid)
-        found = [
-            PlaceFigures(place.name, place.role, missing=not here) for place, here in zip(places, present, strict=True)
-        ]
-        figures: list[list[list[Any]]] = [[] for _ in taking]
-        _rounds(rng, taking, figures, rounds, lambda pool, index: pool.figures(index, settings))
-        taken = iter(figures[1:])
-        others = [p if p.missing else dataclasses.replace(p, rounds=tuple(next(taken))) for p in found]
-        return figures[0], others
-
-
-def _moved(
-    pools: Sequence[ReplicaPool], places: Sequence[Where], count: int, nodeid: str
-) -> tuple[list[ReplicaPool], list[bool]]:
-    """``count`` replicas of every place moved to the test, the other places' first (a place
-    without the test is found before anything is timed, and left out; one where it does not
-    collect raises its error), then the session's own: the pools taking part, and whether each
-    other place has the test."""
-    taking, present = [pools[0]], []
-    for pool in pools[1:]:
-        try:
-            pool.ensure(count, nodeid)
-        except NotInTree as exc:
-            if exc.failed:
-                raise
-            present.append(False)
-            continue
-        taking.append(pool)
-        present.append(True)
-    pools[0].ensure(count, nodeid)
-    return taking, present
-
-
-def _rounds(
-    rng: random.Random,
-    pools: Sequence[ReplicaPool],
-    into: list[list[T]],
-    count: int,
-    take: Callable[[ReplicaPool, int], T],
-) -> None:
-    """``count`` rounds: what the next replica of each pool gives (``take``), in a random order
-    each round."""
-    for _ in range(count):
-        index = len(into[0])
-        order = list(zip(pools, into, strict=True))
-        rng.shuffle(order)
-        for pool, kept in order:
-            kept.append(take(pool, index))
-
-
 def under_callgrind(pool: ReplicaPool) -> ReplicaPool:
     """``pool`` with its replicas started under callgrind, to count
     (see :meth:`.relaunch.Invocation.under_callgrind`)."""
     return dataclasses.replace(pool, invocation=pool.invocation.under_callgrind())
-
-
-@contextmanager
-def one_pair(pools: Sequence[ReplicaPool]) -> Iterator[None]:
-    """The pools' replicas through one pair's plan: released when it ends; when the pair's time
-    is up, those still owing an answer are ended first (not waited for); when the session
-    ends (Ctrl-C, SIGTERM), all are, since nobody will wait on them."""
-    try:
-        yield
-    except (KeyboardInterrupt, SystemExit):
-        for pool in pools:
-            pool.close(grace_s=0.0)
-        raise
-    except PairTimeout:
-        for pool in pools:
-            pool.abandon()
-        raise
-    finally:
-        for pool in pools:
-            pool.release()
 
 
 def affordable(

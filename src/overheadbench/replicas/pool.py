@@ -45,9 +45,12 @@ from .messages import (
     Explained,
     Figured,
     Go,
+    Message,
     Missed,
     Next,
     Samples,
+    Take,
+    Turn,
     Working,
 )
 from .process import ReplicaProcess, State
@@ -170,6 +173,27 @@ class ReplicaPool:
         """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""
         return self._go(index, Go(1, settings), Figured).figures
 
+    def turns(self, settings: Settings) -> Figured | None:
+        """Let the parked replica run its transport test a round at a time (:attr:`~.messages.Go.turns`):
+        None when it reached its first round, its figures when it ended without one."""
+        return self._turned(Go(1, settings, turns=True))
+
+    def turn(self) -> Figured | None:
+        """Let the replica taking turns run its next round: None when it reached the one after, its
+        figures when the test ended."""
+        return self._turned(Take())
+
+    def _turned(self, order: Go | Take) -> Figured | None:
+        replica = self._parked[0]
+        message = self._answer(replica, order)
+        if isinstance(message, Turn):
+            replica.state = State.TURNING
+            return None
+        if not isinstance(message, Figured):
+            raise self.talk.fail(replica, f"answered {message!r} instead of its turn or its figures")
+        replica.state = State.PARKED
+        return message
+
     def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> Counted:
         """Count a count-mode pair in one replica (counts are exact: one process is the whole answer),
         with its time probe where it took one."""
@@ -189,6 +213,14 @@ class ReplicaPool:
 
     def _go(self, index: int, order: Go | Explain, answer: type[_Answer]) -> _Answer:
         replica = self._parked[index]
+        message = self._answer(replica, order)
+        if not isinstance(message, answer):
+            raise self.talk.fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
+        replica.state = State.PARKED
+        return message
+
+    def _answer(self, replica: ReplicaProcess, order: Go | Explain | Take) -> Message:
+        """Send ``order`` and take the replica's answer (a failure there raised as its story)."""
         replica.state = State.SAMPLING
         self.talk.send(replica, order)
         message = self.talk.receive(replica)
@@ -197,9 +229,6 @@ class ReplicaPool:
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
             raise ReplicaError(missed_story(message, self.place))
-        if not isinstance(message, answer):
-            raise self.talk.fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
-        replica.state = State.PARKED
         return message
 
     def release(self) -> None:

@@ -22,6 +22,7 @@ class State(Enum):
     MOVING = "moving to a test"
     PARKED = "parked at compare"
     SAMPLING = "sampling"
+    TURNING = "waiting for its turn"
     LEAVING = "ending a test"
     IDLE = "idle between tests"
 

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from ..core.timeouts import heard
+from ..core.turns import turns
 from ..engine.attribution import Profiled
 from ..engine.calibration import Request, calibrate
 from ..engine.samples import CountSamples, ReplicaSamples
@@ -49,6 +50,8 @@ from .messages import (
     Next,
     Ready,
     Samples,
+    Take,
+    Turn,
     Working,
     decode,
     encode,
@@ -57,6 +60,7 @@ from .relaunch import absolute_nodeid
 from .trees import foreign_modules
 
 SKIP_REASON = "overheadbench replica: this replica does not measure this test"
+ENDED_AT_TURN = "overheadbench replica: the controller ended the test between its rounds"
 BEATS_PER_SILENCE = 6
 """How often at most a replica working on an order says so: this many times within the controller's
 silence limit for replicas (``replica_timeout_s``, 60 s by default: every 10 s)."""
@@ -135,6 +139,7 @@ class ReplicaPlugin:
         self._layout = _random_layout()
         self._hearing = contextlib.ExitStack()
         self._hearing.enter_context(heard(self._working))
+        self._hearing.enter_context(turns(self._turn))
         self.channel.send(messages.Configured())
 
     def pytest_unconfigure(self) -> None:
@@ -144,6 +149,22 @@ class ReplicaPlugin:
         """Progress in the main thread while an order is owed: a long test's window or stream done."""
         if self.sampling and self.order is not None and threading.current_thread() is threading.main_thread():
             self.channel.beat(self.order.settings.replica_timeout_s / BEATS_PER_SILENCE)
+
+    def _turn(self) -> None:
+        """A round of a transport test taking turns (:attr:`~.messages.Go.turns`) starts: say so and
+        wait for the controller's :class:`~.messages.Take`; its :class:`~.messages.Done` ends the test here."""
+        order = self.order
+        if not (self.sampling and order is not None and order.turns):
+            return
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("overheadbench replica: a transport round taking turns off the main thread")
+        self.channel.send(Turn())
+        command = self.channel.receive()
+        if isinstance(command, Done):
+            self.sampling = False
+            pytest.skip(ENDED_AT_TURN)
+        if not isinstance(command, Take):
+            raise RuntimeError(f"overheadbench replica: expected a turn, got {command!r}")
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:

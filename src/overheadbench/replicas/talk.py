@@ -75,7 +75,7 @@ class Talk:
     def settle(self, replica: ReplicaProcess, deadline: float) -> None:
         """Bring ``replica`` to idle: end a parked pair, take samples still coming, wait."""
         while replica.state is not State.IDLE:
-            if replica.state is State.PARKED:
+            if replica.state in (State.PARKED, State.TURNING):
                 self.send(replica, Done())
                 replica.state = State.LEAVING
             message = self.receive(replica, quiet=True, deadline=deadline)

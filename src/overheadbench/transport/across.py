@@ -1,17 +1,24 @@
 """A transport test at every place of the session (the base tree of ``--overhead-against``, each
 ``--overhead-env``): each figure's change against the session's own, paired by round.
 
-The test runs in rounds, each running it once in one replica of every place, the session's own
-included, in a random order (:func:`~overheadbench.replicas.places.transport_rounds`): as a
-transport pair interleaves its two targets' windows, whatever the machine does during a round
-falls on every place alike. A figure's change is the mean over rounds of log(place / own), with
-a Student t interval from its spread over rounds: no between-session term. "Worse" is the
-figure's own direction (lower req/s, higher latency or CPU); a transport pair's change is
-compared as its ratio (framework / baseline).
+A transport pair's figures are compared round by round: the session's own run of the test and one
+replica of every other place run it at once, each place's round taking its turn while the others wait
+(:mod:`overheadbench.core.turns`, :class:`~overheadbench.replicas.turns.Turns`), so whatever the machine
+does during a round falls on the adjacent rounds of every place. A round's value is its windows' or
+streams' figure (a pair change's as its ratio, framework / baseline; each side's own figure). A figure
+outside a pair (a load row, a stream row, a recorded one) has no rounds of its own: for a test with
+such figures, the test runs again in rounds, each running it whole in a fresh replica of every place, in
+a random order (:func:`~overheadbench.replicas.places.transport_rounds`), and those figures' changes come
+from the whole runs.
+
+A figure's change is the mean over rounds of log(place / own), with a Student t interval from its
+spread over rounds: no between-session term. "Worse" is the figure's own direction (lower req/s, higher
+latency or CPU).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -21,7 +28,8 @@ from ..core.vocabulary import Role
 from ..engine.changes import Change
 from ..engine.samples import PlaceFigures
 from ..engine.stats import CONFIDENCE
-from .metrics import SPECS, FigureKey
+from .metrics import SPECS, Measure, Metric
+from .pairing import SIDES, SideFigures, side_row
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
 PLACE_ROUNDS = 8
@@ -30,33 +38,75 @@ has one degree of freedom fewer than its rounds."""
 QUICK_PLACE_ROUNDS = 5
 
 
-def with_places(
-    figures: Sequence[FigureResult], own: list[list[Any]], places: Sequence[PlaceFigures]
-) -> list[FigureResult]:
-    """``figures`` (the test's own run, judged) with each comparable figure's change at every
-    place that ran the test, from the rounds' figures (each a list of figures' JSON)."""
-    own_values = _by_round(own)
-    found = [(place, _by_round(list(place.rounds))) for place in places if not place.missing]
+RoundValues = list[list[Any]]
+"""One round's figures as a place compares them: ``[row, metric, measure, value]`` each (JSON)."""
+PlacedRounds = tuple[Sequence[RoundValues], Sequence[PlaceFigures]]
+"""The session's own rounds and every other place's (each place's :attr:`~PlaceFigures.rounds`)."""
+_Key = tuple[str, str, str]
+
+
+def pair_rounds(row: str, metrics: Sequence[Metric], sides: Sequence[SideFigures]) -> list[RoundValues]:
+    """A transport pair's rounds as places compare them: each round's change (its ratio) and each side's figure."""
+    rounds = []
+    for baseline, framework in zip(sides[0].rounds, sides[1].rounds, strict=True):
+        values: list[tuple[str, Metric, Measure, float]] = [
+            (row, m, Measure.CHANGE, framework[m] / baseline[m]) for m in metrics if baseline[m] > 0
+        ]
+        for name, side in zip(SIDES, (baseline, framework), strict=True):
+            values += [(side_row(row, name), m, Measure.FIGURE, side[m]) for m in metrics]
+        rounds.append([[r, str(m), str(measure), v] for r, m, measure, v in values if math.isfinite(v)])
+    return rounds
+
+
+def unpaired(figures: Sequence[FigureResult], paired: Sequence[RoundValues]) -> bool:
+    """Whether the test has a comparable figure outside its pairs' rounds (a load or stream row)."""
+    rows = {values[0] for round_values in paired for values in round_values}
+    return any(comparable(figure) and figure.row not in rows for figure in figures)
+
+
+def whole_rounds(own: Sequence[list[Any]], places: Sequence[PlaceFigures]) -> PlacedRounds:
+    """A test run whole in rounds at every place (each round its figures' JSON), as rounds of values."""
+
+    def values(rounds: Sequence[list[Any]]) -> list[RoundValues]:
+        found = [[FigureResult.from_json(data) for data in figures] for figures in rounds]
+        return [
+            [[f.row, str(f.metric), str(f.measure), compared_values(f)[0]] for f in r if comparable(f)] for r in found
+        ]
+
+    return values(own), [dataclasses.replace(place, rounds=tuple(values(place.rounds))) for place in places]
+
+
+def with_places(figures: Sequence[FigureResult], *sources: PlacedRounds) -> list[FigureResult]:
+    """``figures`` (the test's own run, judged) with each comparable figure's change at every place
+    that ran the test, from the first of ``sources`` with two paired rounds of it (the turns, then
+    the whole runs)."""
+    read = [(_by_round(own), [(place, _by_round(place.rounds)) for place in places]) for own, places in sources]
+    names = list(dict.fromkeys(p.name for _, places in sources for p in places if not p.missing))
     confidence = 1 - (1 - CONFIDENCE) / max(1, sum(comparable(figure) for figure in figures))
     placed = []
     for figure in figures:
+        key = (figure.row, str(figure.metric), str(figure.measure))
         changes = []
-        for place, values in found:
-            own_rounds, their_rounds = own_values.get(figure.key, []), values.get(figure.key, [])
-            change = _paired(figure, own_rounds, their_rounds, place.role, confidence)
-            if change is not None:
-                changes.append(FigurePlace(place.name, place.role, change))
+        for name in names:
+            for own, places in read:
+                found = [(place, values) for place, values in places if place.name == name and not place.missing]
+                if not found or key not in own or key not in found[0][1]:
+                    continue
+                place, values = found[0]
+                change = _paired(figure, own[key], values[key], place.role, confidence)
+                if change is not None:
+                    changes.append(FigurePlace(place.name, place.role, change))
+                    break
         placed.append(FigureResult(figure.nodeid, figure.reading, figure.check, tuple(changes)))
     return placed
 
 
-def _by_round(rounds: list[list[Any]]) -> dict[FigureKey, list[float]]:
-    """Each comparable figure's value per round (NaN in a round that lacks it)."""
-    values: dict[FigureKey, list[float]] = {}
-    for index, figures in enumerate(rounds):
-        for figure in (FigureResult.from_json(data) for data in figures):
-            if comparable(figure):
-                values.setdefault(figure.key, [math.nan] * len(rounds))[index] = compared_values(figure)[0]
+def _by_round(rounds: Sequence[RoundValues]) -> dict[_Key, list[float]]:
+    """Each figure's value per round (NaN in a round that lacks it)."""
+    values: dict[_Key, list[float]] = {}
+    for index, found in enumerate(rounds):
+        for row, metric, measure, value in found:
+            values.setdefault((row, metric, measure), [math.nan] * len(rounds))[index] = value
     return values
 
 

@@ -36,8 +36,9 @@ from ..http.stream_stats import StreamSide, StreamStats
 if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
+from .across import RoundValues, pair_rounds
 from .metrics import DEFAULT_ERRORS, LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
-from .pairing import SideFigures, compared, load_figures, schedule, stream_sides
+from .pairing import SIDES, SideFigures, compared, load_figures, schedule, side_row, stream_sides
 from .recording import QUICK_STREAM_RUNS, STREAM_RUNS, RowRecorder
 from .results import FigureResult, Reading
 from .stream_pairs import Rounds, StreamPlan, astreamed, openers_of, pair_limits, per_round, streamed
@@ -69,6 +70,8 @@ class TransportFixture(RowRecorder):
         self.rounds = (QUICK_PAIR_ROUNDS if quick else PAIR_ROUNDS) if measuring else 1
         self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
         self.rng = random.Random()
+        self.paired: list[RoundValues] = []
+        """The pairs' rounds as other places compare them: every pair's k-th together (:func:`.across.pair_rounds`)."""
         self.probe: Callable[[], float] = core_share
         """How much of a core this process gets when the test is judged (an absolute wall-clock figure
         past its budget on a contended machine is inconclusive); a test of recorded, made-up rows pins it."""
@@ -252,8 +255,8 @@ class TransportFixture(RowRecorder):
         """Record a stream pair: its figures' changes read at the looks' confidence, each side's row."""
         self._compared(row, STREAM_FIGURES, stream_sides(streams), limits, plan.confidence)
         pooled = [[stream for r in side for stream in r] for side in streams]
-        for name, side_streams in zip(("baseline", "framework"), pooled, strict=True):
-            self._streams(f"{row} [{name}]", side_streams, limits)
+        for name, side_streams in zip(SIDES, pooled, strict=True):
+            self._streams(side_row(row, name), side_streams, limits)
         return pooled[0], pooled[1]
 
     def _rounds(self, rounds: int | None) -> int:
@@ -273,16 +276,20 @@ class TransportFixture(RowRecorder):
             for ws, whole in zip(windows, pooled, strict=True)
         ]
         self._compared(row, LOAD_FIGURES, sides, limits)
-        for name, result in zip(("baseline", "framework"), pooled, strict=True):
-            self._record(f"{row} [{name}]", result, limits)
+        for name, result in zip(SIDES, pooled, strict=True):
+            self._record(side_row(row, name), result, limits)
         return pooled
 
     def _compared(
         self, row: str, metrics: Sequence[Metric], sides: list[SideFigures], limits: Limits, confidence: float = 0.0
     ) -> None:
         """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it), at
-        ``confidence`` (the session's where not given)."""
+        ``confidence`` (the session's where not given); its rounds kept for the other places'."""
         level = confidence or self.confidence
+        for index, values in enumerate(pair_rounds(row, metrics, sides)):
+            if index == len(self.paired):
+                self.paired.append([])
+            self.paired[index] += values
         for metric in metrics:
             self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], level), limits)
             if (metric, Measure.ADDED) in limits or (metric, Measure.ADDED) in self.limits:

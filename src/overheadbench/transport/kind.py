@@ -2,15 +2,17 @@
 ``transport`` fixture, and each test's figures judged, measured at every other place of the
 session, gated, and carried to the report.
 
-Under ``--overhead-against`` or ``--overhead-env`` a transport test runs in rounds at every
-place after its own run (:mod:`overheadbench.transport.across`): in a replica it parks at its
-fixture until a round tells it to run, and sends its figures instead of judging them.
+Under ``--overhead-against`` or ``--overhead-env`` a transport test's pairs run at every place
+beside its own run, round by round in turn, and a test with figures outside a pair runs again in
+rounds at every place after it (:mod:`overheadbench.transport.across`): in a replica it parks at its
+fixture until told to run, and sends its figures and rounds instead of judging them.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import pytest
@@ -21,10 +23,11 @@ from ..core.tables import plain
 from ..core.xdist import original_nodeid
 from ..engine.changes import Gate
 from ..engine.outcome import KindHooks, conclude
+from ..engine.samples import PlaceFigures
 from ..engine.settings import Settings
 from ..replicas.messages import Figured
 from ..replicas.replica import ReplicaPlugin
-from .across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS, with_places
+from .across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS, PlacedRounds, unpaired, whole_rounds, with_places
 from .limits import MARKER_HELP, MARKER_NAME, limits_from_marker
 from .metrics import FigureKey, Limits
 from .outcome import figures_outcome
@@ -32,6 +35,7 @@ from .results import REPORT_ATTRIBUTE, FigureResult
 
 FIXTURE_NAME = "transport"
 _FIGURES = pytest.StashKey[list[dict[str, Any]]]()
+_TURNS = pytest.StashKey["Turned"]()
 REPLICA_SKIP = "overheadbench replica process: measured for the controller"
 
 
@@ -47,14 +51,24 @@ class Fixture(Protocol):
     nodeid: str
     measuring: bool
     rng: random.Random
+    paired: list[Any]
+    """Its pairs' rounds as other places compare them (:func:`~.across.pair_rounds`)."""
 
     def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]: ...
+
+
+class Turned(Protocol):
+    """The other places' replicas taking turns with a test's run (:class:`~overheadbench.replicas.transport.Turns`)."""
+
+    def finish(self) -> list[PlaceFigures]: ...
 
 
 class Rounds(Protocol):
     """Where a transport test's rounds run (:class:`~overheadbench.replicas.places.Places`)."""
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> Any: ...
+
+    def turns(self, nodeid: str, settings: Settings, rng: random.Random) -> AbstractContextManager[Turned]: ...
 
 
 class StoredFigures(Protocol):
@@ -118,10 +132,16 @@ class TransportKind(KindHooks):
         return transported(item)
 
     @pytest.fixture(name=FIXTURE_NAME)
-    def transport_fixture(self, request: pytest.FixtureRequest) -> Any:
+    def transport_fixture(self, request: pytest.FixtureRequest) -> Iterator[Any]:
         """Measure transport rows (``transport.load``, ``sweep``, ``stream``) and judge their
         figures against ``@pytest.mark.transport(...)`` and each call's own budgets."""
-        return self.fixture(request)
+        fixture = self.fixture(request)
+        if self.places is None or not fixture.measuring:
+            yield fixture
+            return
+        with self.places.turns(fixture.nodeid, self.settings, fixture.rng) as turned:  # the other places' pairs
+            request.node.stash[_TURNS] = turned
+            yield fixture
 
     def fixture(self, request: pytest.FixtureRequest) -> Any:
         mark = request.node.get_closest_marker(MARKER_NAME)
@@ -152,11 +172,10 @@ class TransportKind(KindHooks):
         stored = self.session.stored.figures if fixture.measuring and self.session.stored else None
         figures = fixture.judged(stored.session_sd if stored else None)
         if self.replica is not None and fixture.measuring:
-            self.replica.finish(Figured([strict(figure.to_json()) for figure in figures]))
+            self.replica.finish(Figured([strict(figure.to_json()) for figure in figures], fixture.paired))
             pytest.skip(REPLICA_SKIP)
-        if self.places is not None and fixture.measuring:  # the test at every place, in rounds
-            rounds = self.places.transport(fixture.nodeid, self.settings, fixture.rng, self.rounds)
-            figures = with_places(figures, *rounds)
+        if self.places is not None and fixture.measuring:  # the test at every place
+            figures = self._placed(item, fixture, figures)
         if stored:  # each figure's change against the stored run, once, here: the figure carries it
             figures = stored.with_changes(figures)
         if fixture.measuring:
@@ -165,6 +184,16 @@ class TransportKind(KindHooks):
         gate = stored.gate if stored else self.gate
         policy = self.settings.inconclusive
         conclude(item, figures_outcome(fixture.nodeid, figures, policy, changes, gate))
+
+    def _placed(self, item: pytest.Item, fixture: Fixture, figures: list[FigureResult]) -> list[FigureResult]:
+        """``figures`` with their changes at every other place: the pairs' from the rounds taken in
+        turn, the others' from the test run whole in rounds there (only where it has such figures)."""
+        assert self.places is not None
+        sources: list[PlacedRounds] = [(fixture.paired, item.stash[_TURNS].finish())]
+        if unpaired(figures, fixture.paired):
+            rounds = self.places.transport(fixture.nodeid, self.settings, fixture.rng, self.rounds)
+            sources.append(whole_rounds(*rounds))
+        return with_places(figures, *sources)
 
     def carried(self, item: pytest.Item) -> dict[str, Any]:
         figures = item.stash.get(_FIGURES, None)

@@ -20,25 +20,35 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.turns import take_turn
 from ..engine.student import t_quantile
 from ..http.load import Throughput
 from ..http.stream_stats import StreamStats
 from .metrics import QUANTILES, Measure, Metric
 from .results import Reading
 
+SIDES = ("baseline", "framework")
+"""A pair's two sides, as their own rows name them."""
 
-def schedule(rounds: int, rng: random.Random) -> list[int]:
+
+def side_row(row: str, side: str) -> str:
+    """The row of one side of pair ``row`` (its own figures beside the pair's changes)."""
+    return f"{row} [{side}]"
+
+
+def schedule(rounds: int, rng: random.Random) -> Iterator[int]:
     """The sides' windows in order: ``rounds`` rounds, each side once per round (0: baseline,
-    1: framework), each round's order drawn at random."""
-    order: list[int] = []
+    1: framework), each round's order drawn at random, and each round this place's turn
+    (:func:`~overheadbench.core.turns.take_turn`: under ``--overhead-against`` the base tree's
+    same round runs beside it, not at once)."""
     for _ in range(rounds):
-        order += rng.sample((0, 1), 2)
-    return order
+        take_turn()
+        yield from rng.sample((0, 1), 2)
 
 
 def load_figures(run: Throughput) -> dict[Metric, float]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -51,7 +51,7 @@ class StreamPlan:
     budgeted: bool
     """The pair has a budget of its own on a stream figure (:func:`pair_limits`): a question to answer."""
     ceiling_s: float
-    order: Callable[[], list[int]]
+    order: Callable[[], Iterable[int]]
     """One round's sides, in the order they run."""
     decided: Callable[[Rounds, float], bool]
     clock: Callable[[], float] = time.monotonic
