@@ -8,23 +8,49 @@ paired rounds' mean (:mod:`overheadbench.transport.across`). Ran as a whole test
 per round, a stream pair's A/B left a +10% head undecided in half its sessions and took ten times a
 plain session (validation/STREAMS.md).
 
+A stream pair taking turns is read at looks (:class:`~overheadbench.transport.stream_pairs.StreamPlan`),
+and every place must stop at the same look: at each, the pair asks :func:`looked`, and the session
+decides for all (its own budgets, and the gate's question at every place: going on while a change is
+unknown at the threshold).
+
 Who takes the turns is registered here by the session (the controller hands the other places' replicas
-theirs, :class:`~overheadbench.replicas.turns.Turns`; a replica asks its controller for its own,
+theirs, :class:`~overheadbench.replicas.transport.Turns`; a replica asks its controller for its own,
 :class:`~overheadbench.replicas.replica.ReplicaPlugin`): the transport fixture only says where a
-round starts. Without a taker a round starts at once.
+round starts and where it looks. Without a taker a round starts at once and a look is the pair's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, Protocol
 
-_TAKERS: list[Callable[[], None]] = []
+
+class Taker(Protocol):
+    """Who decides when this place's rounds run and whether a pair's rounds go on."""
+
+    @property
+    def asks(self) -> bool:
+        """Whether a pair's looks are asked at all (a gate's threshold, or the controller, answers them)."""
+        ...
+
+    def turn(self) -> None:
+        """Return when this place's round may run."""
+        ...
+
+    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
+        """Whether pair ``row`` goes on to its next look: ``rounds`` its rounds' values so far
+        (:data:`~overheadbench.transport.across.RoundValues`), ``wanted`` its own budgets'
+        answer, ``affordable`` whether the next look fits its ceiling, ``confidence`` its looks' level."""
+        ...
+
+
+_TAKERS: list[Taker] = []
 
 
 @contextmanager
-def turns(taker: Callable[[], None]) -> Iterator[None]:
-    """Call ``taker`` where each round starts within the block: it returns when this place's round may run."""
+def turns(taker: Taker) -> Iterator[None]:
+    """``taker`` decides this place's rounds and looks within the block."""
     _TAKERS.append(taker)
     try:
         yield
@@ -35,4 +61,17 @@ def turns(taker: Callable[[], None]) -> Iterator[None]:
 def take_turn() -> None:
     """A transport pair's round starts here: wait for this place's turn (at once where nobody takes turns)."""
     for taker in list(_TAKERS):
-        taker()
+        taker.turn()
+
+
+def asking() -> bool:
+    """Whether a pair's looks are asked of a taker (then every pair looks, so every place looks alike)."""
+    return any(taker.asks for taker in _TAKERS)
+
+
+def looked(row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
+    """At a look of pair ``row``: whether it goes on (:meth:`Taker.look`; with no taker, ``wanted and affordable``)."""
+    for taker in list(_TAKERS):
+        if taker.asks:
+            return taker.look(row, rounds, wanted, affordable, confidence)
+    return wanted and affordable

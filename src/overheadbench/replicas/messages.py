@@ -9,6 +9,7 @@ Replica to controller:
 * :class:`Counted`: the pair's counts, after :class:`Go` (count mode, a replica of the base tree);
 * :class:`Figured`: a transport test's judged figures, after :class:`Go` (its rounds at every place);
 * :class:`Turn`: a transport test told to take turns has reached a round: waiting for :class:`Take` or :class:`Done`;
+* :class:`Look`: such a test's pair has reached a look, with its rounds: waiting for :class:`Looked` or :class:`Done`;
 * :class:`Working`: still measuring after :class:`Go` (a window or a stream of a long transport test
   is done): its silence starts again;
 * :class:`Explained`: the pair's two profiles, after :class:`Explain`;
@@ -21,6 +22,7 @@ Controller to replica:
 * :class:`Next`: run on to this test (skipping the ones before it) and park at its ``compare``;
 * :class:`Go`: sample the pair now, in blocks of these many calls;
 * :class:`Take`: run the transport test's next round (it takes turns, :attr:`Go.turns`);
+* :class:`Looked`: whether the pair at its look goes on;
 * :class:`Explain`: profile the pair's two sides instead (a change between places is explained);
 * :class:`Done`: the pair is finished: end the test and wait (:class:`Idle`) for the next.
 
@@ -107,6 +109,23 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Look:
+    """Replica: a pair of a transport test taking turns is at a look (:func:`~overheadbench.core.turns.looked`):
+    waiting for :class:`Looked`, or :class:`Done`."""
+
+    row: str
+    rounds: list[Any]
+    """Its rounds' values so far (:data:`~overheadbench.transport.across.RoundValues` each)."""
+
+
+@dataclass(frozen=True)
+class Looked:
+    """Controller: whether the pair at its look goes on to its next."""
+
+    more: bool
+
+
+@dataclass(frozen=True)
 class Take:
     """Controller: run the transport test's next round, then say :class:`Turn` (or :class:`Figured` at its end)."""
 
@@ -153,6 +172,8 @@ class Go:
     which sizes it used, and the place's later processes are given those."""
     turns: bool = False
     """A transport test: take its pairs' rounds in turn with the other places' (:class:`Turn`, :class:`Take`)."""
+    looks: bool = False
+    """Taking turns: a stream pair's looks are asked of the controller (:class:`Look`, :class:`Looked`)."""
 
     @property
     def sizes(self) -> BlockSizes:
@@ -172,13 +193,15 @@ class Next:
     nodeid: str
 
 
-FromReplica = Configured | Collected | Ready | Samples | Counted | Figured | Turn | Explained | Missed | Working | Idle
-FromController = Next | Go | Take | Explain | Done
+FromReplica = (
+    Configured | Collected | Ready | Samples | Counted | Figured | Turn | Look | Explained | Missed | Working | Idle
+)
+FromController = Next | Go | Take | Looked | Explain | Done
 Message = FromReplica | FromController
 _TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Turn, Explained, Missed, Working, Idle)
-    + (Next, Go, Take, Explain, Done)
+    for cls in (Configured, Collected, Ready, Samples, Counted, Figured, Turn, Look, Explained, Missed, Working, Idle)
+    + (Next, Go, Take, Looked, Explain, Done)
 }
 
 

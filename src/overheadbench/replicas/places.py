@@ -32,7 +32,7 @@ from .failures import NotInTree
 from .moving import in_rounds, moved, one_pair
 from .pool import ReplicaPool
 from .relaunch import Invocation
-from .transport import TransportRounds, Turns, taking_turns, transport_rounds
+from .transport import Question, TransportRounds, Turns, taking_turns, transport_rounds
 from .trees import BaseTree
 
 NOT_COMPARED = "not compared: measured in this process only (processes=1); other places are measured in replicas"
@@ -154,9 +154,11 @@ class Places:
         """A transport test run whole at every place, in rounds (:func:`~.transport.transport_rounds`)."""
         return transport_rounds(settings, rng, self._all(), self._figures(), nodeid, rounds)
 
-    def turns(self, nodeid: str, settings: Settings, rng: random.Random) -> AbstractContextManager[Turns]:
+    def turns(
+        self, nodeid: str, settings: Settings, rng: random.Random, question: Question | None
+    ) -> AbstractContextManager[Turns]:
         """A transport test's pairs at every other place, in turn with the session's (:class:`~.transport.Turns`)."""
-        return taking_turns(self._all(), self._figures(), nodeid, settings, rng)
+        return taking_turns(self._all(), self._figures(), nodeid, settings, rng, question)
 
     def _figures(self) -> list[PlaceFigures]:
         """Every other place, as its figures will name it."""

@@ -45,6 +45,8 @@ from .messages import (
     Explained,
     Figured,
     Go,
+    Look,
+    Looked,
     Message,
     Missed,
     Next,
@@ -173,25 +175,26 @@ class ReplicaPool:
         """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""
         return self._go(index, Go(1, settings), Figured).figures
 
-    def turns(self, settings: Settings) -> Figured | None:
-        """Let the parked replica run its transport test a round at a time (:attr:`~.messages.Go.turns`):
-        None when it reached its first round, its figures when it ended without one."""
-        return self._turned(Go(1, settings, turns=True))
+    def turns(self, settings: Settings, looks: bool) -> Turn | Look | Figured:
+        """Let the parked replica run its transport test a round at a time (:attr:`~.messages.Go.turns`,
+        ``looks``: its pairs' looks asked of the controller): where it waits now (its first round or
+        look), or its figures where it ended first."""
+        return self._turned(Go(1, settings, turns=True, looks=looks))
 
-    def turn(self) -> Figured | None:
-        """Let the replica taking turns run its next round: None when it reached the one after, its
-        figures when the test ended."""
+    def turn(self) -> Turn | Look | Figured:
+        """Let the replica taking turns run its next round: where it waits next, or its figures."""
         return self._turned(Take())
 
-    def _turned(self, order: Go | Take) -> Figured | None:
+    def looked(self, more: bool) -> Turn | Look | Figured:
+        """Tell the replica at a look whether its pair goes on: where it waits next, or its figures."""
+        return self._turned(Looked(more))
+
+    def _turned(self, order: Go | Take | Looked) -> Turn | Look | Figured:
         replica = self._parked[0]
         message = self._answer(replica, order)
-        if isinstance(message, Turn):
-            replica.state = State.TURNING
-            return None
-        if not isinstance(message, Figured):
-            raise self.talk.fail(replica, f"answered {message!r} instead of its turn or its figures")
-        replica.state = State.PARKED
+        if not isinstance(message, (Turn, Look, Figured)):
+            raise self.talk.fail(replica, f"answered {message!r} instead of its turn, its look or its figures")
+        replica.state = State.PARKED if isinstance(message, Figured) else State.TURNING
         return message
 
     def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> Counted:
@@ -219,7 +222,7 @@ class ReplicaPool:
         replica.state = State.PARKED
         return message
 
-    def _answer(self, replica: ReplicaProcess, order: Go | Explain | Take) -> Message:
+    def _answer(self, replica: ReplicaProcess, order: Go | Explain | Take | Looked) -> Message:
         """Send ``order`` and take the replica's answer (a failure there raised as its story)."""
         replica.state = State.SAMPLING
         self.talk.send(replica, order)

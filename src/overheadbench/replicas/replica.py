@@ -45,6 +45,8 @@ from .messages import (
     Figured,
     Go,
     Idle,
+    Look,
+    Looked,
     Message,
     Missed,
     Next,
@@ -111,6 +113,45 @@ def order_like(items: list[Any], nodeids: tuple[str, ...] | list[str]) -> tuple[
     return kept, [item for item in items if item.nodeid not in position]
 
 
+class Turning:
+    """A replica's rounds and looks of a transport test taking turns (:attr:`~.messages.Go.turns`):
+    each round waits for the controller's :class:`~.messages.Take`, each look for its
+    :class:`~.messages.Looked`; a :class:`~.messages.Done` instead ends the test there."""
+
+    def __init__(self, plugin: ReplicaPlugin) -> None:
+        self.plugin = plugin
+
+    @property
+    def taking(self) -> bool:
+        order = self.plugin.order
+        return self.plugin.sampling and order is not None and order.turns
+
+    @property
+    def asks(self) -> bool:
+        order = self.plugin.order
+        return self.taking and order is not None and order.looks
+
+    def turn(self) -> None:
+        if self.taking:
+            self._answer(Turn(), Take)
+
+    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
+        answer = self._answer(Look(row, rounds), Looked)
+        return isinstance(answer, Looked) and answer.more
+
+    def _answer(self, said: Turn | Look, expected: type) -> Message:
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("overheadbench replica: a transport round taking turns off the main thread")
+        self.plugin.channel.send(said)
+        command = self.plugin.channel.receive()
+        if isinstance(command, Done):
+            self.plugin.sampling = False
+            pytest.skip(ENDED_AT_TURN)
+        if not isinstance(command, expected):
+            raise RuntimeError(f"overheadbench replica: expected {expected.__name__}, got {command!r}")
+        return command
+
+
 class ReplicaPlugin:
     """Registered in a replica process only; see the module docstring."""
 
@@ -139,7 +180,7 @@ class ReplicaPlugin:
         self._layout = _random_layout()
         self._hearing = contextlib.ExitStack()
         self._hearing.enter_context(heard(self._working))
-        self._hearing.enter_context(turns(self._turn))
+        self._hearing.enter_context(turns(Turning(self)))
         self.channel.send(messages.Configured())
 
     def pytest_unconfigure(self) -> None:
@@ -149,22 +190,6 @@ class ReplicaPlugin:
         """Progress in the main thread while an order is owed: a long test's window or stream done."""
         if self.sampling and self.order is not None and threading.current_thread() is threading.main_thread():
             self.channel.beat(self.order.settings.replica_timeout_s / BEATS_PER_SILENCE)
-
-    def _turn(self) -> None:
-        """A round of a transport test taking turns (:attr:`~.messages.Go.turns`) starts: say so and
-        wait for the controller's :class:`~.messages.Take`; its :class:`~.messages.Done` ends the test here."""
-        order = self.order
-        if not (self.sampling and order is not None and order.turns):
-            return
-        if threading.current_thread() is not threading.main_thread():
-            raise RuntimeError("overheadbench replica: a transport round taking turns off the main thread")
-        self.channel.send(Turn())
-        command = self.channel.receive()
-        if isinstance(command, Done):
-            self.sampling = False
-            pytest.skip(ENDED_AT_TURN)
-        if not isinstance(command, Take):
-            raise RuntimeError(f"overheadbench replica: expected a turn, got {command!r}")
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from types import TracebackType
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from ..core.turns import turns
 from ..engine.samples import PlaceFigures
 from ..engine.settings import Settings
-from .messages import Figured
+from .messages import Figured, Look, Turn
 from .moving import in_rounds, moved, one_pair, placed
 from .pool import ReplicaPool
 
@@ -38,28 +38,42 @@ TransportRounds = tuple[list[list[Any]], list[PlaceFigures]]
 
 OWN = -1
 """The session's own place in a round's order."""
+Waiting = Turn | Look | Figured
+"""Where a replica taking turns waits: at a round, at a look, or ended (its figures)."""
+Question = Callable[[str, list[Any], list[tuple[PlaceFigures, list[Any]]], float], bool]
+"""The gate's question at a pair's look: ``(row, own rounds, each place's rounds, confidence)`` ->
+whether a change there is still unknown at the threshold (:func:`~overheadbench.transport.across.unknown_changes`)."""
 
 
 class Turns:
     """The other places' replicas of one transport test, taking turns with the session's own run
-    (a context manager: the replicas are released at its end, whatever happened)."""
+    (a context manager: the replicas are released at its end, whatever happened); the
+    :class:`~overheadbench.core.turns.Taker` of the session's own run."""
 
     def __init__(
-        self, pools: Sequence[ReplicaPool], places: Sequence[PlaceFigures], settings: Settings, rng: random.Random
+        self,
+        pools: Sequence[ReplicaPool],
+        places: Sequence[PlaceFigures],
+        settings: Settings,
+        rng: random.Random,
+        question: Question | None = None,
     ) -> None:
         self.pools, self.places = list(pools), list(places)
         """The pools taking part (one each of the places not missing), and every place (missing or not)."""
-        self.settings, self.rng = settings, rng
-        self.figured: dict[int, Figured] = {}
-        """What each place's replica sent when its run ended, by its index in :attr:`pools`."""
+        self.settings, self.rng, self.question = settings, rng, question
+        self.waiting: list[Waiting] = []
+        """Where each pool's replica waits."""
         self._after: list[int] = []
         """The places whose turn of the current round comes after the session's own."""
         self._stack = ExitStack()
 
+    @property
+    def asks(self) -> bool:
+        return self.question is not None
+
     def __enter__(self) -> Turns:
         self._stack.enter_context(turns(self))
-        for index, pool in enumerate(self.pools):  # each runs up to its first round (its set-up, not timed)
-            self._ended(index, pool.turns(self.settings))
+        self.waiting = [pool.turns(self.settings, self.asks) for pool in self.pools]  # each at its first round
         return self
 
     def __exit__(
@@ -67,15 +81,28 @@ class Turns:
     ) -> None:
         self._stack.close()
 
-    def __call__(self) -> None:
+    def turn(self) -> None:
         """The session's own round starts: the places drawn before it take theirs now, those after
-        it at its next round (or at the end)."""
+        it at its next round (or look, or the end)."""
         self._give(self._after)
         order = [OWN, *self._running()]
         self.rng.shuffle(order)
         mine = order.index(OWN)
         self._give(order[:mine])
         self._after = order[mine + 1 :]
+
+    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
+        """The session's pair ``row`` is at a look: so is every place's, once its round is taken; the
+        pair goes on, everywhere, where the next look is affordable and its budgets (``wanted``) or the
+        gate's question at a place asks for it."""
+        self._give(self._after)
+        self._after = []
+        there = [index for index in self._running() if _at_look(self.waiting[index], row)]
+        asked = [(self.places[index], _rounds(self.waiting[index])) for index in there]
+        more = affordable and (wanted or (self.question is not None and self.question(row, rounds, asked, confidence)))
+        for index in there:
+            self.waiting[index] = self.pools[index].looked(more)
+        return more
 
     def finish(self) -> list[PlaceFigures]:
         """The session's own run has ended: the replicas still running take their turns (in a random
@@ -88,20 +115,33 @@ class Turns:
             self._give(running)
         for pool in self.pools:  # ended: free for the test's whole runs, if it has figures outside a pair
             pool.release()
-        rounds = iter(self.figured[index].rounds for index in range(len(self.pools)))
-        return [place if place.missing else _with_rounds(place, next(rounds)) for place in self.places]
+        ended = iter(self.waiting)
+        return [place if place.missing else _with_rounds(place, _figured(next(ended))) for place in self.places]
 
     def _running(self) -> list[int]:
-        return [index for index in range(len(self.pools)) if index not in self.figured]
+        return [index for index, waiting in enumerate(self.waiting) if not isinstance(waiting, Figured)]
 
     def _give(self, order: Sequence[int]) -> None:
+        """A round of each of these places' replicas; one at a look the session's own run did not
+        reach (its tree's test differs) is told its pair ends there."""
         for index in order:
-            if index not in self.figured:
-                self._ended(index, self.pools[index].turn())
+            pool = self.pools[index]
+            while isinstance(self.waiting[index], Look):
+                self.waiting[index] = pool.looked(False)
+            if isinstance(self.waiting[index], Turn):
+                self.waiting[index] = pool.turn()
 
-    def _ended(self, index: int, figured: Figured | None) -> None:
-        if figured is not None:
-            self.figured[index] = figured
+
+def _at_look(waiting: Waiting, row: str) -> bool:
+    return isinstance(waiting, Look) and waiting.row == row
+
+
+def _rounds(waiting: Waiting) -> list[Any]:
+    return waiting.rounds if isinstance(waiting, (Look, Figured)) else []
+
+
+def _figured(waiting: Waiting) -> list[Any]:
+    return waiting.rounds if isinstance(waiting, Figured) else []
 
 
 def _with_rounds(place: PlaceFigures, rounds: list[Any]) -> PlaceFigures:
@@ -110,7 +150,12 @@ def _with_rounds(place: PlaceFigures, rounds: list[Any]) -> PlaceFigures:
 
 @contextmanager
 def taking_turns(
-    pools: Sequence[ReplicaPool], places: Sequence[PlaceFigures], nodeid: str, settings: Settings, rng: random.Random
+    pools: Sequence[ReplicaPool],
+    places: Sequence[PlaceFigures],
+    nodeid: str,
+    settings: Settings,
+    rng: random.Random,
+    question: Question | None,
 ) -> Iterator[Turns]:
     """One replica of every other place (``pools[1:]``, ``places``) moved to the test and taking
     turns with the session's own run (a place without the test is left out, marked missing; one
@@ -118,7 +163,7 @@ def taking_turns(
     with one_pair(pools):
         taking, present = placed(pools[1:], 1, nodeid)
         found = [dataclasses.replace(p, missing=not here) for p, here in zip(places, present, strict=True)]
-        with Turns(taking, found, settings, rng) as taken:
+        with Turns(taking, found, settings, rng, question) as taken:
             yield taken
 
 

@@ -21,14 +21,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.vocabulary import Role
-from ..engine.changes import Change
+from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
 from ..engine.stats import CONFIDENCE
-from .metrics import SPECS, Measure, Metric
+from .metrics import COMPARED, SPECS, Measure, Metric
 from .pairing import SIDES, SideFigures, side_row
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
@@ -43,6 +43,8 @@ RoundValues = list[list[Any]]
 PlacedRounds = tuple[Sequence[RoundValues], Sequence[PlaceFigures]]
 """The session's own rounds and every other place's (each place's :attr:`~PlaceFigures.rounds`)."""
 _Key = tuple[str, str, str]
+Question = Callable[[str, list[Any], list[tuple[PlaceFigures, list[Any]]], float], bool]
+"""The gate's question at a pair's look (:func:`unknown_changes`)."""
 
 
 def pair_rounds(row: str, metrics: Sequence[Metric], sides: Sequence[SideFigures]) -> list[RoundValues]:
@@ -76,29 +78,61 @@ def whole_rounds(own: Sequence[list[Any]], places: Sequence[PlaceFigures]) -> Pl
     return values(own), [dataclasses.replace(place, rounds=tuple(values(place.rounds))) for place in places]
 
 
-def with_places(figures: Sequence[FigureResult], *sources: PlacedRounds) -> list[FigureResult]:
+def with_places(
+    figures: Sequence[FigureResult], *sources: PlacedRounds, levels: Mapping[str, float] | None = None
+) -> list[FigureResult]:
     """``figures`` (the test's own run, judged) with each comparable figure's change at every place
     that ran the test, from the first of ``sources`` with two paired rounds of it (the turns, then
-    the whole runs)."""
+    the whole runs); a row read at looks at its looks' level (``levels``, by row)."""
     read = [(_by_round(own), [(place, _by_round(place.rounds)) for place in places]) for own, places in sources]
     names = list(dict.fromkeys(p.name for _, places in sources for p in places if not p.missing))
-    confidence = 1 - (1 - CONFIDENCE) / max(1, sum(comparable(figure) for figure in figures))
+    count = sum(comparable(figure) for figure in figures)
     placed = []
     for figure in figures:
         key = (figure.row, str(figure.metric), str(figure.measure))
+        confidence = _each((levels or {}).get(figure.row, CONFIDENCE), count)
         changes = []
         for name in names:
             for own, places in read:
                 found = [(place, values) for place, values in places if place.name == name and not place.missing]
-                if not found or key not in own or key not in found[0][1]:
+                if not comparable(figure) or not found or key not in own or key not in found[0][1]:
                     continue
                 place, values = found[0]
-                change = _paired(figure, own[key], values[key], place.role, confidence)
+                what = f"{figure.nodeid}: {figure.row} {figure.metric}"
+                change = _paired(what, figure.metric, own[key], values[key], place.role, confidence)
                 if change is not None:
                     changes.append(FigurePlace(place.name, place.role, change))
                     break
         placed.append(FigureResult(figure.nodeid, figure.reading, figure.check, tuple(changes)))
     return placed
+
+
+def unknown_changes(gate: Gate) -> Question:
+    """The gate's question at a pair's look (:class:`~overheadbench.replicas.transport.Turns`):
+    whether any of its figures' change at a place is unknown at the threshold, at the looks'
+    ``confidence`` shared among the pair's figures."""
+
+    def unknown(row: str, own: list[Any], places: list[tuple[PlaceFigures, list[Any]]], confidence: float) -> bool:
+        mine = _by_round(own)
+        level = _each(confidence, len(mine))
+        for place, rounds in places:
+            theirs = _by_round(rounds)
+            for key, values in mine.items():
+                metric = Metric(key[1])
+                if metric not in COMPARED or key not in theirs:
+                    continue
+                change = _paired(f"{row} {metric}", metric, values, theirs[key], place.role, level)
+                if change is not None and gate.finding(change) == Finding.UNKNOWN:
+                    return True
+        return False
+
+    return unknown
+
+
+def _each(confidence: float, figures: int) -> float:
+    """Each figure's level: ``confidence`` shared among a test's ``figures`` (Bonferroni: a test with 16
+    figures, each gated at 95%, had a false alarm in 2 of 10 sessions on identical trees)."""
+    return 1 - (1 - confidence) / max(1, figures)
 
 
 def _by_round(rounds: Sequence[RoundValues]) -> dict[_Key, list[float]]:
@@ -110,19 +144,18 @@ def _by_round(rounds: Sequence[RoundValues]) -> dict[_Key, list[float]]:
     return values
 
 
-def _paired(figure: FigureResult, own: list[float], other: list[float], role: Role, confidence: float) -> Change | None:
-    """The figure's change between the session's own place and another, paired by round: the
+def _paired(
+    what: str, metric: Metric, own: list[float], other: list[float], role: Role, confidence: float
+) -> Change | None:
+    """A figure's change between the session's own place and another, paired by round: the
     session's own over a base tree, or an environment over the session's own; its interval at
-    ``confidence`` (Bonferroni over the test's figures: a test with 16 figures, each gated at
-    95%, had a false alarm in 2 of 10 sessions on identical trees)."""
+    ``confidence``."""
     pairs = [(a, b) for a, b in zip(own, other, strict=False) if a > 0 and b > 0]  # NaN compares False
-    if len(pairs) < 2 or not comparable(figure):
+    if len(pairs) < 2:
         return None
     old, new = zip(*(role.old_new(a, b) for a, b in pairs), strict=True)
     logs = [math.log(n / o) for o, n in zip(old, new, strict=True)]
     base = math.exp(statistics.fmean(math.log(o) for o in old))
     se = statistics.stdev(logs) / math.sqrt(len(logs))
-    what = f"{figure.nodeid}: {figure.row} {figure.metric}"
-    floor = SPECS[figure.metric].floor
     moved = base * math.exp(statistics.fmean(logs))
-    return Change(what, base, moved, se, len(logs) - 1, higher_is_worse=not floor, confidence=confidence)
+    return Change(what, base, moved, se, len(logs) - 1, higher_is_worse=not SPECS[metric].floor, confidence=confidence)

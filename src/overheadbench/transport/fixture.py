@@ -71,6 +71,8 @@ class TransportFixture(RowRecorder):
         self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
         self.rng = random.Random()
         self.paired: list[RoundValues] = []
+        self.levels: dict[str, float] = {}
+        """The confidence of each row read at looks (a stream pair's and its sides')."""
         """The pairs' rounds as other places compare them: every pair's k-th together (:func:`.across.pair_rounds`)."""
         self.probe: Callable[[], float] = core_share
         """How much of a core this process gets when the test is judged (an absolute wall-clock figure
@@ -238,7 +240,8 @@ class TransportFixture(RowRecorder):
         asked = pair_limits(limits, self.limits) if self.measuring else {}
 
         order, decided = partial(schedule, 1, self.rng), partial(self._decided, row, asked)
-        return row, StreamPlan(self._rounds(rounds), bool(asked), self.ceiling_s, order, decided)
+        plan = StreamPlan(self._rounds(rounds), bool(asked), self.ceiling_s, order, decided, row, self.measuring)
+        return row, plan
 
     def _decided(self, row: str, asked: Limits, streams: Rounds, confidence: float) -> bool:
         """Whether every budget of a stream pair reads pass or fail at this look, as the test will judge it."""
@@ -254,6 +257,8 @@ class TransportFixture(RowRecorder):
     ) -> tuple[list[StreamStats], list[StreamStats]]:
         """Record a stream pair: its figures' changes read at the looks' confidence, each side's row."""
         self._compared(row, STREAM_FIGURES, stream_sides(streams), limits, plan.confidence)
+        if len(plan.looks) > 1:
+            self.levels.update(dict.fromkeys([row, *(side_row(row, name) for name in SIDES)], plan.confidence))
         pooled = [[stream for r in side for stream in r] for side in streams]
         for name, side_streams in zip(SIDES, pooled, strict=True):
             self._streams(side_row(row, name), side_streams, limits)

@@ -27,7 +27,16 @@ from ..engine.samples import PlaceFigures
 from ..engine.settings import Settings
 from ..replicas.messages import Figured
 from ..replicas.replica import ReplicaPlugin
-from .across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS, PlacedRounds, unpaired, whole_rounds, with_places
+from .across import (
+    PLACE_ROUNDS,
+    QUICK_PLACE_ROUNDS,
+    PlacedRounds,
+    Question,
+    unknown_changes,
+    unpaired,
+    whole_rounds,
+    with_places,
+)
 from .limits import MARKER_HELP, MARKER_NAME, limits_from_marker
 from .metrics import FigureKey, Limits
 from .outcome import figures_outcome
@@ -53,6 +62,8 @@ class Fixture(Protocol):
     rng: random.Random
     paired: list[Any]
     """Its pairs' rounds as other places compare them (:func:`~.across.pair_rounds`)."""
+    levels: dict[str, float]
+    """The confidence of each row read at looks (a stream pair's and its sides')."""
 
     def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]: ...
 
@@ -68,7 +79,9 @@ class Rounds(Protocol):
 
     def transport(self, nodeid: str, settings: Settings, rng: random.Random, rounds: int) -> Any: ...
 
-    def turns(self, nodeid: str, settings: Settings, rng: random.Random) -> AbstractContextManager[Turned]: ...
+    def turns(
+        self, nodeid: str, settings: Settings, rng: random.Random, question: Question | None
+    ) -> AbstractContextManager[Turned]: ...
 
 
 class StoredFigures(Protocol):
@@ -139,7 +152,10 @@ class TransportKind(KindHooks):
         if self.places is None or not fixture.measuring:
             yield fixture
             return
-        with self.places.turns(fixture.nodeid, self.settings, fixture.rng) as turned:  # the other places' pairs
+        gate = self.gate
+        question = unknown_changes(gate) if gate is not None and gate.threshold is not None else None
+        turning = self.places.turns(fixture.nodeid, self.settings, fixture.rng, question)  # the other places' pairs
+        with turning as turned:
             request.node.stash[_TURNS] = turned
             yield fixture
 
@@ -193,7 +209,7 @@ class TransportKind(KindHooks):
         if unpaired(figures, fixture.paired):
             rounds = self.places.transport(fixture.nodeid, self.settings, fixture.rng, self.rounds)
             sources.append(whole_rounds(*rounds))
-        return with_places(figures, *sources)
+        return with_places(figures, *sources, levels=fixture.levels)
 
     def carried(self, item: pytest.Item) -> dict[str, Any]:
         figures = item.stash.get(_FIGURES, None)

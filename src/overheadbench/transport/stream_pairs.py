@@ -13,7 +13,9 @@ or ``max_abs`` of a stream figure) is inconclusive at its limit, and while the n
 pair's ceiling (``max_time_s``, 60 s). Looking again while undecided is optional stopping, so every
 look reads its intervals at the Bonferroni confidence over the looks
 (:func:`~overheadbench.engine.changes.looks_confidence`); a pair without such a budget asks no
-question and is read once, at the usual confidence.
+question and is read once, at the usual confidence. Under ``--overhead-against`` with a threshold, the
+gate asks too: every place's rounds go on while a change there is unknown at it, all places stopping at
+the same look (:mod:`overheadbench.core.turns`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ from typing import TypeVar
 
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
+from ..core.turns import asking, looked
 from ..engine.changes import look_counts, looks_confidence
 from ..http.stream_stats import StreamSide, StreamStats
+from .across import pair_rounds
 from .metrics import STREAM_FIGURES, Limits, Measure
+from .pairing import stream_sides
 
 T = TypeVar("T")
 PAIR_STREAMS = 3
@@ -54,26 +59,34 @@ class StreamPlan:
     order: Callable[[], Iterable[int]]
     """One round's sides, in the order they run."""
     decided: Callable[[Rounds, float], bool]
+    row: str = ""
+    warmup: bool = False
+    """Stream one round of each side first, unread: a side's first streams open its connections
+    (at 8 in flight a base tree's first round read 108 ms where the rest read 36-45)."""
     clock: Callable[[], float] = time.monotonic
     looks: list[int] = field(init=False)
     confidence: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.looks = look_counts(self.rounds, MOST_LOOKS * self.rounds) if self.budgeted else [self.rounds]
+        asked = self.budgeted or asking()  # taking turns with a gate: the places' question is asked too
+        self.looks = look_counts(self.rounds, MOST_LOOKS * self.rounds) if asked else [self.rounds]
         self.confidence = looks_confidence(len(self.looks))
 
     def sides(self, rounds: Rounds) -> Iterator[int]:
         """The sides to stream next, a round at a time (the caller appends each side's round to
-        ``rounds`` before asking again), until a look finds every budget decided, the last look,
-        or a look the ceiling cannot hold."""
+        ``rounds`` before asking again), until a look finds every question answered (its budgets;
+        taking turns, the gate's at every place: :func:`~overheadbench.core.turns.looked`), the last
+        look, or a look the ceiling cannot hold."""
         started = self.clock()
         for index, look in enumerate(self.looks):
             while len(rounds[0]) < look:
                 yield from self.order()
-            later = self.looks[index + 1] if index + 1 < len(self.looks) else None
-            if later is None or self.decided(rounds, self.confidence):
+            if index + 1 == len(self.looks):
                 return
-            if (self.clock() - started) * later / look > self.ceiling_s:
+            affordable = (self.clock() - started) * self.looks[index + 1] / look <= self.ceiling_s
+            wanted = self.budgeted and not self.decided(rounds, self.confidence)
+            values = pair_rounds(self.row, STREAM_FIGURES, stream_sides(rounds))
+            if not looked(self.row, values, wanted, affordable, self.confidence):
                 return
 
 
@@ -100,13 +113,18 @@ async def astreamed(
     plan: StreamPlan, openers: Sequence[Callable[[], Awaitable[StreamStats]]], count: int, concurrency: int
 ) -> Rounds:
     """The pair's rounds of async streams, ``count`` of a side a round (at once where ``concurrency`` > 1)."""
-    rounds: Rounds = ([], [])
-    for side in plan.sides(rounds):
+
+    async def one(side: int) -> list[StreamStats]:
         opened = [openers[side]() for _ in range(count)]
         if concurrency > 1:
-            rounds[side].append(list(await asyncio.gather(*opened)))
-        else:
-            rounds[side].append([await each for each in opened])
+            return list(await asyncio.gather(*opened))
+        return [await each for each in opened]
+
+    rounds: Rounds = ([], [])
+    for side in plan.order() if plan.warmup else ():
+        await one(side)
+    for side in plan.sides(rounds):
+        rounds[side].append(await one(side))
         progressed()  # a round done: a replica says it is still working
     return rounds
 
@@ -115,12 +133,17 @@ def streamed(plan: StreamPlan, openers: Sequence[Callable[[], StreamStats]], cou
     """:func:`astreamed` for sync streams (at once: each in its own thread)."""
     rounds: Rounds = ([], [])
     with ThreadPoolExecutor(max(concurrency, 1)) as threads:
-        for side in plan.sides(rounds):
+
+        def one(side: int) -> list[StreamStats]:
             if concurrency > 1:
                 started = [threads.submit(openers[side]) for _ in range(count)]
-                rounds[side].append([each.result() for each in started])
-            else:
-                rounds[side].append([openers[side]() for _ in range(count)])
+                return [each.result() for each in started]
+            return [openers[side]() for _ in range(count)]
+
+        for side in plan.order() if plan.warmup else ():
+            one(side)
+        for side in plan.sides(rounds):
+            rounds[side].append(one(side))
             progressed()
     return rounds
 
