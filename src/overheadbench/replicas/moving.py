@@ -5,20 +5,35 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from ..core.timeouts import PairTimeout
 from .failures import NotInTree
-from .pool import ReplicaPool
 
 T = TypeVar("T")
 
 
-def placed(pools: Sequence[ReplicaPool], count: int, nodeid: str) -> tuple[list[ReplicaPool], list[bool]]:
+class Pool(Protocol):
+    """What moving a place's replicas asks of its pool (:class:`~.pool.ReplicaPool`)."""
+
+    def ensure(self, count: int, nodeid: str) -> None: ...
+
+    def release(self) -> None: ...
+
+    def abandon(self) -> None: ...
+
+    def close(self, grace_s: float = ...) -> None: ...
+
+
+P = TypeVar("P", bound=Pool)
+
+
+def placed(pools: Sequence[P], count: int, nodeid: str) -> tuple[list[P], list[bool]]:
     """``count`` replicas of each of these other places moved to the test (a place without the test
     is found before anything is timed, and left out; one where it does not collect raises its error):
     the pools taking part, and whether each place has the test."""
-    taking, present = [], []
+    taking: list[P] = []
+    present: list[bool] = []
     for pool in pools:
         try:
             pool.ensure(count, nodeid)
@@ -32,7 +47,7 @@ def placed(pools: Sequence[ReplicaPool], count: int, nodeid: str) -> tuple[list[
     return taking, present
 
 
-def moved(pools: Sequence[ReplicaPool], count: int, nodeid: str) -> tuple[list[ReplicaPool], list[bool]]:
+def moved(pools: Sequence[P], count: int, nodeid: str) -> tuple[list[P], list[bool]]:
     """:func:`placed` for every place but the session's own (``pools[0]``), then the session's own:
     the pools taking part (the session's first), and whether each other place has the test."""
     taking, present = placed(pools[1:], count, nodeid)
@@ -42,10 +57,10 @@ def moved(pools: Sequence[ReplicaPool], count: int, nodeid: str) -> tuple[list[R
 
 def in_rounds(
     rng: random.Random,
-    pools: Sequence[ReplicaPool],
+    pools: Sequence[P],
     into: list[list[T]],
     count: int,
-    take: Callable[[ReplicaPool, int], T],
+    take: Callable[[P, int], T],
 ) -> None:
     """``count`` rounds: what the next replica of each pool gives (``take``), in a random order
     each round."""
@@ -58,7 +73,7 @@ def in_rounds(
 
 
 @contextmanager
-def one_pair(pools: Sequence[ReplicaPool]) -> Iterator[None]:
+def one_pair(pools: Sequence[Pool]) -> Iterator[None]:
     """The pools' replicas through one pair's plan: released when it ends; when the pair's time
     is up, those still owing an answer are ended first (not waited for); when the session
     ends (Ctrl-C, SIGTERM), all are, since nobody will wait on them."""

@@ -21,6 +21,7 @@ is wider than the target, up to ``max_processes``; see
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
@@ -28,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..core.scratch import owned_folder, remove_folder
 from ..core.timeouts import not_counted
@@ -61,7 +62,7 @@ from .talk import EXIT_GRACE_S, Talk
 
 OWING = (State.STARTING, State.COLLECTING, State.MOVING, State.SAMPLING)
 """The states in which a replica owes the controller an answer."""
-_Answer = TypeVar("_Answer", Samples, Counted, Figured, Explained)
+_A = TypeVar("_A", bound=Message)
 
 
 @dataclass
@@ -175,55 +176,32 @@ class ReplicaPool:
         """Let the ``index``-th parked replica run its transport test; return its figures (JSON)."""
         return self._go(index, Go(1, settings), Figured).figures
 
-    def turns(self, settings: Settings, looks: bool) -> Turn | Look | Figured:
-        """Let the parked replica run its transport test a round at a time (:attr:`~.messages.Go.turns`,
-        ``looks``: its pairs' looks asked of the controller): where it waits now (its first round or
-        look), or its figures where it ended first."""
-        return self._turned(Go(1, settings, turns=True, looks=looks))
-
-    def turn(self) -> Turn | Look | Figured:
-        """Let the replica taking turns run its next round: where it waits next, or its figures."""
-        return self._turned(Take())
-
-    def looked(self, more: bool) -> Turn | Look | Figured:
-        """Tell the replica at a look whether its pair goes on: where it waits next, or its figures."""
-        return self._turned(Looked(more))
-
-    def _turned(self, order: Go | Take | Looked) -> Turn | Look | Figured:
-        replica = self._parked[0]
-        message = self._answer(replica, order)
-        if not isinstance(message, (Turn, Look, Figured)):
-            raise self.talk.fail(replica, f"answered {message!r} instead of its turn, its look or its figures")
-        replica.state = State.PARKED if isinstance(message, Figured) else State.TURNING
-        return message
+    def tell(self, order: Go | Take | Looked) -> Turn | Look | Figured:
+        """Tell the replica taking turns (:attr:`~.messages.Go.turns`) ``order``: where it waits next, or its end."""
+        message = self._go(0, order, (Turn, Look, Figured))
+        if not isinstance(message, Figured):
+            self._parked[0].state = State.TURNING
+        return cast("Turn | Look | Figured", message)  # _go took nothing else
 
     def count(self, nodeid: str, calls_per_block: int, settings: Settings) -> Counted:
-        """Count a count-mode pair in one replica (counts are exact: one process is the whole answer),
-        with its time probe where it took one."""
-        try:
-            self.ensure(1, nodeid)
-            return self._go(0, Go(calls_per_block, settings), Counted)
-        finally:
-            self.release()
+        """Count a count-mode pair in one replica (exact: one process is the whole answer), with its time probe."""
+        return self._once(nodeid, Go(calls_per_block, settings), Counted)
 
     def explain(self, nodeid: str) -> Profiled:
         """The pair's two profiles, from one replica (the head's less these explain a change between places)."""
+        return self._once(nodeid, Explain(), Explained).profiled
+
+    def _once(self, nodeid: str, order: Go | Explain, answer: type[_A]) -> _A:
+        """One replica moved to ``nodeid`` and told ``order``: its ``answer`` (it is released after)."""
         try:
             self.ensure(1, nodeid)
-            return self._go(0, Explain(), Explained).profiled
+            return self._go(0, order, answer)
         finally:
             self.release()
 
-    def _go(self, index: int, order: Go | Explain, answer: type[_Answer]) -> _Answer:
+    def _go(self, index: int, order: Go | Explain | Take | Looked, answer: type[_A] | tuple[type[_A], ...]) -> _A:
+        """Send the ``index``-th parked replica ``order``, take its ``answer`` (a failure there raised as its story)."""
         replica = self._parked[index]
-        message = self._answer(replica, order)
-        if not isinstance(message, answer):
-            raise self.talk.fail(replica, f"answered {message!r} instead of its {answer.__name__.lower()}")
-        replica.state = State.PARKED
-        return message
-
-    def _answer(self, replica: ReplicaProcess, order: Go | Explain | Take | Looked) -> Message:
-        """Send ``order`` and take the replica's answer (a failure there raised as its story)."""
         replica.state = State.SAMPLING
         self.talk.send(replica, order)
         message = self.talk.receive(replica)
@@ -232,6 +210,9 @@ class ReplicaPool:
         if isinstance(message, Missed):  # its callables raised there: the test's story, with the traceback
             replica.state = State.LEAVING
             raise ReplicaError(missed_story(message, self.place))
+        if not isinstance(message, answer):
+            raise self.talk.fail(replica, f"answered {message!r} instead of what it was asked for")
+        replica.state = State.PARKED
         return message
 
     def release(self) -> None:
@@ -249,10 +230,8 @@ class ReplicaPool:
                 self.talk.send(replica, Done())
                 replica.state = State.LEAVING
                 continue
-            try:
+            with contextlib.suppress(ReplicaError):  # dropped: the next pair gets a fresh one
                 self.talk.settle(replica, deadline)
-            except ReplicaError:
-                pass
         self._parked = []
 
     def quiet(self, grace_s: float = EXIT_GRACE_S) -> None:

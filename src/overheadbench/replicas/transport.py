@@ -24,14 +24,22 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.turns import turns
 from ..engine.samples import PlaceFigures
 from ..engine.settings import Settings
-from .messages import Figured, Look, Turn
-from .moving import in_rounds, moved, one_pair, placed
-from .pool import ReplicaPool
+from .messages import Figured, Go, Look, Looked, Take, Turn
+from .moving import Pool, in_rounds, moved, one_pair, placed
+
+
+class TurnPool(Pool, Protocol):
+    """What a transport test at a place asks of its pool (:class:`~.pool.ReplicaPool`)."""
+
+    def tell(self, order: Go | Take | Looked) -> Turn | Look | Figured: ...
+
+    def figures(self, index: int, settings: Settings) -> list[Any]: ...
+
 
 TransportRounds = tuple[list[list[Any]], list[PlaceFigures]]
 """A transport test's figures (JSON) per round at the session's own place, and at every other."""
@@ -52,7 +60,7 @@ class Turns:
 
     def __init__(
         self,
-        pools: Sequence[ReplicaPool],
+        pools: Sequence[TurnPool],
         places: Sequence[PlaceFigures],
         settings: Settings,
         rng: random.Random,
@@ -73,7 +81,8 @@ class Turns:
 
     def __enter__(self) -> Turns:
         self._stack.enter_context(turns(self))
-        self.waiting = [pool.turns(self.settings, self.asks) for pool in self.pools]  # each at its first round
+        go = Go(1, self.settings, turns=True, looks=self.asks)
+        self.waiting = [pool.tell(go) for pool in self.pools]  # each at its first round
         return self
 
     def __exit__(
@@ -101,7 +110,7 @@ class Turns:
         asked = [(self.places[index], _rounds(self.waiting[index])) for index in there]
         more = affordable and (wanted or (self.question is not None and self.question(row, rounds, asked, confidence)))
         for index in there:
-            self.waiting[index] = self.pools[index].looked(more)
+            self.waiting[index] = self.pools[index].tell(Looked(more))
         return more
 
     def finish(self) -> list[PlaceFigures]:
@@ -127,9 +136,9 @@ class Turns:
         for index in order:
             pool = self.pools[index]
             while isinstance(self.waiting[index], Look):
-                self.waiting[index] = pool.looked(False)
+                self.waiting[index] = pool.tell(Looked(False))
             if isinstance(self.waiting[index], Turn):
-                self.waiting[index] = pool.turn()
+                self.waiting[index] = pool.tell(Take())
 
 
 def _at_look(waiting: Waiting, row: str) -> bool:
@@ -150,7 +159,7 @@ def _with_rounds(place: PlaceFigures, rounds: list[Any]) -> PlaceFigures:
 
 @contextmanager
 def taking_turns(
-    pools: Sequence[ReplicaPool],
+    pools: Sequence[TurnPool],
     places: Sequence[PlaceFigures],
     nodeid: str,
     settings: Settings,
@@ -170,7 +179,7 @@ def taking_turns(
 def transport_rounds(
     settings: Settings,
     rng: random.Random,
-    pools: Sequence[ReplicaPool],
+    pools: Sequence[TurnPool],
     places: Sequence[PlaceFigures],
     nodeid: str,
     rounds: int,

@@ -3,7 +3,7 @@
 
 A transport pair's figures are compared round by round: the session's own run of the test and one
 replica of every other place run it at once, each place's round taking its turn while the others wait
-(:mod:`overheadbench.core.turns`, :class:`~overheadbench.replicas.turns.Turns`), so whatever the machine
+(:mod:`overheadbench.core.turns`, :class:`~overheadbench.replicas.transport.Turns`), so whatever the machine
 does during a round falls on the adjacent rounds of every place. A round's value is its windows' or
 streams' figure (a pair change's as its ratio, framework / baseline; each side's own figure). A figure
 outside a pair (a load row, a stream row, a recorded one) has no rounds of its own: for a test with
@@ -28,8 +28,7 @@ from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
 from ..engine.stats import CONFIDENCE
-from .metrics import COMPARED, SPECS, Measure, Metric
-from .pairing import SIDES, SideFigures, side_row
+from .metrics import COMPARED, SPECS, Metric, RoundValues
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
 PLACE_ROUNDS = 8
@@ -38,26 +37,11 @@ has one degree of freedom fewer than its rounds."""
 QUICK_PLACE_ROUNDS = 5
 
 
-RoundValues = list[list[Any]]
-"""One round's figures as a place compares them: ``[row, metric, measure, value]`` each (JSON)."""
 PlacedRounds = tuple[Sequence[RoundValues], Sequence[PlaceFigures]]
 """The session's own rounds and every other place's (each place's :attr:`~PlaceFigures.rounds`)."""
 _Key = tuple[str, str, str]
 Question = Callable[[str, list[Any], list[tuple[PlaceFigures, list[Any]]], float], bool]
 """The gate's question at a pair's look (:func:`unknown_changes`)."""
-
-
-def pair_rounds(row: str, metrics: Sequence[Metric], sides: Sequence[SideFigures]) -> list[RoundValues]:
-    """A transport pair's rounds as places compare them: each round's change (its ratio) and each side's figure."""
-    rounds = []
-    for baseline, framework in zip(sides[0].rounds, sides[1].rounds, strict=True):
-        values: list[tuple[str, Metric, Measure, float]] = [
-            (row, m, Measure.CHANGE, framework[m] / baseline[m]) for m in metrics if baseline[m] > 0
-        ]
-        for name, side in zip(SIDES, (baseline, framework), strict=True):
-            values += [(side_row(row, name), m, Measure.FIGURE, side[m]) for m in metrics]
-        rounds.append([[r, str(m), str(measure), v] for r, m, measure, v in values if math.isfinite(v)])
-    return rounds
 
 
 def unpaired(figures: Sequence[FigureResult], paired: Sequence[RoundValues]) -> bool:

@@ -36,13 +36,22 @@ from ..http.stream_stats import StreamSide, StreamStats
 if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
-from .across import RoundValues, pair_rounds
-from .metrics import DEFAULT_ERRORS, LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
-from .pairing import SIDES, SideFigures, compared, load_figures, schedule, side_row, stream_sides
+from .metrics import LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
+from .pairing import (
+    SIDES,
+    SideFigures,
+    compared,
+    load_figures,
+    pair_rounds,
+    schedule,
+    side_row,
+    stream_rounds,
+    stream_sides,
+)
 from .recording import QUICK_STREAM_RUNS, STREAM_RUNS, RowRecorder
 from .results import FigureResult, Reading
 from .stream_pairs import Rounds, StreamPlan, astreamed, openers_of, pair_limits, per_round, streamed
-from .verdict import judge
+from .verdict import judge, judged
 from .windows import window_lengths
 
 T = TypeVar("T")
@@ -70,10 +79,6 @@ class TransportFixture(RowRecorder):
         self.rounds = (QUICK_PAIR_ROUNDS if quick else PAIR_ROUNDS) if measuring else 1
         self.window_s = PAIR_WINDOW_S if measuring else SMOKE_DURATION_S
         self.rng = random.Random()
-        self.paired: list[RoundValues] = []
-        self.levels: dict[str, float] = {}
-        """The confidence of each row read at looks (a stream pair's and its sides')."""
-        """The pairs' rounds as other places compare them: every pair's k-th together (:func:`.across.pair_rounds`)."""
         self.probe: Callable[[], float] = core_share
         """How much of a core this process gets when the test is judged (an absolute wall-clock figure
         past its budget on a contended machine is inconclusive); a test of recorded, made-up rows pins it."""
@@ -240,7 +245,10 @@ class TransportFixture(RowRecorder):
         asked = pair_limits(limits, self.limits) if self.measuring else {}
 
         order, decided = partial(schedule, 1, self.rng), partial(self._decided, row, asked)
-        plan = StreamPlan(self._rounds(rounds), bool(asked), self.ceiling_s, order, decided, row, self.measuring)
+        plan = StreamPlan(
+            self._rounds(rounds), bool(asked), self.ceiling_s, order, decided, row, partial(stream_rounds, row)
+        )
+        plan.warmup = self.measuring
         return row, plan
 
     def _decided(self, row: str, asked: Limits, streams: Rounds, confidence: float) -> bool:
@@ -258,7 +266,7 @@ class TransportFixture(RowRecorder):
         """Record a stream pair: its figures' changes read at the looks' confidence, each side's row."""
         self._compared(row, STREAM_FIGURES, stream_sides(streams), limits, plan.confidence)
         if len(plan.looks) > 1:
-            self.levels.update(dict.fromkeys([row, *(side_row(row, name) for name in SIDES)], plan.confidence))
+            self._looked([row, *(side_row(row, name) for name in SIDES)], plan.confidence)
         pooled = [[stream for r in side for stream in r] for side in streams]
         for name, side_streams in zip(SIDES, pooled, strict=True):
             self._streams(side_row(row, name), side_streams, limits)
@@ -291,32 +299,17 @@ class TransportFixture(RowRecorder):
         """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it), at
         ``confidence`` (the session's where not given); its rounds kept for the other places'."""
         level = confidence or self.confidence
-        for index, values in enumerate(pair_rounds(row, metrics, sides)):
-            if index == len(self.paired):
-                self.paired.append([])
-            self.paired[index] += values
+        self._keep_rounds(pair_rounds(row, metrics, sides))
         for metric in metrics:
             self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], level), limits)
             if (metric, Measure.ADDED) in limits or (metric, Measure.ADDED) in self.limits:
                 self._add(compared(row, metric, Measure.ADDED, sides[0], sides[1], level), limits)
 
     def judged(self, session_sd: Callable[[FigureKey], float | None] | None = None) -> list[FigureResult]:
-        """Every recorded figure against its limit: the call's, else the marker's (failed
-        requests: at most ``DEFAULT_ERRORS`` unless a limit is given); ``session_sd`` says how
-        far a figure moves between sessions here, learned from stored runs (None: its prior)."""
-        results = []
-        share = self.probe() if self.measuring else None  # how contended the machine is, once per test
-        for reading, own in self.readings:
-            key = (reading.metric, reading.measure)
-            limit = own.get(key, self.limits.get(key))
-            if limit is None and reading.metric == Metric.ERRORS:
-                limit = DEFAULT_ERRORS
-            sd = session_sd((self.nodeid, reading.row, *key)) if session_sd else None
-            judged = judge(
-                self.nodeid, reading, limit, self.measuring, session_sd=sd, confidence=self.confidence, core_share=share
-            )
-            results.append(judged)
-        return results
+        """Every recorded figure against its limit (:func:`~.verdict.judged`), with how contended the
+        machine is now; ``session_sd`` says how far a figure moves between sessions here."""
+        share = self.probe() if self.measuring else None
+        return judged(self.nodeid, self.readings, self.limits, self.measuring, self.confidence, share, session_sd)
 
 
 def running(nodeid: str, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:

@@ -61,7 +61,7 @@ class Fixture(Protocol):
     measuring: bool
     rng: random.Random
     paired: list[Any]
-    """Its pairs' rounds as other places compare them (:func:`~.across.pair_rounds`)."""
+    """Its pairs' rounds as other places compare them (:func:`~.pairing.pair_rounds`)."""
     levels: dict[str, float]
     """The confidence of each row read at looks (a stream pair's and its sides')."""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.numbers import parse_number
 from ..core.units import parse_duration
@@ -171,6 +172,8 @@ COMPARED = (
 """Figures with a ratio to compare (failed requests are counts, judged by their own limit)."""
 FigureKey = tuple[str, str, Metric, Measure]
 """What identifies a figure across runs: the test, the row, the figure and its measure."""
+RoundValues = list[list[Any]]
+"""One round's figures as a place compares them: ``[row, metric, measure, value]`` each (JSON)."""
 
 
 def session_prior(metric: Metric, measure: Measure) -> float:

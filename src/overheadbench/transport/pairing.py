@@ -29,7 +29,7 @@ from ..core.turns import take_turn
 from ..engine.student import t_quantile
 from ..http.load import Throughput
 from ..http.stream_stats import StreamStats
-from .metrics import QUANTILES, Measure, Metric
+from .metrics import QUANTILES, STREAM_FIGURES, Measure, Metric, RoundValues
 from .results import Reading
 
 SIDES = ("baseline", "framework")
@@ -110,3 +110,21 @@ def compared(
         centre, low, high = (math.exp(v) - 1 if math.isfinite(v) else math.nan for v in (centre, low, high))
     samples = tuple(math.exp(d) - 1 for d in each) if change else tuple(each)
     return Reading(row, metric, centre, low, high, interval, samples, measure=measure)
+
+
+def pair_rounds(row: str, metrics: Sequence[Metric], sides: Sequence[SideFigures]) -> list[RoundValues]:
+    """A transport pair's rounds as places compare them: each round's change (its ratio) and each side's figure."""
+    rounds = []
+    for baseline, framework in zip(sides[0].rounds, sides[1].rounds, strict=True):
+        values: list[tuple[str, Metric, Measure, float]] = [
+            (row, m, Measure.CHANGE, framework[m] / baseline[m]) for m in metrics if baseline[m] > 0
+        ]
+        for name, side in zip(SIDES, (baseline, framework), strict=True):
+            values += [(side_row(row, name), m, Measure.FIGURE, side[m]) for m in metrics]
+        rounds.append([[r, str(m), str(measure), v] for r, m, measure, v in values if math.isfinite(v)])
+    return rounds
+
+
+def stream_rounds(row: str, rounds: Sequence[Sequence[Sequence[StreamStats]]]) -> list[RoundValues]:
+    """A stream pair's rounds (each side's, each round its streams) as places compare them."""
+    return pair_rounds(row, STREAM_FIGURES, stream_sides(rounds))

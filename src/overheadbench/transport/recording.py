@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from ..engine.settings import Settings
 from ..http.load import Throughput
 from ..http.stream_stats import REQUEST_KEYS, StreamStats
 from .limits import parse_limits
-from .metrics import KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric
+from .metrics import KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric, RoundValues
 from .results import Reading
 
 STREAM_RUNS = 21
@@ -47,6 +47,10 @@ class RowRecorder:
         self._rows: set[str] = set()
         self.stream_runs = STREAM_RUNS if measuring else 1
         """Streams per stream row (the quick profile's fixture takes fewer)."""
+        self.paired: list[RoundValues] = []
+        """The pairs' rounds as other places compare them: every pair's k-th together (:func:`.pairing.pair_rounds`)."""
+        self.levels: dict[str, float] = {}
+        """The confidence of each row read at looks (a stream pair's and its sides')."""
 
     def record(self, label: str, result: Throughput, **budgets: Any) -> None:
         """Record a :class:`~overheadbench.http.load.Throughput` as row ``label`` (from
@@ -155,6 +159,17 @@ class RowRecorder:
             return parse_limits(mine, where)
         except MarkerError as exc:
             raise OverheadUsageError(str(exc)) from None
+
+    def _keep_rounds(self, rounds: list[RoundValues]) -> None:
+        """Keep a pair's rounds for the other places' (round k beside every other pair's k-th)."""
+        for index, values in enumerate(rounds):
+            if index == len(self.paired):
+                self.paired.append([])
+            self.paired[index] += values
+
+    def _looked(self, rows: Sequence[str], confidence: float) -> None:
+        """These rows (a pair's and its sides') were read at looks, at ``confidence``."""
+        self.levels.update(dict.fromkeys(rows, confidence))
 
     def _add(self, reading: Reading, limits: Limits) -> None:
         self.readings.append((reading, limits))

@@ -25,16 +25,14 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
 from ..core.turns import asking, looked
 from ..engine.changes import look_counts, looks_confidence
 from ..http.stream_stats import StreamSide, StreamStats
-from .across import pair_rounds
 from .metrics import STREAM_FIGURES, Limits, Measure
-from .pairing import stream_sides
 
 T = TypeVar("T")
 PAIR_STREAMS = 3
@@ -60,6 +58,8 @@ class StreamPlan:
     """One round's sides, in the order they run."""
     decided: Callable[[Rounds, float], bool]
     row: str = ""
+    values: Callable[[Rounds], list[Any]] = lambda rounds: []
+    """Its rounds as other places compare them (:func:`~.pairing.pair_rounds`), asked at a look."""
     warmup: bool = False
     """Stream one round of each side first, unread: a side's first streams open its connections
     (at 8 in flight a base tree's first round read 108 ms where the rest read 36-45)."""
@@ -85,8 +85,7 @@ class StreamPlan:
                 return
             affordable = (self.clock() - started) * self.looks[index + 1] / look <= self.ceiling_s
             wanted = self.budgeted and not self.decided(rounds, self.confidence)
-            values = pair_rounds(self.row, STREAM_FIGURES, stream_sides(rounds))
-            if not looked(self.row, values, wanted, affordable, self.confidence):
+            if not looked(self.row, self.values(rounds), wanted, affordable, self.confidence):
                 return
 
 

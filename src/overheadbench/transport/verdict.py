@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
 from statistics import NormalDist
 
-from .metrics import Measure, Metric, session_prior
+from .metrics import DEFAULT_ERRORS, FigureKey, Limits, Measure, Metric, session_prior
 from .results import FigureResult, Reading, check_of
 
 
@@ -67,3 +68,28 @@ def judge(
     return FigureResult(
         nodeid, reading, check_of(judged, limit, measured or reading.metric == Metric.ERRORS, core_share)
     )
+
+
+def judged(
+    nodeid: str,
+    readings: Sequence[tuple[Reading, Limits]],
+    marker: Limits,
+    measuring: bool,
+    confidence: float,
+    core_share: float | None,
+    session_sd: Callable[[FigureKey], float | None] | None,
+) -> list[FigureResult]:
+    """Every recorded figure of a test against its limit: the call's, else the ``marker``'s (failed
+    requests: at most ``DEFAULT_ERRORS`` unless a limit is given); ``session_sd`` says how far a
+    figure moves between sessions here, learned from stored runs (None: its prior); ``core_share``
+    how much of a core the test got when judged."""
+    results = []
+    for reading, own in readings:
+        key = (reading.metric, reading.measure)
+        limit = own.get(key, marker.get(key))
+        if limit is None and reading.metric == Metric.ERRORS:
+            limit = DEFAULT_ERRORS
+        sd = session_sd((nodeid, reading.row, *key)) if session_sd else None
+        found = judge(nodeid, reading, limit, measuring, session_sd=sd, confidence=confidence, core_share=core_share)
+        results.append(found)
+    return results

@@ -1,0 +1,218 @@
+"""A transport pair at other places takes turns with the session's own run, round by round.
+
+Units: the controller's :class:`~overheadbench.replicas.transport.Turns` over scripted replicas (who
+runs when, and every place stopping at the same look), the gate's question at a look, and a stream
+plan whose looks a taker decides. Sessions: a sync stream pair under ``--overhead-env`` whose streams
+write which place ran them, read back for the interleaving, the lockstep and the change's rounds."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from typing import Any
+
+import pytest
+from test_environments import interpreter
+from test_stream_pairs import stream
+
+from overheadbench.core.turns import asking, looked, take_turn, turns
+from overheadbench.core.vocabulary import Role
+from overheadbench.engine.changes import Gate
+from overheadbench.engine.samples import PlaceFigures
+from overheadbench.replicas.messages import Figured, Go, Look, Looked, Take, Turn
+from overheadbench.replicas.transport import Turns
+from overheadbench.transport.across import unknown_changes
+from overheadbench.transport.stream_pairs import Rounds, StreamPlan
+
+
+class ScriptedPool:
+    """A replica pool whose one replica answers from a script, logging what it was told."""
+
+    def __init__(self, name: str, log: list[str], answers: list[Turn | Look | Figured]) -> None:
+        self.name, self.log, self.answers = name, log, iter(answers)
+        self.released = 0
+
+    def tell(self, order: Go | Take | Looked) -> Turn | Look | Figured:
+        if isinstance(order, Take):
+            self.log.append(self.name)
+        elif isinstance(order, Looked):
+            self.log.append(f"{self.name} looked {order.more}")
+        return next(self.answers)
+
+    def release(self) -> None:
+        self.released += 1
+
+
+def place(name: str) -> PlaceFigures:
+    return PlaceFigures(name, Role.BASE)
+
+
+def test_each_round_every_place_runs_once_between_the_sessions_own_rounds() -> None:
+    log: list[str] = []
+    pools = [ScriptedPool(name, log, [Turn()] * 20 + [Figured([], [["r", "total", "figure", 1.0]])]) for name in "ab"]
+    with Turns(pools, [place("a"), place("b")], None, random.Random(5)) as taking:  # type: ignore[arg-type]
+        for _ in range(20):
+            take_turn()
+            log.append("own")
+        placed = taking.finish()
+    rounds = [list(group) for own, group in itertools.groupby(log, lambda said: said == "own") if not own]
+    assert log.count("a") == log.count("b") == log.count("own") == 20  # then each ended at its 21st answer
+    assert all(len(between) <= 4 for between in rounds)  # a place's turn after own's, then before own's next
+    assert [p.rounds for p in placed] == [(["r", "total", "figure", 1.0],)] * 2
+    assert all(pool.released == 1 for pool in pools)
+    take_turn()  # the session's run has ended: nobody takes turns now
+    assert log.count("a") == 20
+
+
+def test_every_place_stops_at_the_look_the_session_decides() -> None:
+    log: list[str] = []
+    asked: list[tuple[str, list[Any], list[Any], float]] = []
+
+    def question(row: str, own: list[Any], places: list[Any], confidence: float) -> bool:
+        asked.append((row, own, [rounds for _, rounds in places], confidence))
+        return len(asked) == 1  # unknown at the first look, decided at the second
+
+    at_look = [Look("pair", [["pair", "total", "max", 2.0]])]
+    script: list[Turn | Look | Figured] = [Turn(), *at_look, Turn(), *at_look, Figured([])]
+    pool = ScriptedPool("base", log, script)
+    with Turns([pool], [place("base")], None, random.Random(1), question) as taking:  # type: ignore[arg-type]
+        assert asking()
+        take_turn()
+        assert looked("pair", [["pair", "total", "max", 1.0]], False, True, 0.98)
+        take_turn()
+        assert not looked("pair", [], False, True, 0.98)
+        taking.finish()
+    assert log == ["base", "base looked True", "base", "base looked False"]
+    assert asked[0] == ("pair", [["pair", "total", "max", 1.0]], [[["pair", "total", "max", 2.0]]], 0.98)
+
+
+def test_a_look_the_sessions_run_never_reached_ends_that_pair_there() -> None:
+    """The base tree's test looks where the head's does not (another budget): it is told to stop."""
+    log: list[str] = []
+    pool = ScriptedPool("base", log, [Turn(), Look("other", []), Turn(), Figured([])])
+    with Turns([pool], [place("base")], None, random.Random(2)) as taking:  # type: ignore[arg-type]
+        take_turn()
+        take_turn()
+        taking.finish()
+    assert log[:3] == ["base", "base looked False", "base"]
+
+
+def test_an_unaffordable_look_ends_the_pair_whatever_is_unknown() -> None:
+    pool = ScriptedPool("base", [], [Look("pair", []), Figured([])])
+    with Turns([pool], [place("base")], None, random.Random(2), lambda *_: True) as taking:  # type: ignore[arg-type]
+        assert not looked("pair", [], True, False, 0.98)
+        taking.finish()
+
+
+def rounds(values: list[float], row: str = "pair [framework]") -> list[list[Any]]:
+    return [[[row, "total", "figure", value]] for value in values]
+
+
+def test_the_gates_question_is_a_change_still_unknown_at_the_threshold() -> None:
+    unknown = unknown_changes(Gate("base", 5.0))
+    steady = [0.010 * (1 + 0.002 * (-1) ** i) for i in range(12)]
+    base = [(place("base"), rounds(steady))]
+    assert not unknown("pair", rounds([v * 1.30 for v in steady]), base, 0.983)  # regressed: decided
+    assert not unknown("pair", rounds(steady), base, 0.983)  # the same: decided
+    noisy = [0.010 * (1 + 0.2 * (-1) ** i) for i in range(12)]
+    assert unknown("pair", rounds(noisy), base, 0.983)
+
+
+class Taker:
+    asks = True
+
+    def __init__(self, answers: list[bool]) -> None:
+        self.answers, self.looks = iter(answers), 0
+
+    def turn(self) -> None:
+        pass
+
+    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
+        self.looks += 1
+        return next(self.answers)
+
+
+def test_a_stream_pair_taking_turns_looks_where_the_session_says() -> None:
+    taker = Taker([True, False])
+    with turns(taker):
+        plan = StreamPlan(4, False, 60.0, lambda: [0, 1], lambda *_: True, "pair")
+        done: Rounds = ([], [])
+        for side in plan.sides(done):
+            done[side].append([stream(0.01)])
+    assert (plan.looks, len(done[0]), taker.looks) == ([4, 8, 16], 8, 2)
+    alone = StreamPlan(4, False, 60.0, lambda: [0, 1], lambda *_: True, "pair")
+    assert alone.looks == [4]
+
+
+PAIR = """
+import os
+import pathlib
+import time
+
+PLACE = os.environ.get("PLACE", "own")
+LOG = pathlib.Path(__file__).with_name("streams.log")
+
+
+def source(label, side, delay_s):
+    def events():
+        with LOG.open("a") as log:
+            log.write(f"{PLACE} {label} {side}\\n")
+        for _ in range(3):
+            time.sleep(delay_s)
+            yield "event"
+    return events
+
+
+def test_pair(transport):
+    slower = float(os.environ.get("SLOWER", "1"))
+    transport.compare_streams(source("a", "raw", 0.0005), source("a", "sdk", 0.002 * slower), label="sdk vs raw")
+    if os.environ.get("FAIL_OWN") and PLACE == "own":
+        raise AssertionError("the session's own run fails after its first pair")
+    transport.compare_streams(source("b", "raw", 0.0005), source("b", "sdk", 0.002), label="second")
+
+
+def test_after(transport):
+    transport.compare_streams(source("c", "raw", 0.0005), source("c", "sdk", 0.002), label="after")
+"""
+
+
+def run_pair(pytester: pytest.Pytester, *options: str, **twin: str) -> pytest.RunResult:
+    pytester.makepyfile(test_pair=PAIR)
+    envs = f"--overhead-env=twin={interpreter(pytester.path, 'twin', PLACE='twin', **twin)}"
+    return pytester.runpytest("--overhead", "--overhead-quick", envs, "--overhead-json=o.json", *options)
+
+
+def streams(pytester: pytest.Pytester, label: str) -> list[str]:
+    """Which place ran each stream of pair ``label``, in order."""
+    lines = (pytester.path / "streams.log").read_text().splitlines()
+    return [place for place, pair, _ in (line.split() for line in lines) if pair == label]
+
+
+def test_a_stream_pair_at_another_place_takes_its_rounds_in_turn_and_stops_with_the_sessions(
+    pytester: pytest.Pytester,
+) -> None:
+    done = run_pair(pytester, "--overhead-fail-above=transport:20", "test_pair.py::test_pair", SLOWER="5")
+    done.assert_outcomes(failed=1)
+    done.stdout.fnmatch_lines(["*sdk vs raw [[]framework] stream total time under twin regressed*"])
+    places = streams(pytester, "a")
+    assert places.count("own") == places.count("twin") > 0  # every look decided for both alike
+    runs = [len(list(group)) for _, group in itertools.groupby(places)]
+    assert max(runs) <= 12  # a round is 6 streams: at most a place's two rounds in a row, never its whole pair
+    figures = json.loads((pytester.path / "o.json").read_text())["figures"]
+    (total,) = [f for f in figures if f["row"] == "sdk vs raw [framework]" and f["metric"] == "total"]
+    rounds = places.count("own") // 6 - 1  # 6 streams a round, less the warm-up round
+    assert total["places"][0]["change"]["df"] == rounds - 1  # paired round by round, not by whole runs
+
+
+def test_a_session_whose_own_run_fails_ends_the_other_places_run_there_and_goes_on(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAIL_OWN", "1")
+    done = run_pair(pytester)
+    done.assert_outcomes(failed=1, passed=1)
+    done.stdout.fnmatch_lines(["*the session's own run fails after its first pair*"])
+    assert streams(pytester, "b") == []  # the other place's run ended at its next pair's first turn
+    figures = json.loads((pytester.path / "o.json").read_text())["figures"]
+    after = [f for f in figures if f["row"] == "after" and f["places"]]
+    assert after and all(f["places"][0]["name"] == "twin" for f in after)  # its replica went on to the next test
