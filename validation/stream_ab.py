@@ -121,7 +121,11 @@ def report(
                 cells = [s[(row, metric)] for s in sessions if (row, metric) in s]
                 said = "; ".join(f"{p:+.1f}% ±{d:.1f}% {f}" for p, d, f in cells)
                 regressed = sum(f == "regressed" for _, _, f in cells)
-                print(f"{tree}: {row} {metric}: {regressed} of {len(cells)} regressed: {said}")
+                same = sum(f == "same" for _, _, f in cells)
+                pooled = statistics.fmean(p for p, _, _ in cells) if cells else float("nan")
+                print(
+                    f"{tree}: {row} {metric}: {regressed} regressed, {same} same of {len(cells)} (mean {pooled:+.1f}%): {said}"
+                )
     print(
         f"A/B session {statistics.median(walls):.0f} s (median) against a plain one's {plain_s:.0f} s: {statistics.median(walls) / plain_s:.1f}x"
     )
