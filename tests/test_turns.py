@@ -20,6 +20,7 @@ from overheadbench.core.turns import asking, looked, take_turn, turns
 from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import Gate
 from overheadbench.engine.samples import PlaceFigures
+from overheadbench.engine.stats import trimmed_mean
 from overheadbench.replicas.messages import Figured, Go, Look, Looked, Take, Turn
 from overheadbench.replicas.transport import Turns
 from overheadbench.transport.across import unknown_changes
@@ -202,7 +203,7 @@ def test_a_stream_pair_at_another_place_takes_its_rounds_in_turn_and_stops_with_
     figures = json.loads((pytester.path / "o.json").read_text())["figures"]
     (total,) = [f for f in figures if f["row"] == "sdk vs raw [framework]" and f["metric"] == "total"]
     rounds = places.count("own") // 6 - 1  # 6 streams a round, less the warm-up round
-    assert total["places"][0]["change"]["df"] == rounds - 1  # paired round by round, not by whole runs
+    assert total["places"][0]["change"]["df"] == trimmed_mean([0.0] * rounds)[2]  # paired round by round
 
 
 def test_a_session_whose_own_run_fails_ends_the_other_places_run_there_and_goes_on(
@@ -216,3 +217,10 @@ def test_a_session_whose_own_run_fails_ends_the_other_places_run_there_and_goes_
     figures = json.loads((pytester.path / "o.json").read_text())["figures"]
     after = [f for f in figures if f["row"] == "after" and f["places"]]
     assert after and all(f["places"][0]["name"] == "twin" for f in after)  # its replica went on to the next test
+
+
+def test_paired_rounds_are_averaged_trimmed_so_a_few_rounds_in_another_regime_cannot_carry_the_change() -> None:
+    steady = [0.01 * (-1) ** i for i in range(20)]
+    centre, se, df = trimmed_mean([*steady[:16], 0.5, 0.6, 0.5, 0.7])  # four rounds 50-70% apart
+    assert abs(centre) < 0.02 and df == 20 - 2 * 4 - 1
+    assert trimmed_mean([0.1, 0.2, 0.3])[::2] == (pytest.approx(0.2), 2)  # fewer than ten: the plain mean

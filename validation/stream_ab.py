@@ -4,7 +4,9 @@
 
 The async pairs of stream_decided.py (the ``openai`` SDK against raw httpx, one at a time and 8 in
 flight), the SDK side through a layer that spins ``spin_ns.txt`` ns a chunk: main spins 0, the head a
-share of the SDK stream's time calibrated on main (``--slower 0.10``: +10% of its total one at a time).
+share of the SDK stream's time (``--slower 0.10``: +10% of its total one at a time), calibrated on the
+base tree's rounds of an A/B session of main against itself beside the same busy loops (a busy plain
+session's figure made a "+10%" head read +16..+67%).
 Each session, beside ``--busy`` busy loops: ``pytest --overhead --overhead-against=main
 --overhead-fail-above=transport:5`` on main (identical trees) and on the head. Reported per tree: the
 SDK side's rows' (``[framework]``) total and events/s change at the base tree, the gate's finding at
@@ -69,7 +71,11 @@ def main() -> None:
     harness.git(folder, "commit", "-qm", "main")
     with harness.busy_loops(args.busy, seconds=3600.0):
         plain = harness.session(folder, args.out / "plain.json", *common, paths=[harness.SRC])
-        total = next(f["check"]["value"] for f in plain.figures if f["row"] == ROWS[0] and f["metric"] == "total")
+        against = ("--overhead-against=main", f"--overhead-fail-above=transport:{THRESHOLD:g}")
+        base = harness.session(folder, args.out / "calibration.json", *common, *against, paths=[harness.SRC])
+        total = next(  # the A/B's own base: its stream as the gate's rounds read it beside these busy loops
+            f["places"][0]["change"]["old"] for f in base.figures if f["row"] == ROWS[0] and f["metric"] == "total"
+        )
         spin_ns = int(args.slower * total * 1e9 / args.tokens)
         print(
             f"plain session {plain.wall_s:.0f} s; the SDK's stream {1000 * total:.2f} ms: the head spins {spin_ns} ns a chunk"
@@ -86,8 +92,7 @@ def main() -> None:
                     folder,
                     args.out / f"{tree}{number}.json",
                     *common,
-                    "--overhead-against=main",
-                    f"--overhead-fail-above=transport:{THRESHOLD:g}",
+                    *against,
                     paths=[harness.SRC],
                 )
                 walls.append(ran.wall_s)

@@ -11,8 +11,8 @@ such figures, the test runs again in rounds, each running it whole in a fresh re
 a random order (:func:`~overheadbench.replicas.places.transport_rounds`), and those figures' changes come
 from the whole runs.
 
-A figure's change is the mean over rounds of log(place / own), with a Student t interval from its
-spread over rounds: no between-session term. "Worse" is the figure's own direction (lower req/s, higher
+A figure's change is the trimmed mean over rounds of log(place / own), with Yuen's Student t interval
+from its spread over rounds: no between-session term. "Worse" is the figure's own direction (lower req/s, higher
 latency or CPU).
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
-from ..engine.stats import CONFIDENCE
+from ..engine.stats import CONFIDENCE, trimmed_mean
 from .metrics import COMPARED, SPECS, Metric, RoundValues
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
@@ -132,14 +132,13 @@ def _paired(
     what: str, metric: Metric, own: list[float], other: list[float], role: Role, confidence: float
 ) -> Change | None:
     """A figure's change between the session's own place and another, paired by round: the
-    session's own over a base tree, or an environment over the session's own; its interval at
-    ``confidence``."""
+    session's own over a base tree, or an environment over the session's own; the trimmed mean of
+    the rounds' log ratios (:func:`~overheadbench.engine.stats.trimmed_mean`), its interval at ``confidence``."""
     pairs = [(a, b) for a, b in zip(own, other, strict=False) if a > 0 and b > 0]  # NaN compares False
     if len(pairs) < 2:
         return None
     old, new = zip(*(role.old_new(a, b) for a, b in pairs), strict=True)
-    logs = [math.log(n / o) for o, n in zip(old, new, strict=True)]
+    centre, se, df = trimmed_mean([math.log(n / o) for o, n in zip(old, new, strict=True)])
     base = math.exp(statistics.fmean(math.log(o) for o in old))
-    se = statistics.stdev(logs) / math.sqrt(len(logs))
-    moved = base * math.exp(statistics.fmean(logs))
-    return Change(what, base, moved, se, len(logs) - 1, higher_is_worse=not SPECS[metric].floor, confidence=confidence)
+    moved = base * math.exp(centre)
+    return Change(what, base, moved, se, df, higher_is_worse=not SPECS[metric].floor, confidence=confidence)
