@@ -31,7 +31,7 @@ from ..report.shown import Shown, render_changes
 from ..report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
 from ..report.spreadsheet import csv_text
 from ..report.summary import place_tables
-from ..report.transport import figure_places, figure_shown
+from ..report.transport import figure_shown
 from ..store.environment import differences_heading
 from ..store.index import indexed_runs, run_row
 from ..store.runs import Run, Storage, read_run
@@ -158,7 +158,7 @@ def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
     changes = [
         (place.name, pair_shown(place.change)) for r in results for place in r.places if place.change is not None
     ]
-    changes += [(name, shown) for name, (_, rows) in figure_places(figures).items() for shown in rows]
+    changes += [(p.name, figure_shown(f, p.change)) for f in figures for p in f.places if p.gated]
     return _regressions([*changes, *((against, shown) for shown in stored)], fail_above, unknown)
 
 

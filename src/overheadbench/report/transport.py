@@ -45,6 +45,9 @@ NOTE = (
 )
 
 
+NOT_GATED = " (a side: not gated)"
+"""How a change table names a pair's side's change between places: shown where the gate's rule calls
+it a change, never failing (:attr:`~overheadbench.transport.results.FigurePlace.gated`)."""
 MEASURED_AS = {Measure.FIGURE: "", Measure.CHANGE: " (change)", Measure.ADDED: " (added)"}
 """A transport pair's rows: the framework side's change over the baseline's, its added cost."""
 
@@ -109,27 +112,33 @@ def markdown_figures(figures: Sequence[FigureResult]) -> str:
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
 
 
-def figure_shown(figure: FigureResult, change: Change) -> Shown:
+def figure_shown(figure: FigureResult, change: Change, gated: bool = True) -> Shown:
     """A transport figure's change: its value on both sides, as the figure prints (a pair's
-    ratio, framework / baseline, as a ratio)."""
+    ratio, framework / baseline, as a ratio); one not gated says so."""
     what = f"{figure.row} {SPECS[figure.metric].what}" + (" ratio" if figure.measure == Measure.CHANGE else "")
+    what += "" if gated else NOT_GATED
     return Shown(figure.nodeid, what, compared_text(figure, change.old), compared_text(figure, change.new), change)
 
 
-def figure_places(figures: Sequence[FigureResult]) -> dict[str, tuple[tuple[str, str], list[Shown]]]:
-    """Each other place's transport figure changes (by place name): the sides' names and the rows."""
+def figure_places(
+    figures: Sequence[FigureResult], threshold: float | None = None
+) -> dict[str, tuple[tuple[str, str], list[Shown]]]:
+    """Each other place's transport figure changes (by place name): the sides' names and the rows (a
+    change not gated where the gate's rule at ``threshold`` calls it one, :meth:`~.FigurePlace.shown`)."""
     found: dict[str, tuple[tuple[str, str], list[Shown]]] = {}
     for figure in figures:
         for place in figure.places:
             sides = place.role.sides(place.name)
-            found.setdefault(place.name, (sides, []))[1].append(figure_shown(figure, place.change))
+            rows = found.setdefault(place.name, (sides, []))[1]
+            if place.shown(threshold):
+                rows.append(figure_shown(figure, place.change, place.gated))
     return found
 
 
 def render_figure_places(figures: Sequence[FigureResult], thresholds: Thresholds) -> list[str]:
     """Each other place's change table of the transport figures."""
     lines: list[str] = []
-    for name, (sides, shown) in figure_places(figures).items():
+    for name, (sides, shown) in figure_places(figures, thresholds.transport).items():
         reference = name if sides[0] == "base" else ""
         lines += [*([""] if lines else []), *render_changes(shown, reference, thresholds, sides)]
     return lines
@@ -138,7 +147,7 @@ def render_figure_places(figures: Sequence[FigureResult], thresholds: Thresholds
 def markdown_figure_places(figures: Sequence[FigureResult], threshold: float | None = None) -> str:
     """The markdown section of each other place's transport figure changes (measured in rounds)."""
     sections = []
-    for name, (sides, shown) in figure_places(figures).items():
+    for name, (sides, shown) in figure_places(figures, threshold).items():
         rows = [("Test", "Figure", sides[0].capitalize(), sides[1], "Change", "95% CI", "Detects", "Outcome")]
         for row in shown:
             change = row.change

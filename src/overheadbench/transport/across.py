@@ -21,14 +21,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
 from ..engine.stats import CONFIDENCE, trimmed_mean
-from .metrics import COMPARED, SPECS, Metric, RoundValues
+from .metrics import COMPARED, SPECS, Measure, Metric, RoundValues
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
 PLACE_ROUNDS = 8
@@ -42,6 +42,11 @@ PlacedRounds = tuple[Sequence[RoundValues], Sequence[PlaceFigures]]
 _Key = tuple[str, str, str]
 Question = Callable[[str, list[Any], list[tuple[PlaceFigures, list[Any]]], float], bool]
 """The gate's question at a pair's look (:func:`unknown_changes`)."""
+
+
+def pair_sides(paired: Sequence[RoundValues]) -> set[str]:
+    """The rows of the pairs' sides (their own figures, beside the pairs' changes)."""
+    return {values[0] for round_values in paired for values in round_values if values[2] == Measure.FIGURE}
 
 
 def unpaired(figures: Sequence[FigureResult], paired: Sequence[RoundValues]) -> bool:
@@ -63,11 +68,15 @@ def whole_rounds(own: Sequence[list[Any]], places: Sequence[PlaceFigures]) -> Pl
 
 
 def with_places(
-    figures: Sequence[FigureResult], *sources: PlacedRounds, levels: Mapping[str, float] | None = None
+    figures: Sequence[FigureResult],
+    *sources: PlacedRounds,
+    levels: Mapping[str, float] | None = None,
+    sides: Collection[str] = (),
 ) -> list[FigureResult]:
     """``figures`` (the test's own run, judged) with each comparable figure's change at every place
     that ran the test, from the first of ``sources`` with two paired rounds of it (the turns, then
-    the whole runs); a row read at looks at its looks' level (``levels``, by row)."""
+    the whole runs); a row read at looks at its looks' level (``levels``, by row); a pair's side
+    (``sides``, by row) not gated (:attr:`~.results.FigurePlace.gated`)."""
     read = [(_by_round(own), [(place, _by_round(place.rounds)) for place in places]) for own, places in sources]
     names = list(dict.fromkeys(p.name for _, places in sources for p in places if not p.missing))
     count = sum(comparable(figure) for figure in figures)
@@ -85,7 +94,7 @@ def with_places(
                 what = f"{figure.nodeid}: {figure.row} {figure.metric}"
                 change = _paired(what, figure.metric, own[key], values[key], place.role, confidence)
                 if change is not None:
-                    changes.append(FigurePlace(place.name, place.role, change))
+                    changes.append(FigurePlace(place.name, place.role, change, figure.row not in sides))
                     break
         placed.append(FigureResult(figure.nodeid, figure.reading, figure.check, tuple(changes)))
     return placed

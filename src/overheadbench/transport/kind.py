@@ -32,6 +32,7 @@ from .across import (
     QUICK_PLACE_ROUNDS,
     PlacedRounds,
     Question,
+    pair_sides,
     unknown_changes,
     unpaired,
     whole_rounds,
@@ -209,7 +210,7 @@ class TransportKind(KindHooks):
         if unpaired(figures, fixture.paired):
             rounds = self.places.transport(fixture.nodeid, self.settings, fixture.rng, self.rounds)
             sources.append(whole_rounds(*rounds))
-        return with_places(figures, *sources, levels=fixture.levels)
+        return with_places(figures, *sources, levels=fixture.levels, sides=pair_sides(fixture.paired))
 
     def carried(self, item: pytest.Item) -> dict[str, Any]:
         figures = item.stash.get(_FIGURES, None)

@@ -23,8 +23,9 @@ def figures_outcome(
     gate: Gate | None = None,
 ) -> Outcome:
     """A transport test's outcome (:func:`decide`): each figure's verdict, and each figure's
-    change against the stored run, or at every other place of the session, in percent of the figure."""
-    placed = [(figure, place.change, place) for figure in figures for place in figure.places]
+    change against the stored run, or at every other place of the session (a pair's sides there
+    are only shown), in percent of the figure."""
+    placed = [(figure, place.change, place) for figure in figures for place in figure.places if place.gated]
     gated = []
     for figure, change, place in [*((figure, change, None) for figure, change in changes), *placed]:
         spec = SPECS[figure.metric]

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.jsonio import Fields
 from ..core.vocabulary import Role
-from ..engine.changes import Change, StoredChange, detectable, interval_estimate
+from ..engine.changes import Change, Finding, StoredChange, detectable, interval_estimate
 from ..engine.checks import Check, Status, Unit, show
 from ..engine.readings import Reading as SeriesReading, link_of
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
@@ -53,16 +53,31 @@ class FigurePlace:
     name: str
     role: Role
     change: Change
+    gated: bool = True
+    """False for a pair's side ([baseline], [framework]): on a busy runner one place's client and server
+    ran a whole test a third slower than the other's, both sides alike, in 2 of 15 sessions on identical
+    trees; the pair's ratio, which that cancels, is gated, each side's change only shown."""
+
+    def shown(self, threshold: float | None) -> bool:
+        """Whether a change table shows it: a gated change always, one not gated only where the gate's
+        own rule calls it a change (regressed or improved at ``threshold``; without one, significant)."""
+        if self.gated:
+            return True
+        if threshold is None:
+            return self.change.significant
+        return self.change.finding(threshold) in (Finding.REGRESSED, Finding.IMPROVED)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "change": self.change.to_json()}
+        return {"name": self.name, "role": self.role, "change": self.change.to_json(), "gated": self.gated}
 
     @classmethod
     def from_json(cls, data: Any, path: str, what: str) -> FigurePlace:
         fields = Fields(data, path)
         change = fields.obj("change")
         assert change is not None
-        return cls(fields.text("name"), fields.choice("role", Role), Change.from_json(change.data, change.path, what))
+        found = Change.from_json(change.data, change.path, what)
+        gated = "gated" not in fields.data or fields.flag("gated")  # schema 22; before it every change was gated
+        return cls(fields.text("name"), fields.choice("role", Role), found, gated)
 
 
 @dataclass(frozen=True)
