@@ -71,21 +71,23 @@ def test_every_place_stops_at_the_look_the_session_decides() -> None:
     asked: list[tuple[str, list[Any], list[Any], float]] = []
 
     def question(row: str, own: list[Any], places: list[Any], confidence: float) -> bool:
-        asked.append((row, own, [rounds for _, rounds in places], confidence))
+        asked.append((row, own, [(place.name, rounds) for place, rounds in places], confidence))
         return len(asked) == 1  # unknown at the first look, decided at the second
 
     at_look = [Look("pair", [["pair", "total", "max", 2.0]])]
     script: list[Turn | Look | Figured] = [Turn(), *at_look, Turn(), *at_look, Figured([])]
     pool = ScriptedPool("base", log, script)
-    with Turns([pool], [place("base")], None, random.Random(1), question) as taking:  # type: ignore[arg-type]
+    gone = PlaceFigures("gone", Role.ENVIRONMENT, missing=True)  # has no such test: no pool, still a place
+    with Turns([pool], [gone, place("base")], None, random.Random(1), question) as taking:  # type: ignore[arg-type]
         assert asking()
         take_turn()
         assert looked("pair", [["pair", "total", "max", 1.0]], False, True, 0.98)
         take_turn()
         assert not looked("pair", [], False, True, 0.98)
-        taking.finish()
+        placed = taking.finish()
     assert log == ["base", "base looked True", "base", "base looked False"]
-    assert asked[0] == ("pair", [["pair", "total", "max", 1.0]], [[["pair", "total", "max", 2.0]]], 0.98)
+    assert asked[0] == ("pair", [["pair", "total", "max", 1.0]], [("base", [["pair", "total", "max", 2.0]])], 0.98)
+    assert [p.name for p in placed] == ["gone", "base"] and placed[0].missing
 
 
 def test_a_look_the_sessions_run_never_reached_ends_that_pair_there() -> None:

@@ -68,6 +68,8 @@ class Turns:
     ) -> None:
         self.pools, self.places = list(pools), list(places)
         """The pools taking part (one each of the places not missing), and every place (missing or not)."""
+        self.present = [place for place in places if not place.missing]
+        """The places taking part, as :attr:`pools` lists them."""
         self.settings, self.rng, self.question = settings, rng, question
         self.waiting: list[Waiting] = []
         """Where each pool's replica waits."""
@@ -107,7 +109,9 @@ class Turns:
         self._give(self._after)
         self._after = []
         there = [index for index in self._running() if _at_look(self.waiting[index], row)]
-        asked = [(self.places[index], _rounds(self.waiting[index])) for index in there]
+        asked = [
+            (self.present[index], waiting.rounds) for index in there if isinstance(waiting := self.waiting[index], Look)
+        ]
         more = affordable and (wanted or (self.question is not None and self.question(row, rounds, asked, confidence)))
         for index in there:
             self.waiting[index] = self.pools[index].tell(Looked(more))
@@ -143,10 +147,6 @@ class Turns:
 
 def _at_look(waiting: Waiting, row: str) -> bool:
     return isinstance(waiting, Look) and waiting.row == row
-
-
-def _rounds(waiting: Waiting) -> list[Any]:
-    return waiting.rounds if isinstance(waiting, (Look, Figured)) else []
 
 
 def _figured(waiting: Waiting) -> list[Any]:
