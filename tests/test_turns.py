@@ -16,7 +16,7 @@ import pytest
 from test_environments import interpreter
 from test_stream_pairs import stream
 
-from overheadbench.core.turns import asking, looked, take_turn, turns
+from overheadbench.core.turns import At, asking, looked, take_turn, turns
 from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import Gate
 from overheadbench.engine.samples import PlaceFigures
@@ -68,10 +68,10 @@ def test_each_round_every_place_runs_once_between_the_sessions_own_rounds() -> N
 
 def test_every_place_stops_at_the_look_the_session_decides() -> None:
     log: list[str] = []
-    asked: list[tuple[str, list[Any], list[Any], float]] = []
+    asked: list[tuple[At, list[Any]]] = []
 
-    def question(row: str, own: list[Any], places: list[Any], confidence: float) -> bool:
-        asked.append((row, own, [(place.name, rounds) for place, rounds in places], confidence))
+    def question(at: At, places: list[Any]) -> bool:
+        asked.append((at, [(place.name, rounds) for place, rounds in places]))
         return len(asked) == 1  # unknown at the first look, decided at the second
 
     at_look = [Look("pair", [["pair", "total", "max", 2.0]])]
@@ -81,12 +81,13 @@ def test_every_place_stops_at_the_look_the_session_decides() -> None:
     with Turns([pool], [gone, place("base")], None, random.Random(1), question) as taking:  # type: ignore[arg-type]
         assert asking()
         take_turn()
-        assert looked("pair", [["pair", "total", "max", 1.0]], False, True, 0.98)
+        assert looked(At("pair", [["pair", "total", "max", 1.0]], 0.98, 4), False, True)
         take_turn()
-        assert not looked("pair", [], False, True, 0.98)
+        assert not looked(At("pair", [], 0.98, 4), False, True)
         placed = taking.finish()
     assert log == ["base", "base looked True", "base", "base looked False"]
-    assert asked[0] == ("pair", [["pair", "total", "max", 1.0]], [("base", [["pair", "total", "max", 2.0]])], 0.98)
+    at = At("pair", [["pair", "total", "max", 1.0]], 0.98, 4)
+    assert asked[0] == (at, [("base", [["pair", "total", "max", 2.0]])])
     assert [p.name for p in placed] == ["gone", "base"] and placed[0].missing
 
 
@@ -104,7 +105,7 @@ def test_a_look_the_sessions_run_never_reached_ends_that_pair_there() -> None:
 def test_an_unaffordable_look_ends_the_pair_whatever_is_unknown() -> None:
     pool = ScriptedPool("base", [], [Look("pair", []), Figured([])])
     with Turns([pool], [place("base")], None, random.Random(2), lambda *_: True) as taking:  # type: ignore[arg-type]
-        assert not looked("pair", [], True, False, 0.98)
+        assert not looked(At("pair", [], 0.98, 4), True, False)
         taking.finish()
 
 
@@ -112,14 +113,21 @@ def rounds(values: list[float], row: str = "pair [framework]") -> list[list[Any]
     return [[[row, "total", "figure", value]] for value in values]
 
 
-def test_the_gates_question_is_a_change_still_unknown_at_the_threshold() -> None:
+def test_the_gates_question_is_a_change_still_unknown_at_the_threshold_that_more_rounds_could_decide() -> None:
     unknown = unknown_changes(Gate("base", 5.0))
     steady = [0.010 * (1 + 0.002 * (-1) ** i) for i in range(12)]
     base = [(place("base"), rounds(steady))]
-    assert not unknown("pair", rounds([v * 1.30 for v in steady]), base, 0.983)  # regressed: decided
-    assert not unknown("pair", rounds(steady), base, 0.983)  # the same: decided
-    noisy = [0.010 * (1 + 0.2 * (-1) ** i) for i in range(12)]
-    assert unknown("pair", rounds(noisy), base, 0.983)
+
+    def at(values: list[float], last: int = 48) -> At:
+        return At("pair", rounds(values), 0.983, last)
+
+    assert not unknown(at([v * 1.30 for v in steady]), base)  # regressed: decided
+    assert not unknown(at(steady), base)  # the same: decided
+    wobbly = [0.010 * (1.10 + 0.06 * (-1) ** i) for i in range(12)]  # +10% ±6% a round
+    assert unknown(at(wobbly), base)  # unknown at 12 rounds; 48 would tell +10% from 5%
+    assert not unknown(at(wobbly, last=13), base)  # one more round would not: futile
+    noisy = [0.010 * (1 + 0.4 * (-1) ** i) for i in range(12)]
+    assert not unknown(at(noisy), base)  # ±40% a round around 0: even 48 rounds hold the threshold
 
 
 class Taker:
@@ -131,7 +139,7 @@ class Taker:
     def turn(self) -> None:
         pass
 
-    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
+    def look(self, at: At, wanted: bool, affordable: bool) -> bool:
         self.looks += 1
         return next(self.answers)
 

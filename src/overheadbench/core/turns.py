@@ -23,7 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class At:
+    """A pair at a look: its row, its rounds' values so far (:data:`~overheadbench.transport.metrics.RoundValues`
+    each), the confidence its looks read at, and the rounds of its last look."""
+
+    row: str
+    rounds: list[Any]
+    confidence: float
+    last: int
 
 
 class Taker(Protocol):
@@ -38,10 +50,9 @@ class Taker(Protocol):
         """Return when this place's round may run."""
         ...
 
-    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
-        """Whether pair ``row`` goes on to its next look: ``rounds`` its rounds' values so far
-        (:data:`~overheadbench.transport.across.RoundValues`), ``wanted`` its own budgets'
-        answer, ``affordable`` whether the next look fits its ceiling, ``confidence`` its looks' level."""
+    def look(self, at: At, wanted: bool, affordable: bool) -> bool:
+        """Whether the pair ``at`` its look goes on to its next: ``wanted`` its own budgets' answer,
+        ``affordable`` whether the next look fits its ceiling."""
         ...
 
 
@@ -69,9 +80,9 @@ def asking() -> bool:
     return any(taker.asks for taker in _TAKERS)
 
 
-def looked(row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
-    """At a look of pair ``row``: whether it goes on (:meth:`Taker.look`; with no taker, ``wanted and affordable``)."""
+def looked(at: At, wanted: bool, affordable: bool) -> bool:
+    """At a pair's look: whether it goes on (:meth:`Taker.look`; with no taker, ``wanted and affordable``)."""
     for taker in list(_TAKERS):
         if taker.asks:
-            return taker.look(row, rounds, wanted, affordable, confidence)
+            return taker.look(at, wanted, affordable)
     return wanted and affordable

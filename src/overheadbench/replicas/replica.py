@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from ..core.timeouts import heard
-from ..core.turns import turns
+from ..core.turns import At, turns
 from ..engine.attribution import Profiled
 from ..engine.calibration import Request, calibrate
 from ..engine.samples import CountSamples, ReplicaSamples
@@ -135,8 +135,8 @@ class Turning:
         if self.taking:
             self._answer(Turn(), Take)
 
-    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
-        answer = self._answer(Look(row, rounds), Looked)
+    def look(self, at: At, wanted: bool, affordable: bool) -> bool:
+        answer = self._answer(Look(at.row, at.rounds), Looked)
         return isinstance(answer, Looked) and answer.more
 
     def _answer(self, said: Turn | Look, expected: type) -> Message:

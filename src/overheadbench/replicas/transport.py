@@ -26,7 +26,7 @@ from contextlib import ExitStack, contextmanager
 from types import TracebackType
 from typing import Any, Protocol
 
-from ..core.turns import turns
+from ..core.turns import At, turns
 from ..engine.samples import PlaceFigures
 from ..engine.settings import Settings
 from .messages import Figured, Go, Look, Looked, Take, Turn
@@ -48,9 +48,10 @@ OWN = -1
 """The session's own place in a round's order."""
 Waiting = Turn | Look | Figured
 """Where a replica taking turns waits: at a round, at a look, or ended (its figures)."""
-Question = Callable[[str, list[Any], list[tuple[PlaceFigures, list[Any]]], float], bool]
-"""The gate's question at a pair's look: ``(row, own rounds, each place's rounds, confidence)`` ->
-whether a change there is still unknown at the threshold (:func:`~overheadbench.transport.across.unknown_changes`)."""
+Question = Callable[[At, list[tuple[PlaceFigures, list[Any]]]], bool]
+"""The gate's question at a pair's look: ``(the session's pair at its look, each place's rounds)`` ->
+whether a change there is unknown at the threshold and could be decided
+(:func:`~overheadbench.transport.across.unknown_changes`)."""
 
 
 class Turns:
@@ -102,17 +103,17 @@ class Turns:
         self._give(order[:mine])
         self._after = order[mine + 1 :]
 
-    def look(self, row: str, rounds: list[Any], wanted: bool, affordable: bool, confidence: float) -> bool:
-        """The session's pair ``row`` is at a look: so is every place's, once its round is taken; the
+    def look(self, at: At, wanted: bool, affordable: bool) -> bool:
+        """The session's pair is ``at`` a look: so is every place's, once its round is taken; the
         pair goes on, everywhere, where the next look is affordable and its budgets (``wanted``) or the
         gate's question at a place asks for it."""
         self._give(self._after)
         self._after = []
-        there = [index for index in self._running() if _at_look(self.waiting[index], row)]
+        there = [index for index in self._running() if _at_look(self.waiting[index], at.row)]
         asked = [
             (self.present[index], waiting.rounds) for index in there if isinstance(waiting := self.waiting[index], Look)
         ]
-        more = affordable and (wanted or (self.question is not None and self.question(row, rounds, asked, confidence)))
+        more = affordable and (wanted or (self.question is not None and self.question(at, asked)))
         for index in there:
             self.waiting[index] = self.pools[index].tell(Looked(more))
         return more

@@ -24,6 +24,7 @@ import statistics
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from ..core.turns import At
 from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
@@ -40,7 +41,7 @@ QUICK_PLACE_ROUNDS = 5
 PlacedRounds = tuple[Sequence[RoundValues], Sequence[PlaceFigures]]
 """The session's own rounds and every other place's (each place's :attr:`~PlaceFigures.rounds`)."""
 _Key = tuple[str, str, str]
-Question = Callable[[str, list[Any], list[tuple[PlaceFigures, list[Any]]], float], bool]
+Question = Callable[[At, list[tuple[PlaceFigures, list[Any]]]], bool]
 """The gate's question at a pair's look (:func:`unknown_changes`)."""
 
 
@@ -101,25 +102,35 @@ def with_places(
 
 
 def unknown_changes(gate: Gate) -> Question:
-    """The gate's question at a pair's look (:class:`~overheadbench.replicas.transport.Turns`):
-    whether any of its figures' change at a place is unknown at the threshold, at the looks'
-    ``confidence`` shared among the pair's figures."""
+    """The gate's question at a pair's look (:class:`~overheadbench.replicas.transport.Turns`): whether
+    any of its figures' change at a place is unknown at the threshold, at the looks' confidence shared
+    among the pair's figures, and could still be decided by its last look (:func:`_could_decide`)."""
 
-    def unknown(row: str, own: list[Any], places: list[tuple[PlaceFigures, list[Any]]], confidence: float) -> bool:
-        mine = _by_round(own)
-        level = _each(confidence, len(mine))
+    def unknown(at: At, places: list[tuple[PlaceFigures, list[Any]]]) -> bool:
+        mine = _by_round(at.rounds)
+        level = _each(at.confidence, len(mine))
         for place, rounds in places:
             theirs = _by_round(rounds)
             for key, values in mine.items():
                 metric = Metric(key[1])
                 if metric not in COMPARED or key not in theirs:
                     continue
-                change = _paired(f"{row} {metric}", metric, values, theirs[key], place.role, level)
+                change = _paired(f"{at.row} {metric}", metric, values, theirs[key], place.role, level)
                 if change is not None and gate.finding(change) == Finding.UNKNOWN:
-                    return True
+                    if _could_decide(change, gate, len(values), at.last):
+                        return True
         return False
 
     return unknown
+
+
+def _could_decide(change: Change, gate: Gate, rounds: int, last: int) -> bool:
+    """Whether a change unknown after ``rounds`` could be decided after ``last``: its interval narrowed as
+    that many rounds would narrow it, its centre where it is. Going on where even that interval holds
+    the threshold only costs time (stopping for futility: it can end a look without a finding, never
+    make one), as identical trees' 8-in-flight ratios (±9..±18% at 48 rounds) did at every look."""
+    narrowed = dataclasses.replace(change, se=change.se * math.sqrt(rounds / max(last, rounds)), df=last - 1)
+    return gate.finding(narrowed) != Finding.UNKNOWN
 
 
 def _each(confidence: float, figures: int) -> float:

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
-from ..core.turns import asking, looked
+from ..core.turns import At, asking, looked
 from ..engine.changes import look_counts, looks_confidence
 from ..http.stream_stats import StreamSide, StreamStats
 from .metrics import STREAM_FIGURES, Limits, Measure
@@ -85,7 +85,7 @@ class StreamPlan:
                 return
             affordable = (self.clock() - started) * self.looks[index + 1] / look <= self.ceiling_s
             wanted = self.budgeted and not self.decided(rounds, self.confidence)
-            if not looked(self.row, self.values(rounds), wanted, affordable, self.confidence):
+            if not looked(At(self.row, self.values(rounds), self.confidence, self.looks[-1]), wanted, affordable):
                 return
 
 
