@@ -14,8 +14,8 @@ pair's ceiling (``max_time_s``, 60 s). Looking again while undecided is optional
 look reads its intervals at the Bonferroni confidence over the looks
 (:func:`~overheadbench.engine.changes.looks_confidence`); a pair without such a budget asks no
 question and is read once, at the usual confidence. Under ``--overhead-against`` with a threshold, the
-gate asks too: every place's rounds go on while a change there is unknown at it, all places stopping at
-the same look (:mod:`overheadbench.core.turns`).
+gate asks too: every place's rounds go on while a change there is unknown at it and the last look could
+decide it, all places stopping at the same look (:mod:`overheadbench.core.turns`).
 """
 
 from __future__ import annotations
