@@ -29,7 +29,7 @@ from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
 from ..engine.stats import CONFIDENCE, trimmed_mean
-from .metrics import COMPARED, SPECS, Measure, Metric, RoundValues
+from .metrics import BY_SERVER, COMPARED, SPECS, Measure, Metric, RoundValues
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
 PLACE_ROUNDS = 8
@@ -51,9 +51,10 @@ def pair_sides(paired: Sequence[RoundValues]) -> set[str]:
 
 
 def unpaired(figures: Sequence[FigureResult], paired: Sequence[RoundValues]) -> bool:
-    """Whether the test has a comparable figure outside its pairs' rounds (a load or stream row)."""
+    """Whether the test has a comparable figure outside its pairs' rounds (a load or stream row; a
+    pair's side's CPU by server is its side's breakdown, compared with the side)."""
     rows = {values[0] for round_values in paired for values in round_values}
-    return any(comparable(figure) and figure.row not in rows for figure in figures)
+    return any(comparable(f) and f.row.partition(BY_SERVER)[0] not in rows for f in figures)
 
 
 def whole_rounds(own: Sequence[list[Any]], places: Sequence[PlaceFigures]) -> PlacedRounds:

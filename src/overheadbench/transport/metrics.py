@@ -170,6 +170,8 @@ COMPARED = (
     Metric.SERVER_CPU,
 )
 """Figures with a ratio to compare (failed requests are counts, judged by their own limit)."""
+BY_SERVER = " · "
+"""Between a load row's name and a server's, in the row of that server's CPU per request."""
 FigureKey = tuple[str, str, Metric, Measure]
 """What identifies a figure across runs: the test, the row, the figure and its measure."""
 RoundValues = list[list[Any]]

@@ -24,7 +24,7 @@ from ..engine.settings import Settings
 from ..http.load import Throughput
 from ..http.stream_stats import REQUEST_KEYS, StreamStats
 from .limits import parse_limits
-from .metrics import KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric, RoundValues
+from .metrics import BY_SERVER, KEYWORDS, PAIR_KEYWORDS, QUANTILES, Limits, Metric, RoundValues
 from .results import Reading
 
 STREAM_RUNS = 21
@@ -118,7 +118,7 @@ class RowRecorder:
         ):
             self._add(Reading(label, metric, value, value, value, ""), limits)
         for server, value in result.server_cpu_by_server:
-            self._add(Reading(f"{label} · {server}", Metric.SERVER_CPU, value, value, value, ""), limits)
+            self._add(Reading(f"{label}{BY_SERVER}{server}", Metric.SERVER_CPU, value, value, value, ""), limits)
         note = f"the first: {result.first_error}" if result.first_error else ""
         self._add(Reading(label, Metric.ERRORS, result.errors, result.errors, result.errors, "", note=note), limits)
 
