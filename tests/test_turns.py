@@ -21,6 +21,7 @@ from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import Gate
 from overheadbench.engine.samples import PlaceFigures
 from overheadbench.engine.stats import trimmed_mean
+from overheadbench.replicas.failures import NotInTree
 from overheadbench.replicas.messages import Figured, Go, Look, Looked, Take, Turn
 from overheadbench.replicas.transport import Turns
 from overheadbench.transport.across import unknown_changes
@@ -30,8 +31,8 @@ from overheadbench.transport.stream_pairs import Rounds, StreamPlan
 class ScriptedPool:
     """A replica pool whose one replica answers from a script, logging what it was told."""
 
-    def __init__(self, name: str, log: list[str], answers: list[Turn | Look | Figured]) -> None:
-        self.name, self.log, self.answers = name, log, iter(answers)
+    def __init__(self, name: str, log: list[str], answers: list[Turn | Look | Figured], here: bool = True) -> None:
+        self.name, self.log, self.answers, self.here = name, log, iter(answers), here
         self.released = 0
 
     def tell(self, order: Go | Take | Looked) -> Turn | Look | Figured:
@@ -44,6 +45,11 @@ class ScriptedPool:
     def release(self) -> None:
         self.released += 1
 
+    def ensure(self, count: int, nodeid: str) -> None:
+        if not self.here:
+            raise NotInTree(f"{nodeid}: not in {self.name}", failed=False)
+        self.log.append(f"{self.name} moved")
+
 
 def place(name: str) -> PlaceFigures:
     return PlaceFigures(name, Role.BASE)
@@ -52,12 +58,14 @@ def place(name: str) -> PlaceFigures:
 def test_each_round_every_place_runs_once_between_the_sessions_own_rounds() -> None:
     log: list[str] = []
     pools = [ScriptedPool(name, log, [Turn()] * 20 + [Figured([], [["r", "total", "figure", 1.0]])]) for name in "ab"]
-    with Turns(pools, [place("a"), place("b")], None, random.Random(5)) as taking:  # type: ignore[arg-type]
+    with Turns(pools, [place("a"), place("b")], "t.py::test", None, random.Random(5)) as taking:  # type: ignore[arg-type]
         for _ in range(20):
             take_turn()
             log.append("own")
         placed = taking.finish()
-    rounds = [list(group) for own, group in itertools.groupby(log, lambda said: said == "own") if not own]
+    assert log[:2] == ["a moved", "b moved"]  # at the session's first round, not before
+    turns_taken = log[2:]
+    rounds = [list(group) for own, group in itertools.groupby(turns_taken, lambda said: said == "own") if not own]
     assert log.count("a") == log.count("b") == log.count("own") == 20  # then each ended at its 21st answer
     assert all(len(between) <= 4 for between in rounds)  # a place's turn after own's, then before own's next
     assert [p.rounds for p in placed] == [(["r", "total", "figure", 1.0],)] * 2
@@ -77,15 +85,16 @@ def test_every_place_stops_at_the_look_the_session_decides() -> None:
     at_look = [Look("pair", [["pair", "total", "max", 2.0]])]
     script: list[Turn | Look | Figured] = [Turn(), *at_look, Turn(), *at_look, Figured([])]
     pool = ScriptedPool("base", log, script)
-    gone = PlaceFigures("gone", Role.ENVIRONMENT, missing=True)  # has no such test: no pool, still a place
-    with Turns([pool], [gone, place("base")], None, random.Random(1), question) as taking:  # type: ignore[arg-type]
+    gone = ScriptedPool("gone", log, [], here=False)  # has no such test: left out, still a place
+    places = [PlaceFigures("gone", Role.ENVIRONMENT), place("base")]
+    with Turns([gone, pool], places, "t.py::test", None, random.Random(1), question) as taking:  # type: ignore[arg-type]
         assert asking()
         take_turn()
         assert looked(At("pair", [["pair", "total", "max", 1.0]], 0.98, 4), False, True)
         take_turn()
         assert not looked(At("pair", [], 0.98, 4), False, True)
         placed = taking.finish()
-    assert log == ["base", "base looked True", "base", "base looked False"]
+    assert log == ["base moved", "base", "base looked True", "base", "base looked False"]
     at = At("pair", [["pair", "total", "max", 1.0]], 0.98, 4)
     assert asked[0] == (at, [("base", [["pair", "total", "max", 2.0]])])
     assert [p.name for p in placed] == ["gone", "base"] and placed[0].missing
@@ -95,18 +104,28 @@ def test_a_look_the_sessions_run_never_reached_ends_that_pair_there() -> None:
     """The base tree's test looks where the head's does not (another budget): it is told to stop."""
     log: list[str] = []
     pool = ScriptedPool("base", log, [Turn(), Look("other", []), Turn(), Figured([])])
-    with Turns([pool], [place("base")], None, random.Random(2)) as taking:  # type: ignore[arg-type]
+    with Turns([pool], [place("base")], "t.py::test", None, random.Random(2)) as taking:  # type: ignore[arg-type]
         take_turn()
         take_turn()
         taking.finish()
-    assert log[:3] == ["base", "base looked False", "base"]
+    assert log[:4] == ["base moved", "base", "base looked False", "base"]
 
 
 def test_an_unaffordable_look_ends_the_pair_whatever_is_unknown() -> None:
-    pool = ScriptedPool("base", [], [Look("pair", []), Figured([])])
-    with Turns([pool], [place("base")], None, random.Random(2), lambda *_: True) as taking:  # type: ignore[arg-type]
+    log: list[str] = []
+    pool = ScriptedPool("base", log, [Turn(), Look("pair", []), Figured([])])
+    with Turns([pool], [place("base")], "t.py::test", None, random.Random(2), lambda *_: True) as taking:  # type: ignore[arg-type]
+        take_turn()
         assert not looked(At("pair", [], 0.98, 4), True, False)
         taking.finish()
+    assert log[-1] == "base looked False"
+
+
+def test_a_test_without_stream_pairs_moves_no_replica_to_take_turns() -> None:
+    log: list[str] = []
+    with Turns([ScriptedPool("base", log, [])], [place("base")], "t.py::test", None, random.Random(2)) as taking:  # type: ignore[arg-type]
+        placed = taking.finish()
+    assert log == [] and placed == [place("base")]
 
 
 def rounds(values: list[float], row: str = "pair [framework]") -> list[list[Any]]:

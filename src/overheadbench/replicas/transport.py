@@ -1,20 +1,23 @@
-"""A transport test at the session's other places: its pairs' rounds taken in turn with the session's
-own (:class:`Turns`), or the whole test run in rounds of fresh replicas (:func:`transport_rounds`).
+"""A transport test at the session's other places: its stream pairs' rounds taken in turn with the
+session's own (:class:`Turns`), and the whole test run in rounds of fresh replicas for its other figures
+(:func:`transport_rounds`).
 
-**Turns.** While the session runs a transport test, one replica of every other place (the base tree, an
-environment) runs it too, parked between rounds: at each round of the session's own run
-(:func:`~overheadbench.core.turns.take_turn`) every place takes one round, in a random order, each while
-the others wait, so no two places ever measure at once and each round of the base tree sits beside the
-same round of the head. A replica's round is what it runs from one turn to its next (one window or
-batch of streams of each side, and whatever the test does in between). When the session's run ends,
-the replicas still running get their turns until they end too, and send their figures and rounds.
-Ran as a whole test in a fresh replica per round instead, an SDK's stream pair A/B left a +10% head
-undecided in half its sessions (±7..±26% on identical trees) and took 9.7x a plain session
-(validation/STREAMS.md).
+**Turns.** When the session's run of a transport test reaches its first round of a stream pair
+(:func:`~overheadbench.core.turns.take_turn`), one replica of every other place (the base tree, an
+environment) is moved to the test and runs it too, parked between rounds: at each round of the session's
+own run every place takes one round, in a random order, each while the others wait, so no two places
+ever measure at once and each round of the base tree sits beside the same round of the head. A replica's
+round is what it runs from one turn to its next (one batch of streams of each side, and whatever the test
+does in between). When the session's run ends, the replicas still running get their turns until they end
+too, and send their figures and rounds. Ran as a whole test in a fresh replica per round instead, an SDK's
+stream pair A/B left a +10% head undecided in half its sessions (±7..±26% on identical trees) and took
+9.7x a plain session (validation/STREAMS.md).
 
-**Whole runs.** A figure outside a pair (a load row, a stream row) has no rounds of its own: a test
-with such figures runs again, whole, once per round in a fresh replica of every place, the session's
-own included, in a random order; its figures are paired by round.
+**Whole runs.** A figure outside a stream pair (a load pair, a load or stream row) runs, whole, once per
+round in a fresh replica of every place, the session's own included, in a random order; its figures are
+paired by round. A load pair is not taken in turns: its framework side's own server runs in one process
+per place, and a gateway's p99 read +10.1% ±2.9% on identical trees where each place's proxy process
+stayed as it started (validation/STREAMS.md); fresh processes each round carry that spread.
 """
 
 from __future__ import annotations
@@ -63,19 +66,23 @@ class Turns:
         self,
         pools: Sequence[TurnPool],
         places: Sequence[PlaceFigures],
+        nodeid: str,
         settings: Settings,
         rng: random.Random,
         question: Question | None = None,
     ) -> None:
-        self.pools, self.places = list(pools), list(places)
-        """The pools taking part (one each of the places not missing), and every place (missing or not)."""
-        self.present = [place for place in places if not place.missing]
+        self.candidates, self.places = list(pools), list(places)
+        """Every other place's pool, and every other place (marked missing where it lacks the test)."""
+        self.nodeid, self.settings, self.rng, self.question = nodeid, settings, rng, question
+        self.pools: list[TurnPool] = []
+        """The pools taking part, once the first round started: one each of the places not missing."""
+        self.present: list[PlaceFigures] = []
         """The places taking part, as :attr:`pools` lists them."""
-        self.settings, self.rng, self.question = settings, rng, question
         self.waiting: list[Waiting] = []
         """Where each pool's replica waits."""
         self._after: list[int] = []
         """The places whose turn of the current round comes after the session's own."""
+        self.started = False
         self._stack = ExitStack()
 
     @property
@@ -84,8 +91,6 @@ class Turns:
 
     def __enter__(self) -> Turns:
         self._stack.enter_context(turns(self))
-        go = Go(1, self.settings, turns=True, looks=self.asks)
-        self.waiting = [pool.tell(go) for pool in self.pools]  # each at its first round
         return self
 
     def __exit__(
@@ -93,9 +98,22 @@ class Turns:
     ) -> None:
         self._stack.close()
 
+    def _start(self) -> None:
+        """At the session's first round of a pair: one replica of every other place moved to the test
+        (a place without it left out) and run up to its own first round. A test without such pairs
+        never starts one."""
+        self.started = True
+        taking, present = placed(self.candidates, 1, self.nodeid)
+        self.places = [dataclasses.replace(p, missing=not here) for p, here in zip(self.places, present, strict=True)]
+        self.pools, self.present = taking, [place for place in self.places if not place.missing]
+        go = Go(1, self.settings, turns=True, looks=self.asks)
+        self.waiting = [pool.tell(go) for pool in self.pools]
+
     def turn(self) -> None:
         """The session's own round starts: the places drawn before it take theirs now, those after
         it at its next round (or look, or the end)."""
+        if not self.started:
+            self._start()
         self._give(self._after)
         order = [OWN, *self._running()]
         self.rng.shuffle(order)
@@ -123,6 +141,8 @@ class Turns:
         order each round) until they end, and are released; every place with its rounds (a missing
         one: as it was)."""
         self._stack.close()
+        if not self.started:  # the test had no stream pair: no replica took turns
+            return self.places
         self._give(self._after)
         while running := self._running():
             self.rng.shuffle(running)
@@ -167,14 +187,10 @@ def taking_turns(
     rng: random.Random,
     question: Question | None,
 ) -> Iterator[Turns]:
-    """One replica of every other place (``pools[1:]``, ``places``) moved to the test and taking
-    turns with the session's own run (a place without the test is left out, marked missing; one
-    where it does not collect fails the test with that place's error)."""
-    with one_pair(pools):
-        taking, present = placed(pools[1:], 1, nodeid)
-        found = [dataclasses.replace(p, missing=not here) for p, here in zip(places, present, strict=True)]
-        with Turns(taking, found, settings, rng, question) as taken:
-            yield taken
+    """Every other place (``pools[1:]``, ``places``) taking turns with the session's run of a test, once
+    its first stream pair's round starts; its replicas released at the end, whatever happened."""
+    with one_pair(pools), Turns(pools[1:], places, nodeid, settings, rng, question) as taken:
+        yield taken
 
 
 def transport_rounds(

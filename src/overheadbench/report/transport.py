@@ -124,7 +124,8 @@ def figure_places(
     figures: Sequence[FigureResult], threshold: float | None = None
 ) -> dict[str, tuple[tuple[str, str], list[Shown]]]:
     """Each other place's transport figure changes (by place name): the sides' names and the rows (a
-    change not gated where the gate's rule at ``threshold`` calls it one, :meth:`~.FigurePlace.shown`)."""
+    change not gated where the gate's rule at ``threshold`` calls it one,
+    :meth:`~overheadbench.transport.results.FigurePlace.shown`)."""
     found: dict[str, tuple[tuple[str, str], list[Shown]]] = {}
     for figure in figures:
         for place in figure.places:

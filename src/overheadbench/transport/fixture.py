@@ -42,7 +42,6 @@ from .pairing import (
     SideFigures,
     compared,
     load_figures,
-    pair_rounds,
     schedule,
     side_row,
     stream_rounds,
@@ -265,6 +264,7 @@ class TransportFixture(RowRecorder):
     ) -> tuple[list[StreamStats], list[StreamStats]]:
         """Record a stream pair: its figures' changes read at the looks' confidence, each side's row."""
         self._compared(row, STREAM_FIGURES, stream_sides(streams), limits, plan.confidence)
+        self._keep_rounds(stream_rounds(row, streams))
         if len(plan.looks) > 1:
             self._looked([row, *(side_row(row, name) for name in SIDES)], plan.confidence)
         pooled = [[stream for r in side for stream in r] for side in streams]
@@ -297,9 +297,8 @@ class TransportFixture(RowRecorder):
         self, row: str, metrics: Sequence[Metric], sides: list[SideFigures], limits: Limits, confidence: float = 0.0
     ) -> None:
         """Each figure's change (always) and added cost (where a ``max_abs`` budget asks for it), at
-        ``confidence`` (the session's where not given); its rounds kept for the other places'."""
+        ``confidence`` (the session's where not given)."""
         level = confidence or self.confidence
-        self._keep_rounds(pair_rounds(row, metrics, sides))
         for metric in metrics:
             self._add(compared(row, metric, Measure.CHANGE, sides[0], sides[1], level), limits)
             if (metric, Measure.ADDED) in limits or (metric, Measure.ADDED) in self.limits:

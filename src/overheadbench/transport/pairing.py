@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.turns import take_turn
 from ..engine.student import t_quantile
 from ..http.load import Throughput
 from ..http.stream_stats import StreamStats
@@ -41,14 +40,13 @@ def side_row(row: str, side: str) -> str:
     return f"{row} [{side}]"
 
 
-def schedule(rounds: int, rng: random.Random) -> Iterator[int]:
+def schedule(rounds: int, rng: random.Random) -> list[int]:
     """The sides' windows in order: ``rounds`` rounds, each side once per round (0: baseline,
-    1: framework), each round's order drawn at random, and each round this place's turn
-    (:func:`~overheadbench.core.turns.take_turn`: under ``--overhead-against`` the base tree's
-    same round runs beside it, not at once)."""
+    1: framework), each round's order drawn at random."""
+    order: list[int] = []
     for _ in range(rounds):
-        take_turn()
-        yield from rng.sample((0, 1), 2)
+        order += rng.sample((0, 1), 2)
+    return order
 
 
 def load_figures(run: Throughput) -> dict[Metric, float]:

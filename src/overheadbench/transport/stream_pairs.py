@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
-from ..core.turns import At, asking, looked
+from ..core.turns import At, asking, looked, take_turn
 from ..engine.changes import look_counts, looks_confidence
 from ..http.stream_stats import StreamSide, StreamStats
 from .metrics import STREAM_FIGURES, Limits, Measure
@@ -55,7 +55,7 @@ class StreamPlan:
     """The pair has a budget of its own on a stream figure (:func:`pair_limits`): a question to answer."""
     ceiling_s: float
     order: Callable[[], Iterable[int]]
-    """One round's sides, in the order they run."""
+    """One round's sides, in the order they run (:meth:`round` takes this place's turn first)."""
     decided: Callable[[Rounds, float], bool]
     row: str = ""
     values: Callable[[Rounds], list[Any]] = lambda rounds: []
@@ -72,6 +72,12 @@ class StreamPlan:
         self.looks = look_counts(self.rounds, MOST_LOOKS * self.rounds) if asked else [self.rounds]
         self.confidence = looks_confidence(len(self.looks))
 
+    def round(self) -> Iterable[int]:
+        """One round's sides, once this place's turn has come (:func:`~overheadbench.core.turns.take_turn`:
+        under ``--overhead-against`` the base tree's same round runs beside it, not at once)."""
+        take_turn()
+        return self.order()
+
     def sides(self, rounds: Rounds) -> Iterator[int]:
         """The sides to stream next, a round at a time (the caller appends each side's round to
         ``rounds`` before asking again), until a look finds every question answered (its budgets;
@@ -80,7 +86,7 @@ class StreamPlan:
         started = self.clock()
         for index, look in enumerate(self.looks):
             while len(rounds[0]) < look:
-                yield from self.order()
+                yield from self.round()
             if index + 1 == len(self.looks):
                 return
             affordable = (self.clock() - started) * self.looks[index + 1] / look <= self.ceiling_s
@@ -120,7 +126,7 @@ async def astreamed(
         return [await each for each in opened]
 
     rounds: Rounds = ([], [])
-    for side in plan.order() if plan.warmup else ():
+    for side in plan.round() if plan.warmup else ():
         await one(side)
     for side in plan.sides(rounds):
         rounds[side].append(await one(side))
@@ -139,7 +145,7 @@ def streamed(plan: StreamPlan, openers: Sequence[Callable[[], StreamStats]], cou
                 return [each.result() for each in started]
             return [openers[side]() for _ in range(count)]
 
-        for side in plan.order() if plan.warmup else ():
+        for side in plan.round() if plan.warmup else ():
             one(side)
         for side in plan.sides(rounds):
             rounds[side].append(one(side))
