@@ -1,10 +1,10 @@
-"""Turns: a transport pair's rounds taken in turn with the same test's rounds at the session's other places.
+"""Turns: a stream pair's rounds taken in turn with the same test's rounds at the session's other places.
 
-Under ``--overhead-against`` (or ``--overhead-env``) a transport pair's change between places is
-read round by round. A round is one window or batch of streams of each side of the pair; each
-place's round is taken while every other place waits (:func:`take_turn`, called where a round
-starts), so whatever the machine does falls on adjacent rounds of both trees, and the change is the
-paired rounds' mean (:mod:`overheadbench.transport.across`). Ran as a whole test in a fresh replica
+Under ``--overhead-against`` (or ``--overhead-env``) a stream pair's change between places is read
+round by round. A round is one batch of streams of each side of the pair; each place's round is taken
+while every other place waits (:func:`take_turn`, called where a round starts), so whatever the machine
+does falls on adjacent rounds of both trees, and the change is the paired rounds' trimmed mean
+(:mod:`overheadbench.transport.across`). Ran as a whole test in a fresh replica
 per round, a stream pair's A/B left a +10% head undecided in half its sessions and took ten times a
 plain session (validation/STREAMS.md).
 

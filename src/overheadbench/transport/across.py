@@ -1,15 +1,14 @@
 """A transport test at every place of the session (the base tree of ``--overhead-against``, each
 ``--overhead-env``): each figure's change against the session's own, paired by round.
 
-A transport pair's figures are compared round by round: the session's own run of the test and one
+A stream pair's figures are compared round by round: the session's own run of the test and one
 replica of every other place run it at once, each place's round taking its turn while the others wait
 (:mod:`overheadbench.core.turns`, :class:`~overheadbench.replicas.transport.Turns`), so whatever the machine
-does during a round falls on the adjacent rounds of every place. A round's value is its windows' or
-streams' figure (a pair change's as its ratio, framework / baseline; each side's own figure). A figure
-outside a pair (a load row, a stream row, a recorded one) has no rounds of its own: for a test with
-such figures, the test runs again in rounds, each running it whole in a fresh replica of every place, in
-a random order (:func:`~overheadbench.replicas.places.transport_rounds`), and those figures' changes come
-from the whole runs.
+does during a round falls on the adjacent rounds of every place. A round's value is its streams' figure
+(a pair change's as its ratio, framework / baseline, which is gated; each side's own figure, shown only).
+Any other figure (a load pair's, a load row, a stream row, a recorded one) comes from the test run again
+in rounds, each running it whole in a fresh replica of every place, in a random order
+(:func:`~overheadbench.replicas.transport.transport_rounds`).
 
 A figure's change is the trimmed mean over rounds of log(place / own), with Yuen's Student t interval
 from its spread over rounds: no between-session term. "Worse" is the figure's own direction (lower req/s, higher
