@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import harness
 from gateway_windows import PROXY
@@ -77,7 +76,7 @@ def main() -> None:
                 harness.git(folder, "checkout", "-q", tree)
                 out = args.out / f"{tree}{number}.json"
                 ran = harness.session(folder, out, *against, paths=[harness.SRC], timeout_s=900)
-                found[tree].append(changes(ran.run))
+                found[tree].append(harness.base_changes(ran.run, ROWS, LATENCIES, THRESHOLD))
                 print(f"session {number} {tree}: exit {ran.exit}, {ran.wall_s:.0f} s", flush=True)
     for tree, sessions in found.items():
         for row in ROWS:
@@ -85,22 +84,6 @@ def main() -> None:
             decided = sum(finding != "unknown" for _, _, finding in cells)
             said = "; ".join(f"{p:+.1f}% ±{d:.1f}% {f}" for p, d, f in cells)
             print(f"{tree}: {row} p50/p95/p99: {decided} of {len(cells)} decided: {said}")
-
-
-def changes(run: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float, str]]:
-    """Each latency's change at the base tree: (percent, what it detects, the gate's finding at 5%)."""
-    from overheadbench.engine.changes import Change
-
-    found = {}
-    for figure in run.get("figures", []):
-        if figure["row"] in ROWS and figure["metric"] in LATENCIES and figure["places"]:
-            change = Change.from_json(figure["places"][0]["change"], "change", figure["row"])
-            found[(figure["row"], figure["metric"])] = (
-                change.percent,
-                change.detectable,
-                change.finding(THRESHOLD).value,
-            )
-    return found
 
 
 if __name__ == "__main__":

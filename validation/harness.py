@@ -220,3 +220,22 @@ def git(folder: Path, *args: str) -> str:
     environ = {**os.environ, "GIT_AUTHOR_NAME": "v", "GIT_AUTHOR_EMAIL": "v@v"}
     environ.update(GIT_COMMITTER_NAME="v", GIT_COMMITTER_EMAIL="v@v")
     return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True, env=environ).stdout
+
+
+def base_changes(
+    run: dict[str, Any], rows: Sequence[str], metrics: Sequence[str], threshold: float
+) -> dict[tuple[str, str], tuple[float, float, str]]:
+    """Each of these rows' figures' change at the base tree of an A/B run: (percent, what it detects,
+    the gate's finding at ``threshold`` percent)."""
+    from overheadbench.engine.changes import Change
+
+    found = {}
+    for figure in run.get("figures", []):
+        if figure["row"] in rows and figure["metric"] in metrics and figure["places"]:
+            change = Change.from_json(figure["places"][0]["change"], "change", figure["row"])
+            found[(figure["row"], figure["metric"])] = (
+                change.percent,
+                change.detectable,
+                change.finding(threshold).value,
+            )
+    return found

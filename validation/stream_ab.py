@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections import defaultdict
-from typing import Any
 
 import harness
 
@@ -101,25 +100,9 @@ def main() -> None:
                     paths=[harness.SRC],
                 )
                 walls.append(ran.wall_s)
-                found[tree].append(changes(ran.run))
+                found[tree].append(harness.base_changes(ran.run, ROWS, FIGURES, THRESHOLD))
                 print(f"session {number} {tree}: exit {ran.exit}, {ran.wall_s:.0f} s")
     report(found, walls, plain.wall_s)
-
-
-def changes(run: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float, str]]:
-    """Each SDK-side row's change at the base tree: (percent, what it detects, the gate's finding at 5%)."""
-    from overheadbench.engine.changes import Change
-
-    found = {}
-    for figure in run.get("figures", []):
-        if figure["row"] in ROWS and figure["metric"] in FIGURES and figure["places"]:
-            change = Change.from_json(figure["places"][0]["change"], "change", figure["row"])
-            found[(figure["row"], figure["metric"])] = (
-                change.percent,
-                change.detectable,
-                change.finding(THRESHOLD).value,
-            )
-    return found
 
 
 def report(
