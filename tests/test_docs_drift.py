@@ -106,7 +106,11 @@ FACTS: list[tuple[str, str, tuple[float, ...]]] = [
         (STREAM_RUNS, QUICK_STREAM_RUNS),
     ),
     ("transport.md", r"\((\d+) rounds; (\d+) under `--overhead-quick`\)", (PLACE_ROUNDS, QUICK_PLACE_ROUNDS)),
-    ("transport.md", r"`figures\[i\]\.places`: `name`, `role`, `change`, `gated`; schema (\d+)\)", (SCHEMA_VERSION,)),
+    (
+        "transport.md",
+        r"`figures\[i\]\.places`: `name`, `role`, `change`, `gated`, `control`; schema (\d+)\)",
+        (SCHEMA_VERSION,),
+    ),
     ("baselines.md", r"`schema_version` \((\d+)\)", (SCHEMA_VERSION,)),
     ("index.md", r"gathering costs more than (\d+)% of the baseline's time per call", (100 * HARNESS_WARN_SHARE,)),
     ("counting.md", r"runs are schema (\d+) now", (SCHEMA_VERSION,)),

@@ -18,14 +18,18 @@ from test_stream_pairs import stream
 
 from overheadbench.core.turns import At, asking, looked, take_turn, turns
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.changes import Gate
+from overheadbench.engine.changes import Finding, Gate
 from overheadbench.engine.samples import PlaceFigures
 from overheadbench.engine.stats import trimmed_mean
 from overheadbench.replicas.failures import NotInTree
 from overheadbench.replicas.messages import Figured, Go, Look, Looked, Take, Turn
 from overheadbench.replicas.transport import Turns
-from overheadbench.transport.across import unknown_changes
+from overheadbench.report.transport import figure_places
+from overheadbench.transport.across import unknown_changes, with_places
+from overheadbench.transport.metrics import Measure, Metric
+from overheadbench.transport.results import FigurePlace, FigureResult, Reading
 from overheadbench.transport.stream_pairs import Rounds, StreamPlan
+from overheadbench.transport.verdict import judge
 
 
 class ScriptedPool:
@@ -260,3 +264,40 @@ def test_paired_rounds_are_averaged_trimmed_so_a_few_rounds_in_another_regime_ca
     centre, se, df = trimmed_mean([*steady[:16], 0.5, 0.6, 0.5, 0.7])  # four rounds 50-70% apart
     assert abs(centre) < 0.02 and df == 20 - 2 * 4 - 1
     assert trimmed_mean([0.1, 0.2, 0.3])[::2] == (pytest.approx(0.2), 2)  # fewer than ten: the plain mean
+
+
+def test_a_pairs_change_widens_by_as_far_as_its_baseline_side_moved_between_the_places() -> None:
+    """The places' processes sat differently on the cores for the whole test: the bare side (the trees'
+    shared path) read 60% slower at the base tree, so the pair's ratio is not trusted to the rounds' spread."""
+    rng = random.Random(3)
+
+    def rounds(bare: float, framework: float, control: bool = True) -> tuple[list[list[Any]], ...]:
+        found = []
+        for _ in range(24):
+            b, f = bare * rng.uniform(0.97, 1.03), framework * rng.uniform(0.97, 1.03)
+            found.append([["c=1", "total", "max", f / b], *([["c=1 [baseline]", "total", "figure", b]] * control)])
+        return tuple(found)
+
+    own = [
+        judge("t.py::test_sdk", Reading("c=1", Metric.TOTAL, 2.5, 2.4, 2.6, "", measure=Measure.CHANGE), None),
+        judge("t.py::test_sdk", Reading("c=1 [baseline]", Metric.TOTAL, 0.004, 0.004, 0.004, ""), None),
+    ]
+    session = rounds(0.004, 0.01)
+    sides = {"c=1 [baseline]"}
+
+    def at(bare: float, framework: float, control: bool = True) -> list[FigureResult]:
+        return with_places(
+            own, (session, [PlaceFigures("main", Role.BASE, rounds(bare, framework, control))]), sides=sides
+        )
+
+    apart = at(0.0064, 0.018)  # the base's ratio 2.8: the session's -11%
+    moved = apart[0].places[0]
+    assert (
+        moved.control == pytest.approx(apart[1].places[0].change.percent) and moved.control < -30
+    )  # from the base to the session
+    assert moved.change.percent < -5 and moved.change.finding(5) == Finding.UNKNOWN
+    assert at(0.0064, 0.018, control=False)[0].places[0].change.finding(5) == Finding.IMPROVED  # no control: wrong
+    alike = at(0.004, 0.0101)[0].places[0]
+    assert alike.control is None and alike.change.finding(5) == Finding.SAME
+    assert FigurePlace.from_json(moved.to_json(), "p", moved.change.what).control == moved.control
+    assert "[baseline] moved -38%" in figure_places(apart, 5.0)["main"][1][0].figure

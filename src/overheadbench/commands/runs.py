@@ -158,7 +158,7 @@ def _compare_trees(path: Path, fail_above: Thresholds, unknown: Policy) -> int:
     changes = [
         (place.name, pair_shown(place.change)) for r in results for place in r.places if place.change is not None
     ]
-    changes += [(p.name, figure_shown(f, p.change)) for f in figures for p in f.places if p.gated]
+    changes += [(p.name, figure_shown(f, p.change, control=p.control)) for f in figures for p in f.places if p.gated]
     return _regressions([*changes, *((against, shown) for shown in stored)], fail_above, unknown)
 
 

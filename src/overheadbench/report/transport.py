@@ -48,6 +48,9 @@ NOTE = (
 NOT_GATED = " (a side: not gated)"
 """How a change table names a pair's side's change between places: shown where the gate's rule calls
 it a change, never failing (:attr:`~overheadbench.transport.results.FigurePlace.gated`)."""
+CONTROLLED = " (wider: [baseline] moved {:+.0f}% between places)"
+"""How a change table names a pair's change widened by its control
+(:attr:`~overheadbench.transport.results.FigurePlace.control`)."""
 MEASURED_AS = {Measure.FIGURE: "", Measure.CHANGE: " (change)", Measure.ADDED: " (added)"}
 """A transport pair's rows: the framework side's change over the baseline's, its added cost."""
 
@@ -112,11 +115,13 @@ def markdown_figures(figures: Sequence[FigureResult]) -> str:
     return "\n\n".join(sections) + f"\n\n_{NOTE}_\n" if sections else ""
 
 
-def figure_shown(figure: FigureResult, change: Change, gated: bool = True) -> Shown:
+def figure_shown(figure: FigureResult, change: Change, gated: bool = True, control: float | None = None) -> Shown:
     """A transport figure's change: its value on both sides, as the figure prints (a pair's
-    ratio, framework / baseline, as a ratio); one not gated says so."""
+    ratio, framework / baseline, as a ratio); one not gated says so, one widened by its
+    baseline side's move between places (``control``, percent) says how far that side moved."""
     what = f"{figure.row} {SPECS[figure.metric].what}" + (" ratio" if figure.measure == Measure.CHANGE else "")
     what += "" if gated else NOT_GATED
+    what += "" if control is None else CONTROLLED.format(control)
     return Shown(figure.nodeid, what, compared_text(figure, change.old), compared_text(figure, change.new), change)
 
 
@@ -132,7 +137,7 @@ def figure_places(
             sides = place.role.sides(place.name)
             rows = found.setdefault(place.name, (sides, []))[1]
             if place.shown(threshold):
-                rows.append(figure_shown(figure, place.change, place.gated))
+                rows.append(figure_shown(figure, place.change, place.gated, place.control))
     return found
 
 

@@ -26,7 +26,7 @@ from ..pairs.results import REPORT_ATTRIBUTE as PAIR_ATTRIBUTE, OverheadResult
 from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
 from .environment import fingerprint, recorded_fingerprint
 
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 """2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
 (``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
 ``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's

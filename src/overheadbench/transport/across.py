@@ -13,6 +13,11 @@ in rounds, each running it whole in a fresh replica of every place, in a random 
 A figure's change is the trimmed mean over rounds of log(place / own), with Yuen's Student t interval
 from its spread over rounds: no between-session term. "Worse" is the figure's own direction (lower req/s, higher
 latency or CPU).
+
+A pair's change between places trusts that the places ran alike, which paired rounds cannot check: how one
+place's processes sit on the cores holds for a whole test. Its [baseline] side is the control (both trees
+share the bare path): where that side's own change excludes zero, the pair's interval widens by as much
+(:func:`_controlled`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
 from ..engine.samples import PlaceFigures
 from ..engine.stats import CONFIDENCE, trimmed_mean
-from .metrics import BY_SERVER, COMPARED, SPECS, Measure, Metric, RoundValues
+from .metrics import BY_SERVER, COMPARED, SIDES, SPECS, Measure, Metric, RoundValues, side_row
 from .results import FigurePlace, FigureResult, comparable, compared_values
 
 PLACE_ROUNDS = 8
@@ -98,7 +103,43 @@ def with_places(
                     changes.append(FigurePlace(place.name, place.role, change, figure.row not in sides))
                     break
         placed.append(FigureResult(figure.nodeid, figure.reading, figure.check, tuple(changes)))
-    return placed
+    return _controlled(placed)
+
+
+def _controlled(figures: list[FigureResult]) -> list[FigureResult]:
+    """Each pair's gated change at a place widened by how far its [baseline] side's change there lies
+    beyond zero (:attr:`~.results.FigurePlace.control`). On identical trees, one place's client and server
+    once ran a whole one-at-a-time test a third slower than the other's; the ratio cancelled most of it,
+    but not all: with a +10% head the baseline side read +65% (its interval +38..+97%) and the ratio a
+    wrong "improved", -22.1% ±21.2%. The sides need not move alike, so the bare side's shift bounds what
+    the places' difference can do to the ratio; the bare path is the trees' shared one, so its own
+    change is the places', not the code's (a head that changes it is only made less certain)."""
+    controls = {
+        (f.nodeid, f.row, f.metric): {p.name: p.change for p in f.places}
+        for f in figures
+        if f.measure == Measure.FIGURE
+    }
+    widened = []
+    for figure in figures:
+        control = controls.get((figure.nodeid, side_row(figure.row, SIDES[0]), figure.metric), {})
+        places = tuple(_widened(place, control.get(place.name)) for place in figure.places)
+        widened.append(dataclasses.replace(figure, places=places))
+    return widened
+
+
+def _widened(place: FigurePlace, control: Change | None) -> FigurePlace:
+    """``place``'s change with its interval's half-width grown by the log distance from zero of the
+    ``control``'s interval (none where that interval holds zero)."""
+    if control is None or control.exact or not place.gated:
+        return place
+    low, high = (math.log1p(end / 100) for end in control.interval)
+    beyond = max(low, -high, 0.0)
+    if beyond == 0:
+        return place
+    low, high = (math.log1p(end / 100) for end in dataclasses.replace(place.change, se=0.01).interval)
+    quantile = (high - low) / 2 / 0.01  # the interval's half-width per unit of se, at its df and confidence
+    change = dataclasses.replace(place.change, se=place.change.se + beyond / quantile)
+    return dataclasses.replace(place, change=change, control=control.percent)
 
 
 def unknown_changes(gate: Gate) -> Question:

@@ -36,17 +36,8 @@ from ..http.stream_stats import StreamSide, StreamStats
 if TYPE_CHECKING:
     from ..http.loadrun import Target
     from ..http.server import Server
-from .metrics import LOAD_FIGURES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric
-from .pairing import (
-    SIDES,
-    SideFigures,
-    compared,
-    load_figures,
-    schedule,
-    side_row,
-    stream_rounds,
-    stream_sides,
-)
+from .metrics import LOAD_FIGURES, SIDES, STREAM_FIGURES, FigureKey, Limits, Measure, Metric, side_row
+from .pairing import SideFigures, compared, load_figures, schedule, stream_rounds, stream_sides
 from .recording import QUICK_STREAM_RUNS, STREAM_RUNS, RowRecorder
 from .results import FigureResult, Reading
 from .stream_pairs import Rounds, StreamPlan, astreamed, openers_of, pair_limits, per_round, streamed

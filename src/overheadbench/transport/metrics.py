@@ -172,6 +172,15 @@ COMPARED = (
 """Figures with a ratio to compare (failed requests are counts, judged by their own limit)."""
 BY_SERVER = " · "
 """Between a load row's name and a server's, in the row of that server's CPU per request."""
+SIDES = ("baseline", "framework")
+"""A pair's two sides, as their own rows name them."""
+
+
+def side_row(row: str, side: str) -> str:
+    """The row of one side of pair ``row`` (its own figures beside the pair's changes)."""
+    return f"{row} [{side}]"
+
+
 FigureKey = tuple[str, str, Metric, Measure]
 """What identifies a figure across runs: the test, the row, the figure and its measure."""
 RoundValues = list[list[Any]]

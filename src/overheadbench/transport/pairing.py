@@ -28,16 +28,8 @@ import numpy as np
 from ..engine.student import t_quantile
 from ..http.load import Throughput
 from ..http.stream_stats import StreamStats
-from .metrics import QUANTILES, STREAM_FIGURES, Measure, Metric, RoundValues
+from .metrics import QUANTILES, SIDES, STREAM_FIGURES, Measure, Metric, RoundValues, side_row
 from .results import Reading
-
-SIDES = ("baseline", "framework")
-"""A pair's two sides, as their own rows name them."""
-
-
-def side_row(row: str, side: str) -> str:
-    """The row of one side of pair ``row`` (its own figures beside the pair's changes)."""
-    return f"{row} [{side}]"
 
 
 def schedule(rounds: int, rng: random.Random) -> list[int]:

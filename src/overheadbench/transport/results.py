@@ -57,6 +57,9 @@ class FigurePlace:
     """False for a pair's side ([baseline], [framework]): on a busy runner one place's client and server
     ran a whole test a third slower than the other's, both sides alike, in 2 of 15 sessions on identical
     trees; the pair's ratio, which that cancels, is gated, each side's change only shown."""
+    control: float | None = None
+    """Percent: the pair's [baseline] side's change between the places where its interval excluded zero,
+    which widened this change's interval by as much (:func:`~.across._controlled`; schema 23)."""
 
     def shown(self, threshold: float | None) -> bool:
         """Whether a change table shows it: a gated change always, one not gated only where the gate's
@@ -68,7 +71,13 @@ class FigurePlace:
         return self.change.finding(threshold) in (Finding.REGRESSED, Finding.IMPROVED)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "role": self.role, "change": self.change.to_json(), "gated": self.gated}
+        return {
+            "name": self.name,
+            "role": self.role,
+            "change": self.change.to_json(),
+            "gated": self.gated,
+            "control": self.control,
+        }
 
     @classmethod
     def from_json(cls, data: Any, path: str, what: str) -> FigurePlace:
@@ -77,7 +86,8 @@ class FigurePlace:
         assert change is not None
         found = Change.from_json(change.data, change.path, what)
         gated = "gated" not in fields.data or fields.flag("gated")  # schema 22; before it every change was gated
-        return cls(fields.text("name"), fields.choice("role", Role), found, gated)
+        control = fields.maybe_number("control")  # schema 23
+        return cls(fields.text("name"), fields.choice("role", Role), found, gated, control)
 
 
 @dataclass(frozen=True)
