@@ -68,7 +68,7 @@ def test_a_ci_template_installs_a_pinned_overheadbench_and_no_project(template: 
     text = template.read_text()
     for job in MEASURING_JOBS[template.name]:
         installs = [line for line in template_commands(template, job) if "pip install" in line]
-        assert installs == [f'{INSTALL}"$OVERHEADBENCH"', f"{INSTALL}$DEPENDENCIES"], job
+        assert installs == [f'{INSTALL}"$OVERHEADBENCH" $DEPENDENCIES'], job
     variables = template_variables(template)  # each a variable the user fills in once, said at the top
     assert re.fullmatch(r"overheadbench==\d+\.\d+\.\d+", variables["OVERHEADBENCH"])  # pinned
     assert variables["DEPENDENCIES"] == "-r requirements.txt" and variables["OVERHEAD_TESTS"] == "tests"
@@ -76,6 +76,24 @@ def test_a_ci_template_installs_a_pinned_overheadbench_and_no_project(template: 
     assert "python -m build" in text and "git+https://" in text  # what to name until it is on PyPI
     assert "fetch-depth: 0" in text or 'GIT_DEPTH: "0"' in text
     assert "pythonpath" in text  # what makes each tree import its own source, said where the user reads it
+
+
+@pytest.mark.parametrize("dependencies", ["", "-r requirements.txt"])
+def test_a_templates_install_line_names_a_requirement_with_or_without_dependencies(
+    tmp_path: Path, dependencies: str
+) -> None:
+    """An empty ``DEPENDENCIES`` once made a line of its own, ``pip install`` with nothing, which pip
+    refuses (exit 1): the line runs here against a stand-in ``python`` that records what pip was given."""
+    stand_in = tmp_path / "python"
+    stand_in.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$ARGS"\n')
+    stand_in.chmod(stand_in.stat().st_mode | stat.S_IEXEC)
+    for template in TEMPLATES:
+        (line,) = {line for line in template_commands(template) if line.startswith(INSTALL)}
+        environ = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}", "ARGS": str(tmp_path / "args")}
+        environ |= {"OVERHEADBENCH": "overheadbench==0.2.0", "DEPENDENCIES": dependencies}
+        subprocess.run(["sh", "-c", line], env=environ, check=True)
+        given = (tmp_path / "args").read_text().splitlines()
+        assert given == ["-m", "pip", "install", "overheadbench==0.2.0", *dependencies.split()], template.name
 
 
 def test_the_github_template_gives_the_measuring_job_no_write_access() -> None:
@@ -91,6 +109,7 @@ def test_the_github_template_gives_the_measuring_job_no_write_access() -> None:
     assert history["if"] == "github.event_name == 'push'" and history["permissions"] == {"contents": "write"}
     comment = document["jobs"]["comment"]
     assert comment["permissions"] == {"pull-requests": "write"} and comment["needs"] == "overhead"
+    assert """fromJSON('["success", "failure"]'), needs.overhead.result""" in comment["if"]  # not after a cancel
     assert not [step for step in comment["steps"] if step.get("uses", "").startswith("actions/checkout")]
     assert measuring["timeout-minutes"] and history["timeout-minutes"]  # a job is bounded too
     assert measuring["concurrency"]["cancel-in-progress"] is True  # a new push cancels the superseded run
