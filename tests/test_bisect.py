@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from overheadbench.cli import main
+from overheadbench.cli import INTERRUPTED, main
 from overheadbench.engine.changes import Finding
 from overheadbench.history.bisect import BisectError, Measured, Moved, bisect
 from overheadbench.history.commits import CommitSessions
@@ -61,7 +61,7 @@ def test_an_unknown_commit_is_measured_again_then_skipped_never_guessed() -> Non
     skipped = [step for step in found.steps if step.outcome == "skipped"]
     assert len(skipped) == 1 and skipped[0].rounds == 2
     assert found.first_bad is None and found.unsplit == (commits[1][0], commits[2][0])
-    assert "skipped commits left 2 candidates" in found.note
+    assert f"skipped commits left 2 candidates ({commits[1][0][:12]}, {commits[2][0][:12]})" in found.note
 
 
 def test_a_bad_that_is_not_regressed_has_nothing_to_find() -> None:
@@ -220,14 +220,17 @@ def test_a_killed_bisection_leaves_no_process_and_no_worktree(tmp_path: Path, ho
         _git(tmp_path, "add", "-A")
         _git(tmp_path, "commit", "-q", "-m", f"step {index}")
     command = [sys.executable, "-m", "overheadbench.cli", "bisect", "HEAD~1", "HEAD"]
-    bisecting = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bisecting = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert _wait_for(collecting.exists, 120), "the first step's session never collected"
         steps = _sessions_of(bisecting.pid)
         assert steps and all(_alive(pid) for pid in steps)
     finally:
         bisecting.send_signal(how)
-        bisecting.wait(timeout=120)
+        _, said = bisecting.communicate(timeout=120)
+    if how == signal.SIGTERM:  # one line, not a traceback
+        assert said.splitlines()[-1:] == ["overheadbench: bisect interrupted (SIGTERM received)"], said
+        assert "Traceback" not in said and bisecting.returncode == INTERRUPTED
     # gone by themselves (within ~1 s here; the bound leaves a loaded machine room: no timing is asserted)
     assert _wait_for(lambda: not any(_alive(pid) for pid in steps) and _registered(tmp_path) == 1, 60)
 

@@ -204,7 +204,7 @@ def test_every_pair_is_explained_when_asked_and_its_flame_graph_written(pytester
     # the passing pair's explanation in the terminal too (only a failure's was printed), once
     result.stdout.fnmatch_lines(
         [
-            "*overhead: where it goes, in the pairs within their budgets*",
+            "*overhead: where it goes, in the pairs that passed*",
             "test_stack.py::test_generous",
             "  where the overhead goes (exact: bytecode counted per function; net +* bytecode instr/call):",
             "*%  +* bytecode instr/call  test_stack:metrics_layer.<locals>.run",

@@ -69,6 +69,7 @@ def test_inconclusive_fails_by_default_and_says_so(fake_clock_project: pytest.Py
     result = fake_clock_project.runpytest("--overhead", "--overhead-time-budget=40ms")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*inconclusive: overhead *straddles max 25.0%*cannot tell*"])
+    result.stdout.fnmatch_lines(["*(overhead_inconclusive=warn makes this a warning)*"])
 
 
 def test_inconclusive_can_be_a_warning(fake_clock_project: pytest.Pytester) -> None:
@@ -79,6 +80,7 @@ def test_inconclusive_can_be_a_warning(fake_clock_project: pytest.Pytester) -> N
     result.assert_outcomes(passed=1, warnings=2)  # its half-width is wider than its budget: it says so too
     result.stdout.fnmatch_lines(["*OverheadInconclusiveWarning*test_borderline: inconclusive*", "*INCONCLUSIVE*"])
     result.stdout.fnmatch_lines(["*OverheadPrecisionWarning*test_borderline: its budget (25.0%) is tighter than*"])
+    assert "overhead_inconclusive=warn" not in result.stdout.str()  # no advice to do what is done
 
 
 def test_negative_budget_demands_a_speedup(fake_clock_project: pytest.Pytester) -> None:

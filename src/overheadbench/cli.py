@@ -17,7 +17,8 @@ RUN, OLD and NEW are paths, or names/numbers of runs in the storage folder (--st
 default baselines/). Several runs are read as one report: shards of one suite merged, runs of
 other environments (another Python, other package versions) a column each
 (:mod:`overheadbench.history.combined`). Exit codes: 0 fine, 1 a regression past --fail-above (bisect:
-no first regressed commit found; history: a regression change point past --fail-above), 2 bad input.
+no first regressed commit found; history: a regression change point past --fail-above), 2 bad input,
+130 interrupted (Ctrl-C or SIGTERM: one line says so).
 """
 
 from __future__ import annotations
@@ -56,7 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(ours)
     storage = Storage(args.storage)
     with reader_may_leave():
-        return _run(args, storage, pytest_args)
+        try:
+            return _run(args, storage, pytest_args)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (core.termination): one line, not a traceback
+            print(f"overheadbench: {args.command} interrupted ({exc or 'SIGINT received'})", file=sys.stderr)
+            return INTERRUPTED
+
+
+INTERRUPTED = 130
+"""The exit code of a command interrupted (128 + SIGINT, as shells report it)."""
 
 
 def _run(args: argparse.Namespace, storage: Storage, pytest_args: list[str]) -> int:

@@ -56,6 +56,10 @@ def conclude(item: pytest.Item, decided: Outcome) -> None:
         pytest.fail(plain(decided.failure, lines=True), pytrace=False)
 
 
+WARN_INSTEAD = " (overhead_inconclusive=warn makes this a warning)"
+"""Said only where an inconclusive verdict failed its test: a warning already is one."""
+
+
 def decide(
     nodeid: str,
     verdicts: Sequence[tuple[Status, str]],
@@ -73,7 +77,7 @@ def decide(
     failing: list[Overall] = []
     for status, message in verdicts:
         if status == Status.FAIL or (status == Status.INCONCLUSIVE and policy == Policy.FAIL):
-            failures.append(message if status == Status.FAIL else f"inconclusive: {message}")
+            failures.append(message if status == Status.FAIL else f"inconclusive: {message}{WARN_INSTEAD}")
             failing.append(Overall.of(status))
         elif status == Status.INCONCLUSIVE:
             warned.append(OverheadInconclusiveWarning(f"{nodeid}: inconclusive: {message}"))

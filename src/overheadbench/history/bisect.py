@@ -27,6 +27,8 @@ from ..engine.changes import Finding
 
 SKIPPED = "skipped"
 """A commit still unknown after its rounds: left out of the search, as ``git bisect skip`` does."""
+NAMED = 4
+"""Candidates a bisection left unsplit named in its note (the rest counted, each line readable)."""
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,10 @@ def _bisected(search: _Search) -> Bisection:
     between = [commits[index][0] for index in range(low + 1, high + 1)]
     if len(between) > 1:
         found.unsplit = tuple(between)
-        found.note = f"skipped commits left {len(between)} candidates: the first regressed is one of them"
+        named = ", ".join(commit[:12] for commit in between[:NAMED]) + (
+            f" and {len(between) - NAMED} more" if len(between) > NAMED else ""
+        )
+        found.note = f"skipped commits left {len(between)} candidates ({named}): the first regressed is one of them"
         return found
     search.alone(high)
     later = commits[high + 1 :]

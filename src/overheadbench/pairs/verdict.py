@@ -57,8 +57,7 @@ def judge(checks: Sequence[Check], figures: str) -> Verdict:
             "time-dependent branches) and their range contains the budget"
             if worst.counted
             else "; the interval contains the budget, so this run cannot tell. Give the pair more "
-            "time (overhead_time_budget), more processes (overhead_processes), or set "
-            "overhead_inconclusive=warn"
+            "time (overhead_time_budget) or more processes (overhead_processes)"
         )
     return Verdict(status, message, tuple(checks))
 

@@ -165,18 +165,14 @@ class BaseTree:
         return path
 
     def where(self) -> str:
-        """Where the base's replicas ran, and how its path's length compares with the head's."""
+        """Where the base's replicas ran, and whether its path is as long as the head's (a path's length
+        moves a process's layout a little; where the temporary folder is too long to pad it, nothing a
+        user does changes that, so the line only states the fact)."""
         if self.used_at is None:
             return ""
-        base, head = len(str(self.used_at)), len(str(self.head_root))
-        if base == head:
-            lengths = "its path as long as the head's, so neither tree's layout moves by a path's length"
-        else:
-            lengths = (
-                f"its path {base} characters, the head's {head}: the temporary directory is too long to match "
-                f"them, and a path's length moves a process's layout a little (TMPDIR shorter helps)"
-            )
-        return f"base tree: {self.used_at} ({lengths}{'; removed' if self.revision else ''})"
+        said = ["its path as long as the head's"] if len(str(self.used_at)) == len(str(self.head_root)) else []
+        said += ["removed"] if self.revision else []
+        return f"base tree: {self.used_at}" + (f" ({'; '.join(said)})" if said else "")
 
     def map(self, path: Path) -> Path:
         """A path of the head tree, in the base tree (others unchanged)."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..core.tables import markdown_cell, markdown_code, markdown_table, plain
 from ..engine.attribution import Explanation
-from ..engine.checks import Status
+from ..engine.checks import Overall, Status
 from ..pairs.results import OverheadResult
 
 
@@ -43,11 +43,23 @@ def _rows(explanation: Explanation) -> list[tuple[str, ...]]:
     return rows
 
 
-def passing_explanations(results: Sequence[OverheadResult]) -> list[str]:
-    """The terminal's lines for each explained pair that passed (``--overhead-explain``): its test
-    id, then its top functions as a failure quotes them."""
-    lines: list[str] = []
+WHERE_IT_GOES = {
+    Overall.PASS: "overhead: where it goes, in the pairs that passed",
+    Overall.REGRESSED: "overhead: where it goes, in the pairs within their budgets whose change regressed",
+    Overall.UNKNOWN: "overhead: where it goes, in the pairs within their budgets whose change the gate cannot tell",
+}
+"""The terminal's heading of each outcome's explained pairs whose budgets passed: a pair whose test failed on the
+gate was once listed among the pairs "within their budgets" alone."""
+
+
+def passing_explanations(results: Sequence[OverheadResult]) -> list[tuple[str, list[str]]]:
+    """The terminal's sections (heading, lines) of the explained pairs within their budgets
+    (``--overhead-explain``), under the heading of each one's own outcome: its test id, then its top
+    functions as a failure quotes them."""
+    sections: dict[str, list[str]] = {}
     for result in results:
         if result.explain is not None and result.verdict == Status.PASS:
-            lines += [plain(result.nodeid), *(f"  {line}" for line in result.explain.told().splitlines())]
-    return lines
+            heading = WHERE_IT_GOES.get(result.overall, WHERE_IT_GOES[Overall.PASS])
+            told = [plain(result.nodeid), *(f"  {line}" for line in result.explain.told().splitlines())]
+            sections.setdefault(heading, []).extend(told)
+    return [(heading, sections[heading]) for heading in WHERE_IT_GOES.values() if heading in sections]

@@ -65,7 +65,9 @@ def render_changes(
     separate = any(c.change.between is not None for c in changes)
     between = ("between sessions",) if separate else ()
     old = f"{sides[0]} ({plain(reference)})" if reference else sides[0]
-    header = ("test", *(("figure",) if figures else ()), old, sides[1], "change", "95% CI", *between, "detects")
+    levels = sorted({c.change.confidence for c in changes if " at " in c.change.evidence})
+    interval = "interval" if levels else "95% CI"  # a row read at another level says it
+    header = ("test", *(("figure",) if figures else ()), old, sides[1], "change", interval, *between, "detects")
     rows = [(*header, *outcome)]
     rows += [
         (
@@ -82,9 +84,11 @@ def render_changes(
         for c in changes
     ]
     gate = f"; outcome at ±{' / '.join(f'{limit:g}%' for limit in limits)}: see docs/ci.md" if limits else ""
+    marks = " or ".join(f"'at {level:.2%}'" for level in levels)
     looked = (
-        "; an interval marked 'at 99.17%' is read at that level: the gate looked again while a change was unknown"
-        if any(" at " in c.change.evidence for c in changes)
+        f"; an interval marked {marks} is read at that level (95% otherwise): the gate looked again while a change "
+        "was unknown, or gated a test's figures together, each at a stricter level"
+        if levels
         else ""
     )
     note = (

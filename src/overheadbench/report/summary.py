@@ -96,8 +96,7 @@ def session_summary(
         sections.append(Section("overhead: framework vs baseline", render_table(run, columns)))
     elif facts.measuring and not figures:
         sections.append(Section("overhead: no pair was measured"))
-    if explained := passing_explanations(results):
-        sections.append(Section("overhead: where it goes, in the pairs within their budgets", explained))
+    sections += [Section(heading, lines) for heading, lines in passing_explanations(results)]
     sections.append(Section(None, _facts(run, facts)))
     if compared and compared.changes:
         changed = render_changes(compared.changes, compared.name, compared.thresholds)
