@@ -178,7 +178,10 @@ def store(storage: Path, number: int, sha: str, scale: float, branch: str = "mai
     data["environment"]["commit_info"] = {"id": sha, "branch": branch, "dirty": False, "time": f"2026-01-{number:02d}"}
     noise = random.Random(number * 100 + seed)
     for result in data["results"]:
-        result["ratio"] *= scale * (1 + noise.gauss(0, 0.002))
+        factor = scale * (1 + noise.gauss(0, 0.002))
+        result["ratio"] *= factor
+        result["overhead"] = result["ratio"] - 1
+        result["ci"] = [(1 + end) * factor - 1 for end in result["ci"]]  # the interval moves with the value
     folder = storage / fingerprint()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{number:04d}_main.json"

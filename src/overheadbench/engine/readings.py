@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 from typing import Any
 
 
@@ -34,10 +35,27 @@ class Reading:
     """The log change of the figure over the run's linked commit (:attr:`RunRow.linked`), measured
     in the run's own session; None: not linked."""
     link_se: float = 0.0
+    interval: tuple[float, float] | None = None
+    """The run's own interval of the value, as its reports list it (logs); a history's band is these
+    (it was the log +- 1.96 standard errors of its processes, which a pair's listed interval, with its
+    layout prior and every reading joined, can be several times as wide as). None: that band."""
 
     @property
     def key(self) -> tuple[str, str]:
         return self.test, self.figure
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """What a chart draws around the value: its interval, else 1.96 standard errors (logs)."""
+        return self.interval or (self.log - Z95 * self.se, self.log + Z95 * self.se)
+
+
+Z95 = NormalDist().inv_cdf(0.975)
+
+
+def log_interval(low: float, high: float) -> tuple[float, float] | None:
+    """An interval of a positive value as logs (None where an end is not above zero)."""
+    return (math.log(low), math.log(high)) if 0 < low <= high and math.isfinite(high) else None
 
 
 def link_of(changes: Sequence[tuple[float, float, float]]) -> tuple[float | None, float]:
@@ -72,5 +90,8 @@ class RunRow:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRow:
-        readings = tuple(Reading(**item) for item in data.pop("readings"))
+        readings = tuple(
+            Reading(**{**item, "interval": tuple(item["interval"]) if item.get("interval") else None})
+            for item in data.pop("readings")
+        )
         return cls(**data, readings=readings)

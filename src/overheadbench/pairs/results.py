@@ -16,7 +16,7 @@ from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Overall, Status
 from ..engine.process_logs import ratio_log_se
-from ..engine.readings import Reading, link_of
+from ..engine.readings import Reading, link_of, log_interval
 from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
 from ..engine.stats import SESSION_SD, Method
@@ -180,6 +180,7 @@ class OverheadResult:
         figure = f"overhead ({self.mode.value}" + (f", {self.concurrency} callers)" if self.concurrency > 1 else ")")
         budget = self.pair.budget.max_overhead
         link, link_se = link_of([(c.old, c.new, c.se) for c in changes])
+        low, high = self.ci
         return Reading(
             self.nodeid,
             figure,
@@ -189,6 +190,7 @@ class OverheadResult:
             None if budget is None else 1 + budget,
             link=link,
             link_se=link_se,
+            interval=log_interval(1 + low, 1 + high),
         )
 
     def to_json(self) -> dict[str, Any]:

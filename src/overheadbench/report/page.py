@@ -15,6 +15,7 @@ inlined, no font, image or script is loaded, and every figure and verdict is in 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
@@ -23,13 +24,14 @@ from importlib import resources
 from ..engine.attribution import Explanation
 from ..engine.changes import Change
 from ..engine.checks import Overall, Status
-from ..history.timeline import History
+from ..history.timeline import ChangePoint, History
 from ..store.runs import Run
+from ..transport.results import FigureResult
 from .flame import render_flame
 from .forest import Forest, ForestRow, render_forest
 from .pair_changes import places_of
 from .pairs import environment_rows, overhead_cell
-from .svg import esc
+from .svg import esc, name
 from .transport import NOTE as TRANSPORT_NOTE, transport_tables
 from .trends import render_trend, trend_caption, trends
 
@@ -80,11 +82,17 @@ def _document(title: str, environment: str, sections: Sequence[str]) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "script-src 'unsafe-inline'; img-src data:\">"
+        f"script-src '{script_hash(script)}'; img-src data:\">"
         f"<title>{esc(title)}</title><style>{style}</style></head>"
         f"<body><header><h1>{esc(title)}</h1>{environment}</header><main>{''.join(sections)}</main>"
         f"<script>{script}</script></body></html>\n"
     )
+
+
+def script_hash(script: str) -> str:
+    """The page's policy admits its own script by this hash alone, never inline script as such: one
+    escaping slip in a name from a file then cannot run."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
 
 
 def _environment(run: Run) -> str:
@@ -99,33 +107,11 @@ def _verdict(run: Run, history: History | None) -> str:
     results, figures = run.results, run.figures
     counts = [(outcome, sum(r.overall == outcome for r in results)) for outcome in PAGE_ORDER]
     said = ", ".join(f"{count} {OUTCOME_WORDS[outcome]}" for outcome, count in counts if count)
-    explained = {nodeid: anchor("explain", nodeid + what) for nodeid, what, _ in reversed(_explanations(run))}
-    why = _why(run)
-    items = [
-        f'<li class="{result.overall.value}"><a href="#{anchor("pair", result.nodeid)}">'
-        f"<code>{esc(result.nodeid)}</code></a> "
-        f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>: {esc(why[result.nodeid])}'
-        + (f' (<a href="#{explained[result.nodeid]}">where it goes</a>)' if result.nodeid in explained else "")
-        + "</li>"
-        for result in results
-        if result.overall not in (Overall.PASS, Overall.UNMEASURED)
-    ]
     broken = [figure for figure in figures if figure.verdict in (Status.FAIL, Status.INCONCLUSIVE)]
-    items += [
-        f'<li class="{figure.verdict.value}"><code>{esc(figure.nodeid)}</code> {esc(figure.row)} '
-        f'<span class="outcome">{esc(figure.verdict.value)}</span>: {esc(figure.message)}</li>'
-        for figure in sorted(broken, key=lambda figure: figure.verdict != Status.FAIL)
-    ]
     regressions = [
         p for p in (history.change_points if history else ()) if p.regression and not p.accepted and not p.pending
     ]
-    items += [
-        f'<li class="regressed"><a href="#{anchor("trend", f"{point.test} {point.figure}")}">'
-        f"<code>{esc(point.test)}</code></a> "
-        f'<span class="outcome">{esc(point.shift.kind.value)} regressed</span> {100 * point.shift.change:+.1f}% at '
-        f'<code class="commit">{esc(point.after_commit.short)}</code> {esc(point.after_commit.subject)}</li>'
-        for point in regressions
-    ]
+    items = _verdict_items(run, broken, regressions)
     head = f'<p class="headline">{esc(said or "nothing measured")} of {len(results)} pairs'
     judged = [figure for figure in figures if figure.verdict != Status.UNJUDGED and figure.measured]
     head += f"; {len(judged) - len(broken)} of {len(judged)} judged transport figures passed" if judged else ""
@@ -138,22 +124,61 @@ def _verdict(run: Run, history: History | None) -> str:
     return f'<section id="verdict"><h2>Verdict</h2>{head}.</p>{listed}</section>'
 
 
+def _verdict_items(run: Run, broken: Sequence[FigureResult], regressions: Sequence[ChangePoint]) -> list[str]:
+    """The verdict's list: what failed the job first (a warning once came before the failure that
+    failed it), then pairs, figures and the history's regressions as they come."""
+    explained = {nodeid: anchor("explain", nodeid + what) for nodeid, what, _ in reversed(_explanations(run))}
+    why = _why(run)
+    listed = []
+    for result in run.results:
+        if result.overall in (Overall.PASS, Overall.UNMEASURED):
+            continue
+        where = f' (<a href="#{explained[result.nodeid]}">where it goes</a>)' if result.nodeid in explained else ""
+        link = f'<a href="#{anchor("pair", result.nodeid)}">{name(result.nodeid)}</a>'
+        outcome = f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>'
+        line = f"{link} {outcome}: {why[result.nodeid]}{where}"
+        listed.append((not result.test_failed, f'<li class="{result.overall.value}">{line}</li>'))
+    for figure in broken:
+        outcome = f'<span class="outcome">{esc(figure.verdict.value)}</span>'
+        line = f"{name(figure.nodeid)} {name(figure.row, code=False)} {outcome}: {esc(figure.message)}"
+        listed.append((figure.verdict != Status.FAIL, f'<li class="{figure.verdict.value}">{line}</li>'))
+    for point in regressions:
+        link = f'<a href="#{anchor("trend", f"{point.test} {point.figure}")}">{name(point.test)}</a>'
+        step = f'<span class="outcome">{esc(point.shift.kind.value)} regressed</span> {100 * point.shift.change:+.1f}%'
+        commit = f'<code class="commit">{esc(point.after_commit.short)}</code>'
+        line = f"{link} {step} at {commit} {name(point.after_commit.subject, code=False)}"
+        listed.append((True, f'<li class="regressed">{line}</li>'))
+    return [item for _, item in sorted(listed, key=lambda found: found[0])]
+
+
 def _why(run: Run) -> dict[str, str]:
-    """Why each pair would be listed: a gated change (against each place and the stored run), or its
-    budget's message's first line."""
+    """Why each pair would be listed, as HTML: a gated change (against each place and the stored run,
+    each named in isolation), or its budget's message's first line."""
     said = {}
     for result in run.results:
-        changes = [(place.role.place_side(place.name), place.change) for place in result.places if place.change]
-        changes += [(f"stored run {result.stored.run}", result.stored.change)] if result.stored else []
+        changes = [
+            (_against(place.role.place_side(place.name)), place.change) for place in result.places if place.change
+        ]
+        changes += [(_stored(result.stored.run), result.stored.change)] if result.stored else []
         text = (result.message or "").strip()
         said[result.nodeid] = (
-            "; ".join(f"{where}: {change.percent:+.1f}% ({change.evidence})" for where, change in changes)
+            "; ".join(f"{where}: {change.percent:+.1f}% ({esc(change.evidence)})" for where, change in changes)
             if result.overall in (Overall.REGRESSED, Overall.UNKNOWN)
-            else text.splitlines()[0]
+            else esc(text.splitlines()[0])
             if text
             else ""
         )
     return said
+
+
+def _against(side: str) -> str:
+    """A place's side (``base main``), its name isolated."""
+    role, _, place = side.partition(" ")
+    return f"{esc(role)} {name(place, code=False)}" if place else name(side, code=False)
+
+
+def _stored(run: str) -> str:
+    return f"stored run {name(run, code=False)}"
 
 
 def _pairs(run: Run) -> str:
@@ -161,7 +186,7 @@ def _pairs(run: Run) -> str:
     for result in run.results:
         limit = result.pair.budget.max_overhead
         cells = (
-            f"<code>{esc(result.nodeid)}</code>",
+            name(result.nodeid),
             esc(overhead_cell(result)),
             esc(result.pair.budget.describe(result.mode)),
             f'<span class="outcome">{esc(OUTCOME_WORDS[result.overall])}</span>',
@@ -188,17 +213,15 @@ def _pairs(run: Run) -> str:
 
 def _changes(run: Run) -> str:
     results, gate, rows = run.results, run.gate.pairs, []
-    for name, measured in places_of(results):
+    for where, measured in places_of(results):
         for result, place in measured:
             if place.change is not None:
-                rows.append(_change_row(result.nodeid, place.role.place_side(name), place.change, result.overall.value))
+                side = place.role.place_side(where)
+                rows.append(_change_row(result.nodeid, (side, _against(side)), place.change, gate))
     for result in results:
         if result.stored is not None:
-            rows.append(
-                _change_row(
-                    result.nodeid, f"stored run {result.stored.run}", result.stored.change, result.overall.value
-                )
-            )
+            stored = (f"stored run {result.stored.run}", _stored(result.stored.run))
+            rows.append(_change_row(result.nodeid, stored, result.stored.change, gate))
     if not rows:
         return ""
     across = ((1 + gate / 100, f"gate +{gate:g}%"), (1 - gate / 100, f"gate -{gate:g}%")) if gate is not None else ()
@@ -213,16 +236,20 @@ def _changes(run: Run) -> str:
     return f'<section id="changes"><h2>Changes</h2>{render_forest(forest)}</section>'
 
 
-def _change_row(nodeid: str, against: str, change: Change, css: str) -> ForestRow:
+def _change_row(nodeid: str, against: tuple[str, str], change: Change, gate: float | None) -> ForestRow:
+    """A change's row (``against``: where, as text and as HTML): its own outcome at the gate's threshold
+    (the pair's budget outcome read "pass" where the terminal and the comment said "same"); without a
+    threshold, whether it is significant."""
     low, high = change.interval
+    css = change.finding(gate).value if gate is not None else "changed" if change.significant else "not significant"
     cells = (
-        f"<code>{esc(nodeid)}</code>",
-        esc(against),
+        name(nodeid),
+        against[1],
         esc(f"{change.percent:+.1f}% ({change.evidence})"),
         f'<span class="outcome">{esc(css)}</span>',
     )
     return ForestRow(
-        anchor("change", f"{nodeid} {against}"),
+        anchor("change", f"{nodeid} {against[0]}"),
         cells,
         change.new / change.old,
         1 + low / 100,
@@ -275,14 +302,14 @@ def _explanation(nodeid: str, what: str, explanation: Explanation) -> str:
     )
     return (
         f'<article class="explanation" id="{anchor("explain", nodeid + what)}">'
-        f"<h3><code>{esc(nodeid)}</code>: {esc(what)}</h3>"
+        f"<h3>{name(nodeid)}: {esc(what)}</h3>"
         f'<div class="side-by-side">{graph}{table}</div></article>'
     )
 
 
 def _history(history: History) -> str:
     figures = [
-        f'<figure id="{anchor("trend", f"{trend.test} {trend.figure}")}"><figcaption><code>{esc(trend.test)}</code> '
+        f'<figure id="{anchor("trend", f"{trend.test} {trend.figure}")}"><figcaption>{name(trend.test)} '
         f"{esc(trend.figure)}: {trend_caption(trend)}</figcaption>{render_trend(trend)}</figure>"
         for trend in trends(history)
     ]
@@ -309,6 +336,6 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
         first = ""
         if index == 0 or body[index - 1][0] != row[0]:
             span = next((n for n, later in enumerate(body[index:]) if later[0] != row[0]), len(body) - index)
-            first = f'<th scope="rowgroup" rowspan="{span}"><code>{esc(row[0])}</code></th>'
+            first = f'<th scope="rowgroup" rowspan="{span}">{name(row[0])}</th>'
         lines.append("<tr>" + first + "".join(f"<td>{esc(cell)}</td>" for cell in row[1:]) + "</tr>")
     return f'<table class="figures"><thead><tr>{head}</tr></thead><tbody>{"".join(lines)}</tbody></table>'

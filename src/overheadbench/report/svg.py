@@ -22,6 +22,18 @@ def esc(text: object) -> str:
     return escape(str(text), quote=True)
 
 
+def name(text: object, code: bool = True) -> str:
+    """A name from a file (a test id, a run's, a place's, a commit's subject) as HTML: escaped, isolated
+    from the text around it (``<bdi>``: a right-to-left override in a stored run's name reversed the rest of
+    its verdict line), and breakable after ``::``, ``/`` and ``[`` rather than anywhere (a phone's narrow
+    cell broke test ids every four characters); ``code``: in a code span, as ids are."""
+    escaped = esc(text)
+    for mark in ("::", "/", "["):
+        escaped = escaped.replace(mark, f"{mark}<wbr>")
+    inner = f"<code>{escaped}</code>" if code else escaped
+    return f"<bdi>{inner}</bdi>"
+
+
 def number(value: float) -> str:
     """A coordinate, short (``12.5``, not ``12.500000000001``)."""
     return f"{value:.1f}".rstrip("0").rstrip(".") if math.isfinite(value) else "0"

@@ -12,18 +12,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 from ..engine.readings import Reading, RunRow
 from ..history.timeline import ChangePoint, History
 from .svg import Scale, esc, line, number, svg, text
 
-WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 150.0, 12.0, 24.0, 52.0
+WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 164.0, 24.0, 28.0, 52.0
+"""The chart's box; its top margin holds the change points' commits, its bottom the runs' (out of the series' way)."""
 FAR = 2.0
 """A budget further from the series than this many times the series' own span is named, not drawn."""
 MARKED_RUNS = 60
 """A chart of at most this many runs marks each run with a point too."""
-Z = NormalDist().inv_cdf(0.975)
 
 
 @dataclass(frozen=True)
@@ -61,9 +60,10 @@ def render_trend(trend: Trend) -> str:
     """The chart: band, line, budget, change points (each labelled with its commit), axes."""
     values, lows, highs = [], [], []
     for _, reading in trend.points:
+        low, high = reading.band
         values.append(trend.shown(reading, reading.log))
-        lows.append(trend.shown(reading, reading.log - Z * reading.se))
-        highs.append(trend.shown(reading, reading.log + Z * reading.se))
+        lows.append(trend.shown(reading, low))
+        highs.append(trend.shown(reading, high))
     latest = trend.points[-1][1]
     limit = trend.shown(latest, math.log(latest.limit)) if latest.limit and latest.limit > 0 else None
     span = max(highs) - min(lows)
@@ -80,11 +80,11 @@ def render_trend(trend: Trend) -> str:
     if limit is not None and near:
         body.append(line(LEFT, y(limit), WIDTH - 8, y(limit), "budget", f"budget {limit:g}"))
         body.append(text(WIDTH - 10, y(limit) - 3, "budget", "budget-label", "end"))
-    elif limit is not None:  # far off the series: said, not drawn (it would flatten the series to a line)
-        where = "above" if limit > max(highs) else "below"
-        body.append(text(WIDTH - 10, TOP + 8, f"budget {limit:.4g} ({where})", "budget-label", "end"))
+    far = ""
+    if limit is not None and not near:  # far off the series: said, not drawn (it would flatten the series to a line)
+        far = f"; budget {limit:.4g} ({'above' if limit > max(highs) else 'below'})"
     body += _changes(trend, x)
-    body += _axes(trend, x, y)
+    body += _axes(trend, x, y, far)
     label = f"{trend.test} {trend.figure}: {count} runs, {len(trend.changes)} change points"
     return svg(WIDTH, HEIGHT, body, label, "trend")
 
@@ -101,7 +101,8 @@ def _polyline(x: Scale, y: Scale, values: Sequence[float]) -> str:
 
 
 def _changes(trend: Trend, x: Scale) -> list[str]:
-    """Each change point: a line between its last run before and first run after, its commit above."""
+    """Each change point: a line between its last run before and first run after, its commit above the
+    plot (inside it, the labels sat on a budget's line near the top)."""
     paths = [row.path for row, _ in trend.points]
     marks = []
     for point in trend.changes:
@@ -114,11 +115,13 @@ def _changes(trend: Trend, x: Scale) -> list[str]:
         tip = f"{what} at {point.after_commit.short} {point.after_commit.subject}".strip()
         tip += f" (accepted: {point.accepted})" if point.accepted else ""
         marks.append(line(at, TOP - 4, at, HEIGHT - BOTTOM, css, tip))
-        marks.append(text(at + 3, TOP + 6, point.after_commit.short[:7], "commit", "start"))
+        marks.append(text(at + 3, TOP - 6, point.after_commit.short[:7], "commit", "start"))
     return marks
 
 
-def _axes(trend: Trend, x: Scale, y: Scale) -> list[str]:
+def _axes(trend: Trend, x: Scale, y: Scale, far: str) -> list[str]:
+    """The axes, the y ticks, and the bottom row: the first and last runs' commits, how many runs, and a
+    budget too far off the series to draw (``far``)."""
     marks = [
         line(LEFT, HEIGHT - BOTTOM, WIDTH - 8, HEIGHT - BOTTOM, "axis"),
         line(LEFT, TOP, LEFT, HEIGHT - BOTTOM, "axis"),
@@ -126,9 +129,10 @@ def _axes(trend: Trend, x: Scale, y: Scale) -> list[str]:
     for tick in y.ticks(4):
         marks.append(text(LEFT - 4, y(tick) + 3, f"{tick:g}", "tick", "end"))
     first, last = trend.points[0][0], trend.points[-1][0]
-    marks.append(text(LEFT, HEIGHT - 8, first.commit[:7] or first.time[:10], "tick", "start"))
-    marks.append(text(WIDTH - 8, HEIGHT - 8, last.commit[:7] or last.time[:10], "tick", "end"))
-    marks.append(text((LEFT + WIDTH) / 2, HEIGHT - 8, f"{len(trend.points)} runs, oldest to newest", "tick"))
+    marks.append(text(LEFT, HEIGHT - 6, first.commit[:7] or first.time[:10], "tick", "start"))
+    marks.append(text(WIDTH - 8, HEIGHT - 6, last.commit[:7] or last.time[:10], "tick", "end"))
+    said = f"{len(trend.points)} runs{far}" if far else f"{len(trend.points)} runs, oldest to newest"
+    marks.append(text((LEFT + WIDTH) / 2, HEIGHT - 6, said, "tick" + (" budget-label" if far else "")))
     return marks
 
 

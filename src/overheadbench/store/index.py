@@ -27,7 +27,7 @@ from .environment import recorded_fingerprint
 from .runs import RUN_FILE, Run, Storage, read_run
 
 INDEX_FILE = ".overheadbench-index.sqlite"
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 """Bumped whenever :class:`RunRow` changes: an index of another version is rebuilt."""
 PARALLEL_FROM = 64
 """Runs to read (not in the index) from which they are read in a process per core."""

@@ -18,7 +18,7 @@ from ..core.jsonio import Fields
 from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, StoredChange, detectable, interval_estimate
 from ..engine.checks import Check, Status, Unit, show
-from ..engine.readings import Reading as SeriesReading, link_of
+from ..engine.readings import Reading as SeriesReading, link_of, log_interval
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
 
 REPORT_ATTRIBUTE = "overheadbench_figures"
@@ -177,6 +177,7 @@ class FigureResult:
             not spec.floor,
             False,
             *link_of([(c.old, c.new, c.se) for c in changes]),
+            log_interval(value.low, value.high),
         )
 
     def to_json(self) -> dict[str, Any]:
