@@ -47,6 +47,13 @@ def test_the_added_cost_is_ranked_by_share_and_the_saved_cost_only_nets() -> Non
     assert [row.share for row in explained.rows] == [0.75, 0.25]
     assert [row.added for row in explained.rows] == [150.0, 50.0]
     assert explained.net == pytest.approx(150 + 50 - 20)  # parse: 20 per call saved
+    assert explained.added == 200 and "net = +200 bytecode instr/call the functions add" not in explained.told()
+    cached = Profiled({**baseline, "t:bare;app:cache": 1500.0}, 10, {**framework, "t:framed;app:cache": 1500.0}, 20)
+    saving = explain(cached, "instructions", exact=True)
+    assert saving.net == pytest.approx(200 - 20 - 75) and saving.added == 200  # the cache: 150 a call, now 75
+    assert saving.told().splitlines()[-1] == (
+        "  net = +200 bytecode instr/call the functions add (each row's share is of it) -95 bytecode instr/call others save"
+    )
     assert explained.folded() == f"t:framed;{RETRY};{METRICS} 150\nt:framed;{RETRY} 50\n"
     stacks = {stack.path.rpartition(";")[2]: (stack.cost, stack.added) for stack in explained.stacks}
     assert stacks == {"app:handle": (100.0, 0.0), "app:parse": (20.0, -20.0), METRICS: (150.0, 150.0), RETRY: (50, 50)}

@@ -1,9 +1,12 @@
 """What a reader sees is right (issue 71): a footnote derived from the rows it explains, advice only
-where it changes something."""
+where it changes something, the comment's visible part naming what a change slowed."""
 
 from __future__ import annotations
 
+from helpers import MIDDLE, made_run
+
 from overheadbench.engine.changes import Change
+from overheadbench.report.markdown import render_markdown
 from overheadbench.report.shown import Shown, render_changes
 
 
@@ -19,3 +22,11 @@ def test_the_change_tables_footnote_names_the_levels_its_rows_are_read_at() -> N
     assert " interval " in lines[0] and "95% CI" not in lines[0]
     plain = render_changes([_shown("t.py::a", 0.95)], "main")
     assert "95% CI" in plain[0] and "read at that level" not in " ".join(plain)
+
+
+def test_the_comments_visible_part_names_the_function_each_regressed_pairs_change_slowed() -> None:
+    """The one line a reviewer wants was folded away with the explanations."""
+    comment = render_markdown(made_run(), folded=True)
+    visible = comment.split("<details>")[0]
+    assert f"- `tests/test_mw.py::test_metrics`: the change slowed `{MIDDLE}` (92% of what it added," in visible
+    assert "+800 bytecode instr/call)" in visible

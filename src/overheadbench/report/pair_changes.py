@@ -135,11 +135,24 @@ def markdown_gate(results: Sequence[OverheadResult], threshold: float) -> str:
         return ""
     counts = " · ".join(f"{GATE_ICON[f]} {sum(v == f for v in findings.values())} {f.value}" for f in GATE_ORDER)
     lines = ["## Gate", "", f"**{counts}** (changes of framework / baseline, gated at ±{threshold:g}%)"]
+    by_id = {result.nodeid: result for result in results}
     for finding in (Finding.REGRESSED, Finding.UNKNOWN):
         named = [nodeid for nodeid, found in findings.items() if found == finding]
         if named:
-            lines += ["", f"{GATE_ICON[finding]} {finding.value}:", "", *(f"- {markdown_code(n)}" for n in named)]
+            said = [f"- {markdown_code(n)}{_slowed(by_id[n]) if finding == Finding.REGRESSED else ''}" for n in named]
+            lines += ["", f"{GATE_ICON[finding]} {finding.value}:", "", *said]
     return "\n".join(lines) + "\n"
+
+
+def _slowed(result: OverheadResult) -> str:
+    """What a regressed pair's reviewer wants first, in the comment's visible part: the function the
+    change slowed most (what it added at a place, head less base), its share and its cost per call."""
+    for place in result.places:
+        if place.explain is not None and place.explain.rows:
+            top = place.explain.rows[0]
+            cost = place.explain.per_call(top.added)
+            return f": the change slowed {markdown_code(top.where)} ({top.share:.0%} of what it added, {cost}/call)"
+    return ""
 
 
 def markdown_places(results: Sequence[OverheadResult], threshold: float | None = None) -> str:
