@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -30,6 +31,8 @@ from helpers import (
     QUIET_INI,
     XDIST_WORKER_ENV,
 )
+
+from overheadbench.core.tables import TERMINAL_WIDTH, shown_length
 
 # Every pytest process the suite starts (hundreds: pytester subprocesses, replicas, CLI sessions)
 # keeps pytest's rewritten modules: with the variable set (as on this machine's image) each process
@@ -172,3 +175,52 @@ def fake_clock_project(pytester: pytest.Pytester, request: pytest.FixtureRequest
     pytester.makeconftest(FAKE_CLOCK_CONFTEST)
     pytester.makeini(f"{INI}{loop_scope(request)}overhead_processes = 1\n{BYTECODE}")
     return pytester
+
+
+FOREIGN = re.compile(
+    r"(asyncio|benchmark|rootdir|plugins|cachedir|configfile): |::(error|warning|notice) |-+ benchmark"
+)
+"""Lines other plugins write (their headers, pytest-benchmark's table), and GitHub's workflow commands, which
+must be one line: not ours to fit."""
+
+
+def long_lines(lines: Sequence[str]) -> list[str]:
+    """Our lines over ``TERMINAL_WIDTH`` once their paths, test ids and file names are taken out (as the
+    plugin measures them, :func:`~overheadbench.core.tables.shown_length`)."""
+    benchmark = False
+    found = []
+    for line in lines:
+        benchmark = (benchmark or " benchmark: " in line) and bool(line.strip())  # its table, to a blank line
+        if not benchmark and not FOREIGN.match(line) and shown_length(line) > TERMINAL_WIDTH:
+            found.append(line)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _terminal_lines_fit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every session a test runs (pytester, in process or in a subprocess) prints no line of ours over
+    ``TERMINAL_WIDTH`` characters, paths excepted (issue 71: lines ran to 517): checked for the whole suite
+    here, not one test at a time; ``--help`` and ``--fixtures`` are pytest's own text."""
+    if "pytester" not in request.fixturenames:
+        yield
+        return
+    results: list[pytest.RunResult] = []
+    asked: list[Any] = []
+    for name in ("runpytest_inprocess", "runpytest_subprocess"):
+        real = getattr(pytest.Pytester, name)
+
+        def recorded(self: pytest.Pytester, *args: Any, _real: Any = real, **kwargs: Any) -> pytest.RunResult:
+            asked.extend(args)
+            result = _real(self, *args, **kwargs)
+            results.append(result)
+            return result
+
+        monkeypatch.setattr(pytest.Pytester, name, recorded)
+    yield
+    found = [line for result in results for line in long_lines([*result.outlines, *result.errlines])]
+    found = [] if {"--help", "--fixtures"} & set(map(str, asked)) else found
+    if record := os.environ.get("OVERHEADBENCH_LONG_LINES"):
+        with open(record, "a", encoding="utf-8") as out:
+            out.writelines(f"{request.node.nodeid}\t{line}\n" for line in found)
+        return
+    assert not found, f"{len(found)} terminal lines over {TERMINAL_WIDTH} characters (paths excepted): {found[:3]}"

@@ -9,6 +9,8 @@ import random
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from overheadbench.core.vocabulary import Role
 from overheadbench.engine.attribution import Profiled, explain
 from overheadbench.engine.changes import Change
@@ -227,3 +229,34 @@ def stepped_history(folder: Path) -> tuple[Path, Path, list[str]]:
     for number, sha in enumerate(shas, start=1):
         store(storage, number, sha, 1.16 if number > 5 else 1.0)
     return project, storage, shas
+
+
+def one_line(text: str) -> str:
+    """A message as one line, its whitespace (the terminal's line breaks) single spaces: for tests that read
+    a message's words, not its layout."""
+    return " ".join(text.split())
+
+
+def sentences(matcher: pytest.LineMatcher) -> pytest.LineMatcher:
+    """The lines as a reader takes them in: before each line that a message the plugin fitted to the
+    terminal (:func:`overheadbench.core.tables.fitted`) continues, the whole sentence, its continuation
+    lines (each two spaces deeper than it; an ``E`` line's after its ``E``) joined back. A test matches a
+    sentence wherever the terminal's width broke it, and every line is still there as a line of its own."""
+
+    def split(line: str) -> tuple[str, int, str]:
+        marker, body = ("E", line[1:]) if line.startswith("E ") else ("", line)
+        return marker, len(body) - len(body.lstrip(" ")), body.strip()
+
+    found = matcher.lines
+    lines = []
+    for index, line in enumerate(found):
+        marker, indent, _ = split(line)
+        continued = []
+        for later in found[index + 1 :]:
+            later_marker, later_indent, text = split(later)
+            if not text or later_marker != marker or later_indent != indent + 2:
+                break
+            continued.append(text)
+        lines += [" ".join([line, *continued])] if continued else []
+        lines.append(line)
+    return pytest.LineMatcher(lines)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import COUNTED, git
+from helpers import COUNTED, git, one_line, sentences
 
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, Gate, StoredChange
@@ -88,7 +88,7 @@ def test_a_slower_framework_path_in_the_head_fails_and_reads_relative_to_the_fra
         "--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-json=o.json", *REPLICATED
     )
     done.assert_outcomes(failed=1)
-    done.stdout.fnmatch_lines(
+    sentences(done.stdout).fnmatch_lines(
         [
             "*::test_middleware: the framework path regressed against HEAD (*): overhead 10.0% -> 30.0% (+18.2%*), "
             "more than --overhead-fail-above=5%",
@@ -140,11 +140,11 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     git(pytester.path, "commit", "-qm", "base")
     same = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     same.assert_outcomes(passed=1)
-    same.stdout.fnmatch_lines(["*overhead: against HEAD*", "  test_counted*+0.0%*exact*same"])
+    sentences(same.stdout).fnmatch_lines(["*overhead: against HEAD*", "  test_counted*+0.0%*exact*same"])
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
     grew = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     grew.assert_outcomes(failed=1)
-    grew.stdout.fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts*"])
+    sentences(grew.stdout).fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts*"])
 
 
 LAYERED = """
@@ -182,7 +182,7 @@ def test_a_regressed_change_is_explained_function_by_function_head_less_base(pyt
     args = ("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider", "--overhead-json=run.json")
     done = project.runpytest(*args)
     done.assert_outcomes(failed=1)
-    done.stdout.fnmatch_lines(
+    sentences(done.stdout).fnmatch_lines(
         [
             "*test_layered: the framework path regressed against HEAD (*exact counts*",
             "what the change added (exact: bytecode counted per function; net +*/call):",
@@ -237,7 +237,7 @@ def test_a_transport_gate_that_decided_nothing_says_so_once() -> None:
     clear = Gated("h2c c=16 p50 latency", "story", Change("t.py::test_gateway", 1.0, 1.001, se=0.001))
     shown_only = Gate("HEAD (abc)", 5.0, None)
     warning = undecided_figures("t.py::test_gateway", [wide, clear], shown_only)
-    assert warning is not None and str(warning).startswith(
+    assert warning is not None and one_line(str(warning)).startswith(
         "t.py::test_gateway: the gate cannot tell 1 of its 2 transport figures' changes from --overhead-fail-above=5% "
         "(their intervals ±10..10%)"
     )
@@ -318,7 +318,7 @@ def test_the_base_imports_the_base_or_the_session_stops_saying_why(
         done.assert_outcomes(passed=1)
         return
     assert done.ret == pytest.ExitCode.USAGE_ERROR
-    done.stdout.fnmatch_lines(
+    sentences(done.stdout).fnmatch_lines(
         [
             "*--overhead-against: a replica of the base tree * imported mypkg from *src/mypkg/__init__.py, the head "
             "tree*pythonpath = src*--overhead-against-python*"
@@ -373,7 +373,7 @@ def test_bad_input_is_a_usage_error_before_anything_is_measured(
 ) -> None:
     done = project.runpytest(*args)
     assert done.ret == pytest.ExitCode.USAGE_ERROR
-    done.stderr.fnmatch_lines([message])
+    sentences(done.stderr).fnmatch_lines([message])
 
 
 def test_a_shallow_clone_says_how_to_fetch_the_base(project: pytest.Pytester, tmp_path: Path) -> None:
@@ -389,7 +389,7 @@ def test_a_shallow_clone_says_how_to_fetch_the_base(project: pytest.Pytester, tm
         check=False,
     )
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "this clone is shallow, and it is not in it. Fetch it first" in done.stderr
+    assert "this clone is shallow, and it is not in it. Fetch it first" in one_line(done.stderr)
 
 
 def test_a_base_folder_with_uncommitted_changes_is_refused(project: pytest.Pytester, tmp_path: Path) -> None:
@@ -568,8 +568,10 @@ def test_a_change_in_work_the_counter_cannot_see_is_unknown_never_same(pytester:
     args = ("--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-compare-unknown=fail")
     done = pytester.runpytest(*args, "-p", "no:cacheprovider", "--overhead-json=o.json")
     done.assert_outcomes(failed=1)
-    done.stdout.fnmatch_lines(["*test_counted: cannot tell whether the framework path changed by more than*"])
-    done.stdout.fnmatch_lines(["*exact counts; timing the same calls read +*work the counter does not see*"])
+    sentences(done.stdout).fnmatch_lines(
+        ["*test_counted: cannot tell whether the framework path changed by more than*"]
+    )
+    sentences(done.stdout).fnmatch_lines(["*exact counts; timing the same calls read +*work the counter does not see*"])
     (result,) = json.loads((pytester.path / "o.json").read_text())["results"]
     (base,) = result["places"]
     assert result["probe"] is not None and base["result"]["probe"] is not None  # both trees' probes kept

@@ -10,6 +10,7 @@ import platform
 import textwrap
 
 import pytest
+from helpers import sentences
 
 from overheadbench.core.errors import StorageError
 from overheadbench.core.jsonio import strict
@@ -200,14 +201,14 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     fake_clock_project.makepyfile(SLOWABLE_PAIR)
     first = fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-save", "base")
     first.assert_outcomes(passed=1)
-    first.stdout.fnmatch_lines([f"overhead run saved to *baselines/{MACHINE}/0001_base.json"])
+    sentences(first.stdout).fnmatch_lines([f"overhead run saved to *baselines/{MACHINE}/0001_base.json"])
     stored = json.loads((fake_clock_project.path / "baselines" / MACHINE / "0001_base.json").read_text())
     assert stored["schema_version"] == SCHEMA_VERSION and len(stored["results"][0]["samples"]) == 5
     assert stored["environment"]["machine_info"]["python_version"] and "commit_info" in stored["environment"]
 
     same = fake_clock_project.runpytest("--overhead", *FIVE, "--overhead-fail-above=5")
     same.assert_outcomes(passed=1)
-    same.stdout.fnmatch_lines(
+    sentences(same.stdout).fnmatch_lines(
         ["*overhead: compared with 0001_base.json*", "  test_middleware*10.0%*10.0%*~ +0.0%*same"]
     )
 
@@ -231,7 +232,7 @@ def test_save_then_compare_then_fail_on_a_slowed_framework(fake_clock_project: p
     stored_rows = [line for line in markdown.splitlines() if line.startswith("| `") and "% sd (prior)" in line]
     assert len(stored_rows) == 1 and stored_rows[0].endswith("| regressed |")
     assert slowed.ret == pytest.ExitCode.TESTS_FAILED
-    slowed.stdout.fnmatch_lines(
+    sentences(slowed.stdout).fnmatch_lines(
         [
             "*::test_middleware: the framework path regressed against 0001_base.json: overhead 10.0% -> 30.0% "
             "(+18.2%, 95% CI +*%) (the change: of framework / baseline), more than --overhead-fail-above=5%",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import COUNTED, git
+from helpers import COUNTED, git, sentences
 
 from overheadbench.core.errors import InstrumentError
 from overheadbench.core.vocabulary import Counter
@@ -103,7 +103,7 @@ def test_callgrind_asked_for_where_it_cannot_run_is_a_usage_error(
     pytester.makepyfile(test_pairs=JSON_AND_PYTHON)
     refused = pytester.runpytest("--overhead", "--overhead-counter=callgrind")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
-    refused.stderr.fnmatch_lines(
+    sentences(refused.stderr).fnmatch_lines(
         [
             "*--overhead-counter=callgrind: valgrind is not installed (not on PATH); install valgrind "
             "(apt-get install valgrind) or count bytecode with --overhead-counter=bytecode*"
@@ -111,7 +111,9 @@ def test_callgrind_asked_for_where_it_cannot_run_is_a_usage_error(
     )
     fallback = pytester.runpytest("--overhead", "--overhead-counter=auto", "--overhead-json=out.json")
     fallback.assert_outcomes(passed=2)
-    fallback.stdout.fnmatch_lines(["*count mode: the overhead is in executed bytecode instructions (Python only*"])
+    sentences(fallback.stdout).fnmatch_lines(
+        ["*count mode: the overhead is in executed bytecode instructions (Python only*"]
+    )
     results = json.loads((pytester.path / "out.json").read_text())
     assert results["settings"]["counter"] == "bytecode"
     assert {r["counts"]["counter"] for r in results["results"]} == {"bytecode"}

@@ -8,6 +8,7 @@ import threading
 
 import anyio
 import pytest
+from helpers import sentences
 
 from overheadbench.core.errors import MarkerError
 from overheadbench.engine.settings import Settings
@@ -118,7 +119,9 @@ def test_a_list_of_levels_gives_one_row_each_and_the_growth_table(pytester: pyte
 
 
 def test_levels_in_a_params_marks_are_refused_rather_than_lost() -> None:
-    with pytest.raises(MarkerError, match=r"goes in a marker on the test function .* not in pytest.param\(marks=...\)"):
+    with pytest.raises(
+        MarkerError, match=r"goes in a marker on the test\s+function .* not in pytest.param\(marks=...\)"
+    ):
         pair_from_marker((), {"max": 0.1, "concurrency": [1, 8]}, "t::x[a]", Settings())
 
 
@@ -145,7 +148,7 @@ def test_session_count_mode_skips_concurrency_pairs_and_a_marker_asking_both_fai
     )
     result = pytester.runpytest("--overhead", "--overhead-mode=count", "-rs")
     result.assert_outcomes(passed=1, skipped=2, errors=1)  # the contradiction: an error of its set-up
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*test_contradiction: @pytest.mark.overhead: count mode counts one caller's instructions; concurrency is a time measurement",
             "SKIPPED [[]1[]]*test_levels[[]c=4[]]: @pytest.mark.overhead: count mode counts one caller's instructions; concurrency is a time "

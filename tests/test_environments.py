@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import sentences
 
 import overheadbench
 from overheadbench.cli import main
@@ -71,7 +72,7 @@ def test_an_environment_whose_framework_path_is_slower_fails_the_test(project: p
     slow = interpreter(project.path, "slowpython", FRAMEWORK_NS="1300")
     done = project.runpytest(f"--overhead-env=slow={slow}", "--overhead-fail-above=5", *REPLICATED)
     done.assert_outcomes(failed=1)
-    done.stdout.fnmatch_lines(
+    sentences(done.stdout).fnmatch_lines(
         [
             "*::test_middleware: the framework path under slow regressed against this environment: "
             "overhead 10.0% -> 30.0% (+18.2%*), more than --overhead-fail-above=5%",
@@ -176,10 +177,10 @@ def test_an_environment_with_another_overheadbench_build_is_refused_naming_both(
     done = project.runpytest(f"--overhead-env={older}")
     assert done.ret == pytest.ExitCode.USAGE_ERROR
     ours = f"{overheadbench.__version__}, build {this_build()}"
-    done.stderr.fnmatch_lines(
+    sentences(done.stderr).fnmatch_lines(
         [f"*--overhead-env=*/older: its overheadbench (*, build *) is not this session's ({ours})*"]
     )
-    assert this_build() not in done.stderr.str().split("is not this")[0]
+    assert this_build() not in sentences(done.stderr).str().split("is not this")[0]
 
 
 def test_a_name_given_twice_and_a_base_tree_beside_environments_are_usage_errors(project: pytest.Pytester) -> None:
@@ -208,7 +209,7 @@ def test_a_tox_environment_is_resolved_by_tox_and_must_exist(
     missing = project.runpytest("--overhead-env=tox:py313")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     made_first = "make it first with `tox run -e py313 --notest`"
-    missing.stderr.fnmatch_lines(
+    sentences(missing.stderr).fnmatch_lines(
         [f"*--overhead-env=tox:py313: tox has not made the environment 'py313' yet *; {made_first}*"]
     )
     fake_tox(project.path, f"[testenv:py313]\nenv_python = {sys.executable}")
@@ -218,7 +219,7 @@ def test_a_tox_environment_is_resolved_by_tox_and_must_exist(
     assert result["places"][0]["role"] == "environment" and result["places"][0]["change"] is not None
     fake_tox(project.path, "ROOT: HandledError| provided environments not found in configuration file:\npy399", 255)
     unknown = project.runpytest("--overhead-env=tox:py399")
-    unknown.stderr.fnmatch_lines(["*--overhead-env=tox:py399: tox has no environment 'py399' here (py399)*"])
+    sentences(unknown.stderr).fnmatch_lines(["*--overhead-env=tox:py399: tox has no environment 'py399' here (py399)*"])
 
 
 def test_an_environment_is_named_by_its_python_and_the_packages_that_differ() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import sentences
 
 from overheadbench.core.errors import StorageError
 from overheadbench.engine.changes import Finding
@@ -177,7 +178,9 @@ def test_the_gate_refuses_a_foreign_run_copied_into_this_machines_folder(fake_cl
     stored.write_text(json.dumps(data))
     refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-fail-above=5")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
-    refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
+    sentences(refused.stderr).fnmatch_lines(
+        ["*0001_base.json: measured on another machine than this one (*); a gate across*"]
+    )
 
 
 def _save_many(root: str, count: int) -> None:
@@ -231,14 +234,16 @@ def test_a_gate_against_another_machines_run_is_refused_unless_forced(fake_clock
     (baselines / fingerprint()).rename(baselines / "another-machine")
     refused = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-fail-above=5")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
-    refused.stderr.fnmatch_lines(["*0001_base.json: measured on another machine than this one (*); a gate across*"])
+    sentences(refused.stderr).fnmatch_lines(
+        ["*0001_base.json: measured on another machine than this one (*); a gate across*"]
+    )
     forced = fake_clock_project.runpytest(
         "--overhead-compare=base", "--overhead-fail-above=5", "--overhead-compare-force"
     )
     forced.assert_outcomes(passed=1)
     compared = fake_clock_project.runpytest("--overhead-compare=base")  # without a gate: compared, not refused
     compared.assert_outcomes(passed=1)
-    compared.stdout.fnmatch_lines(["*overhead: compared with 0001_base.json*"])
+    sentences(compared.stdout).fnmatch_lines(["*overhead: compared with 0001_base.json*"])
 
 
 def test_under_github_actions_failing_pairs_are_annotated_and_the_report_goes_to_the_summary(

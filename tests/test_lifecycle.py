@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import alive
+from helpers import alive, sentences
 
 from overheadbench.core import scratch
 from overheadbench.replicas.launch import start_batch
@@ -102,7 +102,7 @@ def test_a_replicas_exception_while_sampling_reaches_its_test_with_the_traceback
     )
     result = pytester.runpytest_subprocess("--overhead", "--overhead-quick")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*::test_breaks_while_sampling: in a replica process (a fresh run of this test's session) the test "
             "failed while sampling the pair (a callable raised):",
@@ -110,7 +110,7 @@ def test_a_replicas_exception_while_sampling_reaches_its_test_with_the_traceback
             "*RuntimeError: the framework broke in a replica*",
         ]
     )
-    assert "Idle()" not in result.stdout.str()
+    assert "Idle()" not in sentences(result.stdout).str()
 
 
 def test_a_callable_hanging_in_a_replica_gets_the_hint_for_a_hang(pytester: pytest.Pytester) -> None:
@@ -136,8 +136,8 @@ def test_a_callable_hanging_in_a_replica_gets_the_hint_for_a_hang(pytester: pyte
     # (5 s was once exceeded by a start under the suite's two workers: "sent nothing ... while starting")
     result = pytester.runpytest_subprocess("--overhead", "--overhead-quick", "--overhead-replica-timeout=10s")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*sent nothing for 10 s while sampling (a callable that never returns?*"])
-    assert "fixtures are that slow" not in result.stdout.str()
+    sentences(result.stdout).fnmatch_lines(["*sent nothing for 10 s while sampling (a callable that never returns?*"])
+    assert "fixtures are that slow" not in sentences(result.stdout).str()
 
 
 @LINUX

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import git, sentences
 
 from overheadbench.cli import main
 from overheadbench.engine.settings import QUICK, QUICK_LINKED, quick_profile
@@ -98,7 +98,7 @@ def test_a_linked_run_that_cannot_be_is_a_usage_error(project: pytest.Pytester, 
     commit_costs(project, 1100, "first")
     done = project.runpytest(*arguments)
     assert done.ret == pytest.ExitCode.USAGE_ERROR
-    done.stderr.fnmatch_lines([said])
+    sentences(done.stderr).fnmatch_lines([said])
 
 
 def test_a_linked_quick_session_measures_each_place_with_more_processes() -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import sentences
 
 from overheadbench.cli import main
 from overheadbench.core.tables import markdown_code
@@ -64,7 +65,7 @@ def test_bad_output_and_storage_options_stop_the_run_before_measuring(
     (fake_clock_project.path / "adir").mkdir()
     result = fake_clock_project.runpytest("--overhead", option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*overheadbench: *" + message.lstrip("*")])
+    sentences(result.stderr).fnmatch_lines(["*overheadbench: *" + message.lstrip("*")])
     assert not (fake_clock_project.path / "measured").exists()
 
 
@@ -102,11 +103,11 @@ def test_deprecated_options_keep_working_for_a_release_and_say_what_replaces_the
     result.assert_outcomes(passed=1)
     settings = json.loads((fake_clock_project.path / "out.json").read_text())["settings"]
     assert (settings["target_halfwidth"], settings["max_processes"], settings["extra_processes"]) == (0.5, 3, 2)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*PytestDeprecationWarning: --overhead-target: deprecated since overheadbench 0.2.0, to be removed in 0.3: "
             "the profile sets the stopping rule (the default, or --overhead-quick); --overhead-processes and "
-            "--overhead-time-budget override it",
+            "--overhead-time-budget override it*",
             "*PytestDeprecationWarning: --overhead-max-processes: deprecated since overheadbench 0.2.0*",
             "*PytestDeprecationWarning: overhead_extra_processes: deprecated since overheadbench 0.2.0*",
         ]
@@ -158,7 +159,7 @@ def test_a_bad_threshold_is_a_usage_error_naming_the_option(
     pytester.makepyfile("def test_nothing(): pass")
     result = pytester.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*overheadbench: " + message.lstrip("*")])
+    sentences(result.stderr).fnmatch_lines(["*overheadbench: " + message.lstrip("*")])
 
 
 FACTOR_PAIRS = """
@@ -194,20 +195,20 @@ def test_large_ratios_read_as_factors_and_a_percent_hint_comes_only_where_the_fi
     outputs = ("--overhead-json=out.json", "--overhead-md=out.md", "--overhead-html=out.html")
     result = fake_clock_project.runpytest("--overhead", *outputs)
     result.assert_outcomes(passed=4, failed=1, warnings=1)
-    result.stdout.fnmatch_lines(["overhead results written to *out.html"])
+    sentences(result.stdout).fnmatch_lines(["overhead results written to *out.html"])
     page = (fake_clock_project.path / "out.html").read_text()
     assert "ratio, log axis" in page and page.count('<tr id="pair-') == 5  # ratios over decades: a log axis
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*overhead 413x (95% CI 3??x..4??x) exceeds max 100x: baseline 1.00 µs/call*",  # one process: its layout prior
             "*OverheadMarkerWarning: *test_percent_meant: max=25 allows 26x overhead, and the pair measured 10.0%: "
-            "max is a fraction (0.25 = 25%); did you mean max=0.25? (A factor is written as a string: max='26x'.)",
+            "max is a fraction (0.25 = 25%); did you mean max=0.25? (A factor is written as a string: max='26x'.)*",
         ]
     )
     result.stdout.re_match_lines(
         [r"\s+test_large_plain\s.*413x.*≤1,501x", r"\s+test_factor\s.*\s413x \([34]\d\dx\.\.4\d\dx\)\*\s+≤500x\s+PASS"]
     )
-    assert "41,2" not in result.stdout.str() and "did you mean max=15" not in result.stdout.str()
+    assert "41,2" not in sentences(result.stdout).str() and "did you mean max=15" not in sentences(result.stdout).str()
     markdown = (fake_clock_project.path / "out.md").read_text()
     assert "413x (3" in markdown
     small = [line for line in markdown.splitlines() if "test_small_factor" in line]  # one notation, in both tables
@@ -510,7 +511,7 @@ def test_a_test_path_taken_as_the_stored_runs_name_is_a_usage_error(pytester: py
     pytester.mkdir("tests")
     result = pytester.runpytest("--overhead-compare", taken)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
+    sentences(result.stderr).fnmatch_lines(
         [
             f"*--overhead-compare took '{taken}' as the stored run's name, which looks like a test path; write --overhead-compare=NAME*"
         ]

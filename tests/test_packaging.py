@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import sentences
 
 import overheadbench
 
@@ -75,7 +76,7 @@ def test_a_protocol_whose_extra_is_missing_fails_its_test_naming_the_extra(
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*asgi_server(protocol='h3'): protocol 'h3' needs aioquic, which the default install leaves out: "
             "pip install 'overheadbench[[]h3]'"  # [[]: a literal [ to fnmatch

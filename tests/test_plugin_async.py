@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import sentences
 
 
 def test_async_callables_in_a_sync_test_run_in_one_loop(fake_clock_project: pytest.Pytester) -> None:
@@ -97,4 +98,6 @@ def test_compare_inside_a_running_loop_points_to_acompare(pytester: pytest.Pytes
     )
     result = pytester.runpytest("--overhead", "-p", "asyncio")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*test_wrong_call: compare() was called inside a running event loop*acompare*"])
+    sentences(result.stdout).fnmatch_lines(
+        ["*test_wrong_call: compare() was called inside a running event loop*acompare*"]
+    )

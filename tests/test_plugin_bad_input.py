@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import QUIET_INI
+from helpers import QUIET_INI, sentences
 
 CASES = {
     "unknown_keyword": (
@@ -100,7 +100,7 @@ def test_bad_marker_arguments_name_the_test(pytester: pytest.Pytester, case: str
     )
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([expected])
+    sentences(result.stdout).fnmatch_lines([expected])
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
@@ -221,7 +221,7 @@ def test_bad_options_are_usage_errors(pytester: pytest.Pytester, option: str, me
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest(option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    sentences(result.stderr).fnmatch_lines([message])
 
 
 def test_bad_ini_value_names_the_ini_option(pytester: pytest.Pytester) -> None:

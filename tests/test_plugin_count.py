@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from helpers import BYTECODE, INI
+from helpers import BYTECODE, INI, sentences
 
 from overheadbench.engine.counting import disagreement
 
@@ -35,7 +35,7 @@ def test_count_mode_judges_the_instruction_ratio(pytester: pytest.Pytester) -> N
     pytester.makepyfile(PAIRS)
     result = pytester.runpytest("--overhead", "--overhead-mode=count")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "instruction overhead *% (the same on all 5 repeats) exceeds max 25.0%: baseline * bytecode instructions/call, "
             "framework */call (+*); peak memory *",
@@ -158,14 +158,16 @@ def test_allocation_budgets_in_both_modes(fake_clock_project: pytest.Pytester, m
     fake_clock_project.makepyfile(LEAK)
     result = fake_clock_project.runpytest("--overhead", f"--overhead-mode={mode}", "--overhead-columns=peak,kept")
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "extra memory blocks kept per call +1* (*; resolution 0.*/call over blocks of * calls) exceeds "
             "max_alloc +0: *blocks kept 0 -> 1* per call (resolution 0.*/call over blocks of * calls)",
             "extra peak memory per call +9* KiB (*) exceeds max_alloc_bytes +512 B: *",
         ]
     )
-    result.stdout.fnmatch_lines(["*test_bounded_buffer*0 -> 0 (+0)*PASS", "*test_temporary_buffer*KiB (+*)*(+0)*PASS"])
+    sentences(result.stdout).fnmatch_lines(
+        ["*test_bounded_buffer*0 -> 0 (+0)*PASS", "*test_temporary_buffer*KiB (+*)*(+0)*PASS"]
+    )
 
 
 def test_allocations_can_be_left_out_of_time_mode(fake_clock_project: pytest.Pytester) -> None:
@@ -249,13 +251,13 @@ def test_counts_and_time_that_disagree_are_flagged_on_the_test(pytester: pytest.
     )
     done = pytester.runpytest("--overhead", "--overhead-json=out.json", "-p", "no:cacheprovider")
     done.assert_outcomes(passed=2)
-    done.stdout.fnmatch_lines(
+    sentences(done.stdout).fnmatch_lines(
         [
             "*OverheadCountingWarning: test_*.py::test_sleeping: count mode reads * in instructions, but timing the same "
             "calls reads *x: the counter counts Python bytecode only*"  # a ratio this large as a ratio
         ]
     )
-    assert "test_looping: count mode reads" not in done.stdout.str()
+    assert "test_looping: count mode reads" not in sentences(done.stdout).str()
     results = {r["nodeid"].split("::")[1]: r for r in json.loads((pytester.path / "out.json").read_text())["results"]}
     assert results["test_sleeping"]["time_ratio"] > 100 and results["test_looping"]["time_ratio"] > 0
 

@@ -8,6 +8,7 @@ import json
 
 import anyio
 import pytest
+from helpers import sentences
 
 from overheadbench.core.errors import OverheadConcurrencyWarning
 
@@ -96,19 +97,19 @@ def test_a_figure_over_its_budget_fails_the_test_naming_the_row(
     )
     result = transport_project.runpytest("--overhead", "--overhead-github=true")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*h2c c=100: req/s 500/s (95% CI over 10 windows, widened by 24% between sessions 3*/s..8*/s) falls below rps*",
             "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
             "::error file=*,title=transport over budget in test_*::h2c c=100: req/s 500/s*",
         ]
     )
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*h2c c=100: p95 latency 2.90 ms (95% CI*) exceeds p95 1.00 ms*",
         ]
     )
-    assert "h2c c=1: req/s" not in result.stdout.str().split("budgets:")[0]
+    assert "h2c c=1: req/s" not in sentences(result.stdout).str().split("budgets:")[0]
 
 
 def test_a_figure_over_its_budget_on_a_contended_machine_is_inconclusive_and_says_why(
@@ -126,7 +127,7 @@ def test_a_figure_over_its_budget_on_a_contended_machine_is_inconclusive_and_say
     busy = transport_project.runpytest("--overhead", "-o", "core_share=0.41", "--overhead-inconclusive=warn")
     busy.assert_outcomes(passed=1)  # warned, as any inconclusive figure under this policy: never passed silently
     said = "*inconclusive: *h2c c=100: req/s 500/s * falls below rps 1,000/s, but this process got 41% of a core as*"
-    busy.stdout.fnmatch_lines([said])
+    sentences(busy.stdout).fnmatch_lines([said])
     quiet = transport_project.runpytest("--overhead", "-o", "core_share=0.97", "--overhead-inconclusive=warn")
     quiet.assert_outcomes(failed=1)
 
@@ -148,12 +149,12 @@ def test_failed_requests_fail_by_default_and_inconclusive_figures_follow_the_pol
     )
     result = transport_project.runpytest("--overhead", "-W", "default")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         ["*h1 c=10: failed requests 3 (a single reading) exceeds errors 0*", "*inconclusive: *"]
     )
     warned = transport_project.runpytest("--overhead", "--overhead-inconclusive=warn", "-W", "default")
     warned.assert_outcomes(failed=1, passed=1)
-    warned.stdout.fnmatch_lines(["*OverheadInconclusiveWarning*straddles rps*"])
+    sentences(warned.stdout).fnmatch_lines(["*OverheadInconclusiveWarning*straddles rps*"])
 
 
 def test_without_overhead_rows_run_and_nothing_is_judged(transport_project: pytest.Pytester) -> None:
@@ -218,14 +219,14 @@ def test_a_wrong_server_or_load_option_fails_naming_the_test_and_the_call(pytest
     )
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(failed=3)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*test_not_a_server: transport.load() takes servers started by asgi_server, not str",
             "*test_no_callers: transport.load(): concurrency must be >= 1 and duration > 0 (got 0, *)",
             "*test_typo: transport.sweep() got unknown keyword(s) duration; it accepts body, client_cpu, duration_s, *",
         ]
     )
-    assert "Traceback" not in result.stdout.str()
+    assert "Traceback" not in sentences(result.stdout).str()
 
 
 def test_a_marked_test_that_never_uses_the_fixture_fails(transport_project: pytest.Pytester) -> None:
@@ -258,7 +259,7 @@ def test_stored_figures_are_compared_and_a_worse_one_is_gated(transport_project:
     gate = ("--overhead", "--overhead-compare=before", "--overhead-fail-above=5")
     result = transport_project.runpytest(*gate)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*test_gateway: h2c c=100 req/s regressed against 0001_before.json: req/s 2,000/s -> 500/s (-75.0%, "
             "95% CI *), more than --overhead-fail-above=5%",
@@ -381,7 +382,7 @@ def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester:
     result.assert_outcomes(passed=1, failed=1)
     # what a 20 ms sleep adds is at least 20 ms; how much more is the machine's (no figure asserted)
     over = "*stack vs bare: p50 latency added +* ms (95% CI, paired over * rounds, widened by *) exceeds max_abs?p50? +500 µs*"
-    result.stdout.fnmatch_lines([over])
+    sentences(result.stdout).fnmatch_lines([over])
     figures = json.loads((pytester.path / "out.json").read_text())["figures"]
     within = [f for f in figures if f["nodeid"].endswith("test_within")]
     rows = {(f["row"], f["metric"], f["measure"]) for f in within}
@@ -390,7 +391,10 @@ def test_a_pair_of_callables_is_judged_on_what_the_framework_side_adds(pytester:
     assert {("stack vs bare [baseline]", "rps", "figure"), ("stack vs bare [framework]", "errors", "figure")} <= rows
     added = next(f for f in within if f["measure"] == "max_abs")
     assert added["check"]["status"] == "pass" and added["check"]["value"] >= 0.02 and len(added["samples"]) == 4
-    assert "stack vs bare (change)" in result.stdout.str() and "stack vs bare [framework]" in result.stdout.str()
+    assert (
+        "stack vs bare (change)" in sentences(result.stdout).str()
+        and "stack vs bare [framework]" in sentences(result.stdout).str()
+    )
 
 
 @pytest.mark.every_plugin
@@ -418,14 +422,14 @@ def test_a_pair_budget_that_names_no_figure_fails_the_test_saying_how(pytester: 
     )
     result = pytester.runpytest("--overhead")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*test_rounds: rounds=1: a transport pair needs two rounds or more*"])
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(["*test_rounds: rounds=1: a transport pair needs two rounds or more*"])
+    sentences(result.stdout).fnmatch_lines(
         [
             "*test_pair: transport.acompare(): max=0.25: a transport pair's budgets name their "
             "figures, e.g. max={'p95': 0.25, 'rps': 0.2}*"
         ]
     )
-    assert "Traceback" not in result.stdout.str()
+    assert "Traceback" not in sentences(result.stdout).str()
 
 
 def test_two_servers_alternate_windows_and_each_servers_cpu_is_in_the_rows(pytester: pytest.Pytester) -> None:
@@ -534,7 +538,7 @@ def test_streams_as_sdks_have_them_a_post_with_json_and_an_iterator_of_events(py
     pytester.makepyfile(SDK_STREAMS)
     result = pytester.runpytest("--overhead", "--overhead-quick", "--overhead-json=out.json")
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*test_misshapen: transport.acompare_streams(): a stream side is (client, url), "
             "(client, url, request) or a callable; got ('only a client',)*"

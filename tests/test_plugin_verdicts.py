@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from helpers import sentences
 
 from overheadbench.options import settings_from_config
 from overheadbench.store.runs import SCHEMA_VERSION as JSON_SCHEMA_VERSION
@@ -23,7 +24,7 @@ def test_overhead_over_budget_fails_with_the_figures(fake_clock_project: pytest.
     )
     result = fake_clock_project.runpytest("--overhead")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*overhead 31.*% (95% CI 2*%..4*%) exceeds max 15.0%: baseline 67* ns/call, framework 88* ns/call (+21* ns); peak memory *",
             "*overhead: framework vs baseline*",
@@ -68,8 +69,8 @@ def test_inconclusive_fails_by_default_and_says_so(fake_clock_project: pytest.Py
     fake_clock_project.makepyfile(INCONCLUSIVE_TEST)
     result = fake_clock_project.runpytest("--overhead", "--overhead-time-budget=40ms")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*inconclusive: overhead *straddles max 25.0%*cannot tell*"])
-    result.stdout.fnmatch_lines(["*(overhead_inconclusive=warn makes this a warning)*"])
+    sentences(result.stdout).fnmatch_lines(["*inconclusive: overhead *straddles max 25.0%*cannot tell*"])
+    sentences(result.stdout).fnmatch_lines(["*(overhead_inconclusive=warn makes this a warning)*"])
 
 
 def test_inconclusive_can_be_a_warning(fake_clock_project: pytest.Pytester) -> None:

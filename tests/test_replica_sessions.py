@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import LOOP_SCOPE, QUIET_INI, alive
+from helpers import LOOP_SCOPE, QUIET_INI, alive, sentences
 
 PAIR = """
 import pytest
@@ -242,7 +242,7 @@ def test_server(overhead, fixed_port):
     pytester.makepyfile(source.format(extra=""))
     result, _ = measure(pytester)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*::test_server: in a replica process (a fresh run of this test's session) the test failed while setting the "
             "test up:*",
@@ -299,7 +299,7 @@ def test_a_dead_or_hung_replica_fails_its_own_pair_only(
     pytester.makepyfile(DYING.format(how=how))
     result, pairs = measure(pytester, *options)
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines([message])
+    sentences(result.stdout).fnmatch_lines([message])
     assert_replicated(pairs, 1)  # the next pair got fresh processes in place of the dropped one
 
 
@@ -322,7 +322,7 @@ def test_a_callable_that_hangs_here_fails_its_test_after_the_pair_timeout(pytest
     # measured in this process so that a loaded machine cannot make it reach the short limit too
     result, pairs = measure(pytester, "--overhead-pair-timeout=5s", "--overhead-time-budget=500ms")
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*::test_hangs: the pair made no progress for 5 s (overhead_pair_timeout, a limit on silence*): "
             "does the baseline or the framework callable hang, here or only while profiled? (a first call never "
@@ -426,7 +426,7 @@ def test_a_loop_that_cannot_close_is_abandoned_and_named_and_the_session_goes_on
     pytester.makepyfile(STUBBORN.format(hang=hang))
     result, pairs = measure(pytester, "--overhead-pair-timeout=8s", f"--overhead-processes={processes}", timeout=120)
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines([message])
+    sentences(result.stdout).fnmatch_lines([message])
     assert list(pairs) == [
         "test_a_loop_that_cannot_close_is_abandoned_and_named_and_the_session_goes_on.py::test_after"
     ]
@@ -476,7 +476,7 @@ def test_a_hang_only_in_replicas_is_ended_at_the_pair_timeout_and_the_next_pair_
         "--overhead-max-processes=3",
     )
     result.assert_outcomes(failed=1, passed=2)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             f"*::test_b_hangs: the pair made no progress for 10 s (overhead_pair_timeout, a limit on silence*): a replica "
             f"process (a fresh run of this test's session) was {where} and never answered; it was ended.*"
@@ -506,10 +506,10 @@ def test_path_options_written_with_a_space_outside_the_project_measure_on_every_
         result = pytester.runpytest_subprocess(*args)
         result.assert_outcomes(passed=1)
         if run == 2 or storing:  # the values exist
-            result.stdout.fnmatch_lines_random(
+            sentences(result.stdout).fnmatch_lines_random(
                 [
                     f"*PytestConfigWarning: overheadbench: {option} {path}: pytest chose the rootdir (*) and the ini "
-                    f"file (none) before it knew this option, taking {path} for a test path; write {option}={path}"
+                    f"file (none) before it knew this option, taking {path} for a test path; write {option}={path}*"
                     for option, path in given.items()
                 ]
             )
@@ -594,7 +594,7 @@ def test_processes_beyond_the_bound_are_a_usage_error(pytester: pytest.Pytester)
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
     result = pytester.runpytest("--overhead", "--overhead-processes=100")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
+    sentences(result.stderr).fnmatch_lines(
         ["*--overhead-processes='100': must be a whole number from 1 to 32 (1 = measured in this process only)*"]
     )
 
@@ -645,7 +645,7 @@ def test_xdist_modes_that_cannot_keep_pairs_on_one_worker_are_refused(pytester: 
     pytester.makepyfile(PAIR.format(suffix="", fixtures=""))
     result = pytester.runpytest_subprocess("--overhead", "-n", "2", "--dist", dist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
+    sentences(result.stderr).fnmatch_lines(
         [
             f"*overheadbench: --dist {dist} would measure overhead pairs on several xdist "
             f"workers at once*use --dist load or loadgroup*"

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import Synthetic
+from helpers import Synthetic, sentences
 
 from overheadbench.core.errors import CallableError
 from overheadbench.core.vocabulary import Role
@@ -337,7 +337,7 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
         "--overhead", "--overhead-processes=2", "--overhead-target=0.5", "--overhead-time-budget=300ms"
     )
     result.assert_outcomes(failed=2, passed=1)
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*test_a_replica_that_cannot_measure_is_a_clear_error.py::test_pair: in a replica "
             "process (a fresh run of this test's session) the test failed while running the "
@@ -345,7 +345,7 @@ def test_a_replica_that_cannot_measure_is_a_clear_error(pytester: pytest.Pyteste
             "*RuntimeError: only breaks in a fresh process*",
         ]
     )
-    result.stdout.fnmatch_lines(
+    sentences(result.stdout).fnmatch_lines(
         [
             "*::test_last: a replica process (a fresh run of this test's session) exited with "
             "code 3 while moving to a test*"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import sentences
 
 from overheadbench.cli import main
 from overheadbench.core.errors import StorageError
@@ -143,7 +144,7 @@ def test_a_bad_run_in_the_history_is_left_out_with_a_warning_naming_it(
     gated = fake_clock_project.runpytest("--overhead-compare=base", "--overhead-fail-above=5")
     assert gated.ret == pytest.ExitCode.OK  # not INTERNALERROR
     gated.assert_outcomes(passed=1)
-    gated.stdout.fnmatch_lines(
+    sentences(gated.stdout).fnmatch_lines(
         [
             "WARNING: *0002_poisoned.json: not a valid overheadbench run: results?0?.samples?0?.baseline_ns?0?: *"
             "; left out of the history"
@@ -160,10 +161,10 @@ def test_a_poisoned_compared_run_is_a_usage_error_naming_it(fake_clock_project: 
     path.write_text(path.read_text().replace('"framework_ns": [', '"framework_ns": [1e999, ', 1))
     result = fake_clock_project.runpytest("--overhead-compare=base")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
+    sentences(result.stderr).fnmatch_lines(
         ["*0001_base.json: not a valid overheadbench run: *framework_ns?0?: expected a finite*"]
     )
-    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in sentences(result.stdout).str() + sentences(result.stderr).str()
 
 
 def test_the_command_runs_as_a_process_and_exits_2_on_a_poisoned_run(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         OverheadPrecisionWarning as OverheadPrecisionWarning,
         OverheadTimedPathWarning as OverheadTimedPathWarning,
         OverheadUsageError as OverheadUsageError,
+        OverheadWarning as OverheadWarning,
         StorageError as StorageError,
     )
     from .core.units import (
@@ -63,6 +64,7 @@ _HOMES = {
             "OverheadPrecisionWarning",
             "OverheadTimedPathWarning",
             "OverheadUsageError",
+            "OverheadWarning",
             "StorageError",
         ),
         "core.errors",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .core.errors import StorageError, deprecated
+from .core.errors import StorageError, deprecated, usage
 from .core.flags import Flag, add_flags
 from .core.git import checked_out_branch, git
 from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
@@ -170,7 +170,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         storage.check()
         save = None if option("--overhead-save") is None else check_name(option("--overhead-save"))
     except StorageError as exc:
-        raise pytest.UsageError(f"overheadbench: {exc}") from None
+        raise usage(f"overheadbench: {exc}") from None
     against, python = option("--overhead-against"), option("--overhead-against-python")
     compare = _compared(option("--overhead-compare"), config.rootpath)
     env_specs = [*(option("--overhead-env") or ()), *(config.getini("overhead_envs") if measuring else ())]
@@ -184,7 +184,7 @@ def gate_options_from_config(config: pytest.Config, in_replica: bool, measuring:
         if env_specs and not in_replica:
             envs = resolve_environments(env_specs, Path(config.invocation_params.dir), config.rootpath)
     except (TreeError, EnvError) as exc:
-        raise pytest.UsageError(f"overheadbench: {exc}") from None
+        raise usage(f"overheadbench: {exc}") from None
     added = () if in_replica else _added_places(config)
     options = GateOptions(
         storage=storage,
@@ -209,12 +209,12 @@ def _check_places(
 ) -> None:
     """One kind of other place per session, and none beside a stored run's comparison."""
     if python is not None and against is None:
-        raise pytest.UsageError(
+        raise usage(
             "overheadbench: --overhead-against-python names the base tree's interpreter; give "
             "--overhead-against=REV|DIR too"
         )
     if against is not None and env_specs:
-        raise pytest.UsageError(
+        raise usage(
             "overheadbench: --overhead-against and --overhead-env each measure every pair at other places in this "
             "session, and one session takes one of them: run the tree comparison and the environments separately"
         )
@@ -225,7 +225,7 @@ def _check_places(
         )
         clashing = [name for name, value in stored if value is not None]
         if given is not None and clashing:
-            raise pytest.UsageError(
+            raise usage(
                 f"overheadbench: {flag} compares with other places measured in this session; {clashing[0]} "
                 f"compares with a stored run: choose one"
             )
@@ -240,11 +240,11 @@ def _linked(
     if replica:
         return None
     if not (config.getoption("--overhead-autosave") or config.getoption("--overhead-save")):
-        raise pytest.UsageError("overheadbench: --overhead-link links a stored run: give --overhead-autosave too")
+        raise usage("overheadbench: --overhead-link links a stored run: give --overhead-autosave too")
     clashing = [flag for flag, given in (("--overhead-against", against), ("--overhead-env", envs or None)) if given]
     if clashing or compare is not None:
         other = clashing[0] if clashing else "--overhead-compare"
-        raise pytest.UsageError(
+        raise usage(
             f"overheadbench: --overhead-link measures the newest stored run's commit beside this tree; {other} "
             f"names another place: choose one"
         )
@@ -258,7 +258,7 @@ def _refuse_a_default_storage_elsewhere(root: Path, rootdir: Path) -> None:
     any folder is the user's choice."""
     resolved = root.resolve()
     if not resolved.is_relative_to(rootdir.resolve()):
-        raise pytest.UsageError(
+        raise usage(
             f"overheadbench: the default storage folder {root} resolves to {resolved}, outside the rootdir "
             f"{rootdir}: stored runs go there only when it is named: give --overhead-storage={resolved} "
             f"(or overhead_storage in the ini file) to use it"
@@ -275,7 +275,7 @@ def _compared(name: str | None, root: Path) -> str | None:
     is optional, so ``--overhead-compare tests/test_x.py`` would take the path as the run's
     name and run every test: say so, and how to write it."""
     if name and (name.endswith(".py") or "::" in name or (root / name).is_dir()):
-        raise pytest.UsageError(
+        raise usage(
             f"overheadbench: --overhead-compare took {name!r} as the stored run's name, which looks like a test "
             f"path; write --overhead-compare=NAME (or --overhead-compare alone before the paths: the newest run)"
         )
@@ -290,13 +290,13 @@ def _thresholds(config: pytest.Config, places: bool) -> Thresholds:
     given = {flag: raw for flag in flags if (raw := config.getoption(flag)) is not None}
     if "--overhead-fail-above" in given and len(given) > 1:
         old = next(flag for flag in given if flag != "--overhead-fail-above")
-        raise pytest.UsageError(f"overheadbench: {old} is the old spelling of --overhead-fail-above: give one")
+        raise usage(f"overheadbench: {old} is the old spelling of --overhead-fail-above: give one")
     parsed = {}
     for flag, raw in given.items():
         try:
             parsed[flag] = parse_thresholds(raw)
         except ValueError as exc:
-            raise pytest.UsageError(f"overheadbench: {flag}={exc}") from None
+            raise usage(f"overheadbench: {flag}={exc}") from None
     if "--overhead-fail-above" in parsed:
         return parsed["--overhead-fail-above"]
     pairs = parsed.get("--overhead-compare-fail", Thresholds()).pairs
@@ -310,7 +310,7 @@ def _policy(raw: str | None) -> Policy:
     try:
         return Policy(str(raw).strip())
     except ValueError:
-        raise pytest.UsageError(f"overheadbench: overhead_compare_unknown={raw!r}: must be warn or fail") from None
+        raise usage(f"overheadbench: overhead_compare_unknown={raw!r}: must be warn or fail") from None
 
 
 def _added_places(config: pytest.Config) -> tuple[Any, ...]:

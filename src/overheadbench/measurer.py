@@ -17,7 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import pytest
 
 from .core.errors import OverheadUsageError
-from .core.tables import plain
+from .core.tables import fitted, plain, said
 from .core.timeouts import PairTimeout
 from .core.xdist import WORKER_REPLICAS, group_timed_tests, original_nodeid, remember_nodeids
 from .engine.harness import Harness
@@ -150,9 +150,9 @@ class Measurer(Generic[S]):
         try:
             return (yield)
         except WrongTree as exc:
-            pytest.exit(f"overheadbench: {plain(str(exc))}", returncode=pytest.ExitCode.USAGE_ERROR)
+            pytest.exit(fitted(f"overheadbench: {plain(str(exc))}"), returncode=pytest.ExitCode.USAGE_ERROR)
         except (OverheadUsageError, ReplicaError, PairTimeout) as exc:
-            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None  # it says it all
+            raise pytest.fail.Exception(said(str(exc)), pytrace=False) from None  # it says it all
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         measured = self.measured

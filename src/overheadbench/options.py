@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .core.errors import deprecated
+from .core.errors import deprecated, usage
 from .core.flags import Flag, add_flags
 from .core.jsonio import cannot_write
 from .core.numbers import check_fraction, check_processes, parse_number
@@ -303,7 +303,7 @@ def options_from_config(config: pytest.Config) -> Options:
 def _flame(flame: str | None) -> Path | None:
     """The flame graphs' folder, checked before anything is measured."""
     if flame and (why := cannot_write(Path(flame), folder=True)):
-        raise pytest.UsageError(f"overheadbench: --overhead-flame={flame}: {why}")
+        raise usage(f"overheadbench: --overhead-flame={flame}: {why}")
     return Path(flame).resolve() if flame else None
 
 
@@ -328,7 +328,7 @@ def settings_from_config(config: pytest.Config) -> Settings:
         try:
             values[field] = parse(str(raw))
         except ValueError as exc:
-            raise pytest.UsageError(f"overheadbench: {source}={raw!r}: {exc}") from None
+            raise usage(f"overheadbench: {source}={raw!r}: {exc}") from None
     settings = Settings(**values)
     return dataclasses.replace(settings, counter=_counter(settings.counter))
 
@@ -341,7 +341,7 @@ def _counter(asked: str) -> Counter:
     if missing is None:
         return Counter.CALLGRIND
     if asked == Counter.CALLGRIND:
-        raise pytest.UsageError(
+        raise usage(
             f"overheadbench: --overhead-counter=callgrind: {missing}; install valgrind (apt-get install valgrind) "
             f"or count bytecode with --overhead-counter=bytecode"
         )
@@ -354,10 +354,10 @@ def _output(raw: str | None, option: str) -> Path | None:
     if raw is None:
         return None
     if not raw.strip():
-        raise pytest.UsageError(f"overheadbench: {option} needs a file path")
+        raise usage(f"overheadbench: {option} needs a file path")
     path = Path(raw)
     if why := cannot_write(path):
-        raise pytest.UsageError(f"overheadbench: {option}={raw}: {why}")
+        raise usage(f"overheadbench: {option}={raw}: {why}")
     return path
 
 
@@ -380,7 +380,7 @@ def _flag(raw: str | None, name: str) -> bool:
     try:
         return _boolean(str(raw))
     except ValueError as exc:
-        raise pytest.UsageError(f"overheadbench: {name}={raw!r}: {exc}") from None
+        raise usage(f"overheadbench: {name}={raw!r}: {exc}") from None
 
 
 def _columns(raw: str | None) -> tuple[str, ...]:
@@ -392,7 +392,7 @@ def _columns(raw: str | None) -> tuple[str, ...]:
         return COLUMN_KEYS
     unknown = [key for key in keys if key not in COLUMN_KEYS]
     if unknown or not keys:
-        raise pytest.UsageError(
+        raise usage(
             f"overheadbench: --overhead-columns={raw!r}: unknown column(s) {', '.join(unknown) or '(none given)'}; "
             f"choose from {', '.join(COLUMN_KEYS)}, or 'all'"
         )

@@ -9,6 +9,7 @@ import pytest
 from . import hookspecs
 from .core.option_paths import misread_paths
 from .core.scratch import remove_orphans
+from .core.tables import WARNING_WIDTH, fitted
 from .core.termination import install_sigterm, uninstall_sigterm
 from .core.xdist import XdistGrouping, is_controller, prepare_controller
 from .gate_options import add_gate_options, gate_deprecations, gate_options_from_config
@@ -49,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if replica is None and not hasattr(config, "workerinput"):
         remove_orphans()  # what sessions that died (kill -9) left in the temporary directory
         for warning in misread_paths(config):
-            config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
+            config.issue_config_time_warning(pytest.PytestConfigWarning(fitted(warning, WARNING_WIDTH)), stacklevel=2)
         for deprecated in [*deprecations(config), *gate_deprecations(config)]:
             config.issue_config_time_warning(pytest.PytestDeprecationWarning(deprecated), stacklevel=2)
     if replica is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.errors import StorageError
 from ..core.git import is_repository
 from ..core.jsonio import dumps, write_text_atomic
-from ..core.tables import plain
+from ..core.tables import fitted, plain
 from ..core.thresholds import HELP_EXAMPLE, Thresholds
 from ..engine.changes import Finding, Gate
 from ..engine.outcome import Gated, gate_sentence
@@ -120,7 +120,7 @@ def _compare(storage: Storage, old_ref: str, new_ref: str | None, fail_above: Th
     machine = Storage(storage.root, old_path.resolve().parent.name)  # the old run's machine, and its history
     stored, skipped = machine.history() if machine.folder.is_dir() else ([], [])
     for reason in skipped:
-        print(f"WARNING: {plain(reason)}; left out of the history", file=sys.stderr)
+        print(fitted(f"WARNING: {plain(reason)}; left out of the history"), file=sys.stderr)
     history = [r for run in stored for r in run.measured()]
     shown = [pair_shown(change) for change in compare_runs(old.results, new.results, history)]
     figure_history = [f for run in stored for f in run.measured_figures()]

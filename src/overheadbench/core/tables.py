@@ -33,8 +33,51 @@ def plain(text: str, lines: bool = False) -> str:
 
 
 def plain_warning(warning: Warning) -> Warning:
-    """The same warning, its message :func:`plain` (its text names a test)."""
-    return type(warning)(plain(str(warning), lines=True))
+    """The same warning, its message :func:`plain` and fitted as a warning's (its text names a test)."""
+    return type(warning)(fitted(plain(str(warning), lines=True), WARNING_WIDTH))
+
+
+MESSAGE_WIDTH = 96
+"""A message's lines at most this wide, paths and test ids not counted (a failure, a warning, a usage error):
+under what pytest puts before them (``E       ``, ``  file.py:12: OverheadMarkerWarning: ``) a line stays
+within ``TERMINAL_WIDTH``, where single lines of 200-517 characters ran before."""
+NAME = re.compile(
+    r"\S*(?:/|::|<locals>|<lambda>|\.(?:py|json|md|html|csv|folded|svg|png|txt|toml|ini|cfg)\b)\S*"
+    r"|\w+(?:\.\w+){2,}:?|\w+\[\S*\]"
+)
+"""A path, a test id, a file name, a function's or a module's qualified name in a line: its length is the
+user's (or pytest's, ``overheadbench.core.errors.OverheadPairWarning:``), so a line is not measured by it."""
+WARNING_WIDTH = 88
+"""A warning's lines: pytest writes ``  file.py:12: OverheadInconclusiveWarning: `` before its first."""
+
+
+def shown_length(line: str) -> int:
+    """A line's length as a terminal line's limit reads it: its paths, test ids and file names not counted."""
+    return len(NAME.sub("", line))
+
+
+def fitted(text: str, width: int = MESSAGE_WIDTH) -> str:
+    """``text`` with each line longer than ``width`` (:func:`shown_length`) wrapped at its spaces (a path or a
+    name is never cut), each continuation indented two spaces past its line's own indent."""
+    lines = []
+    for line in text.split("\n"):
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        lead, current = indent, ""
+        for word in line[len(indent) :].split(" "):
+            joined = f"{current} {word}" if current else word
+            if current and shown_length(lead + joined) > width:
+                lines.append(lead + current)
+                lead, current = f"{indent}  ", word
+            else:
+                current = joined
+        lines.append(lead + current)
+    return "\n".join(lines)
+
+
+def said(text: str, width: int = MESSAGE_WIDTH) -> str:
+    """A message as the terminal shows it: :func:`plain` over its lines, each line :func:`fitted` (``width``:
+    a line the plugin writes itself has nothing before it, and may take the terminal's)."""
+    return fitted(plain(text, lines=True), width)
 
 
 def markdown_cell(text: str) -> str:
@@ -114,18 +157,20 @@ def _labelled(named: list[tuple[str | None, str]], labels: Sequence[str]) -> lis
 
 def laid_out(rows: Sequence[Sequence[str]], width: int = TERMINAL_WIDTH, labelled: bool = False) -> list[str]:
     """A table whose first column holds test node ids (plain text), as lines at most ``width``
-    wide where the other columns allow: the header and a rule, then per file a heading line and
-    its rows (see :func:`_named`); a name longer than the room left by the other columns stands
-    on its own line, its cells on the next. ``labelled``: the second column names the row within
-    its test (see :func:`_labelled`): a label as long as ``gateway vs upstream c=10 [framework] ·
-    app (http1)`` made a column of its own 76 characters wide, and the table 159."""
+    wide: the header and a rule, then per file a heading line and its rows (see :func:`_named`); a
+    name longer than the room left by the other columns stands on its own line, its cells on the
+    next; columns that do not fit beside each other continue on further lines, indented
+    (:func:`_chunked`: a change table with each side's time per call ran to 150 characters).
+    ``labelled``: the second column names the row within its test (see :func:`_labelled`): a label
+    as long as ``gateway vs upstream c=10 [framework] · app (http1)`` made a column of its own 76
+    characters wide, and the table 159."""
     header, *body = rows
     if labelled:
         header = (f"{header[0]} / {header[1]}", *header[2:])
     first = 2 if labelled else 1
     cells = [header[1:], *(row[first:] for row in body)]
     widths = [max(len(row[column]) for row in cells) for column in range(len(header) - 1)]
-    others = sum(widths) + 2 * len(widths)
+    chunks = _chunked(widths, width - len(header[0]) - 2)
     groups = []
     for file, indexes in by_file([row[0] for row in body]).items():
         named = _named([body[i][0] for i in indexes])
@@ -135,19 +180,40 @@ def laid_out(rows: Sequence[Sequence[str]], width: int = TERMINAL_WIDTH, labelle
             else [([heading] if heading else [], name) for heading, name in named]
         )
         groups.append((file, entries, indexes))
-    room = width - others
+    room = width - sum(widths[i] + 2 for i in chunks[0])
     names = [len(name) for _, entries, _ in groups for _, name in entries]
     name_width = max([len(header[0]), *(length for length in names if length <= room)])
 
-    def line(name: str, cells: Sequence[str]) -> str:
-        padded_cells = (cell.ljust(cell_width) for cell, cell_width in zip(cells, widths, strict=True))
-        return "  ".join([name.ljust(name_width), *padded_cells]).rstrip()
+    def line(name: str, cells: Sequence[str], fill: str = " ") -> list[str]:
+        def padded(chunk: Sequence[int]) -> list[str]:
+            return [cells[i].ljust(widths[i], fill) for i in chunk]
 
-    lines = [line(header[0], header[1:]), "  ".join("-" * w for w in [name_width, *widths])]
+        found = ["  ".join([name.ljust(name_width, fill), *padded(chunks[0])]).rstrip()]
+        return found + [(CONTINUED + "  ".join(padded(chunk))).rstrip() for chunk in chunks[1:]]
+
+    lines = [*line(header[0], header[1:]), *line("", [""] * len(widths), "-")]
     for file, entries, indexes in groups:
         lines += [file] if file else []
         for (headings, name), index in zip(entries, indexes, strict=True):
             lines += headings
             row = body[index][first:]
-            lines += [name, line("", row)] if len(name) > name_width else [line(name, row)]
+            lines += [name, *line("", row)] if len(name) > name_width else line(name, row)
     return lines
+
+
+CONTINUED = " " * 8
+"""Where a row's columns that did not fit beside the others go on, one line down."""
+
+
+def _chunked(widths: Sequence[int], width: int) -> list[list[int]]:
+    """The columns (by index) as groups that each fit ``width`` beside each other (two spaces apart): one
+    group where they all do, else the first group beside the names and each next one on a line of its own."""
+    chunks: list[list[int]] = [[]]
+    used = 0
+    for index, column in enumerate(widths):
+        if chunks[-1] and used + column + 2 > width - len(CONTINUED):
+            chunks.append([])
+            used = 0
+        chunks[-1].append(index)
+        used += column + 2
+    return chunks if sum(widths) + 2 * len(widths) > width else [list(range(len(widths)))]

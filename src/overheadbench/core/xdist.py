@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import pytest
 
+from .errors import usage
+
 GROUP = "overheadbench"
 _WORKERINPUT_KEY = "overheadbench_group"
 _ORIGINAL_NODEID = pytest.StashKey[str]()
@@ -46,7 +48,7 @@ def prepare_controller(config: pytest.Config) -> None:
     """Make the controller group the timed tests, or refuse a mode that cannot (usage error)."""
     dist = config.option.dist
     if dist not in GROUPING_MODES:
-        raise pytest.UsageError(
+        raise usage(
             f"overheadbench: --dist {dist} would measure overhead pairs on several xdist workers at once, where "
             f"they disturb each other; use --dist load or loadgroup (overheadbench sends every overhead test to "
             f"one worker, one at a time; the other tests still spread out), or run --overhead without -n"

@@ -51,8 +51,8 @@ CHANGE_HEAD = "what the change added"
 NOISE_Z = 2.0
 """A row stands out of its noise when its added cost is more than this many standard errors."""
 UNSEPARATED = (
-    "~ within its noise: no function stands out of the sampling's noise, so this cannot tell the change "
-    "from work both sides share (a longer profile, or count mode, can)"
+    "~ within its noise: no function stands out of the sampling's noise, so this cannot tell the change\n"
+    "    from work both sides share (a longer profile, or count mode, can)"
 )
 """What an explanation whose rows all sit within their noise says under them."""
 KEPT_ROWS = 20

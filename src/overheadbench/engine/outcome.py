@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ..core.errors import OverheadChangeWarning, OverheadInconclusiveWarning
-from ..core.tables import plain, plain_warning
+from ..core.tables import plain_warning, said
 from .changes import REGRESSED_MARK, Change, Finding, Gate
 from .checks import OVERALL_ORDER, Overall, Status
 from .settings import Policy
@@ -53,7 +53,7 @@ def conclude(item: pytest.Item, decided: Outcome) -> None:
     for warning in decided.warnings:
         item.warn(plain_warning(warning))
     if decided.failure:
-        pytest.fail(plain(decided.failure, lines=True), pytrace=False)
+        pytest.fail(said(decided.failure), pytrace=False)
 
 
 WARN_INSTEAD = " (overhead_inconclusive=warn makes this a warning)"

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from ..core.errors import StorageError
+from ..core.errors import StorageError, usage
 from ..core.tables import plain
 from ..core.thresholds import Thresholds
 from ..engine.changes import Gate
@@ -116,4 +114,4 @@ def session_stored(gate: Any, environment: Callable[[], dict[str, Any]]) -> Stor
     try:
         return StoredRuns.from_options(gate, environment())
     except StorageError as exc:
-        raise pytest.UsageError(f"overheadbench: {plain(str(exc))}") from None
+        raise usage(f"overheadbench: {plain(str(exc))}") from None

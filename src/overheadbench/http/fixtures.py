@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..core.tables import said
+
 if TYPE_CHECKING:
     from .server import Server
 
@@ -35,7 +37,7 @@ def asgi_server() -> Iterator[Callable[..., Any]]:
         try:
             server = start_server(app, protocol, env)
         except MissingExtra as exc:  # what to install, not a traceback from inside the server module
-            raise pytest.fail.Exception(f"asgi_server(protocol={protocol!r}): {exc}", pytrace=False) from None
+            raise pytest.fail.Exception(said(f"asgi_server(protocol={protocol!r}): {exc}"), pytrace=False) from None
         servers.append(server)
         return server
 

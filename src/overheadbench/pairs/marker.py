@@ -14,7 +14,7 @@ import pytest
 from ..core.errors import MarkerError, NotCountable
 from ..core.keywords import Keyword, marker_help, names
 from ..core.numbers import callers, check_fraction, check_processes, parse_number
-from ..core.tables import plain
+from ..core.tables import said
 from ..core.units import BudgetError, DurationError, SizeError, parse_duration, parse_overhead_budget, parse_size
 from ..core.vocabulary import MAX_CONCURRENCY
 from ..core.xdist import original_nodeid
@@ -185,7 +185,7 @@ def _resolve(item: pytest.Item, nodeid: str, settings: Settings) -> Pair | None:
     except NotCountable as exc:
         raise pytest.skip.Exception(str(exc)) from None
     except MarkerError as exc:
-        raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
+        raise pytest.fail.Exception(said(str(exc)), pytrace=False) from None
 
 
 def listed_levels(kwargs: Mapping[str, Any]) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import pytest
 
 from ..core.jsonio import dumps, strict, write_text_atomic
-from ..core.tables import plain
+from ..core.tables import TERMINAL_WIDTH, plain, said
 from ..core.thresholds import Thresholds
 from ..core.vocabulary import OVERHEAD, TRANSPORT
 from ..core.xdist import WORKER_REPLICAS
@@ -151,7 +151,8 @@ class Reporter:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.state.stored and reporter is not None:
             for warning in self.state.stored.warnings(start):
-                reporter.write_line(plain(warning), yellow=True, bold=True)
+                for line in said(warning, TERMINAL_WIDTH).splitlines():
+                    reporter.write_line(line, yellow=True, bold=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.gathered.add(report)  # measured pairs and figures, here or from xdist workers alike
@@ -255,7 +256,7 @@ class Reporter:
         base = self.gate.against
         if base is not None and base.revision:
             return f"linked to {base.revision[:12]}"
-        return "unlinked: no stored run of this branch is an ancestor of HEAD; the next linked run links to this one"
+        return "unlinked: no stored run of this branch is an ancestor of HEAD; the next linked run links to it"
 
     def markdown(self) -> str:
         return render_markdown(self.run(), self.gathered.purposes)

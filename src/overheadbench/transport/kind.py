@@ -19,7 +19,7 @@ import pytest
 
 from ..core.errors import MarkerError
 from ..core.jsonio import strict
-from ..core.tables import plain
+from ..core.tables import plain, said
 from ..core.xdist import original_nodeid
 from ..engine.changes import Gate
 from ..engine.outcome import KindHooks, conclude
@@ -166,7 +166,7 @@ class TransportKind(KindHooks):
         try:
             limits = limits_from_marker(mark.args, mark.kwargs, nodeid) if mark else {}
         except MarkerError as exc:
-            raise pytest.fail.Exception(plain(str(exc), lines=True), pytrace=False) from None
+            raise pytest.fail.Exception(said(str(exc)), pytrace=False) from None
         settings, measuring = self.settings, self.measuring
         if self.replica is not None:  # a replica runs a transport test only in another place's rounds, when told
             orders = self.replica.park(nodeid)
