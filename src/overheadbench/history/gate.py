@@ -11,16 +11,41 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.errors import StorageError, usage
 from ..core.tables import plain
 from ..core.thresholds import Thresholds
 from ..engine.changes import Gate
+from ..engine.settings import Policy
 from ..store.environment import differences, recorded_fingerprint, same_machine
 from ..store.runs import Run, Storage, check_name, read_run
 from .figure_changes import StoredFigures
 from .pair_changes import StoredPairs
+
+
+class StorageOptions(Protocol):
+    """What the stored-run gate reads of the session's options (:class:`~overheadbench.gate_options.GateOptions`,
+    which sits above this module): where runs are kept, what to save and compare, and the gate."""
+
+    @property
+    def storage(self) -> Storage: ...
+    @property
+    def save(self) -> str | None: ...
+    @property
+    def autosave(self) -> bool: ...
+    @property
+    def compare(self) -> str | None: ...
+    @property
+    def thresholds(self) -> Thresholds: ...
+    @property
+    def unknown(self) -> Policy: ...
+    @property
+    def force(self) -> bool: ...
+    @property
+    def against(self) -> object | None: ...
+    @property
+    def uses_storage(self) -> bool: ...
 
 
 @dataclass
@@ -45,9 +70,8 @@ class StoredRuns:
     """Why each unreadable stored run of the history was left out (warned at the start)."""
 
     @classmethod
-    def from_options(cls, gate: Any, env: dict[str, Any]) -> StoredRuns:
-        """Resolve the options (``gate``: :class:`~overheadbench.gate_options.GateOptions`, not
-        imported here: it sits above this module); a stored run that cannot be found or read, a storage folder
+    def from_options(cls, gate: StorageOptions, env: dict[str, Any]) -> StoredRuns:
+        """Resolve the options; a stored run that cannot be found or read, a storage folder
         that is a file, a bad run name, or a gate against another machine's run without
         ``--overhead-compare-force`` is a :class:`~overheadbench.core.errors.StorageError`."""
         storage, save, compare = gate.storage, gate.save, gate.compare
@@ -106,7 +130,7 @@ class StoredRuns:
             self.saved = self.storage.save(run, self.save_as)
 
 
-def session_stored(gate: Any, environment: Callable[[], dict[str, Any]]) -> StoredRuns | None:
+def session_stored(gate: StorageOptions, environment: Callable[[], dict[str, Any]]) -> StoredRuns | None:
     """The session's stored runs, where its options use storage (``environment``: read only then, it
     costs a third of a second); a storage problem is a usage error, said before anything is measured."""
     if not gate.uses_storage:

@@ -21,7 +21,7 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,10 @@ import pytest
 from ..core.timeouts import heard
 from ..core.turns import At, turns
 from ..engine.attribution import Profiled
-from ..engine.calibration import Request, calibrate
-from ..engine.samples import CountSamples, ReplicaSamples
-from ..engine.sampling import Sampled, replica_plan
+from ..engine.calibration import calibrate
+from ..engine.samples import Clock, CountSamples, ReplicaSamples
+from ..engine.sampling import PairPlan, Sampled, Stopping, replica_plan
+from ..engine.settings import Settings
 from . import messages
 from .channel import ReplicaEnds
 from .launch import ReplicaRequest
@@ -263,11 +264,12 @@ class ReplicaPlugin:
     in_replica = True
 
     def plan(
-        self, nodeid: str, settings: Any, rng: random.Random, clock_ns: Callable[[], int], stop: Any = None
-    ) -> Generator[Request, int, Sampled]:
-        """The replica's procedure for a pair (a :class:`~overheadbench.pairs.fixture.Replication`'s):
-        park, sample when told to (with the controller's settings for the pair), park until
-        the controller has finished the pair. No samples when told the pair is done."""
+        self, nodeid: str, settings: Settings, rng: random.Random, clock_ns: Clock, stop: Stopping | None = None
+    ) -> PairPlan:
+        """The replica's procedure for a pair (a :class:`~overheadbench.engine.sampling.Replication`'s):
+        park, sample when told to (with the controller's settings for the pair, not ``settings``, nor the
+        controller's ``stop``), park until the controller has finished the pair. No samples when told
+        the pair is done."""
         command = self.park(nodeid)
         if command is None:
             return Sampled([])
