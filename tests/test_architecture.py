@@ -167,7 +167,7 @@ COMMANDS = [name for name in MODULES if name.startswith("overheadbench.commands.
 def test_the_plugin_and_the_cli_judge_a_change_by_the_one_regression_check() -> None:
     """The CLI had its own regression rule, without the unknown policy the session has, and its own
     sentence; both read ``Gate.fails`` and say ``gate_sentence``."""
-    for name in ("overheadbench.engine.outcome", "overheadbench.commands.runs"):
+    for name in ("overheadbench.engine.outcome", "overheadbench.commands.compare"):
         text = MODULES[name].read_text(encoding="utf-8")
         assert ".fails(" in text and ".unknown ==" not in text, name  # the policy is read in one place
         assert "gate_sentence(" in text, name

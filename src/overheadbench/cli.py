@@ -27,14 +27,28 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
-from .commands import bisect, history, runs
+from .commands import bisect, compare, history, html, plot, report
+from .commands.arguments import Commands
 from .core.errors import StorageError
 from .core.leaving_reader import reader_may_leave
 from .core.tables import plain
 from .history.bisect import BisectError
 from .report.plots import PlotUnavailable
 from .store.runs import Storage
+
+
+class StoredCommand(Protocol):
+    """A command that reads stored runs: a module with its arguments and its ``run``."""
+
+    def add_parser(self, commands: Commands, anywhere: argparse.ArgumentParser) -> None: ...
+
+    def run(self, storage: Storage, args: argparse.Namespace) -> int: ...
+
+
+STORED: dict[str, StoredCommand] = {"compare": compare, "report": report, "plot": plot, "html": html}
+"""The commands that read stored runs (a module each, as asv's ``commands/``: its arguments and its ``run``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     anywhere = argparse.ArgumentParser(add_help=False)  # --storage after the command too, as users write it
     anywhere.add_argument("--storage", type=Path, default=argparse.SUPPRESS, help=storage_help)
     commands = parser.add_subparsers(dest="command", required=True)
-    runs.add_parsers(commands, anywhere)
+    for stored in STORED.values():
+        stored.add_parser(commands, anywhere)
     bisect.add_parser(commands)
     history.add_parser(commands, anywhere)
     return parser
@@ -75,7 +90,7 @@ def _run(args: argparse.Namespace, storage: Storage, pytest_args: list[str]) -> 
             return bisect.run(args, pytest_args)
         if args.command == "history":
             return history.run(Storage.named(args.folder or storage.root, args.machine), args, pytest_args)
-        return runs.run(storage, args)
+        return STORED[args.command].run(storage, args)
     except (StorageError, PlotUnavailable, BisectError) as exc:
         print(f"overheadbench: {plain(str(exc), lines=True)}", file=sys.stderr)  # git's and pytest's own lines
         return 2

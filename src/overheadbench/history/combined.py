@@ -20,7 +20,7 @@ from typing import Any
 from ..core.errors import StorageError
 from ..replicas.environments import Interpreter, derived_name
 from ..store.environment import own_dependencies
-from ..store.runs import Run
+from ..store.runs import Run, Storage, read_run
 
 
 @dataclass
@@ -84,3 +84,9 @@ def _merge(column: Column, path: Path, run: Run) -> None:
     column.run.figures += run.figures
     column.owners.update({result.nodeid: path.name for result in run.results})
     column.owners.update({figure.nodeid: path.name for figure in run.figures})
+
+
+def named_runs(storage: Storage, references: Sequence[str]) -> list[Column]:
+    """The runs named (paths, or names and numbers in ``storage``), by environment (shards of one merged)."""
+    paths = [storage.find(reference) for reference in references]
+    return combine([(path, read_run(path)) for path in paths])
