@@ -206,7 +206,7 @@ def test_no_mode_is_tested_outside_the_strategy_and_the_enum() -> None:
 def test_numbers_are_parsed_and_ranges_checked_in_one_place() -> None:
     """Two number parsers (a marker's, a transport budget's) and the processes' and confidence's
     ranges checked once for options and once for markers, in two wordings."""
-    for name in ("options", "pairs.marker", "core.thresholds", "transport.metrics"):
+    for name in ("core.flags", "pairs.marker", "core.thresholds", "transport.metrics"):
         assert "overheadbench.core.numbers" in imports(f"overheadbench.{name}"), name
     for name, path in MODULES.items():
         text = path.read_text(encoding="utf-8")
@@ -241,6 +241,7 @@ def test_every_module_sits_in_a_layer_folder_or_at_the_top() -> None:
             "gate_options",
             "hookspecs",
             "measurer",
+            "option_table",
             "options",
             "plugin",
             "session",

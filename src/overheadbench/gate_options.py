@@ -1,6 +1,7 @@
 """The regression gate's options: stored runs (save, compare), the base tree
-(``--overhead-against``), and the gate's threshold; registered, resolved and checked at
-configure time, so a contradiction is a usage error (exit 4) before anything is measured.
+(``--overhead-against``), and the gate's threshold; resolved and checked at configure time (their
+flags: :mod:`overheadbench.option_table`), so a contradiction is a usage error (exit 4) before
+anything is measured.
 """
 
 from __future__ import annotations
@@ -13,109 +14,13 @@ from typing import Any
 import pytest
 
 from .core.errors import StorageError, deprecated, usage
-from .core.flags import Flag, add_flags
 from .core.git import checked_out_branch, git
-from .core.thresholds import HELP_EXAMPLE, Thresholds, parse_thresholds
+from .core.thresholds import REPLACED, Thresholds, parse_thresholds
 from .engine.settings import Policy
 from .replicas.environments import EnvError, Environment, resolve_environments
 from .replicas.trees import BaseTree, TreeError, resolve_base
 from .store.environment import BRANCH_VARIABLE
 from .store.runs import Storage, check_name, read_run
-
-REPLACED = {
-    "--overhead-compare-fail": "--overhead-fail-above=PCT gates pairs and transport figures alike",
-    "--overhead-compare-fail-percent": "--overhead-fail-above=transport:PCT gates transport figures only",
-}
-"""The two gate flags ``--overhead-fail-above`` replaced (0.2.0): they work, with a deprecation warning, until 0.3."""
-
-
-GATE_FLAGS = (
-    Flag(
-        "--overhead-against",
-        "measure every pair on this tree and on another in the same session, interleaved, and gate the "
-        "change: a git revision (e.g. origin/main; checked out as a temporary worktree) or a checkout's folder "
-        "(implies --overhead)",
-        metavar="REV|DIR",
-    ),
-    Flag(
-        "--overhead-against-python",
-        "the interpreter that runs the base tree's replicas (a virtual environment where the base is "
-        "installed; default: this one)",
-        metavar="PATH",
-    ),
-    Flag(
-        "--overhead-env",
-        "measure every pair under this interpreter too (a virtual environment with other dependency versions "
-        "or another Python, where pytest, overheadbench and the project are installed; tox:ENV for a tox "
-        "environment), interleaved with this one, and gate each environment's change (repeatable; implies "
-        "--overhead)",
-        metavar="[NAME=]PYTHON",
-        action="append",
-        ini="overhead_envs",
-        ini_help="environments to measure every pair under too, one [NAME=]PYTHON per line",
-        ini_type="linelist",
-    ),
-    Flag(
-        "--overhead-save",
-        "store this run as NNNN_NAME.json in the storage folder (never replacing a file; implies --overhead)",
-        metavar="NAME",
-    ),
-    Flag("--overhead-autosave", "store this run, named after the git commit (implies --overhead)", action="store_true"),
-    Flag(
-        "--overhead-storage",
-        "folder of stored runs (default: baselines/ under the rootdir)",
-        metavar="PATH",
-        ini="overhead_storage",
-        ini_help="folder of stored runs (default: baselines/)",
-    ),
-    Flag(
-        "--overhead-machine",
-        "store and read runs under NAME instead of this machine's fingerprint (a runner fleet: one label, "
-        "several CPU models; each run keeps its fingerprint, and history pools them)",
-        metavar="NAME",
-        ini="overhead_machine",
-        ini_help="the machine name stored runs go under (default: this machine's fingerprint)",
-    ),
-    Flag(
-        "--overhead-link",
-        "with --overhead-autosave: measure the newest stored run's commit on this branch beside this tree, "
-        "interleaved, and store each figure's change over it with the run (history reads the change, which "
-        "the runner's load and CPU model do not move)",
-        action="store_true",
-    ),
-    Flag(
-        "--overhead-compare",
-        "compare each pair with a stored run: its name, number or path (default: the newest; implies --overhead)",
-        metavar="NAME",
-        nargs="?",
-        const="",
-    ),
-    Flag(
-        "--overhead-fail-above",
-        f"fail a test whose change against the base tree, another environment or the stored run grew by "
-        f"more than PCT percent with confidence: a pair's framework / baseline, a transport figure; "
-        f"{HELP_EXAMPLE} (implies --overhead)",
-        metavar="PCT",
-    ),
-    Flag(
-        "--overhead-compare-unknown",
-        "what a change whose interval contains the --overhead-fail-above threshold does: warn (default) or fail",
-        metavar="warn|fail",
-        ini="overhead_compare_unknown",
-        ini_help="see --overhead-compare-unknown (default warn)",
-    ),
-    *(Flag(old, "", metavar="PCT", hidden=True) for old in REPLACED),
-    Flag(
-        "--overhead-compare-force",
-        "let --overhead-fail-above gate against a run stored by another machine",
-        action="store_true",
-    ),
-)
-"""The gate's options (a base tree, environments, stored runs), in ``--help`` order."""
-
-
-def add_gate_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
-    add_flags(group, parser, GATE_FLAGS)
 
 
 @dataclass(frozen=True)

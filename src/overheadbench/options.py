@@ -1,5 +1,6 @@
-"""The plugin's options: registered, resolved and checked once, at configure time (the gate's
-own, stored runs and the base tree, in :mod:`overheadbench.gate_options`).
+"""The plugin's settings (:data:`KNOBS`: each one's option, ini key, reader and help) resolved and checked
+once, at configure time (every flag registered: :mod:`overheadbench.option_table`; the gate's own, stored
+runs and the base tree: :mod:`overheadbench.gate_options`).
 
 Each setting is resolved in one place as "command line, else the quick profile (itself a
 command-line option), else ini, else default". Every output and storage option is checked
@@ -18,60 +19,12 @@ from typing import Any
 import pytest
 
 from .core.errors import deprecated, usage
-from .core.flags import Flag, add_flags
+from .core.flags import boolean, choice, fraction, process_count, seconds, word
 from .core.jsonio import cannot_write
-from .core.numbers import check_fraction, check_processes, parse_number
-from .core.units import DurationError, parse_duration
-from .core.vocabulary import MAX_PROCESSES, Counter, Word
-from .engine.settings import QUICK, Mode, Policy, Settings, quick_profile, shown_default
+from .core.vocabulary import Counter
+from .engine.settings import Mode, Policy, Settings, quick_profile
 from .engine.valgrind import unavailable
 from .report.pairs import COLUMN_KEYS, TERMINAL_COLUMNS
-
-
-def _process_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:  # int()'s own words ("invalid literal for int() with base 10") name neither
-        raise ValueError(f"{text!r} is not a whole number of processes (1 to {MAX_PROCESSES})") from None
-    return check_processes(value)
-
-
-def _fraction(text: str) -> float:
-    return check_fraction(parse_number(text))
-
-
-def _choice(*allowed: str) -> Callable[[str], Any]:
-    def parse(text: str) -> str:
-        if text not in allowed:
-            raise ValueError(f"must be one of {', '.join(allowed)}")
-        return text
-
-    return parse
-
-
-def _word(kind: type[Word]) -> Callable[[str], Any]:
-    """One of an enum's words, as the enum (the settings hold :class:`Mode`, not its text)."""
-    choose = _choice(*kind)
-    return lambda text: kind(choose(text))
-
-
-def _boolean(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("must be true or false")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = parse_duration(text)
-    except DurationError as exc:
-        raise ValueError(str(exc)) from None
-    if value <= 0:
-        raise ValueError("must be more than zero")
-    return value
 
 
 @dataclass(frozen=True)
@@ -101,144 +54,61 @@ _PROFILE = (
 KNOBS: dict[str, Knob] = {
     "processes": Knob(
         "processes",
-        _process_count,
+        process_count,
         "N",
         "fresh replica processes each pair is measured in first (1 = in this "
         "process only; the marker's processes= per test)",
     ),
     "time_budget_s": Knob(
-        "time-budget", _seconds, "DURATION", "measuring time per pair once its processes are ready, e.g. 2s or 500ms"
+        "time-budget", seconds, "DURATION", "measuring time per pair once its processes are ready, e.g. 2s or 500ms"
     ),
     "max_time_s": Knob(
         "max-time",
-        _seconds,
+        seconds,
         "DURATION",
         "a pair's ceiling: how long it may go on past its time budget for its processes' minimum of block pairs "
         "(millisecond calls) and, under a gate, while its change is unknown",
     ),
-    "confidence": Knob("confidence", _fraction, "LEVEL", "confidence level of the intervals"),
+    "confidence": Knob("confidence", fraction, "LEVEL", "confidence level of the intervals"),
     "mode": Knob(
         "mode",
-        _word(Mode),
+        word(Mode),
         "time|count",
         "what a pair is measured in: time (wall clock) or count (executed "
         "instructions and allocations, the same on every run)",
     ),
     "counter": Knob(
         "counter",
-        _word(Counter),
+        word(Counter),
         "auto|callgrind|bytecode",
         "count mode's instructions: callgrind (machine "
         "instructions, compiled code included; needs valgrind), bytecode (Python bytecode only), or auto (callgrind "
         "where valgrind runs, else bytecode)",
     ),
-    "backend": Knob("backend", _choice("asyncio", "trio"), "asyncio|trio", "event loop for async callables"),
-    "inconclusive": Knob("inconclusive", _word(Policy), "fail|warn", "what an inconclusive verdict does to its test"),
+    "backend": Knob("backend", choice("asyncio", "trio"), "asyncio|trio", "event loop for async callables"),
+    "inconclusive": Knob("inconclusive", word(Policy), "fail|warn", "what an inconclusive verdict does to its test"),
     "allocations": Knob(
-        "allocations", _boolean, "BOOL", "in time mode, count allocations per call too, in a short pass after timing"
+        "allocations", boolean, "BOOL", "in time mode, count allocations per call too, in a short pass after timing"
     ),
-    "gc_enabled": Knob("gc", _boolean, "BOOL", "keep the garbage collector on while timing"),
+    "gc_enabled": Knob("gc", boolean, "BOOL", "keep the garbage collector on while timing"),
     "subtract_harness": Knob(
-        "subtract-harness", _boolean, "BOOL", "subtract the harness's own loop cost per call from both sides"
+        "subtract-harness", boolean, "BOOL", "subtract the harness's own loop cost per call from both sides"
     ),
     "replica_timeout_s": Knob(
-        "replica-timeout", _seconds, "DURATION", "longest a replica process may stay silent, e.g. 90s"
+        "replica-timeout", seconds, "DURATION", "longest a replica process may stay silent, e.g. 90s"
     ),
     "pair_timeout_s": Knob(
         "pair-timeout",
-        _seconds,
+        seconds,
         "DURATION",
         "longest a pair may stay silent (no block timed, no replica's message) before its test fails",
     ),
-    "target_halfwidth": Knob("target", _fraction, "FRACTION", "", replaced=_PROFILE),
-    "max_processes": Knob("max-processes", _process_count, "N", "", replaced=_PROFILE),
-    "extra_processes": Knob("extra-processes", _process_count, "N", "", replaced=_PROFILE),
+    "target_halfwidth": Knob("target", fraction, "FRACTION", "", replaced=_PROFILE),
+    "max_processes": Knob("max-processes", process_count, "N", "", replaced=_PROFILE),
+    "extra_processes": Knob("extra-processes", process_count, "N", "", replaced=_PROFILE),
 }
 """Every setting a user can set, by :class:`~overheadbench.engine.settings.Settings` field, in
 ``--help`` order."""
-MEASURING = "overhead"
-REPORTS = "overhead-reports"
-GATE = "overhead-gate"
-"""The ``--help`` groups, one per concern (the gate's options: :mod:`overheadbench.gate_options`)."""
-
-
-MEASURING_FLAGS = (
-    Flag("--overhead", "measure @pytest.mark.overhead tests and judge them against their budgets", action="store_true"),
-    Flag(
-        "--overhead-quick",
-        f"the quick profile, for CI: {QUICK['processes']} processes, {QUICK['time_budget_s']:g} s per pair, "
-        "wider intervals, inconclusive warns (options given explicitly win; implies --overhead)",
-        action="store_true",
-    ),
-)
-REPORT_FLAGS = (
-    Flag(
-        "--overhead-json",
-        "write every measured pair (samples included) as JSON to PATH (implies --overhead)",
-        metavar="PATH",
-    ),
-    Flag(
-        "--overhead-md",
-        "write a markdown report (environment, one table per group) to PATH at the end (implies --overhead)",
-        metavar="PATH",
-    ),
-    Flag(
-        "--overhead-html",
-        "write the page (one self-contained HTML file: verdict, budgets, flame graphs) to PATH (implies --overhead)",
-        metavar="PATH",
-    ),
-    Flag(
-        "--overhead-columns",
-        f"the terminal table's columns, comma-separated, or 'all': {', '.join(COLUMN_KEYS)} "
-        f"(default {','.join(TERMINAL_COLUMNS)}; the markdown report and JSON always have every figure)",
-        metavar="KEYS",
-        ini="overhead_columns",
-        ini_help="the terminal table's columns (see --overhead-columns)",
-    ),
-    Flag(
-        "--overhead-github",
-        "under GitHub Actions, annotate failing pairs and append the markdown report to the job summary (default true)",
-        metavar="BOOL",
-        ini="overhead_github",
-        ini_help="see --overhead-github (default true)",
-    ),
-    Flag(
-        "--overhead-explain",
-        "explain every pair: where its overhead goes, function by function, and every change between "
-        "places (a failing pair and a regressed change are explained anyway; about a second per pair)",
-        action="store_true",
-    ),
-    Flag(
-        "--overhead-flame",
-        "write each explained pair's added cost to DIR as folded stacks (flamegraph.pl, speedscope, inferno)",
-        metavar="DIR",
-    ),
-)
-"""The options of the measuring and report groups, in ``--help`` order (the settings: :data:`KNOBS`)."""
-
-
-def knob_flags() -> list[Flag]:
-    """Each setting's option and ini key, its default in its help; a replaced one hidden."""
-    defaults = Settings()
-    flags = []
-    for name, knob in KNOBS.items():
-        if knob.replaced:
-            flags.append(
-                Flag(knob.flag, "", ini=knob.ini, ini_help=f"deprecated since 0.2.0: {knob.replaced}", hidden=True)
-            )
-            continue
-        described = f"{knob.help} (default {shown_default(name, getattr(defaults, name))})"
-        flags.append(Flag(knob.flag, described, metavar=knob.metavar, ini=knob.ini, ini_help=described))
-    return flags
-
-
-def add_options(parser: pytest.Parser) -> None:
-    """Register ``--overhead*`` options and their ``overhead_*`` ini twins, grouped by concern."""
-    group = parser.getgroup(MEASURING, "overheadbench: measuring (@pytest.mark.overhead, transport)")
-    add_flags(group, parser, [*MEASURING_FLAGS, *knob_flags()])
-    add_flags(parser.getgroup(REPORTS, "overheadbench: reports", after=MEASURING), parser, REPORT_FLAGS)
-
-
 IMPLYING = (
     "--overhead-quick",
     "--overhead-json",
@@ -378,7 +248,7 @@ def _flag(raw: str | None, name: str) -> bool:
     if not raw:
         return True
     try:
-        return _boolean(str(raw))
+        return boolean(str(raw))
     except ValueError as exc:
         raise usage(f"overheadbench: {name}={raw!r}: {exc}") from None
 

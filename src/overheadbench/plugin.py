@@ -12,9 +12,10 @@ from .core.scratch import remove_orphans
 from .core.tables import WARNING_WIDTH, fitted
 from .core.termination import install_sigterm, uninstall_sigterm
 from .core.xdist import XdistGrouping, is_controller, prepare_controller
-from .gate_options import add_gate_options, gate_deprecations, gate_options_from_config
+from .gate_options import gate_deprecations, gate_options_from_config
 from .http.fixtures import asgi_server as asgi_server  # a fixture of this plugin
-from .options import GATE, REPORTS, add_options, deprecations, options_from_config
+from .option_table import GATE, REPORTS, add_gate_options, add_options
+from .options import deprecations, options_from_config
 from .pairs.marker import (
     concurrency_level as concurrency_level,  # a fixture of this plugin
     parametrize_levels,

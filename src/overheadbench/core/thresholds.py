@@ -69,3 +69,10 @@ def _percent(value: str, text: str) -> float:
 
 UNGATED = Thresholds()
 """No threshold: every change shown, none gated."""
+
+
+REPLACED = {
+    "--overhead-compare-fail": "--overhead-fail-above=PCT gates pairs and transport figures alike",
+    "--overhead-compare-fail-percent": "--overhead-fail-above=transport:PCT gates transport figures only",
+}
+"""The two gate flags ``--overhead-fail-above`` replaced (0.2.0): they work, with a deprecation warning, until 0.3."""
