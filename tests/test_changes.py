@@ -13,12 +13,12 @@ from overheadbench.engine.changes import (
     Change,
     Finding,
     LogEstimate,
-    Looks,
     change,
     exact_change,
     interval_estimate,
     session_log_sd,
 )
+from overheadbench.engine.looks import Looks
 from overheadbench.engine.samples import ReplicaSamples, Side
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.pairs.comparing import per_call_change, rounds_change

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import random
 
-from overheadbench.engine.changes import look_counts, looks_confidence
 from overheadbench.engine.checks import Status
+from overheadbench.engine.looks import look_counts, looks_confidence
 from overheadbench.http.stream_stats import StreamStats
 from overheadbench.transport.metrics import Measure, Metric
 from overheadbench.transport.pairing import compared, schedule, stream_sides

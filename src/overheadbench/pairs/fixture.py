@@ -24,8 +24,8 @@ from ..core import event_loop
 from ..core.errors import OverheadChangeWarning, OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
-from ..engine.changes import Looks
 from ..engine.harness import Harness
+from ..engine.looks import Looks
 from ..engine.samples import Kind, Side
 from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_sync
 from ..engine.settings import Settings

@@ -16,7 +16,8 @@ import pytest
 
 from ..core.jsonio import strict
 from ..core.tables import plain
-from ..engine.changes import Gate, Looks, StoredChange
+from ..engine.changes import Gate, StoredChange
+from ..engine.looks import Looks
 from ..engine.outcome import KindHooks, conclude
 from ..engine.settings import Settings
 from ..http.fixtures import servers_elsewhere

@@ -23,8 +23,8 @@ from typing import Any
 from ..core.vocabulary import Counter
 from ..engine.attribution import Profiler
 from ..engine.calibration import Request
-from ..engine.changes import Looks
 from ..engine.counting import ALLOCATION_REPEATS, allocation_calls, count_calls, count_plan, pace_plan
+from ..engine.looks import Looks
 from ..engine.samples import Clock, CountSamples, Kind, Side
 from ..engine.sampling import Replication, Sampled
 from ..engine.settings import Settings

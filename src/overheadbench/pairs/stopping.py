@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.vocabulary import MAX_PROCESSES, Role
-from ..engine.changes import Finding, Looks
+from ..engine.changes import Finding
+from ..engine.looks import Looks
 from ..engine.samples import ReplicaSamples
 from ..engine.sampling import GateRounds, TooWide
 from ..engine.settings import Settings
@@ -39,7 +40,7 @@ def too_wide(pair: Pair, settings: Settings) -> TooWide:
 
 def gate_confidence(looks: Looks | None, settings: Settings) -> float:
     """The confidence of the interval a place's change is judged on: the gate's per look, or the
-    usual one where no gate looks (:class:`~overheadbench.engine.changes.Looks`)."""
+    usual one where no gate looks (:class:`~overheadbench.engine.looks.Looks`)."""
     if looks is None:
         return CONFIDENCE
     return looks.confidence(settings.processes, _most(settings))

@@ -8,11 +8,11 @@ round's figure of a side is the median over its streams of time to first event, 
 A pair ran a fixed 12 rounds (about 3 s here) and its intervals were 50-100 points wide: with a
 budget 1.5x the figure, the same code read pass in one session and inconclusive in the next. Now it
 is read at its rounds, twice and four times as many (the pairs' looks,
-:func:`~overheadbench.engine.changes.look_counts`), going on while a budget of the pair (a ``max``
+:func:`~overheadbench.engine.looks.look_counts`), going on while a budget of the pair (a ``max``
 or ``max_abs`` of a stream figure) is inconclusive at its limit, and while the next look fits in the
 pair's ceiling (``max_time_s``, 60 s). Looking again while undecided is optional stopping, so every
 look reads its intervals at the Bonferroni confidence over the looks
-(:func:`~overheadbench.engine.changes.looks_confidence`); a pair without such a budget asks no
+(:func:`~overheadbench.engine.looks.looks_confidence`); a pair without such a budget asks no
 question and is read once, at the usual confidence. Under ``--overhead-against`` with a threshold, the
 gate asks too: every place's rounds go on while a change there is unknown at it and the last look could
 decide it, all places stopping at the same look (:mod:`overheadbench.core.turns`).
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
 from ..core.turns import At, asking, looked, take_turn
-from ..engine.changes import look_counts, looks_confidence
+from ..engine.looks import look_counts, looks_confidence
 from ..http.stream_stats import StreamSide, StreamStats
 from .metrics import STREAM_FIGURES, Limits, Measure
 
