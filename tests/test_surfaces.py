@@ -1,0 +1,274 @@
+"""One run, every surface a reader sees (issue 71): the terminal's tables, the markdown report, the pull
+request's comment and the page each show every pair's outcome and interval and every change's, read back
+here from the text each surface wrote and held against the run itself. A surface that says "pass" where
+another says "same", or an interval that is not the run's, fails the test.
+
+The run holds a pair of each shape a suite brings: pass, fail, inconclusive, not judged, regressed, same,
+unknown and improved against a base tree, a change against a stored run, a faster framework path, a
+factor-sized overhead, count mode's exact counts, and transport figures over and within their budgets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from html.parser import HTMLParser
+
+import pytest
+from helpers import GOLDEN_RUN
+
+from overheadbench.core.vocabulary import Role
+from overheadbench.engine.changes import Change, Finding, StoredChange
+from overheadbench.engine.checks import Overall, Status
+from overheadbench.engine.settings import Mode
+from overheadbench.engine.stats import Method
+from overheadbench.pairs.results import OverheadResult, PlaceResult
+from overheadbench.report.markdown import MARKDOWN_STATUS, render_markdown
+from overheadbench.report.page import OUTCOME_WORDS, anchor, render_page
+from overheadbench.report.pairs import STATUS_MARKS
+from overheadbench.report.summary import place_tables, render_table
+from overheadbench.report.transport import render_figures
+from overheadbench.store.runs import Run, read_run
+from overheadbench.transport.metrics import SPECS, Metric
+from overheadbench.transport.results import Reading
+from overheadbench.transport.verdict import judge
+
+GATE = 5.0
+NUMBER = r"[-+]?[\d,]+(?:\.\d+)?"
+
+
+def _run() -> Run:
+    golden = read_run(GOLDEN_RUN)
+    template = golden.results[0]
+
+    def pair(name: str, overhead: float, ci: tuple[float, float], status: Status, overall: Overall, **more: object):
+        nodeid = f"tests/test_shapes.py::{name}"
+        budget = dataclasses.replace(template.pair.budget, max_overhead=more.pop("budget", 0.25))
+        made = dataclasses.replace(template.pair, nodeid=nodeid, budget=budget)
+        failed = overall in (Overall.FAIL, Overall.REGRESSED, Overall.INCONCLUSIVE)
+        return dataclasses.replace(
+            template, pair=made, ratio=1 + overhead, ci=ci, verdict=status, outcome=overall, failed=failed, **more
+        )
+
+    def against(name: str, base: float, head: float, se: float) -> list[PlaceResult]:
+        other = dataclasses.replace(template, ratio=1 + base, ci=(base - 0.01, base + 0.01))
+        change = Change(f"tests/test_shapes.py::{name}", 1 + base, 1 + head, se=se)
+        return [PlaceResult("main", Role.BASE, other, change)]
+
+    counted = dataclasses.replace(template.pair, nodeid="tests/test_shapes.py::test_counted", mode=Mode.COUNT)
+    results = [
+        pair("test_pass", 0.12, (0.11, 0.132), Status.PASS, Overall.PASS),
+        pair("test_fail", 0.40, (0.35, 0.45), Status.FAIL, Overall.FAIL),
+        pair("test_inconclusive", 0.24, (0.20, 0.29), Status.INCONCLUSIVE, Overall.INCONCLUSIVE),
+        pair("test_unjudged", 0.30, (0.28, 0.32), Status.UNJUDGED, Overall.UNJUDGED, budget=None),
+        pair(
+            "test_regressed",
+            0.20,
+            (0.19, 0.212),
+            Status.PASS,
+            Overall.REGRESSED,
+            places=against("test_regressed", 0.10, 0.20, 0.01),
+        ),
+        pair(
+            "test_same", 0.101, (0.09, 0.11), Status.PASS, Overall.PASS, places=against("test_same", 0.10, 0.101, 0.005)
+        ),
+        pair(
+            "test_unknown",
+            0.10,
+            (0.09, 0.11),
+            Status.PASS,
+            Overall.UNKNOWN,
+            places=against("test_unknown", 0.05, 0.10, 0.04),
+        ),
+        pair(
+            "test_improved",
+            0.05,
+            (0.04, 0.06),
+            Status.PASS,
+            Overall.PASS,
+            places=against("test_improved", 0.20, 0.05, 0.01),
+        ),
+        pair(
+            "test_stored",
+            0.15,
+            (0.14, 0.16),
+            Status.PASS,
+            Overall.REGRESSED,
+            stored=StoredChange("0007_main.json", Change("tests/test_shapes.py::test_stored", 1.05, 1.15, se=0.01)),
+        ),
+        pair("test_faster", -0.10, (-0.12, -0.08), Status.PASS, Overall.PASS),
+        pair("test_factor", 2.0, (1.9, 2.1), Status.PASS, Overall.PASS, budget=4.0),
+        dataclasses.replace(
+            template,
+            pair=counted,
+            ratio=1.25,
+            ci=(0.25, 0.25),
+            method=Method.COUNTED,
+            verdict=Status.PASS,
+            outcome=Overall.PASS,
+        ),
+    ]
+    figures = [
+        judge(
+            "tests/test_shapes.py::test_gateway",
+            Reading("h2c c=10", Metric.P95, 0.004, 0.0038, 0.0043, "95% CI"),
+            0.002,
+        ),
+        judge(
+            "tests/test_shapes.py::test_gateway", Reading("h2c c=10", Metric.RPS, 900.0, 880.0, 920.0, "95% CI"), 500.0
+        ),
+    ]
+    return dataclasses.replace(
+        golden, results=results, figures=figures, gate=dataclasses.replace(golden.gate, pairs=GATE)
+    )
+
+
+RUN = _run()
+SHAPES = [result.nodeid for result in RUN.results]
+CHANGED = {
+    result.nodeid: change
+    for result in RUN.results
+    for change in [*(p.change for p in result.places if p.change), *([result.stored.change] if result.stored else [])]
+}
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(found.replace(",", "")) for found in re.findall(NUMBER, text)]
+
+
+def _overhead_cell(result: OverheadResult) -> tuple[float, ...]:
+    """What a surface's overhead cell must read: the overhead and its interval, in the cell's unit."""
+    low, high = result.ci
+    if result.method == Method.COUNTED:
+        return (100 * result.overhead,)
+    return tuple(100 * value for value in (result.overhead, low, high))
+
+
+def _close(read: list[float], expected: tuple[float, ...], what: str) -> None:
+    assert len(read) >= len(expected), what
+    for got, want in zip(read, expected, strict=False):
+        assert got == pytest.approx(want, abs=0.051 + 0.0005 * abs(want)), what
+
+
+class _Rows(HTMLParser):
+    """Each table row of the page with an id: its class and its cells' text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.rows: dict[str, tuple[str, list[str]]] = {}
+        self._row: str | None = None
+        self._depth = 0
+        super().feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "tr" and found.get("id"):
+            self._row = found["id"]
+            self.rows[self._row] = (found.get("class") or "", [])
+        elif self._row and tag in ("td", "th"):
+            self.rows[self._row][1].append("")
+        elif tag == "svg":
+            self._depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tr":
+            self._row = None
+        elif tag == "svg":
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._row and self._depth == 0 and self.rows[self._row][1]:
+            self.rows[self._row][1][-1] += data
+
+
+def _markdown_rows(text: str, column: str) -> list[tuple[str, dict[str, str]]]:
+    """Each markdown table row naming a test, as {header: cell}, from the tables that have ``column``."""
+    found: list[tuple[str, dict[str, str]]] = []
+    header: list[str] = []
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            header = []
+            continue
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        if not header:
+            header = cells
+        elif column in header and cells[0].startswith("`"):
+            found.append((cells[0].strip("`"), dict(zip(header, cells, strict=False))))
+    return found
+
+
+def _terminal_rows(lines: list[str], names: list[str]) -> dict[str, str]:
+    """The line of each test in a terminal table (named by what follows its file's heading)."""
+    rows = {}
+    for nodeid in names:
+        short = nodeid.rpartition("/")[2].partition("::")[2] or nodeid
+        matching = [line for line in lines if line.strip().startswith(f"{short} ")]
+        if matching:
+            rows[nodeid] = matching[0]
+    return rows
+
+
+MARKDOWN_OUTCOMES = {word: outcome for outcome, word in MARKDOWN_STATUS.items()}
+TERMINAL_OUTCOMES = {word: outcome for outcome, word in STATUS_MARKS.items()}
+PAGE_OUTCOMES = {word: outcome for outcome, word in OUTCOME_WORDS.items()}
+
+
+@pytest.mark.parametrize("nodeid", SHAPES)
+def test_every_surface_shows_each_pairs_outcome_and_interval_as_the_run_holds_them(nodeid: str) -> None:
+    (result,) = [result for result in RUN.results if result.nodeid == nodeid]
+    expected = _overhead_cell(result)
+    terminal = _terminal_rows(render_table(RUN), [nodeid])[nodeid]
+    status = re.split(r"\s{2,}", terminal.strip())[-1]
+    assert TERMINAL_OUTCOMES[status] == result.overall, terminal
+    _close(_numbers(terminal.split("%")[0].split()[-1] + " " + terminal.partition("(")[2]), expected, terminal)
+    for surface in (render_markdown(RUN), render_markdown(RUN, folded=True)):
+        (row,) = [row for name, row in _markdown_rows(surface, "Status") if name == nodeid]
+        assert MARKDOWN_OUTCOMES[row["Status"]] == result.overall, row
+        _close(_numbers(row["Overhead (interval)"]), expected, str(row))
+    klass, cells = _Rows(render_page(RUN)).rows[anchor("pair", nodeid)]
+    assert klass == result.overall.value and PAGE_OUTCOMES[cells[3]] == result.overall, cells
+    _close(_numbers(cells[1]), expected, str(cells))
+
+
+@pytest.mark.parametrize("nodeid", sorted(CHANGED))
+def test_every_surface_shows_each_changes_own_outcome_and_interval(nodeid: str) -> None:
+    change = CHANGED[nodeid]
+    expected = (change.percent, *change.interval)
+    finding = change.finding(GATE)
+    stored = any(result.stored and result.nodeid == nodeid for result in RUN.results)
+    where = "stored run 0007_main.json" if stored else "base main"
+    klass, cells = _Rows(render_page(RUN)).rows[anchor("change", f"{nodeid} {where}")]
+    assert klass == finding.value == cells[3], cells
+    _close(_numbers(cells[2]), expected, str(cells))
+    if stored:
+        return  # the terminal and markdown tables of a stored run's changes: tests/test_baselines.py
+    terminal = _terminal_rows(place_tables(RUN, RUN.gate), [nodeid])[nodeid]
+    assert Finding(terminal.split()[-1]) == finding, terminal
+    _close(_numbers(" ".join(terminal.split()[3:6]).replace("..", " ")), expected, terminal)
+    for surface in (render_markdown(RUN), render_markdown(RUN, folded=True)):
+        (row,) = [row for name, row in _markdown_rows(surface, "Outcome") if name == nodeid]
+        assert Finding(row["Outcome"]) == finding, row
+        _close(_numbers(f"{row['Change']} {row['95% CI'].replace('..', ' ')}"), expected, str(row))
+
+
+def test_every_surface_shows_each_transport_figures_verdict_and_interval() -> None:
+    markdown = _markdown_rows(render_markdown(RUN), "verdict")
+    terminal = render_figures(RUN.figures)
+    passed = 0
+    for figure in RUN.figures:
+        check = figure.check
+        interval = [check.show(check.low), check.show(check.high)]
+        (row,) = [
+            row
+            for name, row in markdown
+            if name == figure.nodeid and row["figure"].endswith(SPECS[figure.metric].what)
+        ]
+        assert Status(row["verdict"].lower()) == figure.verdict and row["interval"].endswith("..".join(interval)), row
+        (line,) = [line for line in terminal if line.strip().startswith(f"{figure.row}: {SPECS[figure.metric].what}")]
+        assert Status(line.split()[-1].lower()) == figure.verdict and "..".join(interval) in line, line
+        passed += figure.verdict == Status.PASS
+    page = render_page(RUN)
+    verdict = page[page.index('id="verdict"') : page.index('id="pairs"')]
+    assert f"{passed} of {len(RUN.figures)} judged transport figures passed" in verdict
+    failing = [figure for figure in RUN.figures if figure.verdict == Status.FAIL]
+    assert verdict.count('<li class="fail">') == len(failing) + sum(r.overall == Overall.FAIL for r in RUN.results)
