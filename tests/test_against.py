@@ -28,7 +28,7 @@ from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
 from overheadbench.replicas.trees import foreign_modules
 from overheadbench.report.pair_notes import wider_than
-from overheadbench.report.summary import title
+from overheadbench.report.terminal.summary import title
 from overheadbench.store.runs import read_run
 from overheadbench.transport.outcome import undecided_figures
 

@@ -230,9 +230,15 @@ def layer(name: str) -> int:
     return LAYERS.index(parts[1]) if len(parts) > 2 or parts[1:] and parts[1] in LAYERS else len(LAYERS)
 
 
+ROOMS = {"report": {"terminal", "files", "page"}}
+"""Folders within a layer: report/'s three rooms (what the terminal, the files and the page show, over
+report/'s shared cells)."""
+
+
 def test_every_module_sits_in_a_layer_folder_or_at_the_top() -> None:
-    folders = {path.parent.name for path in PACKAGE.rglob("__init__.py") if path.parent != PACKAGE}
-    assert folders == set(LAYERS)
+    folders = {path.parent.relative_to(PACKAGE) for path in PACKAGE.rglob("__init__.py") if path.parent != PACKAGE}
+    rooms = {Path(layer, room) for layer, found in ROOMS.items() for room in found}
+    assert folders == {Path(layer) for layer in LAYERS} | rooms
     top = sorted(name for name, path in MODULES.items() if name.count(".") == 1 and path.name != "__init__.py")
     assert top == [
         f"overheadbench.{name}"

@@ -22,8 +22,8 @@ from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import StoredChange
 from overheadbench.history.pair_changes import compare_runs
 from overheadbench.pairs.results import PlaceResult
-from overheadbench.report.plots import distributions, plotted
-from overheadbench.report.spreadsheet import csv_text
+from overheadbench.report.files.plots import distributions, plotted
+from overheadbench.report.files.spreadsheet import csv_text
 from overheadbench.store.runs import read_run
 
 GOLDEN = Path(__file__).parent / "golden"

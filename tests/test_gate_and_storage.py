@@ -25,8 +25,8 @@ from overheadbench.history.pair_changes import compare_result, reading
 from overheadbench.pairs.comparing import Figure, session_sd
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
-from overheadbench.report.github import annotation
-from overheadbench.report.summary import SessionFacts, render_table, session_summary
+from overheadbench.report.files.github import annotation
+from overheadbench.report.terminal.summary import SessionFacts, render_table, session_summary
 from overheadbench.store.environment import fingerprint, recorded_fingerprint
 from overheadbench.store.runs import Run, Storage, read_run
 

@@ -25,8 +25,8 @@ from overheadbench.engine.stats import Method
 from overheadbench.pairs.outcome import pair_outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
-from overheadbench.report.markdown import markdown_purposes, render_markdown
-from overheadbench.report.outputs import Output, write_outputs
+from overheadbench.report.files.markdown import markdown_purposes, render_markdown
+from overheadbench.report.files.outputs import Output, write_outputs
 from overheadbench.store.environment import fingerprint
 from overheadbench.store.runs import Run, Storage
 

@@ -49,7 +49,7 @@ def test_the_wheel_is_the_package_and_the_default_install_is_lean(built: list[Pa
         files = wheel.namelist()
         metadata = wheel.read(f"overheadbench-{overheadbench.__version__}.dist-info/METADATA").decode()
     assert "overheadbench/py.typed" in files and "overheadbench/http/quic_repairs.py" in files
-    assert {"overheadbench/report/page.css", "overheadbench/report/page.js"} <= set(files)  # the page's own
+    assert {"overheadbench/report/page/page.css", "overheadbench/report/page/page.js"} <= set(files)  # the page's own
     assert not [name for name in files if name.startswith(("tests/", "benchmarks/", "docs/"))]
     required = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     default = [requirement for requirement in required if "extra ==" not in requirement]

@@ -17,7 +17,7 @@ from helpers import GOLDEN_RUN, MIDDLE, OUTER, made_run, stepped_history
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, StoredChange
 from overheadbench.engine.checks import Overall
-from overheadbench.report.page import anchor, render_page, script_hash
+from overheadbench.report.page.document import anchor, render_page, script_hash
 from overheadbench.store.runs import Run, read_run
 from overheadbench.transport.metrics import Metric
 from overheadbench.transport.results import Reading

@@ -19,7 +19,7 @@ import pytest
 from helpers import MIDDLE, made_run, stepped_history
 
 from overheadbench.history.stored import stored_history
-from overheadbench.report.page import render_page
+from overheadbench.report.page.document import render_page
 from overheadbench.store.index import indexed_runs
 from overheadbench.store.runs import Storage
 

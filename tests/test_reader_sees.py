@@ -8,7 +8,7 @@ from helpers import MIDDLE, made_run
 
 from overheadbench.core.tables import MESSAGE_WIDTH, TERMINAL_WIDTH, fitted, laid_out, shown_length
 from overheadbench.engine.changes import Change
-from overheadbench.report.markdown import render_markdown
+from overheadbench.report.files.markdown import render_markdown
 from overheadbench.report.shown import Shown, render_changes
 
 

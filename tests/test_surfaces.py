@@ -23,10 +23,10 @@ from overheadbench.engine.checks import Overall, Status
 from overheadbench.engine.settings import Mode
 from overheadbench.engine.stats import Method
 from overheadbench.pairs.results import OverheadResult, PlaceResult
-from overheadbench.report.markdown import MARKDOWN_STATUS, render_markdown
-from overheadbench.report.page import OUTCOME_WORDS, anchor, render_page
+from overheadbench.report.files.markdown import MARKDOWN_STATUS, render_markdown
+from overheadbench.report.page.document import OUTCOME_WORDS, anchor, render_page
 from overheadbench.report.pairs import STATUS_MARKS
-from overheadbench.report.summary import place_tables, render_table
+from overheadbench.report.terminal.summary import place_tables, render_table
 from overheadbench.report.transport import render_figures
 from overheadbench.store.runs import Run, read_run
 from overheadbench.transport.metrics import SPECS, Metric
@@ -259,9 +259,7 @@ def test_every_surface_shows_each_transport_figures_verdict_and_interval() -> No
         check = figure.check
         interval = [check.show(check.low), check.show(check.high)]
         (row,) = [
-            row
-            for name, row in markdown
-            if name == figure.nodeid and row["figure"].endswith(SPECS[figure.metric].what)
+            row for name, row in markdown if name == figure.nodeid and row["figure"].endswith(SPECS[figure.metric].what)
         ]
         assert Status(row["verdict"].lower()) == figure.verdict and row["interval"].endswith("..".join(interval)), row
         (line,) = [line for line in terminal if line.strip().startswith(f"{figure.row}: {SPECS[figure.metric].what}")]

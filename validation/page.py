@@ -36,7 +36,7 @@ from pathlib import Path
 
 import harness
 
-from overheadbench.report.page import render_page
+from overheadbench.report.page.document import render_page
 from overheadbench.store.environment import fingerprint
 from overheadbench.store.runs import read_run
 

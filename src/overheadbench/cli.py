@@ -35,7 +35,7 @@ from .core.errors import StorageError
 from .core.leaving_reader import reader_may_leave
 from .core.tables import plain
 from .history.bisect import BisectError
-from .report.plots import PlotUnavailable
+from .report.files.plots import PlotUnavailable
 from .store.runs import Storage
 
 

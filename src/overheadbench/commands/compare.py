@@ -18,7 +18,7 @@ from ..history.figure_changes import compare_figures
 from ..history.pair_changes import compare_runs
 from ..report.pair_changes import pair_shown
 from ..report.shown import Shown, render_changes
-from ..report.summary import place_tables
+from ..report.terminal.summary import place_tables
 from ..report.transport import figure_shown
 from ..store.environment import differences_heading
 from ..store.runs import Storage, read_run

@@ -12,7 +12,7 @@ from ..core.jsonio import write_text_atomic
 from ..core.tables import plain
 from ..history.stored import stored_history
 from ..history.timeline import read_history
-from ..report.page import render_page
+from ..report.page.document import render_page
 from ..store.index import indexed_runs, run_row
 from ..store.runs import Storage, read_run
 from .arguments import Commands

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.errors import StorageError
 from ..core.tables import plain
 from ..history.combined import named_runs
-from ..report.plots import distributions, stored_trend, trend as trend_plot
+from ..report.files.plots import distributions, stored_trend, trend as trend_plot
 from ..store.runs import Storage
 from .arguments import Commands
 

@@ -13,10 +13,10 @@ from ..core.errors import StorageError
 from ..core.jsonio import dumps, write_text_atomic
 from ..history.combined import Column, named_runs
 from ..report.budgets import check_csv_rows
-from ..report.markdown import render_markdown
-from ..report.pairs_csv import csv_rows
-from ..report.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
-from ..report.spreadsheet import csv_text
+from ..report.files.markdown import render_markdown
+from ..report.files.pairs_csv import csv_rows
+from ..report.files.side_by_side import csv_side_by_side, json_side_by_side, markdown_side_by_side
+from ..report.files.spreadsheet import csv_text
 from ..store.runs import Run, Storage
 from .arguments import Commands
 

@@ -5,7 +5,7 @@ Errors that belong to one part live with it: ``PairTimeout`` (:mod:`overheadbenc
 (:mod:`overheadbench.core.jsonio`), ``DurationError`` and ``SizeError``
 (:mod:`overheadbench.core.units`), ``ServerError`` and ``ProtocolMismatch``
 (:mod:`overheadbench.http.server`), ``LoadError`` (:mod:`overheadbench.http.loadgen`), ``H3Error``
-(:mod:`overheadbench.http.h3`) and ``PlotUnavailable`` (:mod:`overheadbench.report.plots`).
+(:mod:`overheadbench.http.h3`) and ``PlotUnavailable`` (:mod:`overheadbench.report.files.plots`).
 
 Each error's message names the test (or the file, or the option) and the fix; the plugin
 turns them into a failed test or a usage error, never a traceback from deep inside.

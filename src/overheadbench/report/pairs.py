@@ -1,5 +1,5 @@
-"""The pairs' columns and cells, shared by the terminal table (:mod:`overheadbench.report.summary`),
-the markdown tables (:mod:`overheadbench.report.markdown`) and the CSV: every figure read from the
+"""The pairs' columns and cells, shared by the terminal table (:mod:`overheadbench.report.terminal.summary`),
+the markdown tables (:mod:`overheadbench.report.files.markdown`) and the CSV: every figure read from the
 results, save the concurrency table's growth from fewest to most callers, combined here from two
 levels' intervals (the one figure no single result holds).
 

@@ -35,12 +35,12 @@ from ..pairs.explaining import flame_path
 from ..pairs.marker import MARKER_NAME
 from ..store.index import indexed_runs
 from ..store.runs import Run
-from .github import Failure, append_summary, in_actions, is_summary
-from .markdown import render_markdown
-from .outputs import Output, write_outputs
-from .page import render_page
+from .files.github import Failure, append_summary, in_actions, is_summary
+from .files.markdown import render_markdown
+from .files.outputs import Output, write_outputs
+from .page.document import render_page
 from .pair_changes import pair_shown
-from .summary import SessionFacts, StoredComparison, session_summary
+from .terminal.summary import SessionFacts, StoredComparison, session_summary
 from .transport import figure_shown
 
 

@@ -8,7 +8,7 @@
   dashed line in its colour.
 
 Both read a reviewer's way (issue 59): a log axis where the ratios span more than
-:data:`~overheadbench.report.svg.LOG_SPAN` times (a 400x pair beside 5% ones flattened every box),
+:data:`~overheadbench.report.page.svg.LOG_SPAN` times (a 400x pair beside 5% ones flattened every box),
 and a row height that keeps a suite of 100 pairs readable (0.6 inches a row made it 5,460 pixels tall
 with its title cut).
 """
@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import StorageError
-from ..core.tables import plain
-from ..core.vocabulary import Role
-from ..engine.process_ratio import pair_ratios
-from ..pairs.results import OverheadResult
-from ..store.runs import Run, Storage, read_run
-from .svg import LOG_SPAN
+from ...core.errors import StorageError
+from ...core.tables import plain
+from ...core.vocabulary import Role
+from ...engine.process_ratio import pair_ratios
+from ...pairs.results import OverheadResult
+from ...store.runs import Run, Storage, read_run
+from ..page.svg import LOG_SPAN
 
 ROW_INCHES = 0.24
 """A row's height in a distributions plot (9-point labels)."""

@@ -13,8 +13,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..engine.readings import Reading, RunRow
-from ..history.timeline import ChangePoint, History
+from ...engine.readings import Reading, RunRow
+from ...history.timeline import ChangePoint, History
 from .svg import Scale, esc, line, number, svg, text
 
 WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 164.0, 24.0, 28.0, 52.0

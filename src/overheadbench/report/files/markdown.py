@@ -4,15 +4,15 @@
 
 from __future__ import annotations
 
-from ..core.tables import markdown_cell, markdown_table
-from ..engine.checks import Overall
-from ..store.runs import Run
-from .budgets import markdown_budgets
-from .explanations import markdown_explanations
-from .pair_changes import markdown_gate, markdown_places, markdown_stored
-from .pair_notes import interval_notes
-from .pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
-from .transport import markdown_figure_places, markdown_figures
+from ...core.tables import markdown_cell, markdown_table
+from ...engine.checks import Overall
+from ...store.runs import Run
+from ..budgets import markdown_budgets
+from ..explanations import markdown_explanations
+from ..pair_changes import markdown_gate, markdown_places, markdown_stored
+from ..pair_notes import interval_notes
+from ..pairs import column_cell, environment_lines, footnotes, scaling_rows, shown_columns
+from ..transport import markdown_figure_places, markdown_figures
 
 MARKDOWN_STATUS = {
     Overall.PASS: "✅",
@@ -65,7 +65,7 @@ def render_markdown(run: Run, purposes: dict[str, str] | None = None, folded: bo
 
 def markdown_pairs(run: Run) -> list[str]:
     """The environment, one table per group of pairs (each pair's status its one outcome), the
-    scaling by callers, and the notes (:func:`overheadbench.report.markdown.render_markdown` adds the rest)."""
+    scaling by callers, and the notes (:func:`overheadbench.report.files.markdown.render_markdown` adds the rest)."""
     results, lines = run.results, [*environment_lines(run.environment)]
     for group in dict.fromkeys(result.pair.group for result in results):  # in the order first met
         members = [result for result in results if result.pair.group == group]

@@ -5,7 +5,7 @@ Why a table of small drawings rather than one tall chart: every row keeps its te
 and outcome as text (readable with JavaScript off, on a phone, by a screen reader, and found by a
 test), and a suite of 100 pairs is 100 table rows, not a 5,000-pixel image with a cut title. The
 axis is overhead in percent, or the ratio on a log axis where the ratios span more than
-:data:`~overheadbench.report.svg.LOG_SPAN` times.
+:data:`~overheadbench.report.page.svg.LOG_SPAN` times.
 """
 
 from __future__ import annotations

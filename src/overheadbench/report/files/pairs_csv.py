@@ -7,10 +7,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tables import plain
-from ..engine.samples import Side
-from ..pairs.results import OverheadResult
-from .pairs import COUNTED_FIGURES
+from ...core.tables import plain
+from ...engine.samples import Side
+from ...pairs.results import OverheadResult
+from ..pairs import COUNTED_FIGURES
 
 CSV_HEADERS = (
     "group",

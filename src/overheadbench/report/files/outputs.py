@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.errors import StorageError
-from ..core.jsonio import write_text_atomic
+from ...core.errors import StorageError
+from ...core.jsonio import write_text_atomic
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..engine.stacks import SEPARATOR, StackCost
+from ...engine.stacks import SEPARATOR, StackCost
 from .svg import esc, number, svg
 
 WIDTH, FRAME_HEIGHT = 1000.0, 18.0

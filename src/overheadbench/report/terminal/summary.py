@@ -13,19 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
-from ..core.thresholds import UNGATED, Thresholds
-from ..core.vocabulary import OVERHEAD, Role
-from ..engine.changes import REGRESSED_MARK
-from ..engine.stats import PROCESS_SD, Method
-from ..store.runs import Run
-from .explanations import passing_explanations
-from .github import Failure, annotation
-from .pair_changes import places_of, render_pair_places
-from .pair_notes import interval_notes, wider_than
-from .pairs import TERMINAL_COLUMNS, TIMES_NOTE, footnotes, scaling_rows, shown_columns, table_rows
-from .shown import Shown, render_changes
-from .transport import figure_places, render_figure_places, render_figures
+from ...core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
+from ...core.thresholds import UNGATED, Thresholds
+from ...core.vocabulary import OVERHEAD, Role
+from ...engine.changes import REGRESSED_MARK
+from ...engine.stats import PROCESS_SD, Method
+from ...store.runs import Run
+from ..explanations import passing_explanations
+from ..files.github import Failure, annotation
+from ..pair_changes import places_of, render_pair_places
+from ..pair_notes import interval_notes, wider_than
+from ..pairs import TERMINAL_COLUMNS, TIMES_NOTE, footnotes, scaling_rows, shown_columns, table_rows
+from ..shown import Shown, render_changes
+from ..transport import figure_places, render_figure_places, render_figures
 
 QUICK_NOTE = (
     "quick profile (--overhead-quick): fewer processes and less time per pair, so "

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ..core.tables import markdown_cell, markdown_table, plain
-from ..store.runs import Run
-from ..transport.metrics import SPECS
-from .pairs import environment_lines, overhead_cell
+from ...core.tables import markdown_cell, markdown_table, plain
+from ...store.runs import Run
+from ...transport.metrics import SPECS
+from ..pairs import environment_lines, overhead_cell
 
 
 class Column(Protocol):

@@ -21,18 +21,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from importlib import resources
 
-from ..engine.attribution import Explanation
-from ..engine.changes import Change
-from ..engine.checks import Overall, Status
-from ..history.timeline import ChangePoint, History
-from ..store.runs import Run
-from ..transport.results import FigureResult
+from ...engine.attribution import Explanation
+from ...engine.changes import Change
+from ...engine.checks import Overall, Status
+from ...history.timeline import ChangePoint, History
+from ...store.runs import Run
+from ...transport.results import FigureResult
+from ..pair_changes import places_of
+from ..pairs import environment_rows, overhead_cell
+from ..transport import NOTE as TRANSPORT_NOTE, transport_tables
 from .flame import render_flame
 from .forest import Forest, ForestRow, render_forest
-from .pair_changes import places_of
-from .pairs import environment_rows, overhead_cell
 from .svg import esc, name
-from .transport import NOTE as TRANSPORT_NOTE, transport_tables
 from .trends import render_trend, trend_caption, trends
 
 PAGE_ORDER = (
@@ -75,7 +75,7 @@ def render_page(run: Run, history: History | None = None, title: str = "Overhead
 
 
 def _document(title: str, environment: str, sections: Sequence[str]) -> str:
-    assets = resources.files("overheadbench.report")
+    assets = resources.files("overheadbench.report.page")
     style = assets.joinpath("page.css").read_text(encoding="utf-8")
     script = assets.joinpath("page.js").read_text(encoding="utf-8")
     return (
