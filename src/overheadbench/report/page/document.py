@@ -32,7 +32,7 @@ from ..pairs import environment_rows, overhead_cell
 from ..transport import NOTE as TRANSPORT_NOTE, transport_tables
 from .flame import render_flame
 from .forest import Forest, ForestRow, render_forest
-from .svg import esc, name
+from .svg import FUNCTION_BREAKS, esc, name
 from .trends import render_trend, trend_caption, trends
 
 PAGE_ORDER = (
@@ -282,7 +282,8 @@ def _explained(run: Run) -> str:
 
 def _explanation(nodeid: str, what: str, explanation: Explanation) -> str:
     rows = "".join(
-        f"<tr><td><code>{esc(row.where)}</code></td><td>{row.share:.0%}</td><td>{esc(explanation.per_call(row.added))}</td></tr>"
+        f"<tr><td>{name(row.where, breaks=FUNCTION_BREAKS)}</td><td>{row.share:.0%}</td>"
+        f"<td>{esc(explanation.per_call(row.added))}</td></tr>"
         for row in explanation.rows
     )
     table = (

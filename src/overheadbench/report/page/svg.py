@@ -10,6 +10,7 @@ suite of 100 pairs), and every mark is a DOM element a test can find. matplotlib
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from html import escape
 
@@ -22,14 +23,20 @@ def esc(text: object) -> str:
     return escape(str(text), quote=True)
 
 
-def name(text: object, code: bool = True) -> str:
-    """A name from a file (a test id, a run's, a place's, a commit's subject) as HTML: escaped, isolated
-    from the text around it (``<bdi>``: a right-to-left override in a stored run's name reversed the rest of
-    its verdict line), and breakable after ``::``, ``/`` and ``[`` rather than anywhere (a phone's narrow
-    cell broke test ids every four characters); ``code``: in a code span, as ids are."""
-    escaped = esc(text)
-    for mark in ("::", "/", "["):
-        escaped = escaped.replace(mark, f"{mark}<wbr>")
+ID_BREAKS = ("::", "/", "[")
+"""Where a test id may break on a narrow screen."""
+FUNCTION_BREAKS = (*ID_BREAKS, ":", ".")
+"""Where a function's qualified name may break (``json.encoder:_make_iterencode.<locals>._iterencode_dict``
+made an explanation's table 521 px wide at 390)."""
+
+
+def name(text: object, code: bool = True, breaks: tuple[str, ...] = ID_BREAKS) -> str:
+    """A name from a file (a test id, a run's, a place's, a commit's subject, a function) as HTML:
+    escaped, isolated from the text around it (``<bdi>``: a right-to-left override in a stored run's name
+    reversed the rest of its verdict line), and breakable after each of ``breaks`` rather than anywhere (a
+    phone's narrow cell broke test ids every four characters); ``code``: in a code span, as ids are."""
+    marks = "|".join(re.escape(mark) for mark in sorted(breaks, key=len, reverse=True))  # "::" before ":"
+    escaped = re.sub(f"({marks})", r"\1<wbr>", esc(text))
     inner = f"<code>{escaped}</code>" if code else escaped
     return f"<bdi>{inner}</bdi>"
 
