@@ -140,7 +140,13 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     git(pytester.path, "commit", "-qm", "base")
     same = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     same.assert_outcomes(passed=1)
-    sentences(same.stdout).fnmatch_lines(["*overhead: against HEAD*", "  test_counted*+0.0%*exact*same"])
+    sentences(same.stdout).fnmatch_lines(["*overhead: against HEAD*", "  test_counted*41x*41x*~ +0.0%*exact*"])
+    (row,) = [
+        line for line in same.outlines if line.startswith("  test_counted") and "exact" in line and "41x  " in line
+    ]
+    # same by the counts; unknown where timing the same calls at both places disagrees, as the two probes (one in
+    # this process, one in a fresh replica) did beside 4 busy loops (-22.4..-5.8%): a warning, never a failure
+    assert row.split()[-1] in ("same", "unknown"), row
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
     grew = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
     grew.assert_outcomes(failed=1)
