@@ -23,6 +23,7 @@ from overheadbench.engine.outcome import Gated
 from overheadbench.engine.samples import LOPSIDED, BlockSizes, Kind, Timer
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
+from overheadbench.pairs.across import StoredGate
 from overheadbench.pairs.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
@@ -148,7 +149,10 @@ def test_count_mode_pairs_are_counted_in_the_base_tree_too_and_compared_exactly(
     # this process, one in a fresh replica) did beside 4 busy loops (-22.4..-5.8%): a warning, never a failure
     assert row.split()[-1] in ("same", "unknown"), row
     pytester.makepyfile(costs="EXTRA = 10\n")  # the head's framework path runs twice the loop
-    grew = pytester.runpytest("--overhead-against=HEAD", "--overhead-fail-above=5", "-p", "no:cacheprovider")
+    # saving the run too: the base tree's change is judged by the gate at the places, not the storage's (which read
+    # "regressed against : ...", a stored run of no name)
+    args = ("--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-autosave", "-p", "no:cacheprovider")
+    grew = pytester.runpytest(*args)
     grew.assert_outcomes(failed=1)
     sentences(grew.stdout).fnmatch_lines(["*test_counted: the framework path regressed against HEAD (*exact counts*"])
 
@@ -230,10 +234,10 @@ def test_a_change_too_close_to_the_threshold_to_tell_warns_or_fails_by_policy(po
     )
     straddling = Change("t.py::test_x", 1.10, 1.155, se=0.02)  # +5%, 95% CI about ±4%
     result.stored = StoredChange("HEAD (abc)", straddling)  # the change the result carries
-    decided = outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", 5.0, policy))
+    decided = outcome(result, Policy.FAIL, False, StoredGate(Gate("HEAD (abc)", 5.0, policy)))
     message = "t.py::test_x: cannot tell whether the framework path changed by more than --overhead-fail-above=5%"
     assert (decided.failure or "").startswith(message) if fails else str(decided.warnings[0]).startswith(message)
-    assert outcome(result, Policy.FAIL, False, Gate("HEAD (abc)", None, policy)).failure is None
+    assert outcome(result, Policy.FAIL, False, StoredGate(Gate("HEAD (abc)", None, policy))).failure is None
     assert decided.overall == Overall.UNKNOWN  # the budget passed; the one outcome is the gate's
 
 
@@ -268,7 +272,7 @@ def test_a_pairs_one_outcome_is_the_worst_of_its_verdict_and_its_changes(
     pair = Pair("t.py::test_x", Budget(max_overhead=1.0))
     result = OverheadResult(pair, Kind.SYNC, ratio=new, verdict=verdict, baseline_s=1e-6, harness_s=0.0)
     result.stored = StoredChange("HEAD (abc)", Change("t.py::test_x", 1.10, new, se=0.005))
-    decided = outcome(result, Policy.WARN, False, Gate("HEAD (abc)", 5.0))
+    decided = outcome(result, Policy.WARN, False, StoredGate(Gate("HEAD (abc)", 5.0)))
     assert decided.overall == overall
     assert (decided.failure is not None) == (overall in (Overall.FAIL, Overall.REGRESSED))
 

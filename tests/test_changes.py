@@ -18,9 +18,9 @@ from overheadbench.engine.changes import (
     interval_estimate,
     session_log_sd,
 )
-from overheadbench.engine.looks import Looks
 from overheadbench.engine.samples import ReplicaSamples, Side
 from overheadbench.history.figure_changes import compare_figure
+from overheadbench.pairs.across import Looks
 from overheadbench.pairs.comparing import per_call_change, rounds_change
 from overheadbench.transport.metrics import SPECS, Metric
 from overheadbench.transport.results import FigureResult, Reading

@@ -354,6 +354,7 @@ def test_a_gate_threshold_within_what_a_change_can_detect_says_so() -> None:
     from overheadbench.engine.checks import Status
     from overheadbench.engine.samples import Kind
     from overheadbench.engine.settings import Policy
+    from overheadbench.pairs.across import PlaceGate
     from overheadbench.pairs.outcome import pair_outcome
     from overheadbench.pairs.pair import Budget, Pair
     from overheadbench.pairs.results import OverheadResult, PlaceResult
@@ -362,7 +363,7 @@ def test_a_gate_threshold_within_what_a_change_can_detect_says_so() -> None:
     own = OverheadResult(pair, Kind.SYNC, ratio=1.3, ci=(0.28, 0.32), verdict=Status.PASS, message="m")
     wide = Change("t.py::test_x", 1.3, 1.3 * 1.03, se=0.05, df=20)  # +3%, ±10%: contains 5%
     narrow = dataclasses.replace(wide, se=0.005)  # ±1%: regressed at 5%? no: +3% < 5%, same
-    gate = Gate("main", threshold=5.0)
+    gate = PlaceGate(Gate("main", threshold=5.0))
     for change, warned in ((wide, 1), (narrow, 0)):
         result = dataclasses.replace(own, places=[PlaceResult("main", Role.BASE, None, change)])
         warnings = _precision_warnings(pair_outcome(result, Policy.FAIL, False, gate))

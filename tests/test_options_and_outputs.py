@@ -22,6 +22,7 @@ from overheadbench.engine.checks import Check, Status, Unit
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.stats import Method
+from overheadbench.pairs.across import PlaceGate
 from overheadbench.pairs.outcome import pair_outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult, PlaceResult
@@ -321,7 +322,7 @@ def _gated(nodeid: str, old: float, new: float) -> OverheadResult:
 
     change = Change(nodeid, old, new, se=0.005, df=9)
     gated = dataclasses.replace(result(new), places=[PlaceResult("HEAD~1", Role.BASE, result(old), change)])
-    decided = pair_outcome(gated, Policy.WARN, False, Gate("HEAD~1", 5.0))  # as the session decides the test
+    decided = pair_outcome(gated, Policy.WARN, False, PlaceGate(Gate("HEAD~1", 5.0)))  # as the session decides the test
     gated.outcome, gated.failed = decided.overall, decided.failure is not None
     return gated
 

@@ -21,6 +21,7 @@ from .gate_options import GateOptions
 from .history.gate import StoredRuns, session_stored
 from .measurer import Measurer, MeasuringOptions, SessionParts, SessionState
 from .options import Options
+from .pairs.across import PlaceGate
 from .pairs.explaining import Explainer
 from .pairs.fixture import FixtureParts
 from .pairs.kind import PairKind
@@ -85,10 +86,10 @@ def pair_kind(
 ) -> PairKind:
     """The pairs: their fixture's parts (the session's places, instruments and explainer; the
     strategy chosen with its counting elsewhere); their gate against the other places."""
-    pair_gate = Gate(gate.reference, gate.thresholds.pairs, gate.unknown) if measured.places else None
+    pair_gate = PlaceGate(Gate(gate.reference, gate.thresholds.pairs, gate.unknown)) if measured.places else None
     explainer = Explainer(
         every=options.explain,
-        threshold=pair_gate.threshold if pair_gate else None,
+        gate=pair_gate,
         places=measured.replicas if measured.places else None,
         orders=replica,
     )
@@ -97,6 +98,7 @@ def pair_kind(
         strategy_for,
         elsewhere=counting.count if counting else None,
         places=(counting or measured.replicas).count_places if measured.places else None,
+        gate=pair_gate,
     )
     parts = FixtureParts(
         options.settings,

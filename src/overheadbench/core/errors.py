@@ -81,6 +81,13 @@ class OverheadPrecisionWarning(OverheadWarning):
     near the line read inconclusive or unknown however often it runs, until precision is bought."""
 
 
+PRECISION = (
+    "precision is bought with a longer time budget (--overhead-time-budget, the marker's work), more processes "
+    "(--overhead-processes, the marker's processes) or exact counts (mode='count')"
+)
+"""What an :class:`OverheadPrecisionWarning` advises: its budget's line, or its gate's threshold."""
+
+
 class OverheadHarnessWarning(OverheadWarning):
     """The measuring loop's own cost is a large share of the baseline's time per call."""
 

@@ -58,7 +58,7 @@ the session's own place, then every other place's, with its role)."""
 @dataclass(frozen=True)
 class GateRounds:
     """Under a gate with other places: the process counts at which it looks (see
-    :class:`~overheadbench.engine.looks.Looks`), and whether a change is still unknown."""
+    :class:`~overheadbench.pairs.across.Looks`), and whether a change is still unknown."""
 
     looks: tuple[int, ...]
     undecided: Undecided

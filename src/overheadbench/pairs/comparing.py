@@ -216,7 +216,7 @@ def place_change(role: Role, own: Compared, other: Compared, confidence: float =
     """The change a place's measurement shows, in its role's direction: the session's own tree
     over a base tree (a pull request's head over its base), or an environment over the
     session's own; None where either side was not measured. ``confidence``: of the interval
-    the gate reads (higher where the gate looked more than once, :class:`~overheadbench.engine.looks.Looks`)."""
+    the gate reads (higher where the gate looked more than once, :class:`~overheadbench.pairs.across.Looks`)."""
     if not (own.measured and other.measured):
         return None
     return paired_change(*role.old_new(own, other), confidence)

@@ -59,6 +59,14 @@ class Orders(Protocol):
         ...
 
 
+class Unsettling(Protocol):
+    """What the explainer asks the gate at the other places (:class:`~overheadbench.pairs.across.PlaceGate`)."""
+
+    def unsettled(self, result: OverheadResult) -> list[str]:
+        """The places whose change the gate reads as regressed or unknown."""
+        ...
+
+
 Done = Callable[[OverheadResult, str], None]
 """Given the explained result, and why a change at another place could not be explained ("": it was)."""
 
@@ -67,11 +75,11 @@ Done = Callable[[OverheadResult, str], None]
 class Explainer:
     """Whether and how a pair is explained, for one session (or one replica): every pair
     (``--overhead-explain``) or only those failing, inconclusive, or whose change at another
-    place the gate reads as regressed or unknown at ``threshold``; the other places' profiles
+    place the ``gate`` reads as regressed or unknown; the other places' profiles
     from ``places``; in a replica, its profiles sent where ``orders`` say."""
 
     every: bool = False
-    threshold: float | None = None
+    gate: Unsettling | None = None
     places: PlaceProfiles | None = None
     orders: Orders | None = None
 
@@ -105,14 +113,10 @@ class Explainer:
 
     def unsettled(self, result: OverheadResult) -> list[str]:
         """The other places whose change ``result`` explains: every one with ``--overhead-explain``,
-        else those regressed or unknown at the gate's threshold (no gate: none)."""
-        threshold = self.threshold
-        return [
-            place.name
-            for place in result.places
-            if place.change is not None
-            and (self.every or (threshold is not None and place.change.finding(threshold).unsettled))
-        ]
+        else those the gate reads as regressed or unknown (no gate: none)."""
+        if self.every:
+            return [place.name for place in result.places if place.change is not None]
+        return self.gate.unsettled(result) if self.gate is not None else []
 
     def wanted(self, result: OverheadResult) -> bool:
         """Whether ``result`` is explained: every measured pair with ``--overhead-explain``, else a failing or

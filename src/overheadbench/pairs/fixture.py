@@ -25,7 +25,6 @@ from ..core.errors import OverheadChangeWarning, OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
 from ..engine.harness import Harness
-from ..engine.looks import Looks
 from ..engine.samples import Kind, Side
 from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_sync
 from ..engine.settings import Settings
@@ -53,9 +52,8 @@ class FixtureParts:
     harness: Harness
     explainer: Explainer
 
-    def fixture(self, pair: Pair, looks: Looks | None, past: Sequence[Compared]) -> OverheadFixture:
-        """The fixture of one test: its ``pair``, the gate's ``looks`` at its change (None: no gate
-        at other places) and this machine's stored results (``past``)."""
+    def fixture(self, pair: Pair, past: Sequence[Compared]) -> OverheadFixture:
+        """The fixture of one test: its ``pair`` and this machine's stored results (``past``)."""
         return OverheadFixture(
             pair,
             self.settings,
@@ -64,7 +62,6 @@ class FixtureParts:
             self.replication,
             self.app_logging,
             self.harness,
-            looks=looks,
             past=past,
             explainer=self.explainer,
         )
@@ -93,13 +90,10 @@ class OverheadFixture:
         harness: Harness | None = None,
         clock_ns: Callable[[], int] = time.perf_counter_ns,
         rng: random.Random | None = None,
-        looks: Looks | None = None,
         past: Sequence[Compared] = (),
         explainer: Explainer | None = None,
     ) -> None:
         self.pair = pair
-        self.looks = looks
-        """The gate's looks at a change while rounds go on at other places (None: no gate there)."""
         self.past = past
         """This machine's stored results (read where the session uses storage): the pair's spread between sessions."""
         self.choose = choose
@@ -250,7 +244,7 @@ class OverheadFixture:
         """The pair's strategy, chosen once its callers are known (see :mod:`.strategy`)."""
         pair = self.pair
         between = between_sessions(self.past, pair.nodeid, pair.mode, pair.concurrency) if self.past else None
-        run = MeasuredPair(pair, self.settings, self.replication, self.clock_ns, self.rng, self.looks, between)
+        run = MeasuredPair(pair, self.settings, self.replication, self.clock_ns, self.rng, between)
         return self.choose(run)
 
     def _stages(self, kind: Kind, baseline: Any, framework: Any, strategy: Strategy, started: float) -> Iterator[Stage]:

@@ -17,12 +17,12 @@ import pytest
 from ..core.jsonio import strict
 from ..core.tables import plain
 from ..engine.changes import Gate, StoredChange
-from ..engine.looks import Looks
 from ..engine.outcome import KindHooks, conclude
 from ..engine.settings import Settings
 from ..http.fixtures import servers_elsewhere
+from .across import PlaceGate, StoredGate
 from .marker import MARKER_HELP, MARKER_NAME, pair_for
-from .outcome import pair_outcome
+from .outcome import Judge, pair_outcome
 from .pair import Pair
 from .results import REPORT_ATTRIBUTE, OverheadResult
 
@@ -65,7 +65,7 @@ class Parts(Protocol):
     @property
     def settings(self) -> Settings: ...
 
-    def fixture(self, pair: Pair, looks: Looks | None, past: Sequence[OverheadResult]) -> Fixture: ...
+    def fixture(self, pair: Pair, past: Sequence[OverheadResult]) -> Fixture: ...
 
 
 class Session(Protocol):
@@ -88,7 +88,7 @@ class PairKind(KindHooks):
         parts: Parts,
         session: Session,
         counted_elsewhere: bool = False,
-        gate: Gate | None = None,
+        gate: PlaceGate | None = None,
     ) -> None:
         self.parts, self.session = parts, session
         self.settings = parts.settings
@@ -111,7 +111,7 @@ class PairKind(KindHooks):
 
     def gated_pairs(self, items: Sequence[pytest.Item]) -> int:
         """The session's pairs (of its collected ``items``) a gate reads at other places (the family of
-        :class:`Looks`)."""
+        :class:`~overheadbench.pairs.across.Looks`)."""
         if self._gated is None:
             self._gated = sum(1 for item in items if self.measures(item) and self.replicated(item))
         return self._gated
@@ -130,10 +130,10 @@ class PairKind(KindHooks):
                 f"@pytest.mark.overhead(max=0.25) (or max_abs='2us') to the test",
                 pytrace=False,
             )
-        threshold = self.gate.threshold if self.gate else None
-        looks = None if threshold is None else Looks(threshold, self.gated_pairs(request.session.items))
+        if self.gate is not None:  # the strategies' gate too (:func:`~overheadbench.session.pair_kind`)
+            self.gate.pairs = self.gated_pairs(request.session.items)
         stored = self.session.stored
-        return self.parts.fixture(pair, looks, stored.pairs.history if stored else ())
+        return self.parts.fixture(pair, stored.pairs.history if stored else ())
 
     def apply(self, item: pytest.Item) -> None:
         """Keep the pair's result for the test's report, and do what its verdict (and its change
@@ -153,9 +153,9 @@ class PairKind(KindHooks):
         stored = self.session.stored.pairs if self.session.stored else None
         if stored:  # the change against the stored run, once, here: the result carries it to every reader
             result.stored = stored.stored_change(result)
-        gate = stored.gate if stored else self.gate
+        judge: Judge | None = self.gate if self.gate else StoredGate(stored.gate) if stored else None
         settings = self.settings
-        outcome = pair_outcome(result, settings.inconclusive, settings.subtract_harness, gate, servers_elsewhere())
+        outcome = pair_outcome(result, settings.inconclusive, settings.subtract_harness, judge, servers_elsewhere())
         result.outcome, result.failed = outcome.overall, outcome.failure is not None
         item.stash[_RESULT] = strict(result.to_json())
         conclude(item, outcome)

@@ -24,7 +24,6 @@ from ..core.vocabulary import Counter
 from ..engine.attribution import Profiler
 from ..engine.calibration import Request
 from ..engine.counting import ALLOCATION_REPEATS, allocation_calls, count_calls, count_plan, pace_plan
-from ..engine.looks import Looks
 from ..engine.samples import Clock, CountSamples, Kind, Side
 from ..engine.sampling import Replication, Sampled
 from ..engine.settings import Settings
@@ -38,14 +37,13 @@ from .results import OverheadResult
 @dataclass(frozen=True)
 class MeasuredPair:
     """What a strategy measures a pair with: the pair (its callers applied), the settings the
-    engine reads, where its time samples come from, the clock, and the gate's looks."""
+    engine reads, where its time samples come from, and the clock."""
 
     pair: Pair
     settings: Settings
     replication: Replication
     clock_ns: Clock
     rng: random.Random
-    looks: Looks | None
     between: Between | None = None
     """The pair's spread between sessions, learned from this machine's stored runs (None: the prior)."""
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Protocol
 
 from ..core.errors import (
+    PRECISION,
     OverheadCountingWarning,
     OverheadHarnessWarning,
     OverheadMarkerWarning,
     OverheadPrecisionWarning,
 )
-from ..core.units import format_fraction, format_overhead, format_overheads
-from ..engine.attribution import CHANGE_HEAD
-from ..engine.changes import Change, Finding, Gate
+from ..core.units import format_fraction, format_overhead
+from ..engine.changes import Gate
 from ..engine.checks import Status
 from ..engine.counting import disagreement
 from ..engine.outcome import Gated, Outcome, decide
@@ -38,25 +39,38 @@ included: a budget a hundred times the figure is no budget, a percentage the fig
 what was meant. A large budget that the figure bears out (``max=1500`` on a 413x pair) is one."""
 
 
+class Judge(Protocol):
+    """What judges a pair's changes: the gate at the session's other places
+    (:class:`~overheadbench.pairs.across.PlaceGate`), or against the stored run
+    (:class:`~overheadbench.pairs.across.StoredGate`)."""
+
+    @property
+    def gate(self) -> Gate: ...
+
+    def gated(self, result: OverheadResult) -> list[Gated]:
+        """The changes ``result`` carries that this gate judges."""
+        ...
+
+    def unresolved(self, nodeid: str, changes: Sequence[Gated]) -> OverheadPrecisionWarning | None:
+        """A warning where the threshold is within what a change can detect here."""
+        ...
+
+
 def pair_outcome(
     result: OverheadResult,
     policy: Policy,
     subtract_harness: bool,
-    gate: Gate | None = None,
+    judge: Judge | None = None,
     servers_elsewhere: Sequence[int] = (),
 ) -> Outcome:
-    """A measured pair's outcome (:func:`decide`): its verdict; each change the result carries,
+    """A measured pair's outcome (:func:`decide`): its verdict; each change the ``judge`` judges,
     against the stored run or another place of the session (the base tree, each environment), of
     framework / baseline; and its own warnings: a harness that costs
     more than ``HARNESS_WARN_SHARE`` of the baseline, a count of this process while servers ran
     in other processes (``servers_elsewhere``: their process ids), counts that time disagrees with."""
     if not result.measured:
         return Outcome()
-    changes = [] if result.stored is None else [_gated("the framework path", result.stored.change)]
-    for place in result.places:
-        if place.change is not None:
-            explained = f"\n{place.explain.told(head=CHANGE_HEAD)}" if place.explain is not None else ""
-            changes.append(_gated(f"the framework path{place.role.under(place.name)}", place.change, explained))
+    changes = judge.gated(result) if judge is not None else []
     warned: list[Warning] = []
     if result.mode.counted and servers_elsewhere:
         warned.append(
@@ -82,23 +96,15 @@ def pair_outcome(
                 f"overhead_subtract_harness=true"
             )
         )
-    if tight := too_tight(result, changes, gate):
+    if tight := too_tight(result) or (judge.unresolved(result.nodeid, changes) if judge is not None else None):
         warned.append(tight)
     told = f"{result.message}\n{result.explain.told()}" if result.explain is not None else result.message
-    return decide(result.nodeid, [(result.verdict, told)], policy, changes, gate, warned)
+    return decide(result.nodeid, [(result.verdict, told)], policy, changes, judge.gate if judge else None, warned)
 
 
-PRECISION = (
-    "precision is bought with a longer time budget (--overhead-time-budget, the marker's work), more processes "
-    "(--overhead-processes, the marker's processes) or exact counts (mode='count')"
-)
-
-
-def too_tight(result: OverheadResult, changes: Sequence[Gated], gate: Gate | None) -> OverheadPrecisionWarning | None:
-    """One warning where the pair cannot resolve its own line: an inconclusive verdict whose
-    budget is narrower than the interval's half-width (even a zero overhead could not pass it),
-    or an unknown change whose gate threshold is within what the change can detect (a change of
-    zero reads unknown)."""
+def too_tight(result: OverheadResult) -> OverheadPrecisionWarning | None:
+    """One warning where an inconclusive verdict's budget is narrower than the interval's half-width:
+    even a zero overhead could not pass it (a gate's threshold is its judge's, :meth:`Judge.unresolved`)."""
     half = result.detectable / 2
     limit = result.pair.budget.max_overhead
     if result.verdict == Status.INCONCLUSIVE and limit is not None and 0 <= limit < half:
@@ -106,14 +112,6 @@ def too_tight(result: OverheadResult, changes: Sequence[Gated], gate: Gate | Non
             f"{result.nodeid}: its budget ({format_fraction(limit)}) is tighter than what it can detect here "
             f"(±{format_fraction(half)}): its verdict will stay inconclusive; {PRECISION}"
         )
-    threshold = gate.threshold if gate is not None else None
-    for gated in changes:
-        if threshold is not None and gate is not None and gate.finding(gated.change) == Finding.UNKNOWN:
-            if gated.change.detectable >= threshold:
-                return OverheadPrecisionWarning(
-                    f"{result.nodeid}: the gate's threshold ({threshold:g}%) is within what {gated.what} can "
-                    f"detect here (±{gated.change.detectable:.1f}%): its change will read unknown; {PRECISION}"
-                )
     return None
 
 
@@ -122,12 +120,6 @@ def harness_dilutes(result: OverheadResult, subtract_harness: bool) -> bool:
     share of the baseline's time per call, left in (see :data:`HARNESS_WARN_SHARE`)."""
     share = result.harness_s > HARNESS_WARN_SHARE * result.baseline_s
     return not result.mode.counted and result.concurrency > 1 and not subtract_harness and share
-
-
-def _gated(what: str, change: Change, explained: str = "") -> Gated:
-    """A pair's change as the gate tells it: its overhead on both sides, the change of framework / baseline."""
-    story = f"overhead {change.describe(format_overheads(change.old - 1, change.new - 1))}"
-    return Gated(what, f"{story} (the change: of framework / baseline)", change, explained)
 
 
 def percent_hint(result: OverheadResult) -> Warning | None:

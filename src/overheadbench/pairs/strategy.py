@@ -47,9 +47,10 @@ from ..instruments.functions import SampledTime
 from ..instruments.instructions import InstructionCount, InstructionsByFunction
 from ..instruments.walltime import WallClock
 from ..replicas.replica import ReplicaPlugin
+from .across import PlaceGate
 from .measuring import MeasuredPair, Strategy
 from .results import OverheadResult
-from .stopping import gate_confidence, gate_rounds, too_wide
+from .stopping import too_wide
 from .verdict import measure_places, summarise, summarise_counts
 
 CountElsewhere = Callable[[str, Settings, int], CountSamples]
@@ -73,7 +74,12 @@ COUNTERS: dict[Counter, Callable[[], Instrument]] = {
 
 
 class _Judged(Strategy):
-    """A strategy of the user's session: its own result, then every other place's verdict and change."""
+    """A strategy of the user's session: its own result, then every other place's verdict and its
+    change, as the ``gate`` at the other places reads it (None: no other places)."""
+
+    def __init__(self, run: MeasuredPair, gate: PlaceGate | None = None) -> None:
+        super().__init__(run)
+        self.gate = gate
 
     @abstractmethod
     def _own(self, kind: Kind, wall_s: float) -> tuple[OverheadResult, list[PlaceSamples]]:
@@ -82,8 +88,9 @@ class _Judged(Strategy):
     def result(self, kind: Kind, wall_s: float) -> OverheadResult:
         own, places = self._own(kind, wall_s)
         run = self.run
-        confidence = gate_confidence(run.looks, run.settings)
-        return dataclasses.replace(own, places=measure_places(run.pair, kind, own, places, run.settings, confidence))
+        measured = measure_places(run.pair, kind, places, run.settings)
+        gate = self.gate
+        return gate.changed(own, measured, run.settings) if gate else dataclasses.replace(own, places=measured)
 
 
 class Timed(_Judged):
@@ -109,7 +116,9 @@ class Timed(_Judged):
         else should run while a pair is measured.
         """
         run = self.run
-        stop = Stopping(too_wide(run.pair, run.settings), gate_rounds(run.pair, run.settings, run.looks))
+        stop = Stopping(
+            too_wide(run.pair, run.settings), self.gate.rounds(run.pair, run.settings) if self.gate else None
+        )
         return run.replication.plan(run.nodeid, run.settings, run.rng, run.clock_ns, stop)
 
     def _own(self, kind: Kind, wall_s: float) -> tuple[OverheadResult, list[PlaceSamples]]:
@@ -129,8 +138,10 @@ class CountedHere(_Judged):
 
     profiler = InstructionsByFunction()
 
-    def __init__(self, run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> None:
-        super().__init__(run)
+    def __init__(
+        self, run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None, gate: PlaceGate | None
+    ) -> None:
+        super().__init__(run, gate)
         self.elsewhere, self.places = elsewhere, places
 
     def instruments(self) -> list[Instrument]:
@@ -202,10 +213,13 @@ def probe_plan(run: MeasuredPair) -> Generator[Request, int, Sampled]:
     )
 
 
-def strategy_for(run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None) -> Strategy:
-    """The pair's strategy, from its mode and where it runs: the one place that tests a mode."""
+def strategy_for(
+    run: MeasuredPair, elsewhere: CountElsewhere | None, places: CountPlaces | None, gate: PlaceGate | None = None
+) -> Strategy:
+    """The pair's strategy, from its mode and where it runs: the one place that tests a mode;
+    ``gate``: the session's at its other places (:class:`~overheadbench.pairs.across.PlaceGate`)."""
     if run.pair.mode is Mode.TIME:
-        return Timed(run)
+        return Timed(run, gate)
     if isinstance(run.replication, ReplicaPlugin):
         return CountedInReplica(run, run.replication)
-    return CountedHere(run, elsewhere, places)
+    return CountedHere(run, elsewhere, places, gate)

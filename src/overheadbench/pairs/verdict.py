@@ -22,8 +22,7 @@ from ..engine.checks import Check, Status, Unit
 from ..engine.counting import kept_resolution, probe_ratio
 from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
 from ..engine.settings import Settings
-from ..engine.stats import CONFIDENCE, Method
-from .comparing import place_change
+from ..engine.stats import Method
 from .estimating import Between, estimate, harness_ns, judged_interval, other_clock
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult
@@ -282,17 +281,9 @@ def _repeats(counts: CountSamples, figure: Figure) -> str:
     return f"range over {counts.repeats(figure)} repeats"
 
 
-def measure_places(
-    pair: Pair,
-    kind: Kind,
-    own: OverheadResult,
-    places: Sequence[PlaceSamples],
-    settings: Settings,
-    confidence: float = CONFIDENCE,
-) -> list[PlaceResult]:
+def measure_places(pair: Pair, kind: Kind, places: Sequence[PlaceSamples], settings: Settings) -> list[PlaceResult]:
     """Each other place's measurement of the pair, judged by the same budgets as the session's
-    own, and its change against it (once, here: every report reads it from the result), its
-    interval at ``confidence`` (the gate's, where it looked more than once)."""
+    own (its change against it is the gate's, :meth:`~overheadbench.pairs.across.PlaceGate.changed`)."""
     measured = []
     for place in places:
         if place.counts is None and not place.samples:
@@ -305,5 +296,5 @@ def measure_places(
                 other = replace(other, probe=place.samples[0], time_ratio=probe_ratio(place.samples[0]))
         else:
             other = summarise(pair, kind, list(place.samples), settings, 0.0)
-        measured.append(PlaceResult(place.name, place.role, other, place_change(place.role, own, other, confidence)))
+        measured.append(PlaceResult(place.name, place.role, other))
     return measured

@@ -238,7 +238,7 @@ def places_plan(
     Under a gate (``stop.gate``), the rule is the gate's instead: rounds go on to its next look (twice
     the processes) while a place's change is unknown at the threshold, within the pair's ceiling
     (``max_time_s`` per place), and stop once every change is decided. That *is* stopping on the
-    change, so each look reads a wider interval (:class:`~overheadbench.engine.looks.Looks`):
+    change, so each look reads a wider interval (:class:`~overheadbench.pairs.across.Looks`):
     the error rate over all the looks stays the one stated.
     """
     start_ns = sum(pool.start_ns for pool in pools)
