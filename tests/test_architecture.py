@@ -307,3 +307,25 @@ def test_only_the_roots_and_the_run_import_both_kinds() -> None:
         if _kind(name) is None and {_kind(other) for other in imports(name)} >= {"pairs", "transport"}
     }
     assert both <= BOTH_KINDS, sorted(both - BOTH_KINDS)
+
+
+GATE_AT_PLACES = {"threshold", "Looks", "GateRounds", "Finding", "finding"}
+"""What reading the gate at the session's other places takes: its threshold, its looks, its rule
+for the rounds, a change's finding."""
+
+
+def test_only_the_place_gate_reads_the_pairs_threshold() -> None:
+    """The threshold of the gate at the other places had two carriers (``Gate``, ``Looks``) and was
+    read in six modules of ``pairs/`` (stopping, the strategy, comparing, the verdict, the explainer,
+    the outcome): ``pairs/across.py`` holds it and they ask its ``PlaceGate``."""
+    reading = {}
+    for name, path in MODULES.items():
+        if not name.startswith("overheadbench.pairs.") or name == "overheadbench.pairs.across":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        used |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        used |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        if used & GATE_AT_PLACES:
+            reading[name] = sorted(used & GATE_AT_PLACES)
+    assert reading == {}
