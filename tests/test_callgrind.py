@@ -10,10 +10,10 @@ import pytest
 from helpers import COUNTED, git, sentences
 
 from overheadbench.core.errors import InstrumentError
-from overheadbench.core.vocabulary import Counter
+from overheadbench.core.vocabulary import Counter, Figure
 from overheadbench.engine import valgrind
+from overheadbench.engine.counted_samples import CountSamples
 from overheadbench.engine.counting import disagreement
-from overheadbench.engine.samples import CountSamples, Figure
 from overheadbench.engine.settings import Mode
 from overheadbench.history.pair_changes import comparable
 from overheadbench.instruments import callgrind

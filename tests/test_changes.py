@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from overheadbench.core.vocabulary import Side
 from overheadbench.engine.changes import (
     Change,
     Finding,
@@ -18,7 +19,7 @@ from overheadbench.engine.changes import (
     interval_estimate,
     session_log_sd,
 )
-from overheadbench.engine.samples import ReplicaSamples, Side
+from overheadbench.engine.samples import ReplicaSamples
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.pairs.across import Looks
 from overheadbench.pairs.comparing import per_call_change, rounds_change

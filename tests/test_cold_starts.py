@@ -8,9 +8,10 @@ import random
 
 import pytest
 
+from overheadbench.core.vocabulary import Side
 from overheadbench.engine.calibration import calibrate
 from overheadbench.engine.checks import Status
-from overheadbench.engine.samples import BlockSizes, Kind, ReplicaSamples, Side, Timer, Timing
+from overheadbench.engine.samples import BlockSizes, Kind, ReplicaSamples, Timer, Timing
 from overheadbench.engine.sampling import drive_sync, replica_plan
 from overheadbench.engine.settings import Settings
 from overheadbench.pairs.pair import Budget, Pair

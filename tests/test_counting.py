@@ -11,6 +11,8 @@ import threading
 
 import pytest
 
+from overheadbench.core.vocabulary import Figure, Side
+from overheadbench.engine.counted_samples import CountSamples
 from overheadbench.engine.counting import (
     ALLOCATION_MAX_CALLS,
     COUNT_REPEATS,
@@ -24,7 +26,6 @@ from overheadbench.engine.counting import (
     kept_resolution,
     pace_plan,
 )
-from overheadbench.engine.samples import CountSamples, Figure, Side
 from overheadbench.engine.sampling import drive_sync
 from overheadbench.engine.settings import Mode, Settings
 from overheadbench.engine.timed_path import paused_gc

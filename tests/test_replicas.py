@@ -14,8 +14,8 @@ import pytest
 from helpers import Synthetic, sentences
 
 from overheadbench.core.errors import CallableError
-from overheadbench.core.vocabulary import Role
-from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side
+from overheadbench.core.vocabulary import Role, Side
+from overheadbench.engine.samples import BlockSizes, ReplicaSamples
 from overheadbench.engine.sampling import GateRounds, InProcess, Stopping, drive_sync
 from overheadbench.engine.settings import Settings
 from overheadbench.replicas import in_replica

@@ -10,10 +10,11 @@ import pytest
 from helpers import Synthetic
 
 from overheadbench.core.errors import CallableError
+from overheadbench.core.vocabulary import Side
 from overheadbench.engine.calibration import WARMUP_PAIRS, calibrate, choose_timer
 from overheadbench.engine.counting import TIME_PROBE_CEILING_S, probe_settings
 from overheadbench.engine.process_ratio import pair_ratios
-from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Side, Timer, Timing
+from overheadbench.engine.samples import BlockSizes, ReplicaSamples, Timer, Timing
 from overheadbench.engine.sampling import (
     MAX_PAIRS,
     MIN_PAIRS,

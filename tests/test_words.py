@@ -8,11 +8,11 @@ import random
 
 from httpx_sse import ServerSentEvent
 
-from overheadbench.core.vocabulary import Role
+from overheadbench.core.vocabulary import Role, Side
 from overheadbench.engine.changes import Change, Gate
 from overheadbench.engine.checks import Overall, Status
 from overheadbench.engine.outcome import Gated, decide
-from overheadbench.engine.samples import Kind, ReplicaSamples, Side
+from overheadbench.engine.samples import Kind, ReplicaSamples
 from overheadbench.engine.settings import Policy
 from overheadbench.http.streaming import EventTimer
 from overheadbench.pairs.pair import Budget, Pair

@@ -146,3 +146,27 @@ class Role(Word):
             if self == Role.BASE
             else "not measured: the environment has no such test"
         )
+
+
+class Side(Word):
+    """Which callable a block runs: the two sides of the pair, or the empty harness probe."""
+
+    BASELINE = "baseline"
+    """The bare path."""
+    FRAMEWORK = "framework"
+    """The path through the framework."""
+    HARNESS = "harness"
+    """An empty callable through the same loop: the measuring harness's own cost."""
+
+
+class Figure(Word):
+    """A counted figure per call."""
+
+    INSTRUCTIONS = "instructions"
+    """Executed bytecode instructions (count mode)."""
+    PEAK_BYTES = "peak_bytes"
+    """The most extra memory a call held at once."""
+    KEPT_BLOCKS = "kept_blocks"
+    """Memory blocks a call left allocated."""
+    KEPT_BYTES = "kept_bytes"
+    """Bytes a call left allocated."""

@@ -13,7 +13,8 @@ from collections.abc import Generator
 
 import numpy as np
 
-from .samples import BlockSizes, Side, Timer, Timing
+from ..core.vocabulary import Side
+from .samples import BlockSizes, Timer, Timing
 from .settings import Settings
 
 Request = tuple[Side, int]

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..core.units import format_overheads
-from ..core.vocabulary import Counter
+from ..core.vocabulary import Counter, Side
 from .process_ratio import median_interval, pair_ratios
-from .samples import ReplicaSamples, Side
+from .samples import ReplicaSamples
 from .settings import Settings
 
 COUNT_REPEATS = 5

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.errors import CallableError, InstrumentError
 from ..core.timeouts import progressed
-from ..core.vocabulary import Role
+from ..core.vocabulary import Role, Side
 from .calibration import (
     MAX_CALLS_PER_BLOCK,
     RESIZE_FACTOR,
@@ -30,8 +30,9 @@ from .calibration import (
     on_timer,
     warm_enough,
 )
+from .counted_samples import CountSamples
 from .process_ratio import median_interval, pair_ratios
-from .samples import BlockSizes, Clock, PlaceSamples, ReplicaSamples, Side
+from .samples import BlockSizes, Clock, ReplicaSamples
 from .settings import Settings
 
 
@@ -269,3 +270,28 @@ def blame(side: Side) -> Iterator[None]:
         raise
     except Exception as exc:
         raise CallableError(side, exc) from exc
+
+
+@dataclass(frozen=True)
+class PlaceSamples:
+    """What one place other than the session's own gave for a pair: its samples (time mode) or
+    counts (count mode), or why there are none."""
+
+    name: str
+    role: Role
+    samples: tuple[ReplicaSamples, ...] = ()
+    counts: CountSamples | None = None
+    missing: bool = False
+    """The place has no such test (a base tree without it: the pair is new)."""
+    note: str = ""
+    """Why the pair was not compared there, when it was not (empty when it was)."""
+
+
+@dataclass(frozen=True)
+class PlaceFigures:
+    """A transport test's figures at another place, one list (of figures' JSON) per round."""
+
+    name: str
+    role: Role
+    rounds: tuple[list[Any], ...] = ()
+    missing: bool = False

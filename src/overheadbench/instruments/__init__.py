@@ -19,7 +19,8 @@ from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..engine.samples import Figure, Kind, Side
+from ..core.vocabulary import Figure, Side
+from ..engine.samples import Kind
 
 Block = Callable[[int], Any] | Callable[[int], Awaitable[Any]]
 

@@ -30,8 +30,9 @@ import tracemalloc
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
+from ..core.vocabulary import Figure
 from ..engine.counting import bounded
-from ..engine.samples import Figure, Kind
+from ..engine.samples import Kind
 
 
 class Allocations(NamedTuple):

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InstrumentError
-from ..engine.samples import Figure, Kind
+from ..core.vocabulary import Figure
+from ..engine.samples import Kind
 from ..engine.valgrind import supported
 from . import walltime
 

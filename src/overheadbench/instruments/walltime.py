@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.samples import Clock, Figure, Kind, Timing
+from ..core.vocabulary import Figure
+from ..engine.samples import Clock, Kind, Timing
 from .callers import Crew, crew_block, tasks_block
 
 SyncBlock = Callable[[int], int]

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..core.vocabulary import Role
+from ..core.vocabulary import Role, Side
 from ..engine.changes import (
     Change,
     LogEstimate,
@@ -31,10 +31,11 @@ from ..engine.changes import (
     interval_estimate,
     session_log_sd,
 )
+from ..engine.counted_samples import CountSamples
 from ..engine.counting import probe_interval
 from ..engine.process_logs import logs_of, process_logs, ratio_log_se
 from ..engine.process_ratio import median_interval, pair_ratios
-from ..engine.samples import CountSamples, ReplicaSamples, Side, Timer
+from ..engine.samples import ReplicaSamples, Timer
 from ..engine.settings import Mode
 from ..engine.stats import CONFIDENCE, PROCESS_SD, SessionRule, pool, session_term
 

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..core.vocabulary import Side
 from ..engine.attribution import Profiled, Profiler, explain, explain_change
 from ..engine.checks import Status
-from ..engine.samples import Kind, Side
+from ..engine.samples import Kind
 from ..instruments import Block, Stage
 from ..replicas.failures import ReplicaError
 from .results import OverheadResult

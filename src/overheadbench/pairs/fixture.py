@@ -24,8 +24,9 @@ from ..core import event_loop
 from ..core.errors import OverheadChangeWarning, OverheadUsageError
 from ..core.timeouts import time_limit
 from ..core.units import format_seconds
+from ..core.vocabulary import Side
 from ..engine.harness import Harness
-from ..engine.samples import Kind, Side
+from ..engine.samples import Kind
 from ..engine.sampling import InProcess, Replication, blame, drive_async, drive_sync
 from ..engine.settings import Settings
 from ..engine.timed_path import AppLogging, loop_out_of_debug, timing_conditions

@@ -15,9 +15,10 @@ from ..core.vocabulary import Role
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Overall, Status
+from ..engine.counted_samples import CountSamples
 from ..engine.process_logs import ratio_log_se
 from ..engine.readings import Reading, link_of, log_interval
-from ..engine.samples import CountSamples, Kind, ReplicaSamples, Timer
+from ..engine.samples import Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
 from ..engine.stats import SESSION_SD, Method
 from .pair import Budget, Pair

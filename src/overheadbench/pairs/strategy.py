@@ -30,14 +30,15 @@ from ..core.vocabulary import Counter
 from ..engine.attribution import Profiler
 from ..engine.calibration import Request
 from ..engine.contention import core_share
+from ..engine.counted_samples import CountSamples
 from ..engine.counting import (
     CALLGRIND_MAX_CALLS,
     count_calls,
     probe_ratio,
     probe_settings,
 )
-from ..engine.samples import CountSamples, Kind, PlaceSamples
-from ..engine.sampling import InProcess, Sampled, Stopping
+from ..engine.samples import Kind
+from ..engine.sampling import InProcess, PlaceSamples, Sampled, Stopping
 from ..engine.settings import Mode, Settings
 from ..engine.valgrind import in_counting_replica
 from ..instruments import Instrument

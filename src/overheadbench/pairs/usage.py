@@ -10,8 +10,8 @@ from typing import Any
 
 from ..core.errors import OverheadPairWarning, OverheadUsageError
 from ..core.numbers import callers
-from ..core.vocabulary import MAX_CONCURRENCY
-from ..engine.samples import Kind, Side
+from ..core.vocabulary import MAX_CONCURRENCY, Side
+from ..engine.samples import Kind
 from .pair import Pair
 
 

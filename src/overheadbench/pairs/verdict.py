@@ -18,9 +18,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..core.units import format_bytes, format_count, format_seconds
+from ..core.vocabulary import Figure, Side
 from ..engine.checks import Check, Status, Unit
+from ..engine.counted_samples import CountSamples
 from ..engine.counting import kept_resolution, probe_ratio
-from ..engine.samples import CountSamples, Figure, Kind, PlaceSamples, ReplicaSamples, Side, Timer
+from ..engine.samples import Kind, ReplicaSamples, Timer
+from ..engine.sampling import PlaceSamples
 from ..engine.settings import Settings
 from ..engine.stats import Method
 from .estimating import Between, estimate, harness_ns, judged_interval, other_clock

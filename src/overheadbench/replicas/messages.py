@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..engine.attribution import Profiled
-from ..engine.samples import BlockSizes, CountSamples, ReplicaSamples, Timer
+from ..engine.counted_samples import CountSamples
+from ..engine.samples import BlockSizes, ReplicaSamples, Timer
 from ..engine.settings import Settings
 
 

@@ -24,8 +24,9 @@ import pytest
 from ..core.vocabulary import Role
 from ..engine.attribution import Profiled
 from ..engine.calibration import calibrate
-from ..engine.samples import BlockSizes, Clock, CountSamples, PlaceFigures, PlaceSamples, ReplicaSamples
-from ..engine.sampling import InProcess, PairPlan, Sampled, Stopping
+from ..engine.counted_samples import CountSamples
+from ..engine.samples import BlockSizes, Clock, ReplicaSamples
+from ..engine.sampling import InProcess, PairPlan, PlaceFigures, PlaceSamples, Sampled, Stopping
 from ..engine.settings import Settings
 from .environments import Environment
 from .failures import NotInTree

@@ -31,7 +31,8 @@ from ..core.timeouts import heard
 from ..core.turns import At, turns
 from ..engine.attribution import Profiled
 from ..engine.calibration import calibrate
-from ..engine.samples import Clock, CountSamples, ReplicaSamples
+from ..engine.counted_samples import CountSamples
+from ..engine.samples import Clock, ReplicaSamples
 from ..engine.sampling import PairPlan, Sampled, Stopping, replica_plan
 from ..engine.settings import Settings
 from . import messages

@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from ..core.turns import At, turns
-from ..engine.samples import PlaceFigures
+from ..engine.sampling import PlaceFigures
 from ..engine.settings import Settings
 from .messages import Figured, Go, Look, Looked, Take, Turn
 from .moving import Pool, in_rounds, moved, one_pair, placed

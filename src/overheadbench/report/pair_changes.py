@@ -11,9 +11,8 @@ from dataclasses import replace
 from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_code, markdown_table, plain
 from ..core.thresholds import Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
-from ..core.vocabulary import OVERHEAD
+from ..core.vocabulary import OVERHEAD, Side
 from ..engine.changes import Change, Finding
-from ..engine.samples import Side
 from ..pairs.comparing import per_call_change
 from ..pairs.results import OverheadResult, PlaceResult
 from .shown import SESSION_TERM, Shown, detects, render_changes

@@ -22,9 +22,9 @@ from ..core.units import (
     format_fraction,
     format_seconds,
 )
+from ..core.vocabulary import Figure, Side
 from ..engine.checks import Overall
 from ..engine.counting import KEPT_SLACK_BLOCKS
-from ..engine.samples import Figure, Side
 from ..engine.stats import Method
 from ..pairs.results import OverheadResult
 

@@ -31,7 +31,7 @@ from typing import Any
 from ..core.turns import At
 from ..core.vocabulary import Role
 from ..engine.changes import Change, Finding, Gate
-from ..engine.samples import PlaceFigures
+from ..engine.sampling import PlaceFigures
 from ..engine.stats import CONFIDENCE, trimmed_mean
 from .metrics import BY_SERVER, COMPARED, SIDES, SPECS, Measure, Metric, RoundValues, side_row
 from .results import FigurePlace, FigureResult, comparable, compared_values

@@ -23,7 +23,7 @@ from ..core.tables import plain, said
 from ..core.xdist import original_nodeid
 from ..engine.changes import Gate
 from ..engine.outcome import KindHooks, conclude
-from ..engine.samples import PlaceFigures
+from ..engine.sampling import PlaceFigures
 from ..engine.settings import Settings
 from ..replicas.messages import Figured
 from ..replicas.replica import ReplicaPlugin

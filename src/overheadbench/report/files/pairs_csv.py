@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...core.tables import plain
-from ...engine.samples import Side
+from ...core.vocabulary import Side
 from ...pairs.results import OverheadResult
 from ..pairs import COUNTED_FIGURES
 
