@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from overheadbench.core.vocabulary import Role, Side
-from overheadbench.engine.attribution import Profiled, explain
+from overheadbench.engine.attribution import explain
 from overheadbench.engine.changes import Change
 from overheadbench.engine.checks import Overall
+from overheadbench.engine.profiles import Profiled
 from overheadbench.pairs.results import PlaceResult
 from overheadbench.store.environment import fingerprint
 from overheadbench.store.runs import Run, read_run

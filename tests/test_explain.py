@@ -12,14 +12,8 @@ from helpers import BYTECODE, INI, LOOP_SCOPE
 
 from overheadbench.core.jsonio import Fields
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.attribution import (
-    UNSEPARATED,
-    ExplainRow,
-    Explanation,
-    Profiled,
-    explain,
-    explain_change,
-)
+from overheadbench.engine.attribution import UNSEPARATED, ExplainRow, Explanation, explain, explain_change
+from overheadbench.engine.profiles import Profiled
 from overheadbench.engine.samples import Kind
 from overheadbench.instruments.functions import SampledTime, function_name, loaded_modules
 from overheadbench.instruments.instructions import InstructionCount, InstructionsByFunction, _calls_within

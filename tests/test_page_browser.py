@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from helpers import MIDDLE, made_run, stepped_history
 
-from overheadbench.engine.attribution import Profiled, explain
+from overheadbench.engine.attribution import explain
+from overheadbench.engine.profiles import Profiled
 from overheadbench.history.stored import stored_history
 from overheadbench.report.page.document import render_page
 from overheadbench.store.index import indexed_runs

@@ -21,8 +21,8 @@ Why these choices, measured in ``validation/history.py`` (docs/history.md has th
 
 - **Weighted means with each run's own interval**, not point values: a run measured in a busy
   session has a wide interval and counts less; E-divisive on point values cannot tell it apart.
-- **Each value winsorised** against the running median of :data:`MEDIAN_WINDOW` runs at
-  :data:`CLIP` of its standard deviations before the search: one busy session is not a step (a
+- **Each value winsorised** against the running median of :data:`~.segments.MEDIAN_WINDOW` runs at
+  :data:`~.segments.CLIP` of its standard deviations before the search: one busy session is not a step (a
   running median keeps a step's edge whole; it removes a one-run spike).
 - **The threshold**: ``|z| >= 3.29`` is a two-sided 0.1% test of each split, so a series of ``n``
   runs without a change shows at most ``n - 3`` such tests' worth of false splits, fewer than one per
@@ -45,6 +45,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..core.vocabulary import Word
+from .segments import CLIP, Runs, link_squares, split, splits, squares, winsorised
 from .spread import MEDIAN_ABSOLUTE, PRIOR_RUNS, spread
 
 THRESHOLD = 3.29
@@ -56,9 +57,6 @@ DRIFT_MIN_RUNS = 6
 DRIFT_MIN_COMMITS = 4
 """Runs, and commits among them, a stretch must hold to be read as a drift (over its commits)."""
 CONFIDENCE = 0.95
-MEDIAN_WINDOW = 5
-CLIP = 3.0
-"""A value farther than this many of its standard deviations from the running median is moved to that distance."""
 LINK_PRIOR_SHARE = 0.5
 """The spread of a linked run's change beyond its own interval that a short series leans on, as a
 share of the figure's between-session spread: a link is measured in one session, interleaved, and
@@ -133,7 +131,7 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
     comparison with a stored run and ``history`` read it alike (:func:`~overheadbench.engine.changes.session_log_sd`);
     a retry library's two real steps (+26%, +55%) made the sessions' learned spread 31-33%,
     ``history``'s 0.88%, and every later interval ±600 points. A linked commit's step is read from its
-    link too (:func:`_splits`)."""
+    link too (:func:`splits`)."""
     y = np.array([p.log for p in points], float)
     own = np.array([p.se for p in points], float) ** 2
     cuts = [i for i in range(1, len(points)) if points[i].commit != points[i - 1].commit]
@@ -143,12 +141,12 @@ def find_shifts(points: Sequence[Point], prior_sd: float, threshold: float = THR
     tau = spread(np.diff(y), own, prior_sd)[0]
     weights = 1.0 / (own + tau**2)
     reach = np.sqrt(own + spread(np.diff(y), own, prior_sd, robust=True)[0] ** 2)
-    clipped = _winsorised(y, reach)
+    clipped = winsorised(y, reach)
     commits = np.searchsorted(np.array(cuts, int), np.arange(len(points)), side="right").astype(float)
     link, link_w = np.zeros(len(points)), np.zeros(len(points))
     for cut, (change, variance) in linked.items():
         link[cut], link_w[cut] = change, 1.0 / variance
-    runs = _Runs(clipped, weights, commits, link, link_w)
+    runs = Runs(clipped, weights, commits, link, link_w)
     searched = _search(runs, cuts, threshold)  # the newest runs unclipped: a lone far run is pending, not gone
     pended = _pending(dataclasses.replace(runs, y=y), cuts, searched, threshold)
     found = _levelled(pended, dataclasses.replace(runs, y=_within_segments(y, reach, pended)))
@@ -174,33 +172,7 @@ def _within_segments(y: np.ndarray, sd: np.ndarray, shifts: list[Shift]) -> np.n
     return within
 
 
-def _winsorised(y: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    half = MEDIAN_WINDOW // 2
-    edges = [i for i in range(y.size) if i < half or i >= y.size - half]  # windows cut short by an end
-    medians = np.empty(y.size)
-    if y.size >= MEDIAN_WINDOW:  # every whole window at once (a thousand runs of fifty pairs: 1.3 s one by one)
-        medians[half : y.size - half] = np.median(np.lib.stride_tricks.sliding_window_view(y, MEDIAN_WINDOW), axis=1)
-    for i in edges:
-        medians[i] = np.median(y[max(0, i - half) : i + half + 1])
-    clipped: np.ndarray = np.clip(y, medians - CLIP * sd, medians + CLIP * sd)
-    return clipped
-
-
-@dataclass(frozen=True)
-class _Runs:
-    """A series as searched: its (winsorised) log values, their weights, each run's commit ordinal,
-    and at the first run of each linked commit its link (its change over the commit before) and weight."""
-
-    y: np.ndarray
-    w: np.ndarray
-    commit: np.ndarray
-    """The ordinal of each run's commit (runs of one commit share it): a drift's x axis."""
-    link: np.ndarray
-    link_w: np.ndarray
-    """1 / the link's variance; 0 where the run starts no linked commit."""
-
-
-def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
+def _search(runs: Runs, cuts: list[int], threshold: float) -> list[Shift]:
     """The series' steps, or one drift where a line explains it better than its steps do (each
     step, like the line's slope, costs ``threshold**2`` of weighted squares: a step must explain
     more than a significant one would); then a drift inside each stretch between steps."""
@@ -214,20 +186,20 @@ def _search(runs: _Runs, cuts: list[int], threshold: float) -> list[Shift]:
         for step in _levelled(steps, runs):
             stepped[step.start] = step.log_change
         sloped = np.full(size, drift[0].log_change / max(float(runs.commit[-1] - runs.commit[0]), 1.0))
-        steps_squares = _squares(runs, edges) + _link_squares(runs, stepped) + threshold**2 * len(steps)
-        if drift[1] + _link_squares(runs, sloped) + threshold**2 <= steps_squares:
+        steps_squares = squares(runs, edges) + link_squares(runs, stepped) + threshold**2 * len(steps)
+        if drift[1] + link_squares(runs, sloped) + threshold**2 <= steps_squares:
             return [drift[0]]
     drifts = [_line_drift(runs, a, b, threshold) for a, b in zip(edges, edges[1:], strict=False)] if steps else []
     return steps + [found[0] for found in drifts if found is not None]
 
 
-def _segment_steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold: float, found: list[Shift]) -> None:
+def _segment_steps(runs: Runs, start: int, end: int, cuts: list[int], threshold: float, found: list[Shift]) -> None:
     """Binary segmentation of runs ``start..end``: its best split kept where ``|z|`` reaches
     ``threshold``, and both sides searched again."""
     allowed = [k for k in cuts if start + _side(runs, k) <= k <= end - _side(runs, k)]
     if not allowed:
         return
-    z = _splits(runs, start, end, np.array(allowed))[2]
+    z = splits(runs, start, end, np.array(allowed))[2]
     best = int(np.argmax(np.abs(z)))
     if abs(z[best]) < threshold:
         return
@@ -237,42 +209,13 @@ def _segment_steps(runs: _Runs, start: int, end: int, cuts: list[int], threshold
     _segment_steps(runs, cut, end, cuts, threshold, found)
 
 
-def _link_squares(runs: _Runs, expected: np.ndarray) -> float:
-    """The links' weighted squares about what a model of the series expects each to read."""
-    return float((runs.link_w * (runs.link - expected) ** 2).sum())
-
-
-def _squares(runs: _Runs, edges: list[int]) -> float:
-    """The weighted squares left about each stretch's weighted mean, the stretches cut at ``edges``."""
-    total = 0.0
-    for a, b in zip(edges, edges[1:], strict=False):
-        y, w = runs.y[a:b], runs.w[a:b]
-        total += float((w * (y - float((w * y).sum() / w.sum())) ** 2).sum())
-    return total
-
-
-def _side(runs: _Runs, cut: int) -> int:
+def _side(runs: Runs, cut: int) -> int:
     """Runs each side of a split at ``cut`` must hold: :data:`MIN_RUNS`, one where the commit is
     linked (its link measured the step side by side: it needs no second run)."""
     return 1 if runs.link_w[cut] > 0 else MIN_RUNS
 
 
-def _splits(runs: _Runs, start: int, end: int, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each split ``at`` of runs ``start..end``: the change between the two sides' weighted means,
-    joined with the commit's link where it has one (two readings of one step, weighed by their
-    variances), its variance, and ``z``."""
-    y, w = runs.y[start:end], runs.w[start:end]
-    cw, cwy = np.cumsum(w), np.cumsum(w * y)
-    left_w, left_wy = cw[at - start - 1], cwy[at - start - 1]
-    right_w, right_wy = cw[-1] - left_w, cwy[-1] - left_wy
-    level_w = 1.0 / (1.0 / left_w + 1.0 / right_w)
-    joined_w = level_w + runs.link_w[at]
-    change = (level_w * (right_wy / right_w - left_wy / left_w) + runs.link_w[at] * runs.link[at]) / joined_w
-    z: np.ndarray = change * np.sqrt(joined_w)
-    return change, 1.0 / joined_w, z
-
-
-def _line_drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Shift, float] | None:
+def _line_drift(runs: Runs, start: int, end: int, threshold: float) -> tuple[Shift, float] | None:
     """Runs ``start..end`` as a weighted straight line over their commits, where its slope reaches
     ``threshold`` standard errors: the drift over them, and the weighted squares left about the line."""
     x, y, w = runs.commit[start:end], runs.y[start:end], runs.w[start:end]
@@ -291,7 +234,7 @@ def _line_drift(runs: _Runs, start: int, end: int, threshold: float) -> tuple[Sh
     return shift, squares
 
 
-def _levelled(shifts: list[Shift], runs: _Runs) -> list[Shift]:
+def _levelled(shifts: list[Shift], runs: Runs) -> list[Shift]:
     """Each step's change read between the segments on either side of it, as finally cut (and its link)."""
     edges = sorted({0, runs.y.size, *(s.start for s in shifts if s.kind is ShiftKind.STEP)})
     found = []
@@ -301,14 +244,14 @@ def _levelled(shifts: list[Shift], runs: _Runs) -> list[Shift]:
             continue
         at = edges.index(shift.start)
         start, end = edges[at - 1], edges[at + 1]
-        change, se, z = _split(runs, start, shift.start, end)
+        change, se, z = split(runs, start, shift.start, end)
         after = slice(shift.start, end)
         level = float((runs.w[after] * runs.y[after]).sum() / runs.w[after].sum())
         found.append(Shift(ShiftKind.STEP, shift.start, shift.start, change, se, z, level))
     return found
 
 
-def _pending(runs: _Runs, cuts: list[int], shifts: list[Shift], threshold: float) -> list[Shift]:
+def _pending(runs: Runs, cuts: list[int], shifts: list[Shift], threshold: float) -> list[Shift]:
     """The search's shifts, where the newest commit has fewer than :data:`MIN_RUNS` runs: a step
     that stood only on them dropped (its side without them is no step), and the newest commit's
     runs against their segment: "pending one more run" where they differ by ``threshold``."""
@@ -319,23 +262,17 @@ def _pending(runs: _Runs, cuts: list[int], shifts: list[Shift], threshold: float
     steps = sorted(s.start for s in shifts)
     if steps and steps[-1] > newest - MIN_RUNS:
         before = steps[-2] if len(steps) > 1 else 0
-        if abs(_split(runs, before, steps[-1], newest)[2]) < threshold:
+        if abs(split(runs, before, steps[-1], newest)[2]) < threshold:
             dropped = steps.pop()
             shifts = [s for s in shifts if s.start != dropped]
     start = steps[-1] if steps else 0
     if newest - start < MIN_RUNS:
         return shifts
-    change, se, z = _split(runs, start, newest, size)
+    change, se, z = split(runs, start, newest, size)
     if abs(z) < threshold:
         return shifts
     level = float((runs.w[newest:] * runs.y[newest:]).sum() / runs.w[newest:].sum())
     return [*shifts, Shift(ShiftKind.PENDING, newest, size - 1, change, se, z, level)]
-
-
-def _split(runs: _Runs, start: int, at: int, end: int) -> tuple[float, float, float]:
-    """Runs ``start..end`` split at ``at`` (:func:`_splits`): the change, its standard error, and ``z``."""
-    change, variance, z = (float(value[0]) for value in _splits(runs, start, end, np.array([at])))
-    return change, math.sqrt(variance), z
 
 
 def _links(points: Sequence[Point], cuts: list[int], prior_sd: float) -> dict[int, tuple[float, float]]:

@@ -1,6 +1,6 @@
 """Whole call stacks: how a profile keys its costs, and how a flame graph of an overhead is made.
 
-A profile (:data:`~overheadbench.engine.attribution.Profile`) keys each cost by the call stack it
+A profile (:data:`~overheadbench.engine.profiles.Profile`) keys each cost by the call stack it
 was spent in, from the side's own callable down to the function running (``tests.test_x:test_pair.
 <locals>.<lambda>@12;framework:outer;framework:middle;app:work``): the frames are
 ``module:qualname`` names joined by ``;``, outermost first, as the folded format of flamegraph.pl,

@@ -1,8 +1,8 @@
 """A callable's cost function by function: the profiles an explanation is made of.
 
-Two profilers with one shape (:class:`~overheadbench.engine.attribution.Profiler`): each runs
+Two profilers with one shape (:class:`~overheadbench.engine.profiles.Profiler`): each runs
 one side's callable for about a time budget and returns what every function cost over all those
-calls (:data:`~overheadbench.engine.attribution.Profile`) and how many calls ran.
+calls (:data:`~overheadbench.engine.profiles.Profile`) and how many calls ran.
 
 * :class:`~.instructions.InstructionsByFunction`: executed bytecode instructions per function,
   counted as count mode counts them (the harness left out): exact, the same on every run, and
@@ -35,7 +35,7 @@ from types import CodeType, FrameType, FunctionType
 from typing import Any
 
 from ..core.timeouts import check_silence, lent, progressed
-from ..engine.attribution import Profile
+from ..engine.profiles import Profile
 from ..engine.stacks import stack_path
 
 MAX_CALLS = 1_000_000

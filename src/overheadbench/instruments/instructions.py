@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.errors import InstrumentError
 from ..core.vocabulary import Figure
-from ..engine.attribution import Profile
+from ..engine.profiles import Profile
 from ..engine.samples import Kind
 from . import walltime
 from .functions import MAX_CALLS as MAX_PROFILED_CALLS, Stack, named_stacks, stack_of

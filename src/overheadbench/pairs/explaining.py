@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..core.vocabulary import Side
-from ..engine.attribution import Profiled, Profiler, explain, explain_change
+from ..engine.attribution import explain, explain_change
 from ..engine.checks import Status
+from ..engine.profiles import Profiled, Profiler
 from ..engine.samples import Kind
 from ..instruments import Block, Stage
 from ..replicas.failures import ReplicaError

@@ -21,10 +21,10 @@ from functools import partial
 from typing import Any
 
 from ..core.vocabulary import Counter, Side
-from ..engine.attribution import Profiler
 from ..engine.calibration import Request
 from ..engine.counted_samples import CountSamples
 from ..engine.counting import ALLOCATION_REPEATS, allocation_calls, count_calls, count_plan, pace_plan
+from ..engine.profiles import Profiler
 from ..engine.samples import Clock, Kind
 from ..engine.sampling import Replication, Sampled
 from ..engine.settings import Settings

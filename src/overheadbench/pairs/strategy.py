@@ -27,7 +27,6 @@ from abc import abstractmethod
 from collections.abc import Callable, Generator
 
 from ..core.vocabulary import Counter
-from ..engine.attribution import Profiler
 from ..engine.calibration import Request
 from ..engine.contention import core_share
 from ..engine.counted_samples import CountSamples
@@ -37,6 +36,7 @@ from ..engine.counting import (
     probe_ratio,
     probe_settings,
 )
+from ..engine.profiles import Profiler
 from ..engine.samples import Kind
 from ..engine.sampling import InProcess, PlaceSamples, Sampled, Stopping
 from ..engine.settings import Mode, Settings

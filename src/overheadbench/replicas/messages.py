@@ -36,8 +36,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..engine.attribution import Profiled
 from ..engine.counted_samples import CountSamples
+from ..engine.profiles import Profiled
 from ..engine.samples import BlockSizes, ReplicaSamples, Timer
 from ..engine.settings import Settings
 

@@ -22,9 +22,9 @@ from typing import Protocol
 import pytest
 
 from ..core.vocabulary import Role
-from ..engine.attribution import Profiled
 from ..engine.calibration import calibrate
 from ..engine.counted_samples import CountSamples
+from ..engine.profiles import Profiled
 from ..engine.samples import BlockSizes, Clock, ReplicaSamples
 from ..engine.sampling import InProcess, PairPlan, PlaceFigures, PlaceSamples, Sampled, Stopping
 from ..engine.settings import Settings

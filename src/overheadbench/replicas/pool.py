@@ -33,7 +33,7 @@ from typing import Any, TypeVar, cast
 
 from ..core.scratch import owned_folder, remove_folder
 from ..core.timeouts import not_counted
-from ..engine.attribution import Profiled
+from ..engine.profiles import Profiled
 from ..engine.samples import BlockSizes, ReplicaSamples
 from ..engine.settings import Settings
 from .channel import Channel, Pipes

@@ -29,9 +29,9 @@ import pytest
 
 from ..core.timeouts import heard
 from ..core.turns import At, turns
-from ..engine.attribution import Profiled
 from ..engine.calibration import calibrate
 from ..engine.counted_samples import CountSamples
+from ..engine.profiles import Profiled
 from ..engine.samples import Clock, ReplicaSamples
 from ..engine.sampling import PairPlan, Sampled, Stopping, replica_plan
 from ..engine.settings import Settings
