@@ -19,10 +19,10 @@ from helpers import COUNTED, git, one_line, sentences
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, Gate, StoredChange
 from overheadbench.engine.checks import Overall, Status
+from overheadbench.engine.combining import Method
 from overheadbench.engine.outcome import Gated
 from overheadbench.engine.samples import LOPSIDED, BlockSizes, Kind, Timer
 from overheadbench.engine.settings import Policy
-from overheadbench.engine.stats import Method
 from overheadbench.pairs.across import StoredGate
 from overheadbench.pairs.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair

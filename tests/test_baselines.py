@@ -14,12 +14,13 @@ from helpers import sentences
 
 from overheadbench.core.errors import StorageError
 from overheadbench.core.jsonio import strict
-from overheadbench.engine.changes import Change, Finding
+from overheadbench.engine.changes import Change
 from overheadbench.engine.checks import Status
+from overheadbench.engine.combining import SESSION_SD, Method
+from overheadbench.engine.findings import Finding
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Mode
 from overheadbench.engine.shifts import Point, find_shifts
-from overheadbench.engine.stats import SESSION_SD, Method
 from overheadbench.history.pair_changes import compare_runs
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult

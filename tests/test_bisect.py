@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from overheadbench.cli import INTERRUPTED, main
-from overheadbench.engine.changes import Finding
+from overheadbench.engine.findings import Finding
 from overheadbench.history.bisect import BisectError, Measured, Moved, bisect
 from overheadbench.history.commits import CommitSessions
 

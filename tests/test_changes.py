@@ -10,15 +10,8 @@ import numpy as np
 import pytest
 
 from overheadbench.core.vocabulary import Side
-from overheadbench.engine.changes import (
-    Change,
-    Finding,
-    LogEstimate,
-    change,
-    exact_change,
-    interval_estimate,
-    session_log_sd,
-)
+from overheadbench.engine.changes import Change, LogEstimate, change, exact_change, interval_estimate, session_log_sd
+from overheadbench.engine.findings import Finding
 from overheadbench.engine.samples import ReplicaSamples
 from overheadbench.history.figure_changes import compare_figure
 from overheadbench.pairs.across import Looks

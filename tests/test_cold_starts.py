@@ -156,7 +156,7 @@ def test_a_pause_every_few_hundred_calls_is_in_the_interval_the_pair_is_judged_o
 
 def test_one_process_carries_the_layout_it_cannot_see() -> None:
     """One process read 2-6% off a five-process reference with its own interval ±0.5%."""
-    from overheadbench.engine.stats import PROCESS_SD, combine, prior_session
+    from overheadbench.engine.combining import PROCESS_SD, combine, prior_session
 
     own = (2.25, 2.24, 2.26)
     assert combine([own], 0.95).low == 2.24  # the stopping rule reads its own width
@@ -235,7 +235,7 @@ def _agreeing(baseline_ns: float, ratio: float) -> list[ReplicaSamples]:
 def test_calls_of_tens_of_nanoseconds_carry_the_layout_their_processes_share() -> None:
     """Every process of ten sessions read a 51/91 ns pair at 1.76-1.81x; three bare interpreters
     read 1.83-1.94x."""
-    from overheadbench.engine.stats import LAYOUT_NS, layout_sd
+    from overheadbench.engine.combining import LAYOUT_NS, layout_sd
 
     tiny = summarise(pair(budget=5.0), Kind.SYNC, _agreeing(51, 1.78), Settings(processes=10), 1.0)
     assert 1 + tiny.ci[1] > 1.834

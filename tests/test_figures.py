@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from overheadbench.core.errors import MarkerError
-from overheadbench.engine.changes import Finding, Gate
+from overheadbench.engine.changes import Gate
 from overheadbench.engine.checks import Status
 from overheadbench.engine.figure_intervals import mean_interval, quantile_interval, ratio_interval
+from overheadbench.engine.findings import Finding
 from overheadbench.engine.settings import Policy
 from overheadbench.engine.shifts import Point, find_shifts
 from overheadbench.history.figure_changes import compare_figure, compare_figures

@@ -16,11 +16,11 @@ import pytest
 from helpers import sentences
 
 from overheadbench.core.errors import StorageError
-from overheadbench.engine.changes import Finding
 from overheadbench.engine.checks import Status
+from overheadbench.engine.combining import SESSION_SD, Method
+from overheadbench.engine.findings import Finding
 from overheadbench.engine.samples import Kind, ReplicaSamples
 from overheadbench.engine.shifts import Point, find_shifts
-from overheadbench.engine.stats import SESSION_SD, Method
 from overheadbench.history.pair_changes import compare_result, reading
 from overheadbench.pairs.comparing import Figure, session_sd
 from overheadbench.pairs.pair import Budget, Pair

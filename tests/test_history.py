@@ -18,7 +18,7 @@ from helpers import GOLDEN_RUN, commit, git, store
 
 from overheadbench.cli import main
 from overheadbench.commands import history as history_command
-from overheadbench.engine.changes import Finding
+from overheadbench.engine.findings import Finding
 from overheadbench.history.bisect import Measured, Moved
 from overheadbench.history.confirm import confirm
 from overheadbench.store.environment import fingerprint

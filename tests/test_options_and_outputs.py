@@ -19,9 +19,9 @@ from overheadbench.core.thresholds import parse_thresholds
 from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import Change, Gate
 from overheadbench.engine.checks import Check, Status, Unit
+from overheadbench.engine.combining import Method
 from overheadbench.engine.samples import Kind
 from overheadbench.engine.settings import Policy
-from overheadbench.engine.stats import Method
 from overheadbench.pairs.across import PlaceGate
 from overheadbench.pairs.outcome import pair_outcome
 from overheadbench.pairs.pair import Budget, Pair

@@ -7,18 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from overheadbench.engine.combining import SESSION_SD, Method, combine, prior_session, session_term
 from overheadbench.engine.process_ratio import median_interval, median_ranks, pair_ratios
-from overheadbench.engine.stats import (
-    HUBER_K,
-    SESSION_SD,
-    Method,
-    combine,
-    huber_centre,
-    prior_session,
-    session_term,
-    weighted_median,
-    welch_df,
-)
+from overheadbench.engine.stats import HUBER_K, huber_centre, weighted_median, welch_df
 from overheadbench.engine.student import t_quantile
 
 

@@ -18,10 +18,11 @@ import pytest
 from helpers import GOLDEN_RUN
 
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.changes import Change, Finding, StoredChange
+from overheadbench.engine.changes import Change, StoredChange
 from overheadbench.engine.checks import Overall, Status
+from overheadbench.engine.combining import Method
+from overheadbench.engine.findings import Finding
 from overheadbench.engine.settings import Mode
-from overheadbench.engine.stats import Method
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.files.markdown import MARKDOWN_STATUS, render_markdown
 from overheadbench.report.page.document import OUTCOME_WORDS, anchor, render_page

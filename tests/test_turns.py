@@ -19,7 +19,8 @@ from test_stream_pairs import stream
 
 from overheadbench.core.turns import At, asking, looked, take_turn, turns
 from overheadbench.core.vocabulary import Role
-from overheadbench.engine.changes import Finding, Gate
+from overheadbench.engine.changes import Gate
+from overheadbench.engine.findings import Finding
 from overheadbench.engine.sampling import PlaceFigures
 from overheadbench.engine.stats import trimmed_mean
 from overheadbench.replicas.failures import NotInTree

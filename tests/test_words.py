@@ -110,7 +110,7 @@ def test_the_counts_check_reads_the_probes_undisturbed_pairs() -> None:
 
 
 def test_exact_counts_that_timing_decides_otherwise_are_unknown_never_same() -> None:
-    from overheadbench.engine.changes import Finding
+    from overheadbench.engine.findings import Finding
 
     counted = Change("t::x", 2.0, 2.002, exact=True, timed=(7.0, 12.0))
     assert counted.finding(5) == Finding.UNKNOWN  # counts +0.1% (same), time +7..12% (regressed)

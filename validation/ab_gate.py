@@ -134,7 +134,7 @@ def walls(out: Path, pattern: str) -> list[float]:
 
 
 def report(out: Path) -> None:
-    from overheadbench.engine.changes import Finding
+    from overheadbench.engine.findings import Finding
     from overheadbench.history.pair_changes import compare_result
 
     print(f"# A/B gate validation (issue 24), this machine, {time.strftime('%Y-%m-%d')}\n")
@@ -201,7 +201,7 @@ def report(out: Path) -> None:
 
 def _stored_false_alarms(out: Path) -> None:
     """The stored-history gate on the A/A sessions' head results: each against the one before, the older as history."""
-    from overheadbench.engine.changes import Finding
+    from overheadbench.engine.findings import Finding
     from overheadbench.history.pair_changes import compare_result
 
     print("\n## The stored-history gate on the same sessions (each against the previous, older ones as history)\n")

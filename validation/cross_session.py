@@ -18,7 +18,7 @@ on every consecutive pair of sessions: identical code, so each interval should c
 prior only (a machine with no stored history: what a first ``compare`` reads) and with the older sessions as
 the machine's history. Per pair it prints the between-session sd of the log ratio beyond what the runs' own
 errors explain, against the pair's between-process sd: the ratio the prior
-(:data:`~overheadbench.engine.stats.SESSION_SHARE`) rests on.
+(:data:`~overheadbench.engine.combining.SESSION_SHARE`) rests on.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def load(out: Path, pattern: str) -> list:
 
 
 def report(out: Path) -> None:
-    from overheadbench.engine.changes import Finding
+    from overheadbench.engine.findings import Finding
     from overheadbench.history.pair_changes import compare_result
 
     thresholds = (0.0, 2.0, 5.0, 10.0)

@@ -38,8 +38,8 @@ import harness
 import numpy as np
 from bisect_history import AGENT, calibrate, project
 
+from overheadbench.engine.combining import SESSION_SD
 from overheadbench.engine.shifts import Point, ShiftKind, find_shifts
-from overheadbench.engine.stats import SESSION_SD
 
 CLI = [sys.executable, "-c", "import sys; from overheadbench.cli import main; sys.exit(main())"]
 STEPS = (0.09, 0.045)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..core.tables import fitted, plain
 from ..core.thresholds import HELP_EXAMPLE, Thresholds
-from ..engine.changes import Finding, Gate
+from ..engine.changes import Gate
+from ..engine.findings import Finding
 from ..engine.outcome import Gated, gate_sentence
 from ..engine.settings import Policy
 from ..history.figure_changes import compare_figures

@@ -33,9 +33,10 @@ from statistics import NormalDist
 from typing import Any
 
 from ..core.jsonio import Fields
-from ..core.vocabulary import Word
+from .findings import Finding, detectable, finding_of
 from .settings import Policy
 from .shifts import Point, find_shifts
+from .spread import SessionTerm
 from .stats import CONFIDENCE
 from .student import t_quantile
 
@@ -44,39 +45,6 @@ REGRESSED_MARK = " regressed against "
 title such a failure "regressed"."""
 MIN_HISTORY = 3
 """Stored runs of a figure on this machine needed to learn its own between-session spread."""
-
-
-class Finding(Word):
-    """What a change means against the threshold."""
-
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    SAME = "same"
-    UNKNOWN = "unknown"
-
-    @property
-    def unsettled(self) -> bool:
-        """Not cleared by the gate: regressed, or unknown at the threshold (what is explained, what a
-        bisection cannot call good). Whether that fails or warns is :meth:`Gate.fails`'s and :meth:`Gate.warns`'s."""
-        return self in (Finding.REGRESSED, Finding.UNKNOWN)
-
-
-@dataclass(frozen=True)
-class SessionTerm:
-    """The spread between sessions a change between separate runs carries: the standard
-    deviation of the figure's log on this machine, and how many stored runs it was learned from
-    (0: the prior, before there are ``MIN_HISTORY``)."""
-
-    sd: float
-    runs: int = 0
-    clocks: str = ""
-    """``wall->cpu`` where the two runs read the figure on different clocks (a busy machine charges a
-    wall-clock block with its neighbours' time slices): a change the clocks may make, not the code."""
-
-    def describe(self) -> str:
-        """``1.2% sd (8 runs)`` or ``3.1% sd (prior)``: what a reader is told the interval carries."""
-        clocks = f"; clocks {self.clocks}" if self.clocks else ""
-        return f"{self.sd:.1%} sd ({f'{self.runs} runs' if self.runs else 'prior'}){clocks}"
 
 
 @dataclass(frozen=True)
@@ -170,10 +138,10 @@ class Change:
     def finding(self, threshold: float) -> Finding:
         """Regressed, improved, same or unknown at ``threshold`` percent (see the module); unknown
         where timing the same calls disagrees with exact counts (:attr:`timed`)."""
-        found = _finding(self.worse, threshold)
+        found = finding_of(self.worse, threshold)
         if self.timed is not None:
             low, high = self.timed if self.higher_is_worse else (-self.timed[1], -self.timed[0])
-            timed = _finding((low, high), threshold)
+            timed = finding_of((low, high), threshold)
             if timed in (Finding.REGRESSED, Finding.IMPROVED) and timed != found:
                 return Finding.UNKNOWN  # time decides the gate, the counts otherwise: they cannot see the change
         return found
@@ -214,18 +182,6 @@ class Change:
         return f"{old} -> {new} ({self.moved()}, {100 * self.confidence:.4g}% CI {low:+.1f}..{high:+.1f}%)"
 
 
-def _finding(worse: tuple[float, float], threshold: float) -> Finding:
-    """An interval's finding at ``threshold`` percent, its ends in the figure's bad direction."""
-    low, high = worse
-    if low > threshold:
-        return Finding.REGRESSED
-    if high < -threshold:
-        return Finding.IMPROVED
-    if -threshold <= low and high <= threshold:
-        return Finding.SAME
-    return Finding.UNKNOWN
-
-
 def _timed(fields: Fields) -> tuple[float, float] | None:
     if fields.data.get("timed") is None:
         return None
@@ -241,14 +197,6 @@ class LogEstimate:
     value: float
     log_se: float
     df: float = math.inf
-
-
-def detectable(low: float, high: float) -> float:
-    """The smallest change (percent) an interval of a change (``low..high``, fractions: -0.05..0.12)
-    could tell from zero: its half-width on the log scale it is read on."""
-    if not (math.isfinite(low) and math.isfinite(high)) or low <= -1:
-        return math.nan
-    return 100 * (math.sqrt((1 + high) / (1 + low)) - 1)
 
 
 def interval_estimate(value: float, low: float, high: float) -> LogEstimate:

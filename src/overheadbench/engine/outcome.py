@@ -20,8 +20,9 @@ import pytest
 
 from ..core.errors import OverheadChangeWarning, OverheadInconclusiveWarning
 from ..core.tables import plain_warning, said
-from .changes import REGRESSED_MARK, Change, Finding, Gate
+from .changes import REGRESSED_MARK, Change, Gate
 from .checks import OVERALL_ORDER, Overall, Status
+from .findings import Finding
 from .settings import Policy
 
 

@@ -6,6 +6,7 @@ run and ``history`` share (:mod:`overheadbench.engine.shifts`)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
@@ -58,3 +59,21 @@ def _trimmed_rms(share: float) -> float:
         return 1.0
     q = NormalDist().inv_cdf((1 + share) / 2)
     return math.sqrt(1 - 2 * q * NormalDist().pdf(q) / share)
+
+
+@dataclass(frozen=True)
+class SessionTerm:
+    """The spread between sessions a change between separate runs carries: the standard
+    deviation of the figure's log on this machine, and how many stored runs it was learned from
+    (0: the prior, before there are ``MIN_HISTORY``)."""
+
+    sd: float
+    runs: int = 0
+    clocks: str = ""
+    """``wall->cpu`` where the two runs read the figure on different clocks (a busy machine charges a
+    wall-clock block with its neighbours' time slices): a change the clocks may make, not the code."""
+
+    def describe(self) -> str:
+        """``1.2% sd (8 runs)`` or ``3.1% sd (prior)``: what a reader is told the interval carries."""
+        clocks = f"; clocks {self.clocks}" if self.clocks else ""
+        return f"{self.sd:.1%} sd ({f'{self.runs} runs' if self.runs else 'prior'}){clocks}"

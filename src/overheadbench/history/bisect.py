@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.attribution import Explanation
-from ..engine.changes import Finding
+from ..engine.findings import Finding
 
 SKIPPED = "skipped"
 """A commit still unknown after its rounds: left out of the search, as ``git bisect skip`` does."""

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from ..core.vocabulary import Word
 from ..engine.attribution import CHANGE_HEAD
-from ..engine.changes import Finding
+from ..engine.findings import Finding
 from .bisect import Bisection, Measured, bisect
 from .commits import CommitSessions, commits_between
 from .timeline import ChangePoint

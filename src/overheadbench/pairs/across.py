@@ -19,7 +19,8 @@ from ..core.errors import PRECISION, OverheadPrecisionWarning
 from ..core.units import format_overheads
 from ..core.vocabulary import MAX_PROCESSES, Role
 from ..engine.attribution import CHANGE_HEAD
-from ..engine.changes import Change, Finding, Gate
+from ..engine.changes import Change, Gate
+from ..engine.findings import Finding
 from ..engine.looks import look_counts, looks_confidence
 from ..engine.outcome import Gated
 from ..engine.samples import ReplicaSamples

@@ -31,13 +31,14 @@ from ..engine.changes import (
     interval_estimate,
     session_log_sd,
 )
+from ..engine.combining import PROCESS_SD, SessionRule, session_term
 from ..engine.counted_samples import CountSamples
 from ..engine.counting import probe_interval
 from ..engine.process_logs import logs_of, process_logs, ratio_log_se
 from ..engine.process_ratio import median_interval, pair_ratios
 from ..engine.samples import ReplicaSamples, Timer
 from ..engine.settings import Mode
-from ..engine.stats import CONFIDENCE, PROCESS_SD, SessionRule, pool, session_term
+from ..engine.stats import CONFIDENCE, pool
 
 PROBES_APART_SD = PROCESS_SD
 """What one process's timing of a pair may sit from another's by layout alone (sd of the log ratio),
@@ -143,7 +144,7 @@ def per_call_change(what: str, old: PerCall, new: PerCall, side: Side) -> Change
 def session_sd(history: Iterable[Compared], like: Figure, process_sd: float) -> tuple[float, float]:
     """The pair's between-session standard deviation of its log ratio on this machine, and its
     degrees of freedom: learned from ``history`` (the stored results of the figure ``like`` names),
-    else the prior (:func:`~overheadbench.engine.stats.session_term`). The one rule for a session's
+    else the prior (:func:`~overheadbench.engine.combining.session_term`). The one rule for a session's
     own interval and for a comparison with a stored run."""
     return session_log_sd([reading(r) for r in history if r.measured and like.names(r)], session_term(process_sd))
 

@@ -11,10 +11,10 @@ import numpy as np
 
 from ..core.units import as_factor, format_overhead
 from ..core.vocabulary import Word
+from ..engine.combining import Estimate, SessionRule, combine, layout_sd, prior_session
 from ..engine.process_ratio import mean_ratio, replica_ratio
 from ..engine.samples import ReplicaSamples, Timer
 from ..engine.settings import Settings
-from ..engine.stats import Estimate, SessionRule, combine, layout_sd, prior_session
 from ..engine.student import t_quantile
 from .pair import Pair
 
@@ -68,7 +68,7 @@ def estimate(
 
 
 def _layout(replicas: list[ReplicaSamples], blocks: Blocks) -> float:
-    """The layout every process shares (:func:`~overheadbench.engine.stats.layout_sd`), for each
+    """The layout every process shares (:func:`~overheadbench.engine.combining.layout_sd`), for each
     side's call on the reading's clock: the processes' median of their median block."""
     clock = Blocks.OTHER_CLOCK if blocks == Blocks.OTHER_CLOCK else Blocks.EVERY_PAIR
     timed = [(r, _times(r, clock)) for r in replicas]

@@ -15,12 +15,12 @@ from ..core.vocabulary import Role
 from ..engine.attribution import Explanation
 from ..engine.changes import Change, StoredChange
 from ..engine.checks import Check, Overall, Status
+from ..engine.combining import SESSION_SD, Method
 from ..engine.counted_samples import CountSamples
 from ..engine.process_logs import ratio_log_se
 from ..engine.readings import Reading, link_of, log_interval
 from ..engine.samples import Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
-from ..engine.stats import SESSION_SD, Method
 from .pair import Budget, Pair
 
 REPORT_ATTRIBUTE = "overheadbench"
@@ -29,7 +29,7 @@ pytest serialises extra report attributes, so xdist brings them from workers to 
 (unlike ``user_properties``, it stays out of JUnit XML)."""
 COUNT_PRIOR_SD = 0.001
 """The between-session sd (of the log) a counted pair's series leans on (a time pair's is
-:data:`~overheadbench.engine.stats.SESSION_SD`): counts are exact, but a 0.1% move is an
+:data:`~overheadbench.engine.combining.SESSION_SD`): counts are exact, but a 0.1% move is an
 interpreter's, not the code's."""
 
 

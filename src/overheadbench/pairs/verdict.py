@@ -20,12 +20,12 @@ import numpy as np
 from ..core.units import format_bytes, format_count, format_seconds
 from ..core.vocabulary import Figure, Side
 from ..engine.checks import Check, Status, Unit
+from ..engine.combining import Method
 from ..engine.counted_samples import CountSamples
 from ..engine.counting import kept_resolution, probe_ratio
 from ..engine.samples import Kind, ReplicaSamples, Timer
 from ..engine.sampling import PlaceSamples
 from ..engine.settings import Settings
-from ..engine.stats import Method
 from .estimating import Between, estimate, harness_ns, judged_interval, other_clock
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult

@@ -12,7 +12,8 @@ from ..core.tables import TERMINAL_WIDTH, laid_out, markdown_cell, markdown_code
 from ..core.thresholds import Thresholds
 from ..core.units import format_overhead, format_overheads, format_seconds
 from ..core.vocabulary import OVERHEAD, Side
-from ..engine.changes import Change, Finding
+from ..engine.changes import Change
+from ..engine.findings import Finding
 from ..pairs.comparing import per_call_change
 from ..pairs.results import OverheadResult, PlaceResult
 from .shown import SESSION_TERM, Shown, detects, render_changes

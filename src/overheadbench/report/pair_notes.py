@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from statistics import NormalDist
 
 from ..core.tables import plain
+from ..engine.combining import SESSION_SD, SESSION_SHARE, Method
 from ..engine.samples import Timer
-from ..engine.stats import SESSION_SD, SESSION_SHARE, Method, log_halfwidth
+from ..engine.stats import log_halfwidth
 from ..pairs.results import OverheadResult
 
 

@@ -24,8 +24,8 @@ from ..core.units import (
 )
 from ..core.vocabulary import Figure, Side
 from ..engine.checks import Overall
+from ..engine.combining import Method
 from ..engine.counting import KEPT_SLACK_BLOCKS
-from ..engine.stats import Method
 from ..pairs.results import OverheadResult
 
 STATUS_MARKS = {

@@ -30,7 +30,8 @@ from typing import Any
 
 from ..core.turns import At
 from ..core.vocabulary import Role
-from ..engine.changes import Change, Finding, Gate
+from ..engine.changes import Change, Gate
+from ..engine.findings import Finding
 from ..engine.sampling import PlaceFigures
 from ..engine.stats import CONFIDENCE, trimmed_mean
 from .metrics import BY_SERVER, COMPARED, SIDES, SPECS, Measure, Metric, RoundValues, side_row

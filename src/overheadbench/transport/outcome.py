@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.errors import OverheadChangeWarning
-from ..engine.changes import Change, Finding, Gate
+from ..engine.changes import Change, Gate
+from ..engine.findings import Finding
 from ..engine.outcome import Gated, Outcome, decide
 from ..engine.settings import Policy
 from .metrics import SPECS

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..core.jsonio import Fields
 from ..core.vocabulary import Role
-from ..engine.changes import Change, Finding, StoredChange, detectable, interval_estimate
+from ..engine.changes import Change, StoredChange, interval_estimate
 from ..engine.checks import Check, Status, Unit, show
+from ..engine.findings import Finding, detectable
 from ..engine.readings import Reading as SeriesReading, link_of, log_interval
 from .metrics import COMPARED, SPECS, WALL_CLOCK, FigureKey, Measure, Metric
 

@@ -17,7 +17,7 @@ from ...core.tables import TERMINAL_WIDTH, by_file, laid_out, plain
 from ...core.thresholds import UNGATED, Thresholds
 from ...core.vocabulary import OVERHEAD, Role
 from ...engine.changes import REGRESSED_MARK
-from ...engine.stats import PROCESS_SD, Method
+from ...engine.combining import PROCESS_SD, Method
 from ...store.runs import Run
 from ..explanations import passing_explanations
 from ..files.github import Failure, annotation
