@@ -23,7 +23,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 def resolves(name: str) -> bool:
     """Whether ``name`` is a module of the package, or a name one of its modules defines (a
-    class's attribute too: ``overheadbench.http.load.Recorder.worker``)."""
+    class's attribute too: ``overheadbench.http.recorder.Recorder.worker``)."""
     parts = name.split(".")
     for cut in range(len(parts), 0, -1):
         try:
@@ -59,5 +59,5 @@ def test_every_name_mentioned_is_defined(path: Path) -> None:
 
 
 def test_a_moved_name_is_caught() -> None:
-    assert resolves("overheadbench.http.load.Recorder") and resolves("overheadbench.engine.checks")
+    assert resolves("overheadbench.http.recorder.Recorder") and resolves("overheadbench.engine.checks")
     assert not resolves("overheadbench.replicas.pool.Replicas") and not resolves("overheadbench.nowhere")

@@ -32,8 +32,8 @@ from typing import Any, Protocol
 
 import httptools
 
-from .load import DRAIN_S, ConnectionGone, Recorder
 from .protocols import HttpProtocol
+from .recorder import DRAIN_S, ConnectionGone, Recorder
 
 STREAMS_PER_CONNECTION = 50
 """HTTP/2 and HTTP/3 streams per connection (h2load's ``-m`` does the same job)."""
@@ -46,7 +46,7 @@ class LoadError(Exception):
 
 
 class _Gone(LoadError, ConnectionGone):
-    """The connection closed under a request: its worker stops (:class:`~overheadbench.http.load.Recorder`)."""
+    """The connection closed under a request: its worker stops (:class:`~overheadbench.http.recorder.Recorder`)."""
 
 
 class Connection(Protocol):
@@ -307,8 +307,8 @@ async def connect(job: Job) -> list[Connection]:
 
 async def window(job: Job, connections: list[Connection]) -> dict[str, Any]:
     """Keep ``job.concurrency`` requests in flight over ``connections`` for ``job.duration_s``,
-    recorded by :class:`~overheadbench.http.load.Recorder`'s rule (the same as
-    :func:`~overheadbench.http.load.throughput`'s): one window's report."""
+    recorded by :class:`~overheadbench.http.recorder.Recorder`'s rule (the same as
+    :func:`~overheadbench.http.recorder.throughput`'s): one window's report."""
     recorder = Recorder(job.duration_s)
     cpu_started = time.process_time()
     count = len(connections)

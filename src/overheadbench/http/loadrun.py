@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.exits import exit_story
-from .load import Throughput, WorkerReport
+from .load import Throughput
 from .loadgen import MAX_BODY, Job, LoadError
 from .protocols import HttpProtocol
+from .recorder import WorkerReport
 from .server import SERVING, Server, authority
 
 START_TIMEOUT_S = 30.0

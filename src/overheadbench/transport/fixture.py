@@ -157,10 +157,10 @@ class TransportFixture(RowRecorder):
         **budgets: Any,
     ) -> tuple[Throughput, Throughput]:
         """A transport pair of two request callables (two clients: ``lambda: bare.get("/")``
-        and ``lambda: stacked.get("/")``), by :func:`~overheadbench.http.load.throughput` in
+        and ``lambda: stacked.get("/")``), by :func:`~overheadbench.http.recorder.throughput` in
         interleaved windows; the servers' CPU is every running server's together."""
-        from ..http.load import throughput
         from ..http.loadrun import ServersCPU
+        from ..http.recorder import throughput
 
         limits = self._budgets(budgets, "acompare")
         cpu = ServersCPU([])
