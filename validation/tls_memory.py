@@ -24,7 +24,8 @@ import httpx
 
 from overheadbench.http import start_server
 from overheadbench.http.protocols import HttpProtocol
-from overheadbench.http.server import HTTP_VERSION, client_tls_context
+from overheadbench.http.server import HTTP_VERSION
+from overheadbench.http.tls import client_tls_context
 
 
 def rss_kb(pid: int) -> int:

@@ -14,7 +14,7 @@ _HOMES = {
     "Throughput": "load",
     "alatency": "load",
     "latency": "load",
-    "throughput": "load",
+    "throughput": "recorder",
     "PROTOCOLS": "server",
     "ProtocolMismatch": "server",
     "Server": "server",

@@ -25,7 +25,8 @@ from .load import Throughput
 from .loadgen import MAX_BODY, Job, LoadError
 from .protocols import HttpProtocol
 from .recorder import WorkerReport
-from .server import SERVING, Server, authority
+from .server import SERVING, Server
+from .tls import authority
 
 START_TIMEOUT_S = 30.0
 WORKER_END_S = 2.0

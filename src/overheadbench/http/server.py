@@ -15,38 +15,28 @@ the readiness check. No sleeps, no fixed ports.
 from __future__ import annotations
 
 import collections
-import functools
-import importlib.util
 import math
 import os
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 import anyio
 import httpx
 
-from ..core.scratch import owned_folder, remove_folder
+from ..core.scratch import remove_folder
 from .listening import bound
 from .protocols import HttpProtocol
+from .threaded import run_async
+from .tls import ALPN, EXTRAS, authority, client_tls_context, installed, tls_files
 
 PROTOCOLS = tuple(HttpProtocol)
 """HTTP/1.1 and HTTP/2 (prior knowledge) in the clear; HTTP/1.1 and HTTP/2 over TLS; HTTP/3 over QUIC."""
 HTTP_VERSION = {protocol: protocol.version for protocol in HttpProtocol}
-ALPN = {"https": "http/1.1", "h2": "h2", "h3": "h2"}
-"""What the TLS listener offers: one protocol only, so a client cannot silently fall back
-(an h3 server's TCP listener serves HTTP/2 beside QUIC, for clients that cannot speak HTTP/3)."""
-EXTRAS = {"https": ("tls", ("trustme",)), "h2": ("tls", ("trustme",)), "h3": ("h3", ("trustme", "aioquic"))}
-"""The extra a protocol needs, and the modules it brings: the default install serves http1 and h2c
-only, so that in-process pairs do not install a certificate authority and a QUIC stack."""
-T = TypeVar("T")
 BUILTIN_APP = "overheadbench.http.apps:app"
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -195,23 +185,6 @@ class Server:
         return {**defaults, **options}
 
 
-@functools.cache
-def authority() -> Any:
-    """This process's certificate authority for test servers (trustme: made on the fly, trusted
-    only by this process's clients)."""
-    import trustme
-
-    return trustme.CA()
-
-
-@functools.cache
-def client_tls_context() -> ssl.SSLContext:
-    """A client context that trusts :func:`authority` and nothing else."""
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    context.load_verify_locations(cadata=authority().cert_pem.bytes().decode())
-    return context
-
-
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds of process ``pid``, from ``/proc/PID/stat`` (NaN where there is none)."""
     try:
@@ -220,10 +193,6 @@ def process_cpu_s(pid: int) -> float:
     except OSError:
         return math.nan
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def installed(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
 
 
 def _check_extra(protocol: str) -> None:
@@ -295,61 +264,10 @@ def start_server(app: str = BUILTIN_APP, protocol: str = "http1", env: dict[str,
     return server
 
 
-def tls_files(pems: dict[str, bytes]) -> tuple[list[str], list[int], Path | None]:
-    """The server's certificate and private key as paths its process can open: the paths, the
-    descriptors to pass it, and the folder to remove once it has started (None: nothing to remove).
-
-    Why in memory: a key written to a temporary folder, however briefly, outlived a session
-    killed by ``SIGKILL`` while servers started (68 keys after 10 kills). On Linux each file is
-    an anonymous in-memory file (``memfd_create``) passed to the server process and opened
-    there as ``/proc/self/fd/N``: it is never on a disk, and it is gone with the last process
-    holding it, however that process ends. Elsewhere they are written to a folder of this
-    process's own (:func:`~overheadbench.core.scratch.owned_folder`), removed once the server
-    has read them; a session killed meanwhile leaves it to the next one to remove.
-    """
-    if hasattr(os, "memfd_create"):
-        fds = [_in_memory(name, data) for name, data in pems.items()]
-        return [f"/proc/self/fd/{fd}" for fd in fds], fds, None
-    folder = owned_folder("tls")
-    for name, data in pems.items():
-        (folder / name).write_bytes(data)
-    return [str(folder / name) for name in pems], [], folder
-
-
-def _in_memory(name: str, data: bytes) -> int:
-    """A descriptor of an anonymous in-memory file holding ``data``."""
-    fd = os.memfd_create(f"overheadbench-{name}", os.MFD_CLOEXEC)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    return fd
-
-
 async def _h3_ready(server: Server) -> None:
     with anyio.fail_after(START_TIMEOUT_S):
         async with server.async_client() as client:
             await client.get("/")
-
-
-def run_async(function: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """``anyio.run(function, *args)`` on asyncio, in a thread of its own: a sync fixture or
-    helper may be called from inside a running event loop (an async test), where a new loop
-    cannot start. Its error is raised here."""
-    results: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            results.append(anyio.run(function, *args, backend="asyncio"))
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, name="overheadbench-async")
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return results[0]
 
 
 def _wait_ready(server: Server, process: subprocess.Popen[bytes]) -> None:

@@ -175,7 +175,8 @@ def concurrency_sweep(
     level the server never had all in flight at once is loaded anyway, its shortfall kept on its
     result (``in_flight_seen``) and warned about (:class:`~overheadbench.core.errors.OverheadConcurrencyWarning`)."""
     from .loadrun import load
-    from .server import BUILTIN_APP, run_async
+    from .server import BUILTIN_APP
+    from .threaded import run_async
 
     check = verify if verify is not None else server.app == BUILTIN_APP and server.protocol != "h3"
     results = []
