@@ -27,8 +27,8 @@ from overheadbench.http import (
     throughput,
 )
 from overheadbench.http.child import GRACEFUL_TIMEOUT_S, config_for
+from overheadbench.http.connections import Job, LoadError, connect
 from overheadbench.http.h3 import H3Error
-from overheadbench.http.loadgen import Job, LoadError, connect
 from overheadbench.http.loadrun import _fatal, load
 from overheadbench.http.protocols import HttpProtocol
 from overheadbench.http.server import ProtocolMismatch

@@ -14,8 +14,8 @@ from httpx_sse import EventSource
 
 from overheadbench.http import apps, streaming
 from overheadbench.http.apps import AgentApp, sse_event
+from overheadbench.http.connections import _H1, LoadError
 from overheadbench.http.load import LatencyStats, Throughput, latency, window_rates
-from overheadbench.http.loadgen import _H1, LoadError
 from overheadbench.http.recorder import ConnectionGone, Recorder, WorkerReport, throughput
 from overheadbench.http.server import ProtocolMismatch, Server
 from overheadbench.http.streaming import BOM, EventTimer, astream, stream

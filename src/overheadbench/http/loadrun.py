@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.exits import exit_story
+from .connections import MAX_BODY, Job, LoadError
 from .load import Throughput
-from .loadgen import MAX_BODY, Job, LoadError
 from .protocols import HttpProtocol
 from .recorder import WorkerReport
 from .server import SERVING, Server

@@ -37,8 +37,8 @@ import anyio
 import httpx
 
 from ..core.errors import OverheadConcurrencyWarning
+from .connections import LoadError
 from .load import LatencyStats, Throughput, alatency
-from .loadgen import LoadError
 from .server import HTTP_VERSION, Server
 
 PER_CLIENT = {"HTTP/1.1": 5, "HTTP/2": 20, "HTTP/3": 20}

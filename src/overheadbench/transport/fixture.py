@@ -305,7 +305,7 @@ class TransportFixture(RowRecorder):
 def running(nodeid: str, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:
     """``run()``, with a wrong server, a bad option or a load that cannot run reported as
     the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
-    from ..http.loadgen import LoadError
+    from ..http.connections import LoadError
     from ..http.server import Server
 
     where = f"{nodeid}: transport.{call}()"
