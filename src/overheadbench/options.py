@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from .core.errors import deprecated, usage
+from .core.files import cannot_write
 from .core.flags import boolean, choice, fraction, process_count, seconds, word
-from .core.jsonio import cannot_write
 from .core.vocabulary import Counter
 from .engine.settings import Mode, Policy, Settings, quick_profile
 from .engine.valgrind import unavailable

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.jsonio import cannot_write, dumps, write_text_atomic
+from ..core.files import cannot_write, write_text_atomic
+from ..core.jsonio import dumps
 from ..core.termination import install_sigterm, uninstall_sigterm
 from ..engine.attribution import CHANGE_HEAD
 from ..history.bisect import BisectError, bisect

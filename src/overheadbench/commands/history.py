@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from ..core.errors import StorageError
+from ..core.files import cannot_write, write_text_atomic
 from ..core.git import checked_out_branch, is_repository
-from ..core.jsonio import cannot_write, dumps, write_text_atomic
+from ..core.jsonio import dumps
 from ..core.tables import plain
 from ..core.termination import install_sigterm, uninstall_sigterm
 from ..history.accepted import ACCEPTED_FILE, accept

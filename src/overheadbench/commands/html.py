@@ -7,8 +7,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.files import write_text_atomic
 from ..core.git import is_repository
-from ..core.jsonio import write_text_atomic
 from ..core.tables import plain
 from ..history.stored import stored_history
 from ..history.timeline import read_history

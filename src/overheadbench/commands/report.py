@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.errors import StorageError
-from ..core.jsonio import dumps, write_text_atomic
+from ..core.files import write_text_atomic
+from ..core.jsonio import dumps
 from ..history.combined import Column, named_runs
 from ..report.budgets import check_csv_rows
 from ..report.files.markdown import render_markdown

@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..core.errors import StorageError
+from ..core.files import write_text_atomic
 from ..core.git import git
-from ..core.jsonio import dumps, write_text_atomic
+from ..core.jsonio import dumps
 from .timeline import ChangePoint, History
 
 ACCEPTED_FILE = ".overheadbench-accepted.json"

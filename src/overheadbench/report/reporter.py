@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from ..core.jsonio import dumps, strict, write_text_atomic
+from ..core.files import write_text_atomic
+from ..core.jsonio import dumps, strict
 from ..core.tables import TERMINAL_WIDTH, plain, said
 from ..core.thresholds import Thresholds
 from ..core.vocabulary import OVERHEAD, TRANSPORT

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import StorageError
-from ..core.jsonio import Fields, ShapeError, bare_nan_as_null, dumps, loads, remove_stale_temporaries, write_exclusive
+from ..core.files import remove_stale_temporaries, write_exclusive
+from ..core.jsonio import Fields, ShapeError, bare_nan_as_null, dumps, loads
 from ..core.thresholds import UNGATED, Thresholds
 from ..engine.readings import Reading
 from ..engine.settings import Settings

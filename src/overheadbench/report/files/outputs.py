@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import StorageError
-from ...core.jsonio import write_text_atomic
+from ...core.files import write_text_atomic
 
 
 @dataclass(frozen=True)
