@@ -17,7 +17,8 @@ from helpers import GOLDEN_RUN, MIDDLE, OUTER, made_run, stepped_history
 from overheadbench.cli import main
 from overheadbench.engine.changes import Change, StoredChange
 from overheadbench.engine.checks import Overall
-from overheadbench.report.page.document import anchor, render_page, script_hash
+from overheadbench.report.page.document import render_page, script_hash
+from overheadbench.report.page.svg import anchor
 from overheadbench.store.runs import Run, read_run
 from overheadbench.transport.metrics import Metric
 from overheadbench.transport.results import Reading

@@ -25,7 +25,8 @@ from overheadbench.engine.findings import Finding
 from overheadbench.engine.settings import Mode
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.files.markdown import MARKDOWN_STATUS, render_markdown
-from overheadbench.report.page.document import OUTCOME_WORDS, anchor, render_page
+from overheadbench.report.page.document import OUTCOME_WORDS, render_page
+from overheadbench.report.page.svg import anchor
 from overheadbench.report.pairs import STATUS_MARKS
 from overheadbench.report.terminal.summary import place_tables, render_table
 from overheadbench.report.transport import render_figures

@@ -30,10 +30,10 @@ from ...transport.results import FigureResult
 from ..pair_changes import places_of
 from ..pairs import environment_rows, overhead_cell
 from ..transport import NOTE as TRANSPORT_NOTE, transport_tables
-from .flame import render_flame
+from .explained import explanation_article
 from .forest import Forest, ForestRow, render_forest
-from .svg import FUNCTION_BREAKS, esc, name
-from .trends import render_trend, trend_caption, trends
+from .svg import anchor, esc, name
+from .trends import history_section
 
 PAGE_ORDER = (
     Overall.FAIL,
@@ -56,11 +56,6 @@ OUTCOME_WORDS = {
 }
 
 
-def anchor(kind: str, nodeid: str) -> str:
-    """A stable id for a test's row or section (a test id holds characters an id should not)."""
-    return f"{kind}-{hashlib.sha1(nodeid.encode()).hexdigest()[:12]}"
-
-
 def render_page(run: Run, history: History | None = None, title: str = "Overhead report") -> str:
     """The page of ``run`` and of ``history`` (None: no trends)."""
     ordered = replace(run, results=sorted(run.results, key=lambda r: PAGE_ORDER.index(r.overall)))
@@ -68,7 +63,7 @@ def render_page(run: Run, history: History | None = None, title: str = "Overhead
     if ordered.results:
         sections += [_pairs(ordered), _changes(ordered), _explained(ordered)]
     if history is not None and history.ordered:
-        sections.append(_history(history))
+        sections.append(history_section(history))
     if run.figures:
         sections.append(_transport(run))
     return _document(title, _environment(run), [section for section in sections if section])
@@ -274,52 +269,10 @@ def _explanations(run: Run) -> list[tuple[str, str, Explanation]]:
 
 
 def _explained(run: Run) -> str:
-    parts = [_explanation(nodeid, what, explanation) for nodeid, what, explanation in _explanations(run)]
+    parts = [explanation_article(nodeid, what, explanation) for nodeid, what, explanation in _explanations(run)]
     if not parts:
         return ""
     return f'<section id="explained"><h2>Where the overhead goes</h2>{"".join(parts)}</section>'
-
-
-def _explanation(nodeid: str, what: str, explanation: Explanation) -> str:
-    rows = "".join(
-        f"<tr><td>{name(row.where, breaks=FUNCTION_BREAKS)}</td><td>{row.share:.0%}</td>"
-        f"<td>{esc(explanation.per_call(row.added))}</td></tr>"
-        for row in explanation.rows
-    )
-    table = (
-        f'<table class="rows"><caption>{esc(explanation.kind)}; '
-        f"net {esc(explanation.per_call(explanation.net))}/call</caption>"
-        '<thead><tr><th scope="col">Function</th><th scope="col">Share</th>'
-        '<th scope="col">Added per call</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-    )
-    flame = render_flame(explanation.stacks, f"flame graph: {nodeid}, {what}", explanation.per_call)
-    tools = (
-        '<div class="flame-tools" hidden><label>Search <input type="search" class="flame-search"></label> '
-        '<button type="button" class="flame-reset">Reset zoom</button> <span class="flame-found"></span></div>'
-    )
-    graph = (
-        f'<div class="flame-box">{tools}{flame}</div>' if flame else "<p>No stacks were kept for this explanation.</p>"
-    )
-    return (
-        f'<article class="explanation" id="{anchor("explain", nodeid + what)}">'
-        f"<h3>{name(nodeid)}: {esc(what)}</h3>"
-        f'<div class="side-by-side">{graph}{table}</div></article>'
-    )
-
-
-def _history(history: History) -> str:
-    figures = [
-        f'<figure id="{anchor("trend", f"{trend.test} {trend.figure}")}"><figcaption>{name(trend.test)} '
-        f"{esc(trend.figure)}: {trend_caption(trend)}</figcaption>{render_trend(trend)}</figure>"
-        for trend in trends(history)
-    ]
-    linked = f" ({history.linked} linked)" if history.linked else ""
-    pooled = f", pooled from {history.machines} fingerprints" if history.machines > 1 else ""
-    said = (
-        f"{history.runs} runs{linked}{pooled} in {history.ordered_by} order, {len(history.change_points)} change points"
-    )
-    return f'<section id="history"><h2>History</h2><p>{esc(said)}.</p>{"".join(figures)}</section>'
 
 
 def _transport(run: Run) -> str:

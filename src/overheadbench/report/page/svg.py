@@ -9,6 +9,7 @@ suite of 100 pairs), and every mark is a DOM element a test can find. matplotlib
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass
@@ -115,3 +116,8 @@ def svg(width: float, height: float, body: list[str], label: str, css: str = "ch
         f'<svg class="{css}" viewBox="0 0 {number(width)} {number(height)}" role="img" '
         f'aria-label="{esc(label)}" preserveAspectRatio="xMinYMin meet">{"".join(body)}</svg>'
     )
+
+
+def anchor(kind: str, nodeid: str) -> str:
+    """A stable id for a test's row or section (a test id holds characters an id should not)."""
+    return f"{kind}-{hashlib.sha1(nodeid.encode()).hexdigest()[:12]}"

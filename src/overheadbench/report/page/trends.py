@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ...engine.readings import Reading, RunRow
 from ...history.timeline import ChangePoint, History
-from .svg import Scale, esc, line, number, svg, text
+from .svg import Scale, anchor, esc, line, name, number, svg, text
 
 WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 164.0, 24.0, 28.0, 52.0
 """The chart's box; its top margin holds the change points' commits, its bottom the runs' (out of the series' way)."""
@@ -148,3 +148,18 @@ def trend_caption(trend: Trend) -> str:
     ]
     said = "; ".join(changes) if changes else "no change point"
     return esc(f"{len(trend.points)} runs; latest {now:.3g}{unit}; {said}")
+
+
+def history_section(history: History) -> str:
+    """The page's History section: what the runs are, then each figure's chart."""
+    figures = [
+        f'<figure id="{anchor("trend", f"{trend.test} {trend.figure}")}"><figcaption>{name(trend.test)} '
+        f"{esc(trend.figure)}: {trend_caption(trend)}</figcaption>{render_trend(trend)}</figure>"
+        for trend in trends(history)
+    ]
+    linked = f" ({history.linked} linked)" if history.linked else ""
+    pooled = f", pooled from {history.machines} fingerprints" if history.machines > 1 else ""
+    said = (
+        f"{history.runs} runs{linked}{pooled} in {history.ordered_by} order, {len(history.change_points)} change points"
+    )
+    return f'<section id="history"><h2>History</h2><p>{esc(said)}.</p>{"".join(figures)}</section>'
