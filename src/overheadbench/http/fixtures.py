@@ -1,17 +1,21 @@
-"""The ``asgi_server`` fixture: start servers for a test, stop them whatever the outcome."""
+"""The ``asgi_server`` fixture: start servers for a test, stop them whatever the outcome; and a call on
+them (a transport pair's) whose wrong server or bad option is the test's mistake (:func:`running`)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from ..core.errors import OverheadUsageError
 from ..core.tables import said
 
 if TYPE_CHECKING:
     from .server import Server
+
+T = TypeVar("T")
 
 
 def servers_elsewhere() -> list[int]:
@@ -44,3 +48,19 @@ def asgi_server() -> Iterator[Callable[..., Any]]:
     yield start
     for server in servers:
         server.close()
+
+
+def running(nodeid: str, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:
+    """``run()``, with a wrong server, a bad option or a load that cannot run reported as
+    the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
+    from .connections import LoadError
+    from .server import Server
+
+    where = f"{nodeid}: transport.{call}()"
+    for server in servers:
+        if not isinstance(server, Server):
+            raise OverheadUsageError(f"{where} takes servers started by asgi_server, not {type(server).__name__}")
+    try:
+        return run()
+    except (ValueError, LoadError) as exc:
+        raise OverheadUsageError(f"{where}: {exc}") from None

@@ -62,6 +62,11 @@ class Target:
     body: bytes = b""
     headers: dict[str, str] | None = None
 
+    @property
+    def label(self) -> str:
+        """The target in a pair's default row name: its protocol, and its path when not ``/``."""
+        return f"{self.server.protocol}{'' if self.path == '/' else ' ' + self.path}"
+
     def jobs(self, shares: Sequence[int], duration_s: float, warmup: int) -> list[Job]:
         """A job per worker (its share of the requests in flight), or ``ValueError`` naming the mistake."""
         body = self.body

@@ -30,6 +30,7 @@ from ..engine.checks import Status
 from ..engine.contention import core_share
 from ..engine.figure_intervals import ratio_interval
 from ..engine.settings import Settings
+from ..http.fixtures import running
 from ..http.load import Throughput
 from ..http.stream_stats import StreamSide, StreamStats
 
@@ -133,7 +134,7 @@ class TransportFixture(RowRecorder):
         request = {key: options.pop(key) for key in REQUEST_OPTIONS if key in options}
         targets = [side if isinstance(side, Target) else Target(side, **request) for side in (baseline, framework)]
         window_s = options.pop("duration_s", None) or self.window_s
-        name = self._row(label or f"{_side_name(targets[1])} vs {_side_name(targets[0])} c={concurrency}")
+        name = self._row(label or f"{targets[1].label} vs {targets[0].label} c={concurrency}")
         windows: tuple[list[Throughput], list[Throughput]] = ([], [])
 
         def run() -> None:
@@ -300,24 +301,3 @@ class TransportFixture(RowRecorder):
         machine is now; ``session_sd`` says how far a figure moves between sessions here."""
         share = self.probe() if self.measuring else None
         return judged(self.nodeid, self.readings, self.limits, self.measuring, self.confidence, share, session_sd)
-
-
-def running(nodeid: str, call: str, servers: Sequence[Server], run: Callable[[], T]) -> T:
-    """``run()``, with a wrong server, a bad option or a load that cannot run reported as
-    the test's mistake (its name, the call, what is wrong), not as a traceback from inside."""
-    from ..http.connections import LoadError
-    from ..http.server import Server
-
-    where = f"{nodeid}: transport.{call}()"
-    for server in servers:
-        if not isinstance(server, Server):
-            raise OverheadUsageError(f"{where} takes servers started by asgi_server, not {type(server).__name__}")
-    try:
-        return run()
-    except (ValueError, LoadError) as exc:
-        raise OverheadUsageError(f"{where}: {exc}") from None
-
-
-def _side_name(target: Target) -> str:
-    """A side in a pair's default row name: its protocol, and its path when not ``/``."""
-    return f"{target.server.protocol}{'' if target.path == '/' else ' ' + target.path}"
