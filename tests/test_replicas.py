@@ -22,11 +22,12 @@ from overheadbench.replicas import in_replica
 from overheadbench.replicas.launch import ReplicaRequest, write_work
 from overheadbench.replicas.lifeline import watch_controller
 from overheadbench.replicas.messages import Done, Go, Idle, Missed, Next, ProtocolError, Ready, Samples, decode, encode
-from overheadbench.replicas.places import Place, places_plan
+from overheadbench.replicas.places import Place
 from overheadbench.replicas.pool import ReplicaPool
 from overheadbench.replicas.process import State
 from overheadbench.replicas.relaunch import Invocation, absolute_nodeid, without_dropped
 from overheadbench.replicas.replica import order_like
+from overheadbench.replicas.rounds import places_plan
 
 BASELINE, FRAMEWORK, HARNESS = Side.BASELINE, Side.FRAMEWORK, Side.HARNESS
 

@@ -2,7 +2,7 @@
 whether every change is decided: :meth:`overheadbench.pairs.across.PlaceGate.rounds`).
 
 The rules are plain functions of the processes' samples so far, built here from the pair and
-its settings and handed to the sampling plan (:func:`overheadbench.replicas.places.places_plan`),
+its settings and handed to the sampling plan (:func:`overheadbench.replicas.rounds.places_plan`),
 which never judges anything itself.
 """
 

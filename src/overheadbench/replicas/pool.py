@@ -16,7 +16,7 @@ blocked on a pipe, holding only session- and module-scoped fixtures.
 Why few processes first: every process sets up the pair's fixtures. A pair starts with
 ``processes`` replicas and gets ``extra_processes`` more per round only while the interval
 is wider than the target, up to ``max_processes``; see
-:func:`overheadbench.replicas.places.places_plan`.
+:func:`overheadbench.replicas.rounds.places_plan`.
 """
 
 from __future__ import annotations
