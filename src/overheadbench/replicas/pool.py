@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +54,7 @@ from .messages import (
     Turn,
     Working,
 )
-from .process import ReplicaProcess, State
+from .process import ReplicaProcess, State, waited
 from .relaunch import Invocation
 from .talk import EXIT_GRACE_S, Talk
 
@@ -238,13 +236,7 @@ class ReplicaPool:
         """Wait (up to ``grace_s``) for the replicas still ending their sessions after the last pair
         (:meth:`release` does not wait for them): a profile taken meanwhile shares the machine with
         them (an async pair's read 30 times slower while ten replicas ended theirs)."""
-        deadline = time.monotonic() + grace_s
-        for replica in self._replicas:
-            if replica.state is State.LEAVING:
-                try:
-                    replica.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    return
+        waited([replica for replica in self._replicas if replica.state is State.LEAVING], grace_s)
 
     def abandon(self) -> None:
         """End at once the replicas that owe an answer (starting, moving to the pair, or
@@ -261,12 +253,7 @@ class ReplicaPool:
         replicas = list(self._replicas)
         for replica in replicas:
             replica.commands.close()
-        deadline = time.monotonic() + grace_s
-        for replica in replicas:
-            try:
-                replica.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+        waited(replicas, grace_s)
         for replica in replicas:  # all at once: their watchdogs' grace runs side by side
             replica.cut_lifeline()
         for replica in replicas:
@@ -301,18 +288,4 @@ class ReplicaPool:
             self._replicas.remove(replica)
         if replica in self._parked:
             self._parked.remove(replica)
-        replica.cut_lifeline()
-        if replica.process.poll() is None:
-            try:
-                replica.process.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                replica.process.kill()
-                replica.process.wait()
-        replica.end_group()
-        if not replica.commands.closed:
-            try:
-                replica.commands.close()
-            except BrokenPipeError:
-                pass
-        os.close(replica.messages_fd)
-        replica.log.close()
+        replica.stop()

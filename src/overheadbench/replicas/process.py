@@ -9,6 +9,8 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import IO
@@ -67,3 +69,33 @@ class ReplicaProcess:
         if not self._lifeline_cut:
             os.close(self.ends.lifeline_fd)
             self._lifeline_cut = True
+
+    def stop(self) -> None:
+        """Stop it for good: its lifeline closes (its watchdog ends it; killed if it has not ended
+        within a second), its process group is ended, its pipes and log are freed."""
+        self.cut_lifeline()
+        if self.process.poll() is None:
+            try:
+                self.process.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.end_group()
+        if not self.commands.closed:
+            try:
+                self.commands.close()
+            except BrokenPipeError:
+                pass
+        os.close(self.messages_fd)
+        self.log.close()
+
+
+def waited(replicas: Sequence[ReplicaProcess], grace_s: float) -> bool:
+    """Wait up to ``grace_s`` in all for each of ``replicas`` to end its session; whether all did."""
+    deadline = time.monotonic() + grace_s
+    for replica in replicas:
+        try:
+            replica.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return False
+    return True
