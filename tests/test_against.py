@@ -27,7 +27,7 @@ from overheadbench.pairs.across import StoredGate
 from overheadbench.pairs.outcome import pair_outcome as outcome
 from overheadbench.pairs.pair import Budget, Pair
 from overheadbench.pairs.results import OverheadResult
-from overheadbench.replicas.trees import foreign_modules
+from overheadbench.replicas.own_imports import foreign_modules
 from overheadbench.report.pair_notes import wider_than
 from overheadbench.report.terminal.summary import title
 from overheadbench.store.runs import read_run

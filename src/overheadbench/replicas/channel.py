@@ -6,7 +6,7 @@ the replica, :mod:`.lifeline`). Today they are OS pipes whose replica ends the p
 (:class:`Pipes`); a place kind that starts its replicas elsewhere (a container, another machine)
 brings another :class:`Channel`: what the replica's request names (:class:`ReplicaEnds`), what
 the start needs (``spawn``), and the controller's ends the pool reads and writes
-(:class:`ControllerEnds`); the replica wraps its ends in :class:`~.replica.ReplicaChannel`. The
+(:class:`ControllerEnds`); the replica wraps its ends in :class:`~.replica_channel.ReplicaChannel`. The
 pool and the replica never open an end themselves.
 """
 

@@ -16,11 +16,8 @@ ends the process if the controller dies.
 from __future__ import annotations
 
 import contextlib
-import os
 import random
-import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,7 +33,6 @@ from ..engine.samples import Clock, ReplicaSamples
 from ..engine.sampling import PairPlan, Sampled, Stopping, replica_plan
 from ..engine.settings import Settings
 from . import messages
-from .channel import ReplicaEnds
 from .launch import ReplicaRequest
 from .messages import (
     Collected,
@@ -56,52 +52,16 @@ from .messages import (
     Samples,
     Take,
     Turn,
-    Working,
-    decode,
-    encode,
 )
+from .own_imports import imported_from_head
 from .relaunch import absolute_nodeid
-from .trees import foreign_modules
+from .replica_channel import ControllerGone, ReplicaChannel
 
 SKIP_REASON = "overheadbench replica: this replica does not measure this test"
 ENDED_AT_TURN = "overheadbench replica: the controller ended the test between its rounds"
 BEATS_PER_SILENCE = 6
 """How often at most a replica working on an order says so: this many times within the controller's
 silence limit for replicas (``replica_timeout_s``, 60 s by default: every 10 s)."""
-
-
-class ControllerGone(Exception):
-    """In a replica: the controller has finished or died, so this session stops."""
-
-
-class ReplicaChannel:
-    """The replica's end of its channel: messages out, commands in."""
-
-    def __init__(self, ends: ReplicaEnds) -> None:
-        self._out = os.fdopen(ends.messages_fd, "wb")
-        self._in = os.fdopen(ends.commands_fd, "rb")
-        self._beaten = 0.0
-
-    def send(self, message: Message) -> None:
-        try:
-            self._out.write(encode(message))
-            self._out.flush()
-        except OSError:  # BrokenPipeError: the controller has gone
-            raise ControllerGone("the overheadbench controller has gone") from None
-
-    def beat(self, every_s: float) -> None:
-        """Tell the controller this replica is still working on its order (:class:`~.messages.Working`),
-        at most every ``every_s``."""
-        now = time.monotonic()
-        if now - self._beaten >= every_s:
-            self._beaten = now
-            self.send(Working())
-
-    def receive(self) -> Message:
-        line = self._in.readline()
-        if not line:
-            raise ControllerGone("the overheadbench controller has finished")
-        return decode(line)
 
 
 def order_like(items: list[Any], nodeids: tuple[str, ...] | list[str]) -> tuple[list[Any], list[Any]]:
@@ -287,7 +247,7 @@ class ReplicaPlugin:
         instead (:meth:`asked_to_explain`). A replica of the base tree first checks where its
         project's modules came from."""
         self.parked_at = nodeid
-        if self.trees is not None and (story := _imported_from_head(*self.trees)):
+        if self.trees is not None and (story := imported_from_head(*self.trees)):
             self.channel.send(Missed(nodeid, "imports", "failed", story))
             return None
         self.channel.send(Ready(nodeid))
@@ -316,24 +276,6 @@ class ReplicaPlugin:
         self.channel.send(result)
         if not isinstance(self.channel.receive(), Done):
             raise RuntimeError("overheadbench replica: expected the end of the pair")
-
-
-def _imported_from_head(head_root: Path, own_root: Path) -> str:
-    """Why this replica of the base tree does not measure the base: the project modules it
-    imported from elsewhere (none: "")."""
-    found = list(foreign_modules(sys.modules, head_root, own_root))
-    if not found:
-        return ""
-    name, path = found[0]
-    others = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    where = "the head tree" if head_root in path.parents else "outside the base tree"
-    return (
-        f"--overhead-against: a replica of the base tree {own_root} imported {name} from {path}, {where}{others}, "
-        f"so the base's code is not what it would measure. The usual cause: the project is installed (pip install "
-        f"-e . or pip install .) from the head tree {head_root}. Fix: let each tree import its own source (pytest's "
-        f"pythonpath = src ini option, or PYTHONPATH=src), or install the base in an environment of its own and "
-        f"pass --overhead-against-python=<its python>"
-    )
 
 
 def _random_layout() -> list[bytearray]:
