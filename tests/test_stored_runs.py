@@ -18,8 +18,9 @@ from helpers import sentences
 
 from overheadbench.cli import main
 from overheadbench.core.errors import StorageError
+from overheadbench.store.bounded import MAX_RUN_BYTES
 from overheadbench.store.environment import fingerprint
-from overheadbench.store.runs import MAX_RUN_BYTES, read_run
+from overheadbench.store.runs import read_run
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -9,9 +9,7 @@ bad file raises :class:`~overheadbench.core.errors.StorageError` naming the file
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,43 +23,16 @@ from ..engine.settings import Settings
 from ..pairs.comparing import place_change
 from ..pairs.results import REPORT_ATTRIBUTE as PAIR_ATTRIBUTE, OverheadResult
 from ..transport.results import REPORT_ATTRIBUTE as FIGURES_ATTRIBUTE, FigureResult
+from .bounded import read_bounded
 from .environment import fingerprint, recorded_fingerprint
 
 SCHEMA_VERSION = 23
-"""2 added ``mode`` and ``counts``; 3 writes NaN as null and keeps only limits in ``budget``
-(``work_s`` moved beside it); 4 added ``figures`` (transport figures); 5 added a result's
-``against`` (its base tree's measurement, ``--overhead-against``); 6 a count-mode result's
-``time_ratio`` (the counts' check); 7 the counts' ``counter`` (callgrind or bytecode; older
-files counted bytecode); 8 the counts' ``allocation_calls`` (the allocation pass's own block
-length; older files traced allocations in the instructions' blocks); 9 every judged budget as a
-``check`` (a result's ``checks``, a transport figure's ``check``: value, interval, limit, status and
-sentence; older figures kept those beside the figure, older results only the worst one's message);
-10 a transport figure's ``measure`` (a transport pair's ``max`` change or ``max_abs`` added cost)
-and its reading's own ``ci`` and ``interval`` beside the check's (an absolute figure is judged on
-an interval widened by its spread between sessions); 11 each side's own block size (a sample's
-``framework_calls``; older files timed both sides in blocks of ``calls_per_block``), a budget's
-``max_factor``, a result's ``detectable`` and the ``factor`` unit of a check; 12 a result's
-``places`` (each other place of its session, base tree or environment: its measurement and change;
-older files kept one base tree in ``against``) and the environment's ``distributions``; 13 the clock a
-result was judged on (a sample's ``timer``, and its blocks on the other clock: ``other_baseline_ns``,
-``other_framework_ns``; older files read the wall clock only), a result's ``timer``, ``other_ratio``,
-``between_sd``, ``disagree`` and ``start_s``; 14 a result's ``explain`` (where its overhead goes,
-function by function); 15 a place's ``explain`` (what a change between places added, function by
-function); 16 a result's ``outcome`` and ``failed`` (its budgets' verdict and every gate's finding, as
-the test was decided) and the run's ``gate`` (the thresholds it was gated at, so a report of it
-shows what the session showed) and a result's ``session_sd``; 17 a result's ``session_runs`` (the stored
-runs its between-session term was learned from, 0: the prior); 18 an explanation's ``stacks`` (its flame
-graph, written from the gathered results); 19 those stacks whole, each ``[stack, cost, added]`` (the
-framework side's call stack, its cost and added cost per call; 18 kept ``module;function`` and the
-added cost); 20 a result's ``widened`` (the readings of its blocks that missed its estimate's interval,
-which its ``ci`` then joins); 21 the run's ``link`` (the commit its base tree was, where the session
-measured one: each figure's change over it is a link of the history). Versions 1 to 20 still load."""
+"""The stored document's version. What each version added is said once, in docs/reports.md (``--overhead-json``)
+and docs/history.md (21: the run's ``link``); versions 1 to 22 still load."""
 STALE_TEMPORARY_S = 3600.0
 """A temporary file this old in a storage folder was left by a save that was killed."""
 HISTORY_RUNS = 20
 """Stored runs of this machine read for each pair's between-session spread."""
-MAX_RUN_BYTES = 32 * 1024 * 1024
-"""A stored run larger than this is refused before it is read (a run of 50 pairs is ~2 MB)."""
 RUN_FILE = re.compile(r"^(\d{4})_(.+)\.json$")
 RUN_NAME = re.compile(r"[A-Za-z0-9_][\w.-]*")
 """What ``--overhead-save`` accepts: a file name without folders, spaces or a leading dot."""
@@ -178,7 +149,7 @@ def read_run(path: Path) -> Run:
     """A stored run, checked: a regular file of a size this version reads, JSON, a known
     schema, every field."""
     try:
-        data = loads(_read_bounded(path))
+        data = loads(read_bounded(path))
     except OSError as exc:
         raise StorageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
@@ -188,46 +159,6 @@ def read_run(path: Path) -> Run:
         return Run.from_json(data)
     except ShapeError as exc:
         raise StorageError(f"{path}: not a valid overheadbench run: {exc}") from None
-
-
-def _read_bounded(path: Path) -> bytes:
-    """The bytes of the regular file at ``path`` (a link is followed, and its target checked),
-    at most :data:`MAX_RUN_BYTES` of them whatever the file claims.
-
-    Why so careful: a repository can commit a stored run that is a link to ``/dev/zero``
-    (size 0, endless: 1.3 GB read in 3 s) or a FIFO (``open`` waits for a writer forever).
-    Opened without waiting (``O_NONBLOCK``), the file itself is checked, not its name.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
-            raise StorageError(f"{path}{target}: not a regular file but {_file_kind(info.st_mode)}; not read")
-        if info.st_size > MAX_RUN_BYTES:  # said before reading: nothing of it is read
-            raise _too_large(path, f"{info.st_size / 2**20:.1f} MiB")
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            data = stream.read(MAX_RUN_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_RUN_BYTES:  # it grew while being read: only the limit's worth was
-        raise _too_large(path, f"more than {MAX_RUN_BYTES // 2**20} MiB")
-    return data
-
-
-def _too_large(path: Path, size: str) -> StorageError:
-    return StorageError(f"{path}: {size}, larger than a run can be ({MAX_RUN_BYTES // 2**20} MiB); not read")
-
-
-def _file_kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def check_name(name: str, what: str = "run name") -> str:
