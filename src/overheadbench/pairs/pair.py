@@ -108,6 +108,37 @@ class Pair:
         """Whether the pair is measured in replica processes (time mode, more than one process)."""
         return not self.mode.counted and self.processes > 1
 
+    def to_json(self) -> dict[str, Any]:
+        """The pair's own part of a result's JSON: its test, how it was measured, its budget."""
+        return {
+            "nodeid": self.nodeid,
+            "group": self.group,
+            "mode": self.mode,
+            "confidence": self.confidence,
+            "work_s": self.work_s,
+            "concurrency": self.concurrency,
+            "levels": list(self.levels),
+            "budget": self.budget.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, fields: Fields, nodeid: str, processes: int) -> Pair:
+        """A stored result's pair (its :meth:`to_json` part; ``processes``: how many it was measured in)."""
+        budget = fields.obj("budget")
+        assert budget is not None
+        work_s = fields.maybe_number("work_s")
+        return cls(
+            nodeid=nodeid,
+            budget=Budget.from_json(budget),
+            mode=fields.choice("mode", Mode, Mode.TIME),  # schema 1 runs were all timed
+            confidence=fields.number("confidence"),
+            group=fields.text("group", optional=True),
+            work_s=budget.maybe_number("work_s") if work_s is None else work_s,  # schema 2 kept it in the budget
+            processes=max(processes, 1),
+            concurrency=int(fields.maybe_number("concurrency") or 1),  # absent before schema 4: one caller
+            levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
+        )
+
     def applied_to(self, settings: Settings) -> Settings:
         """The session's settings with this pair's own choices: what the engine and the replicas use."""
         return dataclasses.replace(

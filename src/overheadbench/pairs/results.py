@@ -21,7 +21,7 @@ from ..engine.process_logs import ratio_log_se
 from ..engine.readings import Reading, link_of, log_interval
 from ..engine.samples import Kind, ReplicaSamples, Timer
 from ..engine.settings import Mode
-from .pair import Budget, Pair
+from .pair import Pair
 
 REPORT_ATTRIBUTE = "overheadbench"
 """The test report attribute carrying its measured pair's JSON (:mod:`overheadbench.pairs.kind`):
@@ -149,14 +149,6 @@ class OverheadResult:
         return (1 + high) / (1 + low) - 1
 
     @property
-    def calls_per_s(self) -> tuple[float, float]:
-        """Calls per second of the baseline and the framework (at the pair's concurrency: all
-        its callers together)."""
-        return 1 / self.baseline_s if self.baseline_s > 0 else math.nan, (
-            1 / self.framework_s if self.framework_s > 0 else math.nan
-        )
-
-    @property
     def measured(self) -> bool:
         return self.verdict != Status.UNMEASURED
 
@@ -196,15 +188,8 @@ class OverheadResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "nodeid": self.nodeid,
+            **self.pair.to_json(),
             "kind": self.kind,
-            "group": self.pair.group,
-            "mode": self.mode,
-            "confidence": self.pair.confidence,
-            "work_s": self.pair.work_s,
-            "concurrency": self.pair.concurrency,
-            "levels": list(self.pair.levels),
-            "budget": self.pair.budget.to_json(),
             "impact": self.impact,
             "ratio": self.ratio,
             "overhead": self.overhead,
@@ -250,7 +235,7 @@ class OverheadResult:
         samples = fields.items("samples", ReplicaSamples.from_json)
         counts = fields.obj("counts", optional=True)
         ci = fields.interval("ci")
-        pair = _pair_from_json(fields, nodeid, len(samples))
+        pair = Pair.from_json(fields, nodeid, len(samples))
         method = fields.text("method", optional=True)
         result = cls(
             pair=pair,
@@ -279,24 +264,6 @@ class OverheadResult:
         )
         _read_later_fields(result, fields)
         return result
-
-
-def _pair_from_json(fields: Fields, nodeid: str, processes: int) -> Pair:
-    """A stored result's pair: its budget and how it was measured."""
-    budget = fields.obj("budget")
-    assert budget is not None
-    work_s = fields.maybe_number("work_s")
-    return Pair(
-        nodeid=nodeid,
-        budget=Budget.from_json(budget),
-        mode=fields.choice("mode", Mode, Mode.TIME),  # schema 1 runs were all timed
-        confidence=fields.number("confidence"),
-        group=fields.text("group", optional=True),
-        work_s=budget.maybe_number("work_s") if work_s is None else work_s,  # schema 2 kept it in the budget
-        processes=max(processes, 1),
-        concurrency=int(fields.maybe_number("concurrency") or 1),  # absent before schema 4: one caller
-        levels=tuple(int(level) for level in fields.numbers("levels")) if "levels" in fields.data else (),
-    )
 
 
 def _read_later_fields(result: OverheadResult, fields: Fields) -> None:

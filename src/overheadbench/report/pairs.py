@@ -136,12 +136,13 @@ def _concurrent(result: OverheadResult) -> bool:
 def calls_cell(result: OverheadResult) -> str:
     """``1.23M -> 988k``: calls per second of both sides, all callers together."""
 
-    def rate(value: float) -> str:
-        if math.isnan(value):
+    def rate(seconds: float) -> str:
+        if not seconds > 0:
             return "n/a"
+        value = 1 / seconds
         return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.0f}k" if value >= 1e4 else f"{value:,.0f}"
 
-    return " -> ".join(rate(value) for value in result.calls_per_s)
+    return " -> ".join(rate(seconds) for seconds in (result.baseline_s, result.framework_s))
 
 
 COLUMNS = (
