@@ -32,14 +32,9 @@ from overheadbench.pairs.marker import KEYWORDS
 from overheadbench.pairs.outcome import HARNESS_WARN_SHARE
 from overheadbench.store.runs import SCHEMA_VERSION
 from overheadbench.transport.across import PLACE_ROUNDS, QUICK_PLACE_ROUNDS
-from overheadbench.transport.fixture import (
-    PAIR_ROUNDS,
-    QUICK_PAIR_ROUNDS,
-    QUICK_STREAM_RUNS,
-    STREAM_RUNS,
-    TransportFixture,
-)
+from overheadbench.transport.fixture import QUICK_STREAM_RUNS, STREAM_RUNS, TransportFixture
 from overheadbench.transport.limits import MARKER_KEYWORDS
+from overheadbench.transport.recording import PAIR_ROUNDS, QUICK_PAIR_ROUNDS
 
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"

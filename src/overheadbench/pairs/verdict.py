@@ -17,16 +17,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.units import format_bytes, format_count, format_seconds
+from ..core.units import format_count, format_seconds
 from ..core.vocabulary import Figure, Side
 from ..engine.checks import Check, Status, Unit
 from ..engine.combining import Method
 from ..engine.counted_samples import CountSamples
-from ..engine.counting import kept_resolution, probe_ratio
+from ..engine.counting import probe_ratio
 from ..engine.samples import Kind, ReplicaSamples, Timer
 from ..engine.sampling import PlaceSamples
 from ..engine.settings import Settings
 from .estimating import Between, estimate, harness_ns, judged_interval, other_clock
+from .memory import allocation_checks, allocation_figures, repeats_said
 from .pair import Budget, Pair
 from .results import OverheadResult, PlaceResult
 
@@ -145,7 +146,7 @@ def judge_counts(pair: Pair, counts: CountSamples, ratios: tuple[float, float, f
                 low - 1,
                 high - 1,
                 unit,
-                _repeats(counts, Figure.INSTRUCTIONS),
+                repeats_said(counts, Figure.INSTRUCTIONS),
                 counted=True,
                 unjudged="the baseline executes no Python bytecode to compare with",
                 limit_unit=limit_unit,
@@ -226,62 +227,6 @@ def summarise_counts(pair: Pair, kind: Kind, counts: CountSamples, wall_s: float
         wall_s=wall_s,
         counts=counts,
     )
-
-
-def allocation_figures(counts: CountSamples | None) -> str:
-    """``; peak memory 96 B -> 352 B, blocks kept 0 -> 1 per call`` (empty without counts)."""
-    if counts is None or not counts.has(Figure.PEAK_BYTES):
-        return ""
-    peak = [format_bytes(counts.median(side, Figure.PEAK_BYTES)) for side in (Side.BASELINE, Side.FRAMEWORK)]
-    kept = [format_count(counts.median(side, Figure.KEPT_BLOCKS)) for side in (Side.BASELINE, Side.FRAMEWORK)]
-    precision = _kept_precision(counts)
-    return f"; peak memory {peak[0]} -> {peak[1]}, blocks kept {kept[0]} -> {kept[1]} per call ({precision})"
-
-
-def _kept_precision(counts: CountSamples) -> str:
-    """What a kept-blocks figure can tell: ``resolution 0.031/call over blocks of 4,096 calls``."""
-    calls = counts.allocation_calls
-    return f"resolution {format_count(kept_resolution(calls))}/call over blocks of {calls:,} call{'s' * (calls != 1)}"
-
-
-def allocation_checks(counts: CountSamples | None, budget: Budget) -> list[Check]:
-    """The allocation budgets (both modes): extra blocks kept, extra peak bytes, per call."""
-    if counts is None or not counts.has(Figure.PEAK_BYTES):
-        return []
-    kept = (
-        "max_alloc",
-        "extra memory blocks kept per call",
-        budget.max_alloc,
-        Figure.KEPT_BLOCKS,
-        Unit.SIGNED_COUNT,
-        _kept_precision(counts),
-    )
-    peak = (
-        "max_alloc_bytes",
-        "extra peak memory per call",
-        budget.max_alloc_bytes,
-        Figure.PEAK_BYTES,
-        Unit.SIGNED_BYTES,
-        "",
-    )
-    return [
-        Check(
-            name,
-            what,
-            limit,
-            *counts.difference(figure),
-            unit,
-            _repeats(counts, figure),
-            counted=True,
-            precision=precision,
-        )
-        for name, what, limit, figure, unit, precision in (kept, peak)
-        if limit is not None
-    ]
-
-
-def _repeats(counts: CountSamples, figure: Figure) -> str:
-    return f"range over {counts.repeats(figure)} repeats"
 
 
 def measure_places(pair: Pair, kind: Kind, places: Sequence[PlaceSamples], settings: Settings) -> list[PlaceResult]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import OverheadUsageError
 from ..core.timeouts import progressed
@@ -33,6 +33,7 @@ from ..engine.settings import Settings
 from ..http.fixtures import running
 from ..http.load import Throughput
 from ..http.stream_stats import StreamSide, StreamStats
+from .recording import PAIR_ROUNDS, PAIR_WINDOW_S, QUICK_PAIR_ROUNDS, SMOKE_DURATION_S
 
 if TYPE_CHECKING:
     from ..http.loadrun import Target
@@ -45,13 +46,6 @@ from .stream_pairs import Rounds, StreamPlan, astreamed, openers_of, pair_limits
 from .verdict import judge, judged
 from .windows import window_lengths
 
-T = TypeVar("T")
-SMOKE_DURATION_S = 0.05
-PAIR_ROUNDS = 12
-"""Rounds of a transport pair: one window of each side per round."""
-QUICK_PAIR_ROUNDS = 6
-PAIR_WINDOW_S = 0.25
-"""A pair's load window: long enough for a p95 of its own at a few hundred req/s."""
 REQUEST_OPTIONS = ("method", "path", "body", "headers")
 """What ``compare`` sends to a side given as a server (a :class:`~overheadbench.http.loadrun.Target` has its own)."""
 

@@ -32,6 +32,13 @@ STREAM_RUNS = 21
 QUICK_STREAM_RUNS = 7
 LOAD_OPTIONS = {"duration_s", "method", "path", "body", "processes", "warmup", "headers"}
 """What ``load`` and ``sweep`` pass on to :func:`~overheadbench.http.loadrun.load` (and ``sweep`` its ``verify``)."""
+SMOKE_DURATION_S = 0.05
+"""A row's load, or a pair's window, without ``--overhead``: once, briefly, so a broken test fails."""
+PAIR_ROUNDS = 12
+"""Rounds of a transport pair: one window of each side per round."""
+QUICK_PAIR_ROUNDS = 6
+PAIR_WINDOW_S = 0.25
+"""A pair's load window: long enough for a p95 of its own at a few hundred req/s."""
 
 
 class RowRecorder:
