@@ -17,7 +17,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "src" / "overheadbench"
 MAX_FLOORS = 7
-MAX_LINES = 400
+MAX_LINES = 300
 LAYERS = (
     "core",
     "http",
@@ -270,9 +270,20 @@ def test_the_engine_and_the_model_sit_low() -> None:
     assert "overheadbench.options" not in imports("overheadbench.engine.sampling")
 
 
-def test_no_module_is_over_400_lines() -> None:
+LARGER = {"overheadbench.pairs.results": 340}
+"""The one module past ``MAX_LINES``, and its own bound: a pair's result model (28 fields, their JSON both
+ways, each kind's reading), which imports floor-3 modules and is imported from floor 5 up, so a module
+it imported would put an eighth floor on the graph; what could leave it did (the pair's own JSON, a
+report's cell)."""
+
+
+def test_no_module_is_over_300_lines() -> None:
+    """16 modules were over 300 lines (``engine/samples`` 386, ``engine/attribution`` 376, ``http/load`` 374...);
+    each was split by concept, the new module sitting below its old one or beside it."""
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
-    assert max(sizes.values()) <= MAX_LINES, max(sizes.items(), key=lambda item: item[1])
+    over = {name: size for name, size in sizes.items() if size > LARGER.get(name, MAX_LINES)}
+    assert over == {}
+    assert all(sizes[name] > MAX_LINES for name in LARGER)  # an exception no longer needed goes
 
 
 def test_only_the_worktree_home_runs_git_worktree() -> None:
