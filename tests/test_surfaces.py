@@ -6,11 +6,15 @@ another says "same", or an interval that is not the run's, fails the test.
 The run holds a pair of each shape a suite brings: pass, fail, inconclusive, not judged, regressed, same,
 unknown and improved against a base tree, a change against a stored run, a faster framework path, a
 factor-sized overhead, count mode's exact counts, and transport figures over and within their budgets.
+A history of three series (a pair's step up, a req/s's step down, a latency's step down) is read back
+from ``overheadbench history``'s lines, its JSON and the page's trends.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import random
 import re
 from html.parser import HTMLParser
 
@@ -22,9 +26,12 @@ from overheadbench.engine.changes import Change, StoredChange
 from overheadbench.engine.checks import Overall, Status
 from overheadbench.engine.combining import Method
 from overheadbench.engine.findings import Finding
+from overheadbench.engine.readings import Reading as SeriesReading, RunRow
 from overheadbench.engine.settings import Mode
+from overheadbench.history.timeline import History, read_history
 from overheadbench.pairs.results import OverheadResult, PlaceResult
 from overheadbench.report.files.markdown import MARKDOWN_STATUS, render_markdown
+from overheadbench.report.history import history_document, render_history
 from overheadbench.report.page.document import OUTCOME_WORDS, render_page
 from overheadbench.report.page.svg import anchor
 from overheadbench.report.pairs import STATUS_MARKS
@@ -272,3 +279,65 @@ def test_every_surface_shows_each_transport_figures_verdict_and_interval() -> No
     assert f"{passed} of {len(RUN.figures)} judged transport figures passed" in verdict
     failing = [figure for figure in RUN.figures if figure.verdict == Status.FAIL]
     assert verdict.count('<li class="fail">') == len(failing) + sum(r.overall == Overall.FAIL for r in RUN.results)
+
+
+SERIES = (  # test, figure, level, the run its step comes at, the step (log), higher is worse, a ratio, its limit
+    ("tests/test_shapes.py::test_pair", "overhead (time)", 1.12, 8, math.log(1.20), True, True, 1.30),
+    ("tests/test_shapes.py::test_rps", "h2c c=10 rps", 600.0, 10, math.log(0.85), False, False, None),
+    ("tests/test_shapes.py::test_p99", "h2c c=10 p99", 0.004, 6, math.log(0.75), True, False, None),
+)
+
+
+def _history() -> History:
+    """16 runs of the three series: a regression up, a regression down (a req/s), an improvement."""
+    rng = random.Random(11)
+    rows = []
+    for i in range(16):
+        readings = tuple(
+            SeriesReading(
+                test,
+                figure,
+                math.log(level) + step * (i >= at) + rng.gauss(0, 0.004),
+                0.004,
+                0.005,
+                limit,
+                worse,
+                ratio,
+            )
+            for test, figure, level, at, step, worse, ratio, limit in SERIES
+        )
+        rows.append(RunRow(f"{i:04d}_c{i}.json", i, "m", f"c{i}", f"2026-01-{i + 1:02d}", "main", False, readings))
+    return read_history(rows, None)
+
+
+def _change(text: str) -> list[float]:
+    """``+20.1% (95% CI +19.4%..+20.9%)`` read as its three numbers."""
+    return _numbers(text.replace("95% CI", "").replace("..", " "))
+
+
+def test_every_surface_shows_each_change_point_as_the_history_holds_it() -> None:
+    history = _history()
+    assert sorted((p.test, p.after.commit, p.regression) for p in history.change_points) == [
+        ("tests/test_shapes.py::test_p99", "c6", False),
+        ("tests/test_shapes.py::test_pair", "c8", True),
+        ("tests/test_shapes.py::test_rps", "c10", True),
+    ]
+    terminal = render_history(history, "m on main")
+    document = history_document(history, "m", "main", {})
+    stored = {(item["test"], item["figure"]): item for item in document["change_points"]}
+    page = render_page(Run(results=[]), history)
+    for point in history.change_points:
+        low, high = point.shift.interval()
+        expected = tuple(100 * value for value in (point.shift.change, low, high))
+        kind, words = point.shift.kind.value, "regressed" if point.regression else "improved"
+        (head,) = [line for line in terminal if f": {point.test} {point.figure}: " in line]
+        assert head.startswith(f"{kind.upper()} {words}: "), head
+        _close(_change(head.rpartition(f"{point.figure}: ")[2]), expected, head)
+        item = stored[(point.test, point.figure)]
+        assert (item["kind"], item["commit"], item["regression"]) == (kind, point.after.commit, point.regression)
+        _close([100 * item["change"], *(100 * end for end in item["ci"])], expected, str(item))
+        figure = page[page.index(f'id="{anchor("trend", f"{point.test} {point.figure}")}"') :]
+        caption = re.sub(r"<[^>]+>", "", figure[: figure.index("</figcaption>")])
+        said = caption.rpartition(f"{kind} {words}: ")[2]
+        assert said and said.partition(" at ")[2].startswith(point.after.commit), caption
+        _close(_change(said.partition(" at ")[0]), expected, caption)

@@ -83,17 +83,23 @@ def _runs(count: int) -> str:
     return f"{count} run{'s' if count != 1 else ''}"
 
 
+def direction(point: ChangePoint) -> str:
+    """``regressed`` or ``improved``, and whether it was accepted or waits for one more run: the same
+    words in the terminal, the page and the JSON's ``regression``."""
+    said = ("regressed" if point.regression else "improved") + (", ACCEPTED" if point.accepted else "")
+    return said + (", pending one more run" if point.pending else "")
+
+
+def change_said(point: ChangePoint) -> str:
+    """``+20.4% (95% CI +14.9..+26.2%)``: a change point's change and its interval, as every surface says it."""
+    low, high = point.shift.interval()
+    change = format_fraction(point.shift.change, signed=True)
+    return f"{change} ({CONFIDENCE:.0%} CI {format_fraction(low, signed=True)}..{format_fraction(high, signed=True)})"
+
+
 def _point_lines(point: ChangePoint) -> list[str]:
     shift = point.shift
-    low, high = shift.interval()
-    direction = ("regressed" if point.regression else "improved") + (", ACCEPTED" if point.accepted else "")
-    if point.pending:
-        direction += ", pending one more run"
-    head = (
-        f"{shift.kind.value.upper()} {direction}: {plain(point.test)} {point.figure}: "
-        f"{format_fraction(shift.change, signed=True)} ({CONFIDENCE:.0%} CI "
-        f"{format_fraction(low, signed=True)}..{format_fraction(high, signed=True)})"
-    )
+    head = f"{shift.kind.value.upper()} {direction(point)}: {plain(point.test)} {point.figure}: {change_said(point)}"
     if shift.kind is not ShiftKind.DRIFT:
         between = "" if point.between is None else f", {point.between} commits between"
         where = (

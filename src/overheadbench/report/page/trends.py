@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...engine.readings import Reading, RunRow
 from ...history.timeline import ChangePoint, History
+from ..history import change_said, direction
 from .svg import Scale, anchor, esc, line, name, number, svg, text
 
 WIDTH, HEIGHT, TOP, BOTTOM, LEFT = 640.0, 164.0, 24.0, 28.0, 52.0
@@ -142,7 +143,7 @@ def trend_caption(trend: Trend) -> str:
     now = trend.shown(latest, latest.log)
     unit = "%" if latest.ratio else ""
     changes = [
-        f"{point.shift.kind.value} of {100 * point.shift.change:+.1f}% at {point.after_commit.short[:10]}"
+        f"{point.shift.kind.value} {direction(point)}: {change_said(point)} at {point.after_commit.short[:10]}"
         + (f" ({point.after_commit.subject})" if point.after_commit.subject else "")
         for point in trend.changes
     ]
