@@ -47,6 +47,7 @@ import numpy as np
 from ..core.vocabulary import Word
 from .segments import CLIP, Runs, link_squares, split, splits, squares, winsorised
 from .spread import MEDIAN_ABSOLUTE, PRIOR_RUNS, spread
+from .stats import CONFIDENCE
 
 THRESHOLD = 3.29
 """``|z|`` a split (or a drift's slope, or a link) must reach: a two-sided test at 0.1%
@@ -56,7 +57,6 @@ MIN_RUNS = 2
 DRIFT_MIN_RUNS = 6
 DRIFT_MIN_COMMITS = 4
 """Runs, and commits among them, a stretch must hold to be read as a drift (over its commits)."""
-CONFIDENCE = 0.95
 LINK_PRIOR_SHARE = 0.5
 """The spread of a linked run's change beyond its own interval that a short series leans on, as a
 share of the figure's between-session spread: a link is measured in one session, interleaved, and

@@ -8,7 +8,8 @@ from typing import Any, Protocol
 
 from ..core.tables import plain
 from ..core.units import format_fraction, format_overhead
-from ..engine.shifts import CONFIDENCE, ShiftKind
+from ..engine.shifts import ShiftKind
+from ..engine.stats import CONFIDENCE
 from ..history.timeline import EVERY_BRANCH, ChangePoint, History
 
 
