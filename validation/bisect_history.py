@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import shutil
 import subprocess
@@ -25,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import harness
 
 COMMITS = 16
 AGENT = '''"""A small agent step: the bare handler, and the same handler behind its framework's layers."""
@@ -79,21 +80,15 @@ def test_agent_step(overhead):
 CALIBRATION_ITERATIONS = 100
 
 
-def git(folder: Path, *args: str) -> str:
-    environ = {**os.environ, "GIT_AUTHOR_NAME": "v", "GIT_AUTHOR_EMAIL": "v@v", "GIT_COMMITTER_NAME": "v"}
-    environ["GIT_COMMITTER_EMAIL"] = "v@v"
-    return subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True, env=environ).stdout
-
-
 def project(folder: Path, slowdown: int) -> None:
     folder.mkdir(parents=True)
     (folder / "agent.py").write_text(AGENT.format(slowdown=slowdown))
     (folder / "test_agent.py").write_text(TEST)
     (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:randomly -p no:cacheprovider\n")
     (folder / "notes.txt").write_text("notes\n")
-    git(folder, "init", "-q", "-b", "main")
-    git(folder, "add", "-A")
-    git(folder, "commit", "-qm", "good")
+    harness.git(folder, "init", "-q", "-b", "main")
+    harness.git(folder, "add", "-A")
+    harness.git(folder, "commit", "-qm", "good")
 
 
 def calibrate(out: Path) -> int:
@@ -114,7 +109,7 @@ def trial(out: Path, index: int, iterations: int, rng: random.Random) -> dict:
     folder = out / f"trial-{index:02d}"
     shutil.rmtree(folder, ignore_errors=True)
     project(folder, 0)
-    good = git(folder, "rev-parse", "HEAD").strip()
+    good = harness.git(folder, "rev-parse", "HEAD").strip()
     culprit = rng.randrange(COMMITS)
     shas = []
     for number in range(COMMITS):
@@ -124,9 +119,9 @@ def trial(out: Path, index: int, iterations: int, rng: random.Random) -> dict:
         else:
             (folder / "notes.txt").write_text(f"notes, revision {number}\n")
             subject = f"commit {number}: notes"
-        git(folder, "add", "-A")
-        git(folder, "commit", "-qm", subject)
-        shas.append(git(folder, "rev-parse", "HEAD").strip())
+        harness.git(folder, "add", "-A")
+        harness.git(folder, "commit", "-qm", subject)
+        shas.append(harness.git(folder, "rev-parse", "HEAD").strip())
     started = time.monotonic()
     cli = [sys.executable, "-c", "import sys; from overheadbench.cli import main; sys.exit(main())"]
     done = subprocess.run(

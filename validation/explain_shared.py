@@ -20,7 +20,6 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 from pathlib import Path
 
 import harness
@@ -107,10 +106,6 @@ CHANGED = "agent:attempts_left"
 AGAINST = ["--overhead-against=HEAD", "--overhead-fail-above=5", "--overhead-explain"]
 
 
-def git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=v@v", "-c", "user.name=v", *args], cwd=project, check=True)
-
-
 def write(project: Path, checks: dict[str, int]) -> None:
     (project / "agent.py").write_text(AGENT.replace("__CHECKS__", json.dumps(checks)))
 
@@ -122,9 +117,9 @@ def make(out: Path) -> Path:
         write(project, dict.fromkeys(PAIRS, BASE_CHECKS))
         (project / "test_agent.py").write_text(TESTS)
         (project / "pytest.ini").write_text("[pytest]\n")
-        git(project, "init", "-q", "-b", "main")
-        git(project, "add", "-A")
-        git(project, "commit", "-qm", "base")
+        harness.git(project, "init", "-q", "-b", "main")
+        harness.git(project, "add", "-A")
+        harness.git(project, "commit", "-qm", "base")
     return project
 
 

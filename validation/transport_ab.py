@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 from pathlib import Path
 
 import harness
@@ -58,15 +57,6 @@ BASE_DELAY_S = 0.001
 HEADS = {"identical": 0.0, "plus-0.5ms": 0.0005, "plus-2ms": 0.002}
 
 
-def git(project: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=v@example.com", "-c", "user.name=v", *args],
-        cwd=project,
-        check=True,
-        capture_output=True,
-    )
-
-
 def collect(out: Path, sessions: int) -> None:
     project = out / "project"
     project.mkdir(parents=True, exist_ok=True)
@@ -74,9 +64,9 @@ def collect(out: Path, sessions: int) -> None:
     (project / "test_gateway.py").write_text(TESTS)
     (project / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
     if not (project / ".git").exists():
-        git(project, "init", "-q")
-        git(project, "add", "-A")
-        git(project, "commit", "-qm", "base")
+        harness.git(project, "init", "-q")
+        harness.git(project, "add", "-A")
+        harness.git(project, "commit", "-qm", "base")
     runs = out / "runs"
     runs.mkdir(exist_ok=True)
     for index in range(sessions):
