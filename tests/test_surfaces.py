@@ -21,6 +21,7 @@ from html.parser import HTMLParser
 import pytest
 from helpers import GOLDEN_RUN
 
+from overheadbench.core.units import format_overhead
 from overheadbench.core.vocabulary import Role
 from overheadbench.engine.changes import Change, StoredChange
 from overheadbench.engine.checks import Overall, Status
@@ -285,6 +286,7 @@ SERIES = (  # test, figure, level, the run its step comes at, the step (log), hi
     ("tests/test_shapes.py::test_pair", "overhead (time)", 1.12, 8, math.log(1.20), True, True, 1.30),
     ("tests/test_shapes.py::test_rps", "h2c c=10 rps", 600.0, 10, math.log(0.85), False, False, None),
     ("tests/test_shapes.py::test_p99", "h2c c=10 p99", 0.004, 6, math.log(0.75), True, False, None),
+    ("tests/test_shapes.py::test_factor", "overhead (time)", 74.0, 16, 0.0, True, True, None),
 )
 
 
@@ -341,3 +343,7 @@ def test_every_surface_shows_each_change_point_as_the_history_holds_it() -> None
         said = caption.rpartition(f"{kind} {words}: ")[2]
         assert said and said.partition(" at ")[2].startswith(point.after.commit), caption
         _close(_change(said.partition(" at ")[0]), expected, caption)
+    factor = page[page.index(f'id="{anchor("trend", "tests/test_shapes.py::test_factor overhead (time)")}"') :]
+    latest = re.sub(r"<[^>]+>", "", factor[: factor.index("</figcaption>")]).partition("; latest ")[2].split(";")[0]
+    newest = history.ordered[-1].readings[-1]
+    assert latest == format_overhead(math.exp(newest.log) - 1) and latest.endswith("x"), latest  # it read "7.40e+03%"

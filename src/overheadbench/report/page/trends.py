@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...core.units import format_overhead
 from ...engine.readings import Reading, RunRow
 from ...history.timeline import ChangePoint, History
 from ..history import change_said, direction
@@ -38,6 +39,10 @@ class Trend:
     def shown(self, reading: Reading, log: float) -> float:
         """A log value as the chart shows it: an overhead in percent, or the figure in its unit."""
         return 100 * (math.exp(log) - 1) if reading.ratio else math.exp(log)
+
+    def said(self, shown: float) -> str:
+        """A value of the chart in words: an overhead as every report says it (``20.0%``, ``74x``), or the figure."""
+        return format_overhead(shown / 100) if self.points[-1][1].ratio else f"{shown:.4g}"
 
     @property
     def unit(self) -> str:
@@ -79,11 +84,11 @@ def render_trend(trend: Trend) -> str:
             for i, v in enumerate(values)
         ]
     if limit is not None and near:
-        body.append(line(LEFT, y(limit), WIDTH - 8, y(limit), "budget", f"budget {limit:g}"))
+        body.append(line(LEFT, y(limit), WIDTH - 8, y(limit), "budget", f"budget {trend.said(limit)}"))
         body.append(text(WIDTH - 10, y(limit) - 3, "budget", "budget-label", "end"))
     far = ""
     if limit is not None and not near:  # far off the series: said, not drawn (it would flatten the series to a line)
-        far = f"; budget {limit:.4g} ({'above' if limit > max(highs) else 'below'})"
+        far = f"; budget {trend.said(limit)} ({'above' if limit > max(highs) else 'below'})"
     body += _changes(trend, x)
     body += _axes(trend, x, y, far)
     label = f"{trend.test} {trend.figure}: {count} runs, {len(trend.changes)} change points"
@@ -128,7 +133,7 @@ def _axes(trend: Trend, x: Scale, y: Scale, far: str) -> list[str]:
         line(LEFT, TOP, LEFT, HEIGHT - BOTTOM, "axis"),
     ]
     for tick in y.ticks(4):
-        marks.append(text(LEFT - 4, y(tick) + 3, f"{tick:g}", "tick", "end"))
+        marks.append(text(LEFT - 4, y(tick) + 3, trend.said(tick), "tick", "end"))
     first, last = trend.points[0][0], trend.points[-1][0]
     marks.append(text(LEFT, HEIGHT - 6, first.commit[:7] or first.time[:10], "tick", "start"))
     marks.append(text(WIDTH - 8, HEIGHT - 6, last.commit[:7] or last.time[:10], "tick", "end"))
@@ -140,15 +145,14 @@ def _axes(trend: Trend, x: Scale, y: Scale, far: str) -> list[str]:
 def trend_caption(trend: Trend) -> str:
     """What the chart shows, in words (also where scripts are off and for screen readers)."""
     latest = trend.points[-1][1]
-    now = trend.shown(latest, latest.log)
-    unit = "%" if latest.ratio else ""
+    now = trend.said(trend.shown(latest, latest.log))  # a 74x pair read "7.28e+03%"
     changes = [
         f"{point.shift.kind.value} {direction(point)}: {change_said(point)} at {point.after_commit.short[:10]}"
         + (f" ({point.after_commit.subject})" if point.after_commit.subject else "")
         for point in trend.changes
     ]
     said = "; ".join(changes) if changes else "no change point"
-    return esc(f"{len(trend.points)} runs; latest {now:.3g}{unit}; {said}")
+    return esc(f"{len(trend.points)} runs; latest {now}; {said}")
 
 
 def history_section(history: History) -> str:
